@@ -1,0 +1,30 @@
+"""The one table of exit codes. README's table is tested against this enum.
+
+Severity ("did the audit find problems") and completeness ("could the audit run") are separate
+axes, so a CI pipeline can tell a bad box from a broken tool.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit codes of every topoaudit command."""
+
+    OK = 0  # audit completed; no finding at or above --fail-on
+    FINDINGS = 1  # audit completed; at least one finding at or above --fail-on
+    USAGE = 2  # usage error (bad option or argument; click's own code)
+    INCOMPLETE = 3  # audit incomplete (rules skipped, probes failed, input recovered) and --strict given
+    UNUSABLE = 4  # input or environment unusable: unreadable/ambiguous input, no driver, no GPU
+    INTERNAL = 5  # internal error: a bug in topoaudit (traceback with --debug)
+
+
+EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "audit completed; no finding at or above `--fail-on` (default `fail`)",
+    ExitCode.FINDINGS: "audit completed; at least one finding at or above `--fail-on`",
+    ExitCode.USAGE: "usage error (unknown option, bad value)",
+    ExitCode.INCOMPLETE: "audit incomplete (a rule skipped, a probe failed, input recovered) and `--strict` given",
+    ExitCode.UNUSABLE: "input or environment unusable (unreadable or ambiguous input, no driver, no GPU)",
+    ExitCode.INTERNAL: "internal error in topoaudit (run with `--debug` for the traceback)",
+}

@@ -1,0 +1,1 @@
+"""Pure data: frozen dataclasses and the functions over them. No I/O, no pynvml/torch/rich/click."""

@@ -1,0 +1,1 @@
+"""Pure text -> dataclasses parsers for captured command output. No I/O beyond the text given."""
