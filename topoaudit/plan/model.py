@@ -1,0 +1,132 @@
+"""The planner's result types: frozen, JSON-friendly (the report codec serialises them as they are).
+
+Units are in the field names: ``_gb`` is decimal gigabytes (10**9 bytes, the unit GPU memory is sold
+in), ``_b`` is billions of parameters. Absent inputs are :class:`~topoaudit.model.values.Unsupported`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topoaudit.model.values import Unsupported
+
+
+@dataclass(frozen=True)
+class KvShape:
+    """The model and serving shape the KV cache is computed from (instead of a headroom fraction)."""
+
+    context_tokens: int
+    layers: int
+    kv_heads: int  # key/value heads (GQA); 1 with head_dim = latent size for MLA models
+    head_dim: int
+    batch: int = 1  # concurrent sequences at full context
+    kv_precision: str = "bf16"
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What the user asked: a model size (parameters x precision, or weights in GB) and serving knobs.
+
+    ``None`` here means "not given"; the :class:`Plan` records it as ``Unsupported``.
+    """
+
+    params_b: float | None = None  # total parameters, billions
+    active_params_b: float | None = None  # active per token (MoE); compute only, not memory
+    precision: str | None = None
+    weights_gb: float | None = None  # given directly instead of params x precision
+    kv_headroom: float = 0.25  # fraction of the weights, when no KvShape is given
+    kv_shape: KvShape | None = None
+    safety_margin: float | None = None  # fraction of weights + KV; None = the documented default
+    reserve_gb: float = 2.0  # per card: CUDA context, NCCL buffers, allocator slack
+    attention_heads: int | None = None  # TP must divide it when given
+
+
+@dataclass(frozen=True)
+class MachineDomains:
+    """The NVLink domains of an audited machine, as the planner needs them (no I/O, no Machine)."""
+
+    label: str  # "snapshot.json", "example h200-nvl-split"
+    domains: tuple[tuple[int, ...], ...]  # GPU indices per NVLink domain; a lone GPU is its own domain
+    gpu_model: str | None = None  # product name when uniform (selects the card when --gpu is absent)
+
+    @property
+    def gpu_count(self) -> int:
+        return sum(len(d) for d in self.domains)
+
+
+@dataclass(frozen=True)
+class DomainFit:
+    """Whether the tensor-parallel group fits one NVLink domain of one target (a node type or a box)."""
+
+    target: str  # human label: "standard H200 SXM node (8 GPUs, one NVSwitch domain)"
+    kind: str  # "standard-node" | "machine"
+    gpu_count: int
+    domain_sizes: tuple[int, ...]
+    domains: tuple[tuple[int, ...], ...]
+    tp_size: int
+    fits_one_domain: bool
+    at_edge: bool  # fits, but fills the largest domain or a card's usable memory (>= 95%)
+    fits_machine: bool  # the whole group (TP x PP cards) is at most the target's GPUs
+    placement: tuple[int, ...] | Unsupported  # GPU indices for the TP group when it fits
+    verdict: str  # one sentence
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One way out when the TP group does not fit a domain, with what it costs."""
+
+    kind: str  # "cards-that-fit-one-domain" | "tp-in-domain-pp-across" | "cross-node-tp"
+    summary: str
+    gpu_key: str
+    cards: int
+    tp_size: int
+    pp_size: int
+    fits_one_domain: bool  # each TP group stays inside one NVLink domain
+    cost: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many cards a model needs, its TP size, and whether that group fits one NVLink domain."""
+
+    params_b: float | Unsupported
+    active_params_b: float | Unsupported
+    precision: str | Unsupported
+    bytes_per_param: float | Unsupported
+    precision_basis: str | Unsupported
+    weights_gb: float
+    weights_basis: str  # "parameters x precision" | "given"
+    kv_method: str  # "headroom-fraction" | "computed"
+    kv_headroom_fraction: float | Unsupported
+    kv_shape: KvShape | Unsupported
+    kv_cache_gb: float
+    safety_margin_fraction: float
+    safety_margin_gb: float
+    footprint_gb: float
+    gpu_key: str
+    gpu_name: str
+    card_memory_gb: float
+    runtime_reserve_gb: float
+    usable_per_card_gb: float
+    cards_for_weights: int  # cards the weights alone need (before KV cache)
+    cards_by_memory: int  # cards the whole footprint needs
+    tp_size: int
+    tp_rule: str
+    pp_size: int
+    cards: int  # tp_size x pp_size
+    per_card_gb: float
+    card_utilisation: float  # per_card_gb / usable_per_card_gb
+    standard_node: DomainFit
+    machine: DomainFit | Unsupported
+    alternatives: tuple[Alternative, ...]
+    steps: tuple[str, ...]
+    verdict: str  # "fits-one-domain" | "at-edge-of-domain" | "crosses-domain"
+
+    @property
+    def checked(self) -> DomainFit:
+        """The target the gate judges: the audited machine when there is one, else the standard node."""
+        return self.machine if isinstance(self.machine, DomainFit) else self.standard_node
+
+    @property
+    def fits_one_domain(self) -> bool:
+        return self.checked.fits_one_domain
