@@ -1,0 +1,61 @@
+"""`topoaudit analyze`: judge a captured machine (pasted topo -m, snapshot, saved report, example)."""
+
+from __future__ import annotations
+
+import click
+
+from topoaudit.cli import audit_options_from, emit, gate_options, output_options
+from topoaudit.errors import InputError
+from topoaudit.loaders import Loaded, examples, load_example, load_path
+from topoaudit.model.report import Report
+from topoaudit.pipeline import analyze as run_analysis
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--example", metavar="NAME", help="Analyse a bundled example box; `--example list` names them.")
+@gate_options
+@output_options
+@click.pass_context
+def analyze(ctx: click.Context, path: str | None, example: str | None, **kw: object) -> None:
+    """Analyse PATH: `nvidia-smi topo -m` text, a snapshot or report JSON (or - for stdin).
+
+    \b
+    Examples:
+      nvidia-smi topo -m > topo.txt && topoaudit analyze topo.txt
+      topoaudit analyze topo.txt --expect-domain 8 --tp 8     # gate: exit 1 if TP=8 leaves NVLink
+      topoaudit analyze --example h200-nvl-split --format json
+    """
+    if example == "list":
+        for name, ex in sorted(examples().items()):
+            click.echo(f"{name:16} {ex.description}")
+        ctx.exit(0)
+    if bool(path) == bool(example):
+        raise click.UsageError("give either PATH or --example NAME (see --example list)")
+    loaded = load_example(example) if example else load_path(str(path))
+    report = judge(loaded, kw)
+    emit(report, str(kw["fmt"]), kw.get("output"), bool(kw["verbose"]), kw.get("color"))  # type: ignore[arg-type]
+    ctx.exit(report.gate.exit_code)
+
+
+def judge(loaded: Loaded, kw: dict[str, object]) -> Report:
+    """Loaded input + click options -> Report (shared by analyze and the commands built on it)."""
+    options = audit_options_from(
+        kw.get("expect_gpus"),
+        kw.get("expect_domain"),
+        kw.get("tp"),  # type: ignore[arg-type]
+        kw.get("gpu_model"),
+        str(kw.get("fail_on", "fail")),
+        bool(kw.get("strict")),  # type: ignore[arg-type]
+    )
+    if not loaded.machine.gpus:
+        raise InputError(f"{loaded.source.name}: no GPUs in the input")
+    report = run_analysis(
+        loaded.machine,
+        source=loaded.source,
+        options=options,
+        input_issues=loaded.issues,
+        extras=loaded.extras,
+        extra_findings=loaded.findings,
+    )
+    return report

@@ -1,0 +1,160 @@
+"""Turn whatever the user hands ``analyze`` into a Machine: a pasted ``topo -m``, a snapshot, a saved
+report, a bundled example, an nccl-tests log.
+
+``LOADERS`` is an ordered table of (name, sniff, load); the first loader whose sniff accepts the text
+reads it. Other areas add their formats as rows here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from topoaudit.errors import InputError
+from topoaudit.model.finding import Finding
+from topoaudit.model.machine import Machine
+from topoaudit.model.report import InputIssue, SourceInfo
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A machine and what the loader learned on the way."""
+
+    machine: Machine
+    source: SourceInfo
+    issues: tuple[InputIssue, ...] = ()
+    extras: dict[str, Any] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+
+
+Sniff = Callable[[str], bool]
+Load = Callable[[str, str], Loaded]
+
+
+def _is_report(text: str) -> bool:
+    head = text.lstrip()[:4096]
+    return head.startswith("{") and '"schema_version"' in head and '"gate"' in text
+
+
+def _load_report(text: str, name: str) -> Loaded:
+    from topoaudit.model.report import report_from_dict
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    report = report_from_dict(data)
+    return Loaded(
+        report.machine,
+        SourceInfo("report", name, report.source.demo, f"re-judged from a saved report ({report.source.kind})"),
+        report.input_issues,
+        extras=dict(report.extras),
+    )
+
+
+def _is_topo(text: str) -> bool:
+    from topoaudit.parse.topo_matrix import looks_like_topo_matrix
+
+    return looks_like_topo_matrix(text)
+
+
+def _load_topo(text: str, name: str) -> Loaded:
+    from topoaudit.parse.topo_matrix import parse_topo_matrix
+
+    parsed = parse_topo_matrix(text)
+    issues = tuple(InputIssue(i.line, i.action, i.message) for i in parsed.issues)
+    return Loaded(parsed.machine, SourceInfo("topo-matrix", name), issues)
+
+
+LOADERS: list[tuple[str, Sniff, Load]] = [
+    ("report", _is_report, _load_report),
+    # >>> other formats (snapshot, nccl-tests) register here, before the topo matrix <<<
+    ("topo-matrix", _is_topo, _load_topo),
+]
+
+
+def load_text(text: str, name: str) -> Loaded:
+    """Pick the loader for ``text``; InputError naming what it looked like when none fits."""
+    if "\x00" in text[:4096]:
+        raise InputError(f"{name}: binary data, not a text capture")
+    for _fmt, sniff, load in LOADERS:
+        if sniff(text):
+            return load(text, name)
+    raise InputError(
+        f"{name}: not a format topoaudit reads (expected `nvidia-smi topo -m` output, a topoaudit snapshot "
+        "or report, or nccl-tests output)",
+        hint="capture it with `nvidia-smi topo -m > topo.txt`",
+    )
+
+
+def load_path(path: str) -> Loaded:
+    """Read a file (or ``-`` for standard input) and load it."""
+    if path == "-":
+        return load_text(sys.stdin.read(), "<stdin>")
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_INPUT_BYTES:
+            raise InputError(f"{path}: larger than {MAX_INPUT_BYTES // 2**20} MiB; not a capture topoaudit reads")
+        raw = p.read_bytes()
+    except FileNotFoundError as exc:
+        raise InputError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InputError(f"{path}: is a directory, not a capture file") from exc
+    except PermissionError as exc:
+        raise InputError(f"{path}: permission denied") from exc
+    return load_text(raw.decode("utf-8", errors="replace"), path)
+
+
+# --- bundled examples -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    file: str
+    gpu_model: str
+    description: str
+    provenance: str
+
+
+def examples() -> dict[str, Example]:
+    """Bundled example boxes (topoaudit/examples/index.toml)."""
+    root = resources.files("topoaudit.examples")
+    index = tomllib.loads(root.joinpath("index.toml").read_text(encoding="utf-8"))
+    return {
+        name: Example(name, e["file"], e["gpu_model"], e["description"], e["provenance"])
+        for name, e in index["example"].items()
+    }
+
+
+def load_example(name: str) -> Loaded:
+    """A bundled example, labelled as a demo in every output."""
+    known = examples()
+    if name not in known:
+        raise InputError(f"unknown example {name!r}; known: {', '.join(sorted(known))}")
+    example = known[name]
+    text = resources.files("topoaudit.examples").joinpath(example.file).read_text(encoding="utf-8")
+    loaded = load_text(text, f"example:{name}")
+    # topo -m omits the product name; the example's index records what its GPUs report.
+    machine = dataclasses.replace(
+        loaded.machine, gpus=tuple(dataclasses.replace(g, name=example.gpu_model) for g in loaded.machine.gpus)
+    )
+    return Loaded(
+        machine,
+        SourceInfo("example", name, demo=True, description=example.description),
+        loaded.issues,
+        extras=loaded.extras,
+    )

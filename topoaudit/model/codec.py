@@ -1,0 +1,111 @@
+"""Generic JSON codec for the frozen dataclasses of the model.
+
+One encoder and one decoder driven by type hints, so a new field is serialised without extra code and
+a saved report decodes back into the very objects the renderers take. Absent values travel as
+``{"status": "unsupported"|"failed", "source": ..., "reason": ...}``; enums by value (``PathLevel`` by
+name); tuples as lists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import types
+import typing
+from typing import Any, TypeVar, Union
+
+from topoaudit.model.values import Failed, Unsupported, absent_from_dict, absent_to_dict
+
+T = TypeVar("T")
+
+
+class DecodeError(ValueError):
+    """The data does not fit the expected shape; the message names the field path."""
+
+
+def encode(value: Any) -> Any:
+    """Dataclass tree -> JSON-ready structure."""
+    if isinstance(value, (Unsupported, Failed)):
+        return absent_to_dict(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.IntEnum):
+        return value.name
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode(v) for k, v in value.items()}
+    return value
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def decode(tp: Any, data: Any, path: str = "$") -> Any:
+    """JSON structure -> instance of type ``tp`` (a dataclass, a union, a tuple, a scalar)."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return data
+    if origin in (Union, types.UnionType):
+        absent = absent_from_dict(data)
+        options = typing.get_args(tp)
+        if absent is not None and type(absent) in options:
+            return absent
+        errors = []
+        for option in options:
+            if option in (Unsupported, Failed) or (option is type(None) and data is not None):
+                continue
+            try:
+                return decode(option, data, path)
+            except DecodeError as exc:
+                errors.append(str(exc))
+        raise DecodeError(f"{path}: {data!r} fits none of {tp}" + (f" ({errors[0]})" if errors else ""))
+    if tp is type(None):
+        if data is not None:
+            raise DecodeError(f"{path}: expected null")
+        return None
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(data, list):
+            raise DecodeError(f"{path}: expected a list, got {type(data).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(decode(args[0], v, f"{path}[{k}]") for k, v in enumerate(data))
+        if len(args) != len(data):
+            raise DecodeError(f"{path}: expected {len(args)} items, got {len(data)}")
+        return tuple(decode(a, v, f"{path}[{k}]") for k, (a, v) in enumerate(zip(args, data, strict=True)))
+    if origin is dict:
+        key_t, val_t = typing.get_args(tp)
+        if not isinstance(data, dict):
+            raise DecodeError(f"{path}: expected an object")
+        return {decode(key_t, k, path): decode(val_t, v, f"{path}.{k}") for k, v in data.items()}
+    if isinstance(tp, type) and issubclass(tp, enum.IntEnum):
+        try:
+            return tp[data]
+        except KeyError as exc:
+            raise DecodeError(f"{path}: unknown {tp.__name__} {data!r}") from exc
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(data)
+        except ValueError as exc:
+            raise DecodeError(f"{path}: unknown {tp.__name__} {data!r}") from exc
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if not isinstance(data, dict):
+            raise DecodeError(f"{path}: expected an object for {tp.__name__}")
+        hints = _hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in data:
+                kwargs[f.name] = decode(hints[f.name], data[f.name], f"{path}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise DecodeError(f"{path}: missing field {f.name!r}")
+        return tp(**kwargs)
+    if tp is float and isinstance(data, (int, float)) and not isinstance(data, bool):
+        return float(data)
+    if tp in (int, str, bool) and type(data) is tp:
+        return data
+    raise DecodeError(f"{path}: expected {getattr(tp, '__name__', tp)}, got {data!r}")

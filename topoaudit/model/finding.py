@@ -1,0 +1,50 @@
+"""Findings, skipped rules and the verdict: the judge's output."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How much a finding matters to a deployment; ordered info < warn < fail."""
+
+    INFO = "info"
+    WARN = "warn"
+    FAIL = "fail"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the audit found, with the evidence a support engineer can check."""
+
+    code: str  # stable kebab-case, registered in topoaudit/rules/codes.py
+    severity: Severity
+    message: str  # one line a support engineer understands
+    evidence: dict[str, Any] = field(default_factory=dict)  # JSON-ready facts behind the message
+    remedy: str = ""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A rule that could not run, and why (its inputs were unsupported or failed)."""
+
+    rule: str
+    reason: str
+
+
+def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> Severity | None:
+    """The worst severity among findings; None when there are none (the verdict is then 'pass')."""
+    worst = max((f.severity for f in findings), key=lambda s: s.rank, default=None)
+    return worst

@@ -1,0 +1,128 @@
+"""The report: the canonical artefact every format renders from.
+
+``report_to_dict`` writes the JSON document (``schema_version`` first; machine facts at the top level:
+``host``, ``gpus``, ``nics``, ``links``); ``report_from_dict`` reads it back into the same objects, so a
+saved report re-renders on any machine without a GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from topoaudit.errors import InputError
+from topoaudit.model.codec import DecodeError, decode, encode
+from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.machine import Machine
+from topoaudit.model.topology import Bottleneck, Domain, Placement
+from topoaudit.model.values import Probed, Unsupported
+
+SCHEMA_VERSION = 1
+"""Bump on a breaking change to the JSON report; readers refuse newer versions with a clear message."""
+
+NOT_REQUESTED = Unsupported(source="options", reason="not requested")
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where the machine facts came from."""
+
+    kind: str  # "topo-matrix" | "snapshot" | "nvml" | "example" | "nccl-tests" | ...
+    name: str  # file path, example name or "live"
+    demo: bool = False  # a bundled example box, not this machine: every output says so
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class InputIssue:
+    """Something in the input that was recovered or ignored (a damaged paste, an unknown field)."""
+
+    line: int
+    action: str  # "recovered" | "ignored"
+    message: str
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What the user asked the judge to check."""
+
+    expect_gpus: Probed[int] = NOT_REQUESTED
+    expect_domain: Probed[int] = NOT_REQUESTED
+    tp: Probed[int] = NOT_REQUESTED
+    gpu_model: Probed[str] = NOT_REQUESTED  # overrides the model the source reports
+    fail_on: Severity = Severity.FAIL
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The verdict and the exit code it implies under the options given."""
+
+    verdict: str  # "pass" | "warn" | "fail"
+    exit_code: int
+    reason: str  # one sentence: why this exit code
+    incomplete: bool  # rules skipped, probes failed or input recovered
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one audit learned, judged and decided."""
+
+    schema_version: int
+    tool_version: str
+    generated_at: str  # ISO 8601, UTC
+    source: SourceInfo
+    options: AuditOptions
+    machine: Machine
+    gpu_model: Probed[str]  # product name as reported (or --gpu-model)
+    catalog_entry: Probed[str]  # catalog key the model matched
+    domains: tuple[Domain, ...]
+    bottlenecks: tuple[Bottleneck, ...]  # whole machine first, then each domain of 2+ GPUs
+    placements: tuple[Placement, ...]
+    findings: tuple[Finding, ...]
+    skipped: tuple[Skipped, ...]
+    input_issues: tuple[InputIssue, ...]
+    gate: Gate
+    extras: dict[str, Any] = field(default_factory=dict)  # sections other stages add (e.g. nccl-tests import)
+
+    @property
+    def verdict(self) -> str:
+        return self.gate.verdict
+
+
+_MACHINE_KEYS = ("host", "gpus", "nics", "links", "p2p", "nvswitches")
+
+
+def report_to_dict(report: Report) -> dict[str, Any]:
+    """The canonical JSON document. Machine facts are lifted to the top level for easy querying."""
+    data = encode(report)
+    machine = data.pop("machine")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        out[key] = value
+        if key == "catalog_entry":
+            out["machine_source"] = machine["source"]
+            for mkey in _MACHINE_KEYS:
+                out[mkey] = machine[mkey]
+    out["verdict"] = report.gate.verdict
+    return out
+
+
+def report_from_dict(data: Any) -> Report:
+    """Read a report written by :func:`report_to_dict`; InputError on a foreign or newer document."""
+    if not isinstance(data, dict) or "schema_version" not in data or "gate" not in data:
+        raise InputError("this JSON is not a topoaudit report (no schema_version/gate fields)")
+    version = data["schema_version"]
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise InputError(
+            f"report schema_version {version!r} is newer than this topoaudit understands ({SCHEMA_VERSION})",
+            hint="upgrade topoaudit to re-render it",
+        )
+    body = {k: v for k, v in data.items() if k not in _MACHINE_KEYS and k not in ("machine_source", "verdict")}
+    body["machine"] = {k: data[k] for k in _MACHINE_KEYS if k in data}
+    body["machine"]["source"] = data.get("machine_source", "unknown")
+    try:
+        report: Report = decode(Report, body)
+    except DecodeError as exc:
+        raise InputError(f"the report is damaged: {exc}") from exc
+    return report

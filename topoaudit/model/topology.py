@@ -1,0 +1,342 @@
+"""The machine as a graph: NVLink domains, the bottleneck of a ring, tensor-parallel placements.
+
+All functions are pure over :class:`~topoaudit.model.machine.Machine`. networkx does the graph work.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from topoaudit.model.machine import Link, Machine, PathLevel
+
+MAX_NVLINKS_PER_GPU = 18
+"""No GPU so far has more NVLink ports (H100/H200/B200: 18). A GPU whose per-peer counts add up to more
+must reach its peers through NVSwitches, not point-to-point links."""
+
+EXACT_RING_LIMIT = 10
+"""Bottleneck rings are searched exactly up to this many GPUs; above, a spanning-tree bound is used."""
+
+
+@dataclass(frozen=True)
+class Domain:
+    """GPUs joined by NVLink (directly or through switches); every GPU is in exactly one domain."""
+
+    id: int
+    gpus: tuple[int, ...]
+    all_pairs: bool  # every pair of its GPUs has a direct NVLink (or shares a switch)
+    min_links: int  # smallest per-pair NVLink count over directly linked pairs (0 for a lone GPU)
+    max_links: int
+    build: str  # "nvswitch" | "mesh" | "partial-mesh" | "bridged-pair" | "single"
+
+    @property
+    def size(self) -> int:
+        return len(self.gpus)
+
+
+@dataclass(frozen=True)
+class Hop:
+    a: int
+    b: int
+    code: str
+    level: PathLevel
+    nvlinks: int
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """The slowest hop a ring over ``gpus`` must take, in the best ring order."""
+
+    gpus: tuple[int, ...]
+    level: PathLevel
+    nvlinks: int  # NVLinks on the slowest hop when it is NVLink, else 0
+    ring: tuple[int, ...]  # the ring order that achieves it (empty when not exact)
+    slowest_hop: Hop | None  # None for a single GPU
+    exact: bool
+
+    @property
+    def describe(self) -> str:
+        if self.slowest_hop is None:
+            return "single GPU (no communication)"
+        if self.level == PathLevel.NVLINK:
+            return f"NVLink x{self.nvlinks}"
+        return self.level.label
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Disjoint tensor-parallel groups of ``tp`` GPUs that each stay inside one NVLink domain."""
+
+    tp: int
+    groups: tuple[tuple[int, ...], ...]
+    fits: bool
+    unused_gpus: tuple[int, ...]
+    alternatives: tuple[str, ...]  # when it does not fit, or fits only partly
+
+    @property
+    def cuda_visible_devices(self) -> tuple[str, ...]:
+        return tuple("CUDA_VISIBLE_DEVICES=" + ",".join(map(str, g)) for g in self.groups)
+
+
+def gpu_label(index: int) -> str:
+    return f"GPU{index}"
+
+
+def build_graph(machine: Machine) -> nx.Graph:
+    """GPU, NIC, NUMA and (when known) NVSwitch nodes; NVLink edges carry ``nvlinks``, PCIe edges ``level``."""
+    graph = nx.Graph()
+    for gpu in machine.gpus:
+        graph.add_node(gpu.label, kind="gpu", index=gpu.index)
+        if isinstance(gpu.numa_nodes, tuple):
+            for numa in gpu.numa_nodes:
+                graph.add_node(f"NUMA{numa}", kind="numa", index=numa)
+                graph.add_edge(gpu.label, f"NUMA{numa}", kind="affinity", level=PathLevel.PHB)
+    for nic in machine.nics:
+        graph.add_node(nic.label, kind="nic")
+    for bus_id in machine.nvswitches:
+        graph.add_node(f"NVSwitch:{bus_id}", kind="nvswitch")
+    for gpu in machine.gpus:
+        if isinstance(gpu.nvlink_ports, tuple):
+            for port in gpu.nvlink_ports:
+                if port.remote_device_type == "switch" and isinstance(port.remote_pci_bus_id, str):
+                    switch = f"NVSwitch:{port.remote_pci_bus_id}"
+                    graph.add_node(switch, kind="nvswitch")
+                    if graph.has_edge(gpu.label, switch):
+                        graph.edges[gpu.label, switch]["nvlinks"] += 1
+                    else:
+                        graph.add_edge(gpu.label, switch, kind="nvlink", nvlinks=1, level=PathLevel.NVLINK)
+    for link in machine.links:
+        if link.level == PathLevel.SELF:
+            continue
+        kind = "nvlink" if link.level == PathLevel.NVLINK else "pcie"
+        graph.add_edge(link.a, link.b, kind=kind, nvlinks=link.nvlinks, level=link.level, code=link.code)
+    return graph
+
+
+def _gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
+    index = {g.label: g.index for g in machine.gpus}
+    pairs: dict[tuple[int, int], Link] = {}
+    for link in machine.links:
+        if link.a in index and link.b in index:
+            i, j = sorted((index[link.a], index[link.b]))
+            pairs[(i, j)] = link
+    return pairs
+
+
+def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
+    """Connected components of the NVLink subgraph (through switches), largest first then by GPU index."""
+    pairs = _gpu_pair_links(machine)
+    graph = nx.Graph()
+    graph.add_nodes_from(g.index for g in machine.gpus)
+    for (i, j), link in pairs.items():
+        if link.level == PathLevel.NVLINK and link.nvlinks > 0:
+            graph.add_edge(i, j, nvlinks=link.nvlinks)
+    switched = _switch_groups(machine)
+    for group in switched:
+        for i, j in itertools.combinations(sorted(group), 2):
+            if not graph.has_edge(i, j):
+                graph.add_edge(i, j, nvlinks=0, via_switch=True)
+    components = sorted((tuple(sorted(c)) for c in nx.connected_components(graph)), key=lambda c: (-len(c), c))
+    domains = []
+    for number, gpus in enumerate(components):
+        sub = graph.subgraph(gpus)
+        counts = [d["nvlinks"] for _, _, d in sub.edges(data=True) if d["nvlinks"] > 0]
+        n = len(gpus)
+        all_pairs = sub.number_of_edges() == n * (n - 1) // 2
+        domains.append(
+            Domain(
+                id=number,
+                gpus=gpus,
+                all_pairs=all_pairs,
+                min_links=min(counts, default=0),
+                max_links=max(counts, default=0),
+                build=_build_of(sub, gpus, all_pairs, any(set(gpus) <= g for g in switched)),
+            )
+        )
+    return tuple(domains)
+
+
+def _switch_groups(machine: Machine) -> list[set[int]]:
+    """GPUs whose NVLink ports land on the same NVSwitches (NVML probe only; topo text has no switches)."""
+    by_switch: dict[str, set[int]] = {}
+    for gpu in machine.gpus:
+        if isinstance(gpu.nvlink_ports, tuple):
+            for port in gpu.nvlink_ports:
+                if (
+                    port.remote_device_type == "switch"
+                    and port.state == "active"
+                    and isinstance(port.remote_pci_bus_id, str)
+                ):
+                    by_switch.setdefault(port.remote_pci_bus_id, set()).add(gpu.index)
+    graph = nx.Graph()
+    for members in by_switch.values():
+        graph.add_nodes_from(members)
+        graph.add_edges_from(itertools.combinations(sorted(members), 2))
+    return [set(c) for c in nx.connected_components(graph)]
+
+
+def _build_of(sub: nx.Graph, gpus: tuple[int, ...], all_pairs: bool, seen_switch: bool) -> str:
+    n = len(gpus)
+    if n == 1:
+        return "single"
+    if seen_switch:
+        return "nvswitch"
+    per_gpu_total = max(sum(d["nvlinks"] for _, _, d in sub.edges(g, data=True)) for g in gpus)
+    if per_gpu_total > MAX_NVLINKS_PER_GPU:
+        return "nvswitch"  # more links than any GPU has ports: the peers share switches
+    if n == 2:
+        return "bridged-pair"
+    return "mesh" if all_pairs else "partial-mesh"
+
+
+def _edge_key(link: Link | None) -> tuple[int, int]:
+    """Sort key of a hop: lower is faster. Unknown links (missing cells) count as the slowest."""
+    if link is None:
+        return (PathLevel.UNKNOWN + 1, 0)
+    return (int(link.level), -link.nvlinks)
+
+
+def bottleneck(machine: Machine, gpus: tuple[int, ...] | list[int]) -> Bottleneck:
+    """Slowest hop of the best ring over ``gpus`` (bottleneck travelling-salesman).
+
+    Exact up to :data:`EXACT_RING_LIMIT` GPUs (threshold search with a Hamiltonian-cycle DP). Above,
+    the largest edge of a minimum spanning tree is a lower bound that is tight for boxes made of fully
+    linked domains, and ``exact`` is False.
+    """
+    members = tuple(sorted(set(gpus)))
+    if len(members) < 2:
+        return Bottleneck(members, PathLevel.SELF, 0, members, None, True)
+    pairs = _gpu_pair_links(machine)
+
+    def key(i: int, j: int) -> tuple[int, int]:
+        return _edge_key(pairs.get((min(i, j), max(i, j))))
+
+    if len(members) == 2:
+        ring: tuple[int, ...] = members
+        worst = members
+        exact = True
+    elif len(members) <= EXACT_RING_LIMIT:
+        thresholds = sorted({key(i, j) for i, j in itertools.combinations(members, 2)})
+        ring = ()
+        for t in thresholds:
+            found = _hamiltonian_cycle(members, lambda i, j, t=t: key(i, j) <= t)
+            if found:
+                ring = found
+                break
+        hops = list(zip(ring, ring[1:] + ring[:1], strict=True))
+        worst = max(hops, key=lambda h: key(*h))
+        exact = True
+    else:
+        graph = nx.Graph()
+        for i, j in itertools.combinations(members, 2):
+            level, neg = key(i, j)
+            graph.add_edge(i, j, weight=level * 1000 + neg)
+        tree = nx.minimum_spanning_tree(graph)
+        worst = max(tree.edges(), key=lambda e: key(*e))
+        ring, exact = (), False
+    a, b = min(worst), max(worst)
+    link = pairs.get((a, b))
+    level = link.level if link else PathLevel.UNKNOWN
+    nvlinks = link.nvlinks if link else 0
+    hop = Hop(a, b, link.code if link else "?", level, nvlinks)
+    return Bottleneck(members, level, nvlinks, ring, hop, exact)
+
+
+def _hamiltonian_cycle(nodes: tuple[int, ...], allowed: Callable[[int, int], bool]) -> tuple[int, ...]:
+    """A Hamiltonian cycle using only allowed edges (bitmask DP over paths from ``nodes[0]``), or ()."""
+    n = len(nodes)
+    adj = [[i != j and allowed(nodes[i], nodes[j]) for j in range(n)] for i in range(n)]
+    # parent[mask][last]: the previous node on some path from 0 covering `mask` and ending at `last`
+    parent: list[list[int]] = [[-2] * n for _ in range(1 << n)]
+    parent[1][0] = -1
+    for mask in range(1, 1 << n, 2):  # every path starts at node 0
+        for last in range(n):
+            if parent[mask][last] == -2:
+                continue
+            for nxt in range(n):
+                if not mask >> nxt & 1 and adj[last][nxt] and parent[mask | 1 << nxt][nxt] == -2:
+                    parent[mask | 1 << nxt][nxt] = last
+    full = (1 << n) - 1
+    for last in range(1, n):
+        if parent[full][last] != -2 and adj[last][0]:
+            order, mask, cur = [], full, last
+            while cur != -1:
+                order.append(cur)
+                cur, mask = parent[mask][cur], mask & ~(1 << cur)
+            return tuple(nodes[i] for i in reversed(order))
+    return ()
+
+
+def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placement:
+    """Disjoint groups of ``tp`` GPUs, each inside one NVLink domain; alternatives when none exist."""
+    total = len(machine.gpus)
+    groups: list[tuple[int, ...]] = []
+    pairs = _gpu_pair_links(machine)
+    for domain in domains:
+        if domain.size < tp or (tp > 1 and domain.size == 1):
+            continue
+        groups.extend(_carve(domain, tp, pairs))
+    used = {g for group in groups for g in group}
+    unused = tuple(sorted(g.index for g in machine.gpus if g.index not in used))
+    largest = max((d.size for d in domains), default=0)
+    alternatives: list[str] = []
+    if tp > total:
+        alternatives.append(f"TP={tp} needs {tp} GPUs; this machine has {total}: span nodes or use fewer GPUs.")
+    if not groups and tp <= total:
+        if largest >= 2:
+            replicas = sum(d.size // largest for d in domains)
+            alternatives.append(f"TP={largest} inside each NVLink domain with {replicas} replica(s) (data parallel).")
+            if tp % largest == 0:
+                alternatives.append(
+                    f"TP={largest} inside a domain x PP={tp // largest} across domains "
+                    f"(pipeline stages cross PCIe/SYS once per micro-batch instead of every layer)."
+                )
+        else:
+            alternatives.append("No NVLink: every TP group communicates over PCIe; prefer TP=1 with replicas.")
+        alternatives.append(f"TP={tp} across domains runs its all-reduce over the slowest hop (see bottleneck).")
+    elif groups and unused and tp > 1:
+        alternatives.append(
+            f"GPUs {','.join(map(str, unused))} cannot join a TP={tp} group on NVLink; "
+            "use them for a smaller replica or leave them idle."
+        )
+    return Placement(tp, tuple(groups), bool(groups), unused, tuple(alternatives))
+
+
+def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[tuple[int, ...]]:
+    """Split a domain into disjoint groups of ``tp``: fully linked groups first, in GPU order."""
+    if domain.all_pairs or tp == 1:
+        return [domain.gpus[k : k + tp] for k in range(0, domain.size - tp + 1, tp)]
+    graph = nx.Graph()
+    graph.add_nodes_from(domain.gpus)
+    for (i, j), link in pairs.items():
+        if i in graph and j in graph and link.level == PathLevel.NVLINK:
+            graph.add_edge(i, j)
+    groups: list[tuple[int, ...]] = []
+    free = set(domain.gpus)
+    for clique in sorted(nx.enumerate_all_cliques(graph), key=lambda c: (-len(c), sorted(c))):
+        if len(clique) >= tp:
+            for combo in itertools.combinations(sorted(clique), tp):
+                if free.issuperset(combo):
+                    groups.append(combo)
+                    free -= set(combo)
+    # Whatever is left stays on NVLink as long as it is connected through NVLink inside the domain.
+    rest = sorted(free)
+    for k in range(0, len(rest) - tp + 1, tp):
+        chunk = tuple(rest[k : k + tp])
+        if nx.is_connected(graph.subgraph(chunk)):
+            groups.append(chunk)
+    return sorted(groups)
+
+
+def most_common_links(domain: Domain, machine: Machine) -> int:
+    """The modal per-pair NVLink count inside a domain (what its healthy pairs show)."""
+    pairs = _gpu_pair_links(machine)
+    members = set(domain.gpus)
+    counts = Counter(
+        link.nvlinks for (i, j), link in pairs.items() if i in members and j in members and link.nvlinks > 0
+    )
+    return counts.most_common(1)[0][0] if counts else 0

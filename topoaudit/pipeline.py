@@ -1,0 +1,134 @@
+"""collect -> model -> judge -> report, as plain functions over frozen dataclasses.
+
+``analyze`` is the one place a Machine becomes a Report; the CLI, the probe's ``audit`` and the tests all
+go through it, so a pasted matrix, a snapshot and a live probe are judged by the same rules.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+from typing import Any
+
+from topoaudit import __version__
+from topoaudit.catalog import find_gpu
+from topoaudit.exitcodes import ExitCode
+from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
+from topoaudit.model.machine import Machine
+from topoaudit.model.report import SCHEMA_VERSION, AuditOptions, Gate, InputIssue, Report, SourceInfo
+from topoaudit.model.topology import bottleneck, nvlink_domains, place_tp
+from topoaudit.model.values import Failed, Unsupported, is_absent
+from topoaudit.rules import RuleContext, finding, run_rules
+
+
+def analyze(
+    machine: Machine,
+    *,
+    source: SourceInfo,
+    options: AuditOptions | None = None,
+    input_issues: Iterable[InputIssue] = (),
+    extras: dict[str, Any] | None = None,
+    extra_findings: Iterable[Finding] = (),
+    generated_at: str | None = None,
+) -> Report:
+    """Judge one machine under the given options and return the complete report."""
+    options = options or AuditOptions()
+    issues = tuple(input_issues)
+    gpu_model = _gpu_model(machine, options)
+    spec = find_gpu(gpu_model) if isinstance(gpu_model, str) else None
+    catalog_entry: str | Unsupported = (
+        spec.key if spec else Unsupported("catalog", f"no catalog entry for {gpu_model!s}")
+    )
+    domains = nvlink_domains(machine)
+    n = len(machine.gpus)
+    sizes = sorted({2**k for k in range(1, n.bit_length()) if 2**k <= n} | _requested_tp(options))
+    placements = tuple(place_tp(machine, domains, tp) for tp in sizes)
+    requested = tuple(p for p in placements if p.tp in _requested_tp(options))
+    bottlenecks = (
+        bottleneck(machine, [g.index for g in machine.gpus]),
+        *(bottleneck(machine, d.gpus) for d in domains if d.size >= 2 and len(domains) > 1),
+    )
+    ctx = RuleContext(machine, domains, requested, options, spec)
+    findings, skipped = run_rules(ctx)
+    more = list(extra_findings)
+    recovered = [i for i in issues if i.action == "recovered"]
+    if recovered:
+        more.append(
+            finding(
+                "input-recovered",
+                f"The input was damaged; {len(recovered)} place(s) recovered (first: line {recovered[0].line}: "
+                f"{recovered[0].message}).",
+                lines=[i.line for i in recovered],
+            )
+        )
+    if spec is None and n:
+        more.append(
+            finding(
+                "model-unknown",
+                f"GPU model {'not in the input' if is_absent(gpu_model) else repr(gpu_model) + ' not in the catalog'}"
+                "; expectations come from link counts alone.",
+                gpu_model=str(gpu_model),
+            )
+        )
+    all_findings = tuple(sorted((*findings, *more), key=lambda f: -f.severity.rank))
+    gate = decide_gate(all_findings, skipped, issues, machine, options)
+    return Report(
+        schema_version=SCHEMA_VERSION,
+        tool_version=__version__,
+        generated_at=generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        source=source,
+        options=options,
+        machine=machine,
+        gpu_model=gpu_model,
+        catalog_entry=catalog_entry,
+        domains=domains,
+        bottlenecks=bottlenecks,
+        placements=placements,
+        findings=all_findings,
+        skipped=skipped,
+        input_issues=issues,
+        gate=gate,
+        extras=dict(extras or {}),
+    )
+
+
+def _gpu_model(machine: Machine, options: AuditOptions) -> str | Unsupported:
+    if isinstance(options.gpu_model, str):
+        return options.gpu_model
+    model = machine.gpu_model
+    if model:
+        return model
+    if any(isinstance(g.name, str) for g in machine.gpus):
+        return Unsupported(machine.source, "GPUs report different models")
+    return Unsupported(machine.source, "the source does not name the GPU model (use --gpu-model)")
+
+
+def _requested_tp(options: AuditOptions) -> set[int]:
+    return {int(options.tp)} if isinstance(options.tp, int) else set()
+
+
+def decide_gate(
+    findings: tuple[Finding, ...],
+    skipped: tuple[Skipped, ...],
+    issues: tuple[InputIssue, ...],
+    machine: Machine,
+    options: AuditOptions,
+) -> Gate:
+    """Verdict and exit code. Problems found (1) and an incomplete audit (3) are separate answers."""
+    worst = verdict_of(findings)
+    verdict = "pass" if worst is None or worst == Severity.INFO else worst.value
+    lost = [g.index for g in machine.gpus if isinstance(g.status, Failed)]
+    incomplete = bool(skipped or lost or any(i.action == "recovered" for i in issues))
+    at_or_above = [f for f in findings if f.severity.rank >= options.fail_on.rank]
+    if at_or_above:
+        codes = sorted({f.code for f in at_or_above})
+        return Gate(
+            verdict,
+            int(ExitCode.FINDINGS),
+            f"{len(at_or_above)} finding(s) at or above '{options.fail_on}': {', '.join(codes)}",
+            incomplete,
+        )
+    if incomplete and options.strict:
+        what = f"{len(skipped)} rule(s) skipped" if skipped else "input recovered or GPUs lost"
+        return Gate(verdict, int(ExitCode.INCOMPLETE), f"audit incomplete under --strict: {what}", incomplete)
+    return Gate(verdict, int(ExitCode.OK), f"no finding at or above '{options.fail_on}'", incomplete)

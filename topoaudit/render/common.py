@@ -1,0 +1,101 @@
+"""Text every format shares: the summary sentence, the link matrix, what could not be learned."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from topoaudit.model.machine import PathLevel
+from topoaudit.model.report import Report
+from topoaudit.model.values import Failed, Unsupported
+
+
+def gpu_set(gpus: tuple[int, ...] | list[int]) -> str:
+    g = sorted(gpus)
+    if len(g) > 2 and g == list(range(g[0], g[-1] + 1)):
+        return f"{{{g[0]}-{g[-1]}}}"
+    return "{" + ",".join(map(str, g)) + "}"
+
+
+def summary(report: Report) -> str:
+    """One sentence a support engineer can act on."""
+    n = len(report.machine.gpus)
+    model = report.gpu_model if isinstance(report.gpu_model, str) else "GPU"
+    multi = [d for d in report.domains if d.size >= 2]
+    parts = []
+    if not multi:
+        parts.append(f"{n}× {model}: no NVLink between any GPUs")
+    elif len(multi) == 1 and multi[0].size == n:
+        d = multi[0]
+        kind = {"nvswitch": "one NVSwitch domain", "mesh": "one fully linked NVLink mesh"}.get(
+            d.build, "one NVLink domain (not every pair directly linked)"
+        )
+        parts.append(
+            f"{n}× {model} in {kind} (NV{d.min_links}" + (f"-NV{d.max_links})" if d.max_links != d.min_links else ")")
+        )
+    else:
+        whole = report.bottlenecks[0] if report.bottlenecks else None
+        joined = f", joined over {whole.level.label}" if whole and whole.level != PathLevel.NVLINK else ""
+        parts.append(
+            f"{n}× {model} in {len(multi)} NVLink domains " + " ".join(gpu_set(d.gpus) for d in multi) + joined
+        )
+    requested = [p for p in report.placements if isinstance(report.options.tp, int) and p.tp == report.options.tp]
+    for p in requested:
+        parts.append(f"TP={p.tp} {'fits on NVLink' if p.fits else 'cannot stay on NVLink'}")
+    fails = [f for f in report.findings if f.severity.value == "fail"]
+    warns = [f for f in report.findings if f.severity.value == "warn"]
+    parts.append(f"verdict {report.gate.verdict.upper()} ({len(fails)} fail, {len(warns)} warn)")
+    prefix = "DEMO (bundled example, not this machine): " if report.source.demo else ""
+    return prefix + "; ".join(parts) + "."
+
+
+def matrix(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the device link matrix, as ``nvidia-smi topo -m`` shows it."""
+    labels = [g.label for g in report.machine.gpus] + [n.label for n in report.machine.nics]
+    rows = []
+    for a in labels:
+        row = [a]
+        for b in labels:
+            if a == b:
+                row.append("X")
+            else:
+                link = report.machine.link(a, b)
+                row.append(link.code if link else "?")
+        rows.append(row)
+    return [""] + labels, rows
+
+
+def absent_facts(report: Report) -> Iterator[tuple[str, str, Unsupported | Failed]]:
+    """(where, field, absent value) for every fact the source could not give, failures first.
+
+    Facts a whole source never carries (topo text has no serials) are summarised once per field.
+    """
+    seen: dict[tuple[str, str], int] = {}
+    items: list[tuple[str, str, Unsupported | Failed]] = []
+    for gpu in report.machine.gpus:
+        for field_name in ("name", "uuid", "serial", "pci_bus_id", "memory_total_bytes", "cpu_affinity", "numa_nodes"):
+            value = getattr(gpu, field_name)
+            if isinstance(value, (Unsupported, Failed)):
+                key = (field_name, value.reason)
+                if isinstance(value, Failed) or key not in seen:
+                    items.append((gpu.label, field_name, value))
+                seen[key] = seen.get(key, 0) + 1
+        if isinstance(gpu.status, Failed):
+            items.append((gpu.label, "status", gpu.status))
+    items.sort(key=lambda item: 0 if isinstance(item[2], Failed) else 1)
+    yield from items
+
+
+def cpu_list(cpus: object) -> str:
+    """Compact CPU list (0-51,104-155), or the reason it is absent."""
+    if not isinstance(cpus, tuple):
+        return str(cpus)
+    if not cpus:
+        return "-"
+    runs, start, prev = [], cpus[0], cpus[0]
+    for c in cpus[1:]:
+        if c != prev + 1:
+            runs.append(f"{start}-{prev}" if prev != start else str(start))
+            start = c
+        prev = c
+    runs.append(f"{start}-{prev}" if prev != start else str(start))
+    return ",".join(runs)

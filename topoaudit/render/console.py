@@ -1,0 +1,138 @@
+"""The terminal view (rich): verdict and findings first, then the domain map and the link matrix."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from topoaudit.model.machine import PathLevel, level_from_code
+from topoaudit.model.report import Report
+from topoaudit.model.values import show
+from topoaudit.render import RenderOptions
+from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
+
+SEVERITY_STYLE = {"fail": "bold red", "warn": "yellow", "info": "cyan"}
+VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red"}
+LEVEL_STYLE = {
+    PathLevel.SELF: "dim",
+    PathLevel.NVLINK: "bold green",
+    PathLevel.PIX: "cyan",
+    PathLevel.PXB: "cyan",
+    PathLevel.PHB: "yellow",
+    PathLevel.NODE: "yellow",
+    PathLevel.SYS: "red",
+    PathLevel.UNKNOWN: "magenta",
+}
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=options.width,
+        force_terminal=options.color,
+        no_color=not options.color,
+        color_system="standard" if options.color else None,
+        highlight=False,
+    )
+    console.print(_header(report))
+    console.print(_findings(report))
+    console.print(_domains(report))
+    console.print(_placements(report))
+    console.print(_matrix(report))
+    extra = _not_learned(report, options.verbose)
+    if extra is not None:
+        console.print(extra)
+    return buffer.getvalue()
+
+
+def _header(report: Report) -> Panel:
+    verdict = report.gate.verdict
+    title = Text.assemble(("topoaudit ", "bold"), (verdict.upper(), VERDICT_STYLE.get(verdict, "")))
+    body = Text(summary(report) + "\n")
+    body.append(f"exit {report.gate.exit_code}: {report.gate.reason}\n", style="dim")
+    body.append(f"source: {report.source.kind} {report.source.name}", style="dim")
+    if report.source.demo:
+        body.append("\nDEMO: a bundled example box, not the machine this ran on.", style="bold magenta")
+    return Panel(body, title=title, title_align="left", border_style=VERDICT_STYLE.get(verdict, ""))
+
+
+def _findings(report: Report) -> Table | Text:
+    if not report.findings:
+        return Text("No findings.", style="green")
+    table = Table(title="Findings", title_justify="left", show_lines=False, expand=True)
+    table.add_column("sev", no_wrap=True)
+    table.add_column("code", no_wrap=True)
+    table.add_column("what was found", ratio=1)
+    for f in report.findings:
+        table.add_row(Text(f.severity.value, style=SEVERITY_STYLE[f.severity.value]), f.code, f.message)
+    return table
+
+
+def _domains(report: Report) -> Table:
+    table = Table(title="NVLink domains", title_justify="left")
+    for col in ("domain", "GPUs", "build", "all pairs", "NVLinks/pair", "slowest ring hop"):
+        table.add_column(col)
+    hops = {b.gpus: b.describe for b in report.bottlenecks}
+    for d in report.domains:
+        links = f"{d.min_links}" if d.min_links == d.max_links else f"{d.min_links}-{d.max_links}"
+        table.add_row(
+            str(d.id),
+            gpu_set(d.gpus),
+            d.build,
+            "yes" if d.all_pairs else "no",
+            links,
+            hops.get(d.gpus, "-" if d.size < 2 else "NVLink"),
+        )
+    if len(report.domains) > 1 and report.bottlenecks:
+        whole = report.bottlenecks[0]
+        table.caption = f"A ring over all GPUs {gpu_set(whole.gpus)} is limited by: {whole.describe}"
+    return table
+
+
+def _placements(report: Report) -> Table:
+    table = Table(title="Tensor-parallel placements (each group on one NVLink domain)", title_justify="left")
+    table.add_column("TP")
+    table.add_column("groups")
+    table.add_column("notes", ratio=1)
+    for p in report.placements:
+        groups = "\n".join(p.cuda_visible_devices) or Text("none on NVLink", style="red")
+        table.add_row(str(p.tp), groups, "\n".join(p.alternatives))
+    return table
+
+
+def _matrix(report: Report) -> Table:
+    header, rows = matrix(report)
+    table = Table(title="Link matrix", title_justify="left", box=None, pad_edge=False)
+    for h in header:
+        table.add_column(h, justify="center", no_wrap=True)
+    table.add_column("CPU affinity")
+    table.add_column("NUMA")
+    gpus = {g.label: g for g in report.machine.gpus}
+    for row in rows:
+        cells: list[Text | str] = [Text(row[0], style="bold")]
+        for code in row[1:]:
+            level, _ = level_from_code(code)
+            cells.append(Text(code, style=LEVEL_STYLE[level]))
+        gpu = gpus.get(row[0])
+        cells += [cpu_list(gpu.cpu_affinity), show(gpu.numa_nodes)] if gpu else ["", ""]
+        table.add_row(*cells)
+    return table
+
+
+def _not_learned(report: Report, verbose: bool) -> Group | None:
+    parts: list[Text] = []
+    for issue in report.input_issues:
+        parts.append(Text(f"input line {issue.line} ({issue.action}): {issue.message}", style="yellow"))
+    for s in report.skipped:
+        parts.append(Text(f"rule {s.rule} skipped: {s.reason}", style="yellow"))
+    facts = list(absent_facts(report))
+    if facts and verbose:
+        parts += [Text(f"{where} {name}: {value}", style="dim") for where, name, value in facts]
+    elif facts:
+        parts.append(Text(f"{len(facts)} fact(s) not available from this source (--verbose lists them)", style="dim"))
+    return Group(*parts) if parts else None

@@ -1,0 +1,100 @@
+"""Markdown for tickets and pull requests: the same content as the console, tables escaped."""
+
+from __future__ import annotations
+
+import json
+
+from topoaudit.model.report import Report
+from topoaudit.model.values import show
+from topoaudit.render import RenderOptions
+from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
+
+
+def cell(text: object) -> str:
+    """Escape a value for a Markdown table cell (pipes, newlines, HTML-significant characters)."""
+    s = str(text)
+    for a, b in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("\r", " "), ("\n", " ")):
+        s = s.replace(a, b)
+    return s
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    lines = ["# topoaudit report", "", f"**{cell(summary(report))}**", ""]
+    if report.source.demo:
+        lines += ["> **Demo:** this is a bundled example box, not the machine this ran on.", ""]
+    host = report.machine.host
+    lines += table(
+        ["", ""],
+        [
+            ["Verdict", f"**{report.gate.verdict.upper()}** (exit {report.gate.exit_code}: {report.gate.reason})"],
+            ["Source", f"{report.source.kind}: {report.source.name}"],
+            ["GPU model", show(report.gpu_model)],
+            ["Catalog entry", show(report.catalog_entry)],
+            ["Host", show(host.hostname)],
+            ["Driver", show(host.driver_version)],
+            ["Generated", f"{report.generated_at} by topoaudit {report.tool_version}"],
+        ],
+    )
+    lines += ["", "## Findings", ""]
+    if report.findings:
+        for f in report.findings:
+            lines.append(f"- **{f.severity.value.upper()}** `{f.code}`: {cell(f.message)}")
+            if f.evidence:
+                lines.append(f"  - evidence: `{cell(json.dumps(f.evidence, sort_keys=True))}`")
+            if f.remedy:
+                lines.append(f"  - remedy: {cell(f.remedy)}")
+    else:
+        lines.append("No findings.")
+    lines += ["", "## NVLink domains", ""]
+    lines += table(
+        ["Domain", "GPUs", "Build", "All pairs linked", "NVLinks per pair"],
+        [
+            [
+                str(d.id),
+                gpu_set(d.gpus),
+                d.build,
+                "yes" if d.all_pairs else "no",
+                f"{d.min_links}" if d.min_links == d.max_links else f"{d.min_links}-{d.max_links}",
+            ]
+            for d in report.domains
+        ],
+    )
+    if report.bottlenecks:
+        lines += ["", "## Slowest hop of a ring", ""]
+        lines += table(
+            ["GPUs", "Slowest hop", "Between"],
+            [
+                [gpu_set(b.gpus), b.describe, f"GPU{b.slowest_hop.a}-GPU{b.slowest_hop.b}" if b.slowest_hop else "-"]
+                for b in report.bottlenecks
+            ],
+        )
+    lines += ["", "## Tensor-parallel placements", ""]
+    for p in report.placements:
+        mark = "" if p.fits else " (does not fit on NVLink)"
+        lines.append(f"- **TP={p.tp}**{mark}")
+        lines += [f"  - `{v}`" for v in p.cuda_visible_devices]
+        lines += [f"  - {cell(a)}" for a in p.alternatives]
+    header, rows = matrix(report)
+    lines += ["", "## Link matrix", ""] + table(header, rows)
+    numa = [[g.label, cpu_list(g.cpu_affinity), show(g.numa_nodes)] for g in report.machine.gpus]
+    lines += ["", "## CPU and NUMA affinity", ""] + table(["GPU", "CPUs", "NUMA"], numa)
+    if report.machine.nics:
+        lines += ["", "## NICs", ""] + table(
+            ["NIC", "Device"], [[n.label, show(n.device)] for n in report.machine.nics]
+        )
+    if report.input_issues:
+        lines += ["", "## Input issues", ""]
+        lines += [f"- line {i.line} ({i.action}): {cell(i.message)}" for i in report.input_issues]
+    if report.skipped:
+        lines += ["", "## Rules skipped", ""] + [f"- `{s.rule}`: {cell(s.reason)}" for s in report.skipped]
+    facts = list(absent_facts(report))
+    if facts:
+        lines += ["", "## Not learned from this source", ""]
+        lines += [f"- {where} `{name}`: {cell(value)}" for where, name, value in facts]
+    return "\n".join(lines) + "\n"

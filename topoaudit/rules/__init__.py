@@ -1,0 +1,60 @@
+"""The judge: rules over the model, each returning findings (or a Skipped when it cannot run).
+
+A rule is a function ``(ctx: RuleContext) -> Iterable[Finding | Skipped]``. ``RULES`` lists them in the
+order their findings are shown; every code they emit is registered in :mod:`topoaudit.rules.codes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from topoaudit.catalog import GpuSpec
+from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.machine import Machine
+from topoaudit.model.report import AuditOptions
+from topoaudit.model.topology import Domain, Placement
+from topoaudit.rules.codes import info
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    machine: Machine
+    domains: tuple[Domain, ...]
+    placements: tuple[Placement, ...]
+    options: AuditOptions
+    spec: GpuSpec | None  # the catalog entry of the GPU model, when known
+
+
+Rule = Callable[[RuleContext], Iterable["Finding | Skipped"]]
+
+
+def finding(code: str, message: str, *, severity: Severity | None = None, **evidence: object) -> Finding:
+    """A finding with the registry's default severity and remedy (unless the rule states otherwise)."""
+    entry = info(code)
+    return Finding(code, severity or entry.severity, message, dict(evidence), entry.remedy)
+
+
+def registered_rules() -> tuple[Rule, ...]:
+    """Every rule, in display order (imported here so adding a rule module is one line)."""
+    from topoaudit.rules import topology_rules
+
+    rules: list[Rule] = list(topology_rules.RULES)
+    try:  # the probe's rules judge facts only NVML provides; absent until that package exists
+        from topoaudit.rules import probe_rules
+    except ImportError:
+        pass
+    else:
+        rules.extend(probe_rules.RULES)
+    return tuple(rules)
+
+
+def run_rules(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Skipped, ...]]:
+    """Run every rule; findings sorted worst first (stable within a severity)."""
+    findings: list[Finding] = []
+    skipped: list[Skipped] = []
+    for rule in registered_rules():
+        for item in rule(ctx):
+            (findings if isinstance(item, Finding) else skipped).append(item)
+    findings.sort(key=lambda f: -f.severity.rank)
+    return tuple(findings), tuple(skipped)

@@ -1,0 +1,95 @@
+"""Every finding code, in one place: its default severity, a title and the remedy hint.
+
+Codes are a stable contract (tests and CI pipelines match on them); never rename one.
+README's finding table is tested against this registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topoaudit.model.finding import Severity
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    code: str
+    severity: Severity  # the default; rules may lower or raise it with a stated reason
+    title: str
+    remedy: str
+
+
+def _c(code: str, severity: str, title: str, remedy: str) -> CodeInfo:
+    return CodeInfo(code, Severity(severity), title, remedy)
+
+
+CODES: dict[str, CodeInfo] = {
+    c.code: c
+    for c in (
+        # --- topology (core) ---
+        _c(
+            "nvlink-split-domain",
+            "warn",
+            "GPUs form several NVLink domains of 2+ GPUs",
+            "Keep each tensor-parallel group inside one domain (see placements); if the box was sold as "
+            "one NVSwitch domain, open a ticket with this report attached.",
+        ),
+        _c(
+            "nvlink-absent",
+            "warn",
+            "Several GPUs and no NVLink at all",
+            "Collectives run over PCIe/host memory; size tensor parallelism accordingly or ask for an "
+            "NVLink/NVSwitch instance type.",
+        ),
+        _c(
+            "nvlink-partial-mesh",
+            "warn",
+            "An NVLink domain where some GPU pairs have no direct link",
+            "Rings still run on NVLink, but pairwise traffic between unlinked GPUs crosses PCIe/SYS; prefer "
+            "TP groups that are fully linked (see placements).",
+        ),
+        _c(
+            "nvlink-degraded",
+            "fail",
+            "A GPU pair has fewer NVLinks than its siblings",
+            "A link is down or a bridge is badly seated: run `nvidia-smi nvlink -s`, reseat the bridge or "
+            "ask the provider to replace the baseboard.",
+        ),
+        _c(
+            "nic-not-local",
+            "warn",
+            "NICs exist but a GPU has none behind its PCIe switch (PIX/PXB)",
+            "GPUDirect RDMA for that GPU crosses the host bridge or socket; check NCCL_IB_HCA / NIC "
+            "mapping, or whether a VM hides the PCIe tree.",
+        ),
+        _c(
+            "tp-group-crosses-domain",
+            "fail",
+            "The requested tensor-parallel size cannot stay inside one NVLink domain",
+            "Use a smaller TP with more replicas, or TP inside a domain and pipeline parallelism across.",
+        ),
+        _c(
+            "expectation-not-met",
+            "fail",
+            "The machine does not match what was expected (--expect-gpus / --expect-domain)",
+            "The instance is not the advertised shape: attach this report to a provider ticket.",
+        ),
+        _c(
+            "input-recovered",
+            "warn",
+            "The input was damaged and partly recovered",
+            "Re-capture `nvidia-smi topo -m` (without truncation) to audit every cell.",
+        ),
+        _c(
+            "model-unknown",
+            "info",
+            "The GPU model is not in the catalog (or not in the input); expectations come from link counts alone",
+            "Pass --gpu-model, or analyse a snapshot from `topoaudit probe`, for model-specific expectations.",
+        ),
+    )
+}
+
+
+def info(code: str) -> CodeInfo:
+    """Registry entry of a code; KeyError for an unregistered code (a bug, caught by tests)."""
+    return CODES[code]

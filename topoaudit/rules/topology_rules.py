@@ -1,0 +1,270 @@
+"""Rules over the NVLink/PCIe topology: the split box, missing or degraded NVLink, NIC locality, TP fit.
+
+Each rule's docstring says what it checks and why it matters for a tensor-parallel deployment.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.machine import PathLevel
+from topoaudit.model.topology import Domain
+from topoaudit.model.values import is_absent
+from topoaudit.rules import RuleContext, finding
+
+
+def _fmt(gpus: Iterable[int]) -> str:
+    """{0-3} style for contiguous runs, {0,2,5} otherwise."""
+    g = sorted(gpus)
+    if len(g) > 2 and g == list(range(g[0], g[-1] + 1)):
+        return f"{{{g[0]}-{g[-1]}}}"
+    return "{" + ",".join(map(str, g)) + "}"
+
+
+def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Several NVLink domains of 2+ GPUs (8 = 4+4, 2+2+2+2): TP beyond one domain runs over PCIe/SYS.
+
+    Severity: ``fail`` when the GPU model ships as one NVSwitch domain this large (the box is broken or
+    not what was sold); ``info`` when the model is bridged by design and the domains are as large as its
+    bridges allow; ``warn`` otherwise (model unknown).
+    """
+    multi = [d for d in ctx.domains if d.size >= 2]
+    if len(multi) < 2:
+        return
+    shape = " + ".join(str(d.size) for d in multi)
+    groups = " ".join(_fmt(d.gpus) for d in multi)
+    total = len(ctx.machine.gpus)
+    spec = ctx.spec
+    severity = Severity.WARN
+    why = "GPU model unknown; cannot tell whether this is by design"
+    if spec and spec.build == "nvswitch" and spec.domain_size >= min(total, spec.node_gpus):
+        severity = Severity.FAIL
+        why = f"{spec.name} ships with all {min(total, spec.domain_size)} GPUs on one NVSwitch fabric"
+    elif spec and spec.build in ("bridge", "mesh") and max(d.size for d in multi) >= min(spec.domain_size, total):
+        severity = Severity.INFO
+        why = f"by design for {spec.name} (NVLink bridges join at most {spec.domain_size} GPUs)"
+    elif spec:
+        why = f"{spec.name} normally forms domains of {spec.domain_size}"
+    largest = max(d.size for d in multi)
+    yield finding(
+        "nvlink-split-domain",
+        f"{total} GPUs form {len(multi)} NVLink domains ({shape}): {groups}; tensor parallelism beyond "
+        f"{largest} GPUs crosses {_crossing(ctx, multi)} ({why}).",
+        severity=severity,
+        domains=[list(d.gpus) for d in multi],
+        largest_domain=largest,
+        crossing=_crossing(ctx, multi),
+        reason=why,
+    )
+
+
+def _crossing(ctx: RuleContext, domains: list[Domain]) -> str:
+    """The fastest path between two domains (what a cross-domain ring must take at best)."""
+    best = PathLevel.UNKNOWN
+    first, second = set(domains[0].gpus), set(domains[1].gpus)
+    for link in ctx.machine.links:
+        if not (link.a.startswith("GPU") and link.b.startswith("GPU")):
+            continue
+        a, b = int(link.a[3:]), int(link.b[3:])
+        if (a in first and b in second) or (a in second and b in first):
+            best = min(best, link.level)
+    return best.label
+
+
+def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Several GPUs and not one NVLink: every collective runs over PCIe or host memory."""
+    if len(ctx.machine.gpus) < 2 or any(d.size >= 2 for d in ctx.domains):
+        return
+    worst = max(
+        (lk.level for lk in ctx.machine.links if lk.a.startswith("GPU") and lk.b.startswith("GPU")),
+        default=PathLevel.UNKNOWN,
+    )
+    spec = ctx.spec
+    if spec and spec.build == "pcie":
+        severity, why = Severity.INFO, f"expected: {spec.name} has no NVLink"
+    elif spec:
+        severity, why = Severity.FAIL, f"{spec.name} should have NVLink: links down, fabric not up, or a VM hides it"
+    else:
+        severity, why = Severity.WARN, "GPU model unknown"
+    yield finding(
+        "nvlink-absent",
+        f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair; slowest GPU path: {worst.label} ({why}).",
+        severity=severity,
+        gpus=[g.index for g in ctx.machine.gpus],
+        slowest_path=worst.name,
+        reason=why,
+    )
+
+
+def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """A domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh): all-to-all traffic and
+    some TP groups cross PCIe/SYS even though rings stay on NVLink."""
+    for domain in ctx.domains:
+        if domain.build != "partial-mesh":
+            continue
+        members = set(domain.gpus)
+        missing = sorted(
+            (int(lk.a[3:]), int(lk.b[3:]))
+            for lk in ctx.machine.links
+            if lk.a.startswith("GPU")
+            and lk.b.startswith("GPU")
+            and lk.level != PathLevel.NVLINK
+            and int(lk.a[3:]) in members
+            and int(lk.b[3:]) in members
+        )
+        by_design = ctx.spec is not None and ctx.spec.build == "mesh"
+        yield finding(
+            "nvlink-partial-mesh",
+            f"NVLink domain {_fmt(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
+            f"link (e.g. GPU{missing[0][0]}-GPU{missing[0][1]})"
+            + (f"; by design for {ctx.spec.name}." if by_design and ctx.spec else "."),
+            severity=Severity.INFO if by_design else None,
+            domain=list(domain.gpus),
+            pairs_without_nvlink=[list(p) for p in missing],
+        )
+
+
+def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """A GPU pair with fewer NVLinks than its siblings: a link is down or a bridge is badly seated.
+
+    Compared within a fully linked domain (NV16 among NV18), across the bridged pairs of one box (NV6
+    among NV12), against the catalog's links per GPU on NVSwitch models, and flags odd bridge widths
+    (NV3 where bridges come in even link counts).
+    """
+    pairs = [
+        (int(lk.a[3:]), int(lk.b[3:]), lk.nvlinks)
+        for lk in ctx.machine.links
+        if lk.level == PathLevel.NVLINK and lk.a.startswith("GPU") and lk.b.startswith("GPU")
+    ]
+    domain_of = {g: d for d in ctx.domains for g in d.gpus}
+    reported: set[tuple[int, int]] = set()
+    # Fully linked domains: the modal count is what healthy pairs show.
+    for domain in ctx.domains:
+        if domain.build not in ("nvswitch", "mesh") or domain.min_links == domain.max_links:
+            continue
+        inside = [(a, b, n) for a, b, n in pairs if domain_of.get(a) is domain and domain_of.get(b) is domain]
+        expected = Counter(n for _, _, n in inside).most_common(1)[0][0]
+        low = [(a, b, n) for a, b, n in inside if n < expected]
+        reported.update((a, b) for a, b, _ in low)
+        if low:
+            yield _degraded_finding(low, expected, f"its siblings in domain {_fmt(domain.gpus)}")
+    # Bridged pairs across the box.
+    bridged = [d for d in ctx.domains if d.build == "bridged-pair"]
+    if len(bridged) >= 2:
+        expected = Counter(d.max_links for d in bridged).most_common(1)[0][0]
+        low = [(d.gpus[0], d.gpus[1], d.max_links) for d in bridged if d.max_links < expected]
+        if low:
+            reported.update((a, b) for a, b, _ in low)
+            yield _degraded_finding(low, expected, "the other bridged pairs in this box")
+    # The catalog: an NVSwitch model shows its full link count on every pair.
+    spec = ctx.spec
+    if spec and spec.build == "nvswitch" and spec.nvlinks_per_gpu:
+        low = [(a, b, n) for a, b, n in pairs if n < spec.nvlinks_per_gpu and (a, b) not in reported]
+        if low:
+            reported.update((a, b) for a, b, _ in low)
+            yield _degraded_finding(low, spec.nvlinks_per_gpu, f"{spec.name}'s {spec.nvlinks_per_gpu} links")
+    # Odd bridge widths: NVLink bridges carry an even number of links; NV3 means a link did not train.
+    for d in bridged:
+        a, b = d.gpus
+        if d.max_links >= 3 and d.max_links % 2 == 1 and (a, b) not in reported:
+            yield _degraded_finding(
+                [(a, b, d.max_links)],
+                d.max_links + 1,
+                "a full bridge (bridges carry an even number of links)",
+                severity=Severity.WARN,
+            )
+
+
+def _degraded_finding(
+    low: list[tuple[int, int, int]], expected: int, versus: str, severity: Severity | None = None
+) -> Finding:
+    shown = ", ".join(f"GPU{a}-GPU{b} NV{n}" for a, b, n in low[:6]) + (" ..." if len(low) > 6 else "")
+    return finding(
+        "nvlink-degraded",
+        f"{len(low)} GPU pair(s) have fewer NVLinks than {versus} (NV{expected}): {shown}.",
+        severity=severity,
+        pairs=[{"gpus": [a, b], "nvlinks": n} for a, b, n in low],
+        expected_nvlinks=expected,
+    )
+
+
+def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """NICs exist but a GPU has none behind its PCIe switch (PIX/PXB): GPUDirect RDMA for it crosses the
+    host bridge or the socket, and multi-node all-reduce slows down."""
+    if not ctx.machine.nics:
+        return
+    far: list[int] = []
+    for gpu in ctx.machine.gpus:
+        levels = [ctx.machine.link(gpu.label, nic.label) for nic in ctx.machine.nics]
+        known = [lk.level for lk in levels if lk is not None]
+        if not known:
+            continue
+        if min(known) > PathLevel.PXB:
+            far.append(gpu.index)
+    if not far:
+        return
+    total = len(ctx.machine.gpus)
+    all_phb = all(
+        lk.level == PathLevel.PHB for lk in ctx.machine.links if lk.a.startswith("GPU") and lk.b.startswith("NIC")
+    )
+    if len(far) == total and len(ctx.machine.nics) < max(2, total // 2):
+        severity, why = Severity.INFO, "few NICs and none near a GPU: likely front-end or storage NICs"
+    elif len(far) == total and all_phb:
+        severity, why = Severity.WARN, "every GPU-NIC path is PHB: a VM may be hiding the PCIe tree"
+    else:
+        severity, why = Severity.WARN, "GPUDirect RDMA from these GPUs crosses a host bridge or socket"
+    yield finding(
+        "nic-not-local",
+        f"{len(far)} of {total} GPUs have no NIC at PIX/PXB: GPUs {_fmt(far)} ({why}).",
+        severity=severity,
+        gpus=far,
+        nics=[n.label for n in ctx.machine.nics],
+        reason=why,
+    )
+
+
+def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """The requested tensor-parallel size cannot stay inside one NVLink domain: every layer's all-reduce
+    would run over the slowest hop between domains."""
+    for placement in ctx.placements:
+        if placement.fits:
+            continue
+        largest = max((d.size for d in ctx.domains), default=0)
+        yield finding(
+            "tp-group-crosses-domain",
+            f"TP={placement.tp} cannot stay on NVLink: the largest NVLink domain has {largest} GPU(s). "
+            + (placement.alternatives[0] if placement.alternatives else ""),
+            tp=placement.tp,
+            largest_domain=largest,
+            alternatives=list(placement.alternatives),
+        )
+
+
+def expectations(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """What the user said the box must be (``--expect-gpus``, ``--expect-domain``) against what it is."""
+    opts = ctx.options
+    count = len(ctx.machine.gpus)
+    if not is_absent(opts.expect_gpus) and opts.expect_gpus != count:
+        yield finding(
+            "expectation-not-met",
+            f"Expected {opts.expect_gpus} GPUs, found {count}.",
+            expected_gpus=opts.expect_gpus,
+            found_gpus=count,
+        )
+    if not is_absent(opts.expect_domain):
+        largest = max(ctx.domains, key=lambda d: d.size, default=None)
+        size = largest.size if largest else 0
+        if size < int(opts.expect_domain):  # type: ignore[arg-type]
+            yield finding(
+                "expectation-not-met",
+                f"Expected an NVLink domain of {opts.expect_domain} GPUs; the largest has {size} "
+                f"({' '.join(_fmt(d.gpus) for d in ctx.domains if d.size >= 2) or 'no NVLink'}).",
+                expected_domain=opts.expect_domain,
+                largest_domain=size,
+                domains=[list(d.gpus) for d in ctx.domains],
+            )
+
+
+RULES = (expectations, split_domain, nvlink_absent, degraded, partial_mesh, tp_fit, nic_not_local)
