@@ -1,0 +1,135 @@
+"""Each topology rule on a machine built to trigger it, and on one built not to."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from builders import cube_mesh, machine, nvswitch8, pairs, pcie, split_4_4
+
+from topoaudit.model.finding import Severity
+from topoaudit.model.report import AuditOptions, SourceInfo
+from topoaudit.pipeline import analyze
+
+SRC = SourceInfo("test", "builder")
+
+
+def codes(report):  # type: ignore[no-untyped-def]
+    return {f.code: f for f in report.findings}
+
+
+def test_healthy_nvswitch_box_passes() -> None:
+    r = analyze(machine(8, nvswitch8, name="NVIDIA H100 80GB HBM3"), source=SRC)
+    assert r.findings == () and r.gate.verdict == "pass" and r.gate.exit_code == 0
+
+
+def test_split_sxm_box_fails_because_the_model_ships_as_one_domain() -> None:
+    r = analyze(machine(8, lambda i, j: "NV18" if i // 4 == j // 4 else "SYS", name="NVIDIA H200"), source=SRC)
+    f = codes(r)["nvlink-split-domain"]
+    assert f.severity == Severity.FAIL
+    assert f.evidence["domains"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert r.gate.exit_code == 1 and r.gate.verdict == "fail"
+
+
+def test_split_bridged_box_is_info_by_design_but_tp8_fails() -> None:
+    m = machine(8, split_4_4, name="NVIDIA H200 NVL")
+    r = analyze(m, source=SRC)
+    assert codes(r)["nvlink-split-domain"].severity == Severity.INFO
+    assert r.gate.exit_code == 0
+    r8 = analyze(m, source=SRC, options=AuditOptions(tp=8))
+    assert codes(r8)["tp-group-crosses-domain"].severity == Severity.FAIL
+    assert r8.gate.exit_code == 1
+    assert analyze(m, source=SRC, options=AuditOptions(tp=4)).gate.exit_code == 0
+
+
+def test_split_unknown_model_warns() -> None:
+    r = analyze(machine(8, split_4_4), source=SRC)
+    assert codes(r)["nvlink-split-domain"].severity == Severity.WARN
+    assert "model-unknown" in codes(r)
+
+
+def test_pairs_are_split_domains_and_one_weak_pair_is_degraded() -> None:
+    weak = machine(8, lambda i, j: "NV6" if (i, j) == (4, 5) else pairs(i, j), name="NVIDIA H100 NVL")
+    f = codes(analyze(weak, source=SRC))["nvlink-degraded"]
+    assert f.severity == Severity.FAIL
+    assert f.evidence["pairs"] == [{"gpus": [4, 5], "nvlinks": 6}] and f.evidence["expected_nvlinks"] == 12
+
+
+def test_link_down_inside_nvswitch_domain_is_degraded() -> None:
+    m = machine(8, lambda i, j: "NV16" if (i, j) == (2, 6) else "NV18")
+    f = codes(analyze(m, source=SRC))["nvlink-degraded"]
+    assert f.evidence["pairs"] == [{"gpus": [2, 6], "nvlinks": 16}]
+
+
+def test_catalog_flags_uniformly_low_links_on_nvswitch_model() -> None:
+    m = machine(8, lambda i, j: "NV12", name="NVIDIA H100 80GB HBM3")
+    f = codes(analyze(m, source=SRC))["nvlink-degraded"]
+    assert f.evidence["expected_nvlinks"] == 18 and len(f.evidence["pairs"]) == 28
+
+
+def test_partially_seated_bridge_nv3() -> None:
+    f = codes(analyze(machine(2, lambda i, j: "NV3"), source=SRC))["nvlink-degraded"]
+    assert f.severity == Severity.WARN and f.evidence["pairs"] == [{"gpus": [0, 1], "nvlinks": 3}]
+
+
+def test_cube_mesh_is_partial_by_design_and_not_degraded() -> None:
+    r = analyze(machine(8, cube_mesh, name="Tesla V100-SXM2-32GB"), source=SRC)
+    c = codes(r)
+    assert c["nvlink-partial-mesh"].severity == Severity.INFO
+    assert [0, 5] in c["nvlink-partial-mesh"].evidence["pairs_without_nvlink"]
+    assert "nvlink-degraded" not in c
+    unknown = codes(analyze(machine(8, cube_mesh), source=SRC))
+    assert unknown["nvlink-partial-mesh"].severity == Severity.WARN
+
+
+@pytest.mark.parametrize(
+    ("name", "severity"),
+    [("NVIDIA L4", Severity.INFO), ("NVIDIA H100 80GB HBM3", Severity.FAIL), (None, Severity.WARN)],
+)
+def test_nvlink_absent_severity_follows_the_model(name: str | None, severity: Severity) -> None:
+    f = codes(analyze(machine(8, pcie, name=name), source=SRC))["nvlink-absent"]
+    assert f.severity == severity and f.evidence["slowest_path"] == "SYS"
+
+
+def test_nic_not_local() -> None:
+    local = machine(4, nvswitch8, nics={"NIC0": lambda i: "PIX" if i < 2 else "SYS", "NIC1": lambda i: "SYS"})
+    f = codes(analyze(local, source=SRC))["nic-not-local"]
+    assert f.evidence["gpus"] == [2, 3] and f.severity == Severity.WARN
+    fine = machine(2, nvswitch8, nics={"NIC0": lambda i: "PXB"})
+    assert "nic-not-local" not in codes(analyze(fine, source=SRC))
+
+
+def test_vm_flattened_pcie_is_called_out() -> None:
+    m = machine(4, nvswitch8, nics={f"NIC{k}": (lambda i: "PHB") for k in range(8)})
+    f = codes(analyze(m, source=SRC))["nic-not-local"]
+    assert "VM" in f.message and len(f.evidence["gpus"]) == 4
+
+
+def test_expectations() -> None:
+    m = machine(8, split_4_4)
+    r = analyze(m, source=SRC, options=AuditOptions(expect_gpus=8, expect_domain=8))
+    (f,) = [f for f in r.findings if f.code == "expectation-not-met"]
+    assert f.evidence["largest_domain"] == 4 and r.gate.exit_code == 1
+    r2 = analyze(m, source=SRC, options=AuditOptions(expect_gpus=4))
+    assert [f.evidence["found_gpus"] for f in r2.findings if f.code == "expectation-not-met"] == [8]
+
+
+def test_fail_on_warn_turns_warnings_into_exit_1() -> None:
+    m = machine(8, split_4_4)
+    assert analyze(m, source=SRC).gate.exit_code == 0
+    assert analyze(m, source=SRC, options=AuditOptions(fail_on=Severity.WARN)).gate.exit_code == 1
+
+
+def test_strict_turns_an_incomplete_audit_into_exit_3() -> None:
+    from topoaudit.model.report import InputIssue
+    from topoaudit.model.values import Failed
+
+    m = machine(8, nvswitch8, name="NVIDIA H100 80GB HBM3")
+    issue = (InputIssue(4, "recovered", "cell restored from its mirror"),)
+    assert analyze(m, source=SRC, input_issues=issue).gate.exit_code == 0
+    strict = analyze(m, source=SRC, input_issues=issue, options=AuditOptions(strict=True))
+    assert strict.gate.exit_code == 3 and "input-recovered" in codes(strict)
+    lost = dataclasses.replace(
+        m, gpus=(dataclasses.replace(m.gpus[0], status=Failed("nvml", "GPU_IS_LOST")), *m.gpus[1:])
+    )
+    assert analyze(lost, source=SRC, options=AuditOptions(strict=True)).gate.exit_code == 3
