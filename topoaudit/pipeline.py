@@ -41,7 +41,8 @@ def analyze(
     )
     domains = nvlink_domains(machine)
     n = len(machine.gpus)
-    sizes = sorted({2**k for k in range(1, n.bit_length()) if 2**k <= n} | _requested_tp(options))
+    # Placements for the TP sizes people deploy (2..8) and the one asked for; never hundreds of rows.
+    sizes = sorted({tp for tp in (2, 4, 8) if tp <= n} | _requested_tp(options))
     placements = tuple(place_tp(machine, domains, tp) for tp in sizes)
     requested = tuple(p for p in placements if p.tp in _requested_tp(options))
     bottlenecks = (

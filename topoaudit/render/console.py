@@ -12,6 +12,7 @@ from rich.text import Text
 from topoaudit.model.machine import PathLevel, level_from_code
 from topoaudit.model.report import Report
 from topoaudit.model.values import show
+from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
 
@@ -44,6 +45,8 @@ def render(report: Report, options: RenderOptions) -> str:
     console.print(_domains(report))
     console.print(_placements(report))
     console.print(_matrix(report))
+    if isinstance(report.plan, Plan):  # deploy planner section
+        console.print(plan_section(report.plan))
     extra = _not_learned(report, options.verbose)
     if extra is not None:
         console.print(extra)
@@ -100,7 +103,10 @@ def _placements(report: Report) -> Table:
     table.add_column("groups")
     table.add_column("notes", ratio=1)
     for p in report.placements:
-        groups = "\n".join(p.cuda_visible_devices) or Text("none on NVLink", style="red")
+        lines = list(p.cuda_visible_devices)
+        if len(lines) > 8:
+            lines = lines[:8] + [f"... {len(lines) - 8} more groups (JSON lists all)"]
+        groups = "\n".join(lines) or Text("none on NVLink", style="red")
         table.add_row(str(p.tp), groups, "\n".join(p.alternatives))
     return table
 
@@ -136,3 +142,53 @@ def _not_learned(report: Report, verbose: bool) -> Group | None:
     elif facts:
         parts.append(Text(f"{len(facts)} fact(s) not available from this source (--verbose lists them)", style="dim"))
     return Group(*parts) if parts else None
+
+
+# >>> deploy planner section (topoaudit/plan; owner: planner) >>>
+PLAN_VERDICT_STYLE = {"fits-one-domain": "bold green", "at-edge-of-domain": "bold yellow", "crosses-domain": "bold red"}
+
+
+def plan_section(plan: Plan) -> Group:
+    """The plan: the key numbers, the arithmetic step by step, the domain fit and the alternatives."""
+    title = Text.assemble(("Deploy plan ", "bold"), (plan.verdict, PLAN_VERDICT_STYLE.get(plan.verdict, "")))
+    numbers = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
+    numbers.add_column("what", style="bold", no_wrap=True)
+    numbers.add_column("value")
+    numbers.add_row("model", plan.model_text)
+    numbers.add_row(
+        "footprint",
+        f"{plan.footprint_gb:,.1f} GB (weights {plan.weights_gb:,.1f} + KV {plan.kv_cache_gb:,.1f}"
+        f" + margin {plan.safety_margin_gb:,.1f})",
+    )
+    numbers.add_row(
+        "card", f"{plan.gpu_name}: {plan.usable_per_card_gb:,.1f} GB usable of {plan.card_memory_gb:,.0f} GB"
+    )
+    numbers.add_row(
+        "cards / TP",
+        f"{plan.cards} cards, TP{plan.tp_size}"
+        + (f" x PP{plan.pp_size}" if plan.pp_size > 1 else "")
+        + f" ({plan.per_card_gb:,.1f} GB per card, {plan.card_utilisation:.0%})",
+    )
+    for fit in (plan.standard_node, plan.machine):
+        if isinstance(fit, DomainFit):
+            style = "green" if fit.fits_one_domain and not fit.at_edge else "yellow" if fit.fits_one_domain else "red"
+            numbers.add_row(fit.kind, Text(fit.verdict, style=style))
+    steps = Text("How it was computed:\n", style="bold")
+    for i, step in enumerate(plan.steps, 1):
+        steps.append(f"  {i:2}. {step}\n", style="")
+    parts: list[Table | Text] = [numbers, steps]
+    if plan.alternatives:
+        alt = Table(
+            title="Alternatives (in the seed's order: bigger cards first, the network last)",
+            title_justify="left",
+            expand=True,
+        )
+        alt.add_column("option", ratio=2)
+        alt.add_column("cost", ratio=2)
+        for a in plan.alternatives:
+            alt.add_row(a.summary, Text(a.cost, style="red" if a.kind == "cross-node-tp" else ""))
+        parts.append(alt)
+    return Group(*parts)
+
+
+# <<< deploy planner section <<<

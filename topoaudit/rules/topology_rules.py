@@ -51,7 +51,7 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     yield finding(
         "nvlink-split-domain",
         f"{total} GPUs form {len(multi)} NVLink domains ({shape}): {groups}; tensor parallelism beyond "
-        f"{largest} GPUs crosses {_crossing(ctx, multi)} ({why}).",
+        f"{largest} GPUs runs over the {_crossing(ctx, multi)} ({why}).",
         severity=severity,
         domains=[list(d.gpus) for d in multi],
         largest_domain=largest,

@@ -1,0 +1,121 @@
+"""The CLI as a user drives it: bundled examples, the gate's exit codes, clear errors on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from topoaudit.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "topo"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+def test_example_list(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "analyze", "--example", "list")
+    assert code == 0
+    for name in ("hgx-h100", "h200-nvl-split", "h100-nvl-pairs", "dgx1-cube-mesh", "pcie-only"):
+        assert name in out
+
+
+@pytest.mark.parametrize(
+    ("example", "args", "exit_code", "domains"),
+    [
+        ("hgx-h100", (), 0, [[0, 1, 2, 3, 4, 5, 6, 7]]),
+        ("hgx-h100", ("--tp", "8", "--expect-domain", "8"), 0, [[0, 1, 2, 3, 4, 5, 6, 7]]),
+        ("h200-nvl-split", (), 0, [[0, 1, 2, 3], [4, 5, 6, 7]]),
+        ("h200-nvl-split", ("--tp", "8"), 1, [[0, 1, 2, 3], [4, 5, 6, 7]]),
+        ("h200-nvl-split", ("--expect-domain", "8"), 1, [[0, 1, 2, 3], [4, 5, 6, 7]]),
+        ("h200-nvl-split", ("--tp", "4"), 0, [[0, 1, 2, 3], [4, 5, 6, 7]]),
+        ("h100-nvl-pairs", ("--tp", "4"), 1, [[0, 1], [2, 3], [4, 5], [6, 7]]),
+        ("dgx1-cube-mesh", ("--tp", "8"), 0, [[0, 1, 2, 3, 4, 5, 6, 7]]),
+        ("pcie-only", ("--tp", "2"), 1, [[0], [1], [2], [3], [4], [5], [6], [7]]),
+    ],
+)
+def test_examples_gate(
+    capsys: pytest.CaptureFixture[str], example: str, args: tuple[str, ...], exit_code: int, domains: list[list[int]]
+) -> None:
+    code, out, err = run(capsys, "analyze", "--example", example, "--format", "json", *args)
+    report = json.loads(out)
+    assert code == exit_code == report["gate"]["exit_code"]
+    assert [d["gpus"] for d in report["domains"]] == domains
+    assert report["source"]["demo"] is True
+    assert "topoaudit:" in err  # the one-line verdict goes to stderr for machine formats
+
+
+def test_split_example_console_says_what_to_do(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "analyze", "--example", "h200-nvl-split", "--tp", "8", "--no-color")
+    assert code == 1
+    assert "DEMO" in out and "tp-group-crosses-domain" in out
+    assert "CUDA_VISIBLE_DEVICES=0,1,2,3" in out and "PP=2" in out
+
+
+def test_markdown_and_file_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "r.md"
+    code, out, err = run(capsys, "analyze", "--example", "dgx1-cube-mesh", "--format", "markdown", "-o", str(target))
+    text = target.read_text()
+    assert code == 0 and out == "" and str(target) in err
+    assert "nvlink-partial-mesh" in text and "| GPU0 |" in text
+
+
+def test_saved_report_is_rejudged_with_new_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    saved = tmp_path / "report.json"
+    run(capsys, "analyze", "--example", "h200-nvl-split", "--format", "json", "-o", str(saved))
+    code, out, _ = run(capsys, "analyze", str(saved), "--tp", "8", "--format", "json")
+    report = json.loads(out)
+    assert code == 1 and report["source"]["kind"] == "report" and report["source"]["demo"] is True
+    assert report["gpu_model"] == "NVIDIA H200 NVL"
+
+
+def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from topoaudit.loaders import examples
+
+    text = (Path(__file__).parents[1] / "topoaudit" / "examples" / examples()["pcie-only"].file).read_text()
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    code, out, _ = run(capsys, "analyze", "-", "--format", "json")
+    assert code == 0 and len(json.loads(out)["gpus"]) == 8
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code", "message"),
+    [
+        (("analyze",), 2, "give either PATH or --example"),
+        (("analyze", "--tp", "zero", "--example", "hgx-h100"), 2, "zero"),
+        (("analyze", "--bogus"), 2, "--bogus"),
+        (("analyze", "--example", "nope"), 4, "unknown example 'nope'"),
+        (("analyze", "/nonexistent/topo.txt"), 4, "no such file"),
+    ],
+)
+def test_bad_usage_and_input_are_clear(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], exit_code: int, message: str
+) -> None:
+    code, out, err = run(capsys, *args)
+    assert code == exit_code
+    assert message in err and "Traceback" not in err
+
+
+def test_garbage_file_exits_4(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\nthis is not a topology\n")
+    code, _, err = run(capsys, "analyze", str(junk))
+    assert code == 4 and "not a format topoaudit reads" in err
+    binary = tmp_path / "b.bin"
+    binary.write_bytes(b"\x00\x01\x02GPU0")
+    assert run(capsys, "analyze", str(binary))[0] == 4
+
+
+def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and "topoaudit" in out
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "analyze" in out and "Exit codes" in out

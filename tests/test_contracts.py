@@ -1,0 +1,53 @@
+"""Contracts documented in one place each: README tables against the exit-code enum and code registry,
+and the import layering that keeps non-measuring commands fast."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from topoaudit.exitcodes import EXIT_CODE_MEANINGS, ExitCode
+from topoaudit.rules.codes import CODES
+
+README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def _section(marker: str) -> str:
+    return README.split(f"<!-- {marker}:start -->")[1].split(f"<!-- {marker}:end -->")[0]
+
+
+def test_readme_exit_code_table_matches_the_enum() -> None:
+    rows = dict(re.findall(r"^\| (\d) \| (.+?) \|$", _section("exit-codes"), re.M))
+    assert {int(k) for k in rows} == {int(c) for c in ExitCode}
+    for code, meaning in EXIT_CODE_MEANINGS.items():
+        assert rows[str(int(code))] == meaning
+
+
+def test_readme_lists_every_finding_code_with_its_default_severity() -> None:
+    rows = dict(re.findall(r"^\| `([a-z0-9-]+)` \| (info|warn|fail) \|", _section("finding-codes"), re.M))
+    assert rows == {code: entry.severity.value for code, entry in CODES.items()}
+
+
+def test_codes_are_kebab_case_and_have_remedies() -> None:
+    for code, entry in CODES.items():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", code)
+        assert entry.title and entry.remedy
+
+
+def test_analyze_and_help_import_neither_torch_nor_pynvml() -> None:
+    probe = (
+        "import sys\n"
+        "from topoaudit.cli import cli\n"
+        "from topoaudit.loaders import load_example\n"
+        "from topoaudit.pipeline import analyze\n"
+        "from topoaudit.render import render\n"
+        "l = load_example('hgx-h100')\n"
+        "r = analyze(l.machine, source=l.source)\n"
+        "render(r, 'console'); render(r, 'json'); render(r, 'markdown')\n"
+        "cli.get_command(None, 'analyze')\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pynvml'))\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
