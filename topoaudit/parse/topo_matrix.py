@@ -11,14 +11,40 @@ CONTRACT (used by the rest of topoaudit; keep it):
   :func:`level_from_code`.
 * Every recovered or ignored oddity is a :class:`ParseIssue` naming its 1-based input line.
 * Input whose GPU matrix is ambiguous or absent raises :class:`TopoParseError` (exit 4) with the issues.
+
+HOW IT READS (and why):
+
+* Cells are found by whitespace splitting, never by fixed columns: pastes come with tabs, expanded tabs,
+  hand-compressed 2-space columns and values that overflow into the next column (``112-127 5``).
+* Each line is cleaned first: ANSI colour codes, ``\r``, and quote/comment prefixes (``#``, ``>``) go; the
+  header is found by its ``GPU0`` label wherever it sits on the line (a shell prompt may be glued in front).
+* The matrix is symmetric, so a damaged row (a missing cell, two cells glued like ``NV18NV18``, a row cut
+  short, a missing GPU row) is re-aligned against the mirrored cells of the intact rows. Only when every
+  alignment consistent with the mirror gives the same GPU-GPU values is it recovered (with an issue);
+  otherwise :class:`TopoParseError`. NIC pairs that no cell describes (pastes truncated after some NIC rows)
+  get no :class:`Link` and one issue -- they are unknown, not guessed.
+* Affinity columns are mapped by the header's names (``CPU Affinity``, ``NUMA Affinity`` / ``Node
+  Affinity``, ``GPU NUMA ID``) in the header's order. ``N/A`` becomes :class:`Unsupported`. A CPU list that
+  is visibly cut (``-31,64-95``) or that is a textual fragment of another row's list (``2-63,96-127`` next
+  to ``32-63,96-127``: the terminal ate a character) makes the whole CPU-affinity column :class:`Failed`,
+  because the same cut hits every row and a plausible wrong CPU list is worse than none.
+* Link codes are kept verbatim. Codes outside NVIDIA's legend (the MetaX clone's ``HT`` = MarsLink) map to
+  ``PathLevel.UNKNOWN`` with an ``ignored`` issue quoting the paste's own legend: topoaudit does not count
+  a link it cannot name as NVLink. ``nvidia-smi topo -p2p`` output (cells ``OK``/``CNS``/``GNS``...) is
+  rejected: it has the same shape but other meaning.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.machine import Machine
+from topoaudit.model.machine import Gpu, Link, Machine, Nic, level_from_code
+from topoaudit.model.values import Failed, Probed, Unsupported
+from topoaudit.parse.cpulist import parse_cpu_list
 
 
 @dataclass(frozen=True)
@@ -44,11 +70,482 @@ class TopoParseError(InputError):
         self.issues = issues
 
 
+
+SOURCE = "nvidia-smi topo -m"
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Colour codes, a bare ESC, and the "[0m" left behind when a paste drops the ESC byte.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b|\[[0-9;]*m")
+_QUOTE_PREFIX = re.compile(r"^\s*[#>]+")
+# The header is the line where GPU0 is followed by another column name (or nothing: a 1-GPU box), which
+# tells it apart from the GPU0 row, where GPU0 is followed by a cell (X, NV18, SYS...).
+_HEADER = re.compile(r"GPU0(?=\s*$|\s+(?:GPU\d|NIC\d|CPU|NUMA|Node|\S*[a-z]))")
+_COLUMN_LABEL = re.compile(r"GPU\d+|NIC\d+|[A-Za-z][\w.-]*\d")
+_ROW_LABEL = re.compile(r"(GPU|NIC)(\d+)")
+_AFFINITY_NAME = re.compile(r"(CPU\s*Affinity)|(NUMA\s*Affinity|Node\s*Affinity)|(GPU\s*NUMA\s*ID)", re.I)
+_CELL = re.compile(r"[A-Z][A-Z0-9#]*")
+_GLUED = re.compile(r"(?:NV\d+|X|SYS|SOC|NODE|PHB|PXB|PIX){2,}")
+_GLUED_PART = re.compile(r"NV\d+|X|SYS|SOC|NODE|PHB|PXB|PIX")
+_NVIDIA_CODE = re.compile(r"X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX")
+_P2P_CODES = frozenset({"OK", "NS", "CNS", "GNS", "TNS", "DR", "U"})
+_LEGEND_START = re.compile(r"^\s*(?:NIC\s+)?Legend\s*:", re.I)
+_NIC_LEGEND = re.compile(r"\s*(NIC\d+)\s*:\s*(\S+)\s*")
+_CODE_LEGEND = re.compile(r"\s*(\S+)\s+=\s+(.*?)\s*")
+_AFFINITY_KINDS = ("cpu", "numa", "gpu_numa")
+_NO_CPU_COLUMN = Unsupported(SOURCE, "no CPU Affinity column in the paste")
+_NO_NUMA_COLUMN = Unsupported(SOURCE, "no NUMA Affinity column in the paste")
+_NO_GPU_NUMA_COLUMN = Unsupported(SOURCE, "no GPU NUMA ID column in the paste (older drivers lack it)")
+_NA_WHY = {
+    "cpu": "",
+    "numa": " (NUMA not exposed to the driver)",
+    "gpu_numa": " (the GPU has no NUMA node of its own)",
+}
+_AFFINITY_TITLES = {"cpu": "CPU Affinity", "numa": "NUMA Affinity", "gpu_numa": "GPU NUMA ID"}
+
+
+@dataclass
+class _Row:
+    label: str
+    line: int
+    cells: list[str]
+    rest: list[str]
+
+
+@dataclass
+class _Affinity:
+    """One GPU's affinity values while they are being read (raw text kept to spot terminal cuts)."""
+
+    cpu: Probed[tuple[int, ...]] = _NO_CPU_COLUMN
+    numa: Probed[tuple[int, ...]] = _NO_NUMA_COLUMN
+    gpu_numa: Probed[int] = _NO_GPU_NUMA_COLUMN
+    cpu_text: str = ""
+    cpu_cut: str = ""
+
+    def set(self, kind: str, value: Probed[Any]) -> None:
+        setattr(self, kind, value)
+
+
+@dataclass
+class _Header:
+    line: int
+    labels: list[str]
+    affinity: list[str]  # kinds from _AFFINITY_KINDS, in the header's order
+
+
+def _clean(line: str) -> str:
+    """Drop what pasting adds around a line (colour codes, ``#``/``>`` prefixes) so splitting sees cells."""
+    line = _ANSI.sub("", line)
+    return _QUOTE_PREFIX.sub("", line, count=1)
+
+
+def _read_header(line: str, line_no: int) -> _Header | None:
+    m = _HEADER.search(line)
+    if m is None:
+        return None
+    tail = line[m.start() :]
+    first_name = _AFFINITY_NAME.search(tail)
+    labels = (tail[: first_name.start()] if first_name else tail).split()
+    if not all(_COLUMN_LABEL.fullmatch(x) for x in labels):
+        return None  # prose that happens to mention GPU0
+    affinity = []
+    if first_name:
+        for m2 in _AFFINITY_NAME.finditer(tail, first_name.start()):
+            affinity.append(_AFFINITY_KINDS[m2.lastindex - 1 if m2.lastindex else 0])
+    return _Header(line_no, labels, affinity)
+
+
+def _split_cells(tokens: Sequence[str], limit: int) -> tuple[list[str], list[str], list[str]]:
+    """Leading link cells of a row (glued ``NV18NV18`` split), the rest (affinity, notes), the glued tokens."""
+    cells: list[str] = []
+    glued: list[str] = []
+    i = 0
+    while i < len(tokens) and len(cells) < limit and _CELL.fullmatch(tokens[i]):
+        tok = tokens[i]
+        if _GLUED.fullmatch(tok):
+            cells.extend(_GLUED_PART.findall(tok))
+            glued.append(tok)
+        else:
+            cells.append(tok)
+        i += 1
+    return cells, list(tokens[i:]), glued
+
+
 def looks_like_topo_matrix(text: str) -> bool:
     """Cheap sniff: a header naming GPU0 and at least one row starting with GPU0."""
-    raise NotImplementedError
+    header = None
+    for no, raw in enumerate(_LINE_BREAK.split(text), 1):
+        line = _clean(raw)
+        if header is None:
+            header = _read_header(line, no)
+            continue
+        tokens = line.split()
+        if tokens and tokens[0] == "GPU0":
+            cells, _, _ = _split_cells(tokens[1:], len(header.labels))
+            others = {c for c in cells if c != "X"}
+            # ``topo -p2p`` has the same shape with OK/CNS/GNS cells: not a topology.
+            return bool(cells) and not (others and others <= _P2P_CODES)
+    return False
 
 
 def parse_topo_matrix(text: str) -> TopoParse:
     """Parse ``nvidia-smi topo -m`` output; see the module docstring for the contract."""
-    raise NotImplementedError
+    return _Parser(text).parse()
+
+
+def _align(tokens: Sequence[str], mirror: Sequence[str | None], diag: int | None) -> list[set[str | None]] | None:
+    """Every way to place a damaged row's cells among the columns, keeping their order.
+
+    A cell may sit in column ``p`` only if it agrees with the mirrored cell (``X`` exactly on the diagonal);
+    a column left without a cell takes the mirrored value, ``None`` when that is unknown too. Returns, per
+    column, the set of values over all valid placements (a singleton means the column is determined), or
+    ``None`` when no placement exists (the row contradicts its mirror). Two passes of reachability keep
+    it O(columns x cells) instead of enumerating placements.
+    """
+    n, k = len(mirror), len(tokens)
+    fits = [
+        [
+            (tok == "X") if p == diag else (tok != "X" and (mirror[p] is None or mirror[p] == tok))
+            for p in range(n)
+        ]
+        for tok in tokens
+    ]
+    gap = ["X" if p == diag else mirror[p] for p in range(n)]
+    reach = [[False] * (k + 1) for _ in range(n + 1)]
+    reach[0][0] = True
+    for p in range(n):
+        for t in range(k + 1):
+            if reach[p][t]:
+                reach[p + 1][t] = True
+                if t < k and fits[t][p]:
+                    reach[p + 1][t + 1] = True
+    if not reach[n][k]:
+        return None
+    back = [[False] * (k + 1) for _ in range(n + 1)]
+    back[n][k] = True
+    for p in range(n - 1, -1, -1):
+        for t in range(k + 1):
+            back[p][t] = back[p + 1][t] or (t < k and fits[t][p] and back[p + 1][t + 1])
+    outcomes: list[set[str | None]] = []
+    for p in range(n):
+        outs: set[str | None] = set()
+        for t in range(k + 1):
+            if reach[p][t]:
+                if back[p + 1][t]:
+                    outs.add(gap[p])
+                if t < k and fits[t][p] and back[p + 1][t + 1]:
+                    outs.add(tokens[t])
+        outcomes.append(outs)
+    return outcomes
+
+
+class _Parser:
+    """One parse: the cleaned lines, the header, the rows, and the issues found on the way."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = [_clean(raw) for raw in _LINE_BREAK.split(text)]
+        self.issues: list[ParseIssue] = []
+        self.cells: dict[tuple[str, str], str] = {}  # (row label, column label) -> verbatim code
+
+    # -- helpers -------------------------------------------------------------------------------------------
+    def fail(self, line: int, message: str) -> TopoParseError:
+        where = f"line {line}: " if line else ""
+        self.issues.append(ParseIssue(line, "ambiguous", message))
+        return TopoParseError(f"cannot read the nvidia-smi topo -m matrix: {where}{message}", self.sorted_issues())
+
+    def note(self, line: int, action: str, message: str) -> None:
+        self.issues.append(ParseIssue(line, action, message))
+
+    def sorted_issues(self) -> tuple[ParseIssue, ...]:
+        return tuple(sorted(self.issues, key=lambda i: i.line))
+
+    # -- the steps ------------------------------------------------------------------------------------------
+    def parse(self) -> TopoParse:
+        header = self.find_header()
+        self.check_header(header)
+        rows = self.read_rows(header)
+        gpu_labels = [x for x in header.labels if _ROW_LABEL.fullmatch(x) and x.startswith("GPU")]
+        if not any(label in rows for label in gpu_labels):
+            raise self.fail(header.line, "a header naming GPU0 but no GPU rows under it")
+        self.resolve(header, rows, gpu_labels)
+        nic_labels = [x for x in header.labels if x not in gpu_labels]
+        nic_labels += [label for label in rows if label not in header.labels]
+        links = self.links(gpu_labels + nic_labels, set(gpu_labels), header, rows)
+        gpus = self.gpus(gpu_labels, header, rows)
+        nics = self.nics(nic_labels, header.line)
+        return TopoParse(Machine(source="topo-matrix", gpus=gpus, nics=nics, links=links), self.sorted_issues())
+
+    def find_header(self) -> _Header:
+        for no, line in enumerate(self.lines, 1):
+            header = _read_header(line, no)
+            if header is not None:
+                return header
+        raise self.fail(0, "no header line naming GPU0 (is this `nvidia-smi topo -m` output?)")
+
+    def check_header(self, header: _Header) -> None:
+        """GPU columns must be GPU0..GPUn-1 before any NIC column; otherwise the count itself is in doubt."""
+        seen_nic = False
+        for i, label in enumerate(header.labels):
+            if label.startswith("GPU"):
+                if seen_nic or label != f"GPU{i}":
+                    raise self.fail(header.line, f"header columns are out of order at {label!r}: {header.labels}")
+            else:
+                seen_nic = True
+        if len(set(header.labels)) != len(header.labels):
+            raise self.fail(header.line, f"a column label repeats in the header: {header.labels}")
+
+    def read_rows(self, header: _Header) -> dict[str, _Row]:
+        """Rows from the header to the legend; junk in between is skipped, not fatal."""
+        n = len(header.labels)
+        columns = set(header.labels)
+        rows: dict[str, _Row] = {}
+        for no in range(header.line + 1, len(self.lines) + 1):
+            line = self.lines[no - 1]
+            tokens = line.split()
+            if not tokens:
+                continue
+            if _LEGEND_START.match(line):
+                break
+            if _read_header(line, no) is not None:
+                self.note(no, "ignored", "a second matrix header starts here; only the first matrix was read")
+                break
+            label = tokens[0]
+            if label not in columns and not _ROW_LABEL.fullmatch(label):
+                continue
+            if label.startswith("GPU") and label not in columns:
+                raise self.fail(no, f"row {label} but the header has GPU columns only up to "
+                                    f"{[x for x in header.labels if x.startswith('GPU')][-1]}: GPU counts disagree")
+            cells, rest, glued = _split_cells(tokens[1:], n + 1)
+            if not cells:
+                self.note(no, "ignored", f"line starts with {label} but has no link cells")
+                continue
+            if len(cells) > n:
+                raise self.fail(no, f"{label} row has more cells than the header has columns ({n})")
+            if glued:
+                self.note(no, "recovered", f"{label} row: split glued cells {', '.join(glued)}")
+            row = _Row(label, no, cells, rest)
+            if label in rows:
+                if rows[label].cells != cells:
+                    raise self.fail(no, f"{label} row appears twice (lines {rows[label].line} and {no}) and differs")
+                self.note(no, "ignored", f"{label} row repeated (first at line {rows[label].line})")
+                continue
+            rows[label] = row
+        return rows
+
+    def resolve(self, header: _Header, rows: dict[str, _Row], gpu_labels: list[str]) -> None:
+        """Fill ``self.cells``: intact rows as they are, damaged rows re-aligned against the mirror."""
+        cols = header.labels
+        index = {label: i for i, label in enumerate(cols)}
+        damaged: list[_Row] = []
+        for row in rows.values():
+            diag = index.get(row.label)
+            intact = len(row.cells) == len(cols) and all(
+                (c == "X") == (p == diag) for p, c in enumerate(row.cells)
+            )
+            if intact:
+                self.cells.update(((row.label, col), c) for col, c in zip(cols, row.cells, strict=True))
+            else:
+                damaged.append(row)
+        gpu_cols = [index[g] for g in gpu_labels]
+        pending = [r for r in damaged if r.label in gpu_labels]
+        # A recovered GPU row can serve as the mirror of another damaged one: repeat until nothing moves.
+        while pending:
+            still = [r for r in pending if not self.realign(r, cols, index, gpu_cols, strict=True)]
+            if len(still) == len(pending):
+                row = still[0]
+                raise self.fail(row.line, self.why_not(row, cols, index, gpu_cols))
+            pending = still
+        for row in damaged:
+            if row.label not in gpu_labels and not self.realign(row, cols, index, gpu_cols, strict=False):
+                raise self.fail(row.line, f"{row.label} row contradicts the GPU rows: {' '.join(row.cells)}")
+        for label in gpu_labels:
+            if label not in rows:
+                before = [r.line for r in rows.values() if r.label in gpu_labels and index[r.label] < index[label]]
+                line = max(before, default=header.line) + 1
+                self.note(line, "recovered", f"{label} row missing; its links were read from the other GPU rows "
+                                             "(the matrix is symmetric), its affinity is unknown")
+
+    def realign(self, row: _Row, cols: list[str], index: dict[str, int], gpu_cols: list[int], strict: bool) -> bool:
+        mirror = [self.cells.get((col, row.label)) for col in cols]
+        outcomes = _align(row.cells, mirror, index.get(row.label))
+        if outcomes is None:
+            return False
+        if strict and any(len(outcomes[p]) != 1 or None in outcomes[p] for p in gpu_cols):
+            return False
+        unknown = []
+        for col, outs in zip(cols, outcomes, strict=True):
+            value = next(iter(outs)) if len(outs) == 1 else None
+            if value is None:
+                unknown.append(col)
+            else:
+                self.cells[(row.label, col)] = value
+        what = "cut short" if len(row.cells) < len(cols) else "misaligned"
+        detail = f"; cells for {', '.join(unknown)} unknown" if unknown else ""
+        self.note(row.line, "recovered", f"{row.label} row has {len(row.cells)} of {len(cols)} cells ({what}); "
+                                         f"filled from the mirrored cells{detail}")
+        return True
+
+    def why_not(self, row: _Row, cols: list[str], index: dict[str, int], gpu_cols: list[int]) -> str:
+        mirror = [self.cells.get((col, row.label)) for col in cols]
+        outcomes = _align(row.cells, mirror, index.get(row.label))
+        cells = f"{len(row.cells)} of {len(cols)} cells"
+        if outcomes is None:
+            return f"{row.label} row ({cells}) contradicts the other rows: {' '.join(row.cells)}"
+        for p in gpu_cols:
+            if len(outcomes[p]) != 1 or None in outcomes[p]:
+                seen = sorted("unknown" if v is None else v for v in outcomes[p])
+                return (f"{row.label} row has {cells}; the {row.label}-{cols[p]} cell could be "
+                        f"{' or '.join(seen)} and its mirror in the {cols[p]} row does not settle it")
+        return f"{row.label} row ({cells}) cannot be aligned"
+
+    def links(self, devices: list[str], gpus: set[str], header: _Header, rows: dict[str, _Row]) -> tuple[Link, ...]:
+        out: list[Link] = []
+        unknown: list[tuple[str, str]] = []
+        first_seen: dict[str, str] = {}
+        cols = set(header.labels)
+        gpu_codes: set[str] = set()
+        for i, a in enumerate(devices):
+            for b in devices[i + 1 :]:
+                ab, ba = self.cells.get((a, b)), self.cells.get((b, a))
+                if ab is not None and ba is not None and ab != ba:
+                    line = rows[a].line if a in rows else 0
+                    raise self.fail(line, f"{a}-{b} reads {ab} in the {a} row (line {line}) but {ba} in the {b} "
+                                          f"row (line {rows[b].line if b in rows else '?'})")
+                code = ab if ab is not None else ba
+                if code is None:
+                    if a in gpus and b in gpus:
+                        raise self.fail(header.line, f"no cell gives the {a}-{b} link")
+                    unknown.append((a, b))
+                    continue
+                if a in gpus and b in gpus:
+                    gpu_codes.add(code)
+                if not _NVIDIA_CODE.fullmatch(code):
+                    first_seen.setdefault(code, a if (a, b) in self.cells else b)
+                level, nvlinks = level_from_code(code)
+                out.append(Link(a, b, code, level, nvlinks))
+        if gpu_codes - {"X"} and gpu_codes - {"X"} <= _P2P_CODES:
+            raise self.fail(header.line, "cells are P2P statuses (OK/CNS/GNS...): this is `nvidia-smi topo -p2p`, "
+                                         "not `topo -m`")
+        legend = self.code_legend()
+        for code, label in first_seen.items():
+            meaning = f" (the paste's legend: {legend[code]!r})" if code in legend else ""
+            line = rows[label].line if label in rows else header.line
+            self.note(line, "ignored", f"link code {code!r} is not an NVIDIA topo code{meaning}; kept verbatim "
+                                       "with level UNKNOWN")
+        if unknown:
+            self.note_unknown_links(unknown, cols, rows)
+        return tuple(out)
+
+    def note_unknown_links(self, unknown: list[tuple[str, str]], cols: set[str], rows: dict[str, _Row]) -> None:
+        """Say why NIC pairs have no link: rows missing (truncated paste) or columns missing (terminal width)."""
+        no_row = [c for c in cols if c not in rows and not c.startswith("GPU")]
+        no_col = [r for r in rows if r not in cols]
+        last = max(r.line for r in rows.values())
+        reasons = []
+        if no_row:
+            names = ", ".join(sorted(no_row, key=_natural))
+            reasons.append(f"no rows for {names} (paste truncated after line {last}?)")
+        if no_col:
+            reasons.append(f"{', '.join(no_col)} have rows but no header column (cut by terminal width?)")
+        example = "-".join(unknown[0])
+        self.note(last if no_row else rows[no_col[0]].line if no_col else 0, "recovered",
+                  f"{len(unknown)} device pair(s) have no cell, e.g. {example}: "
+                  f"{'; '.join(reasons) or 'damaged rows'}; those links are left out")
+
+    def code_legend(self) -> dict[str, str]:
+        legend: dict[str, str] = {}
+        for line in self.lines:
+            m = _CODE_LEGEND.fullmatch(line)
+            if m:
+                legend.setdefault(m.group(1), m.group(2))
+        return legend
+
+    def nics(self, labels: list[str], header_line: int) -> tuple[Nic, ...]:
+        legend: dict[str, str] = {}
+        for line in self.lines[header_line:]:
+            m = _NIC_LEGEND.fullmatch(line)
+            if m:
+                legend.setdefault(m.group(1), m.group(2))
+        nics = []
+        for label in labels:
+            device: Probed[str]
+            if label in legend:
+                device = legend[label]
+            elif not _ROW_LABEL.fullmatch(label):
+                device = label  # old drivers name the column after the device itself (mlx5_0)
+            else:
+                device = Unsupported(SOURCE, f"no NIC Legend line for {label} in the paste")
+            nics.append(Nic(label=label, device=device))
+        return tuple(nics)
+
+    def gpus(self, labels: list[str], header: _Header, rows: dict[str, _Row]) -> tuple[Gpu, ...]:
+        values = {label: self.affinity(rows.get(label), label, header.affinity) for label in labels}
+        self.distrust_cut_cpu_lists(values, rows)
+        return tuple(
+            Gpu(index=i, cpu_affinity=values[label].cpu, numa_nodes=values[label].numa,
+                gpu_numa_id=values[label].gpu_numa)
+            for i, label in enumerate(labels)
+        )
+
+    def affinity(self, row: _Row | None, label: str, kinds: list[str]) -> _Affinity:
+        """Map a GPU row's trailing values onto the header's affinity columns, by name and order."""
+        out = _Affinity()
+        if row is None:
+            for kind in kinds:
+                out.set(kind, Failed(SOURCE, f"{label} row missing from the paste"))
+            return out
+        values = row.rest
+        if len(values) > len(kinds):
+            self.note(row.line, "ignored", f"text after the last column: {' '.join(values[len(kinds):])!r}")
+        if len(values) < len(kinds):
+            missing = ", ".join(_AFFINITY_TITLES[k] for k in kinds[len(values) :])
+            self.note(row.line, "recovered", f"{label} row is cut short: {missing} missing"
+                                             + (" and the last value may be cut too" if values else ""))
+        for j, kind in enumerate(kinds):
+            title = _AFFINITY_TITLES[kind]
+            if j >= len(values):
+                out.set(kind, Failed(SOURCE, f"{title} missing from the {label} row (line {row.line})"))
+                continue
+            raw = values[j]
+            if len(values) < len(kinds) and j == len(values) - 1:
+                out.set(kind, Failed(SOURCE, f"{title} {raw!r} in the {label} row (line {row.line}) may be cut"))
+            elif raw.upper() == "N/A":
+                out.set(kind, Unsupported(SOURCE, f"{title} is N/A{_NA_WHY[kind]}"))
+            else:
+                try:
+                    out.set(kind, int(raw) if kind == "gpu_numa" else parse_cpu_list(raw))
+                    if kind == "cpu":
+                        out.cpu_text = raw
+                except ValueError:
+                    out.set(kind, Failed(SOURCE, f"{title} {raw!r} in the {label} row (line {row.line}) is unreadable"))
+                    if kind == "cpu" and raw.startswith(("-", ",")):
+                        out.cpu_cut = raw  # reported once for the whole column
+                    else:
+                        self.note(row.line, "recovered", f"{label}: {title} {raw!r} unreadable; recorded as failed")
+        return out
+
+    def distrust_cut_cpu_lists(self, values: dict[str, _Affinity], rows: dict[str, _Row]) -> None:
+        """A terminal cut hits every row: one visibly cut CPU list voids the whole column.
+
+        Visibly cut: it starts with ``-``/``,``, or it is the tail or head of another row's list
+        (``2-63,96-127`` beside ``32-63,96-127``). Such a value parses, so it must not reach the judge.
+        """
+        texts = {label: v.cpu_text for label, v in values.items() if v.cpu_text}
+        bad = {label: v.cpu_cut for label, v in values.items() if v.cpu_cut}
+        for label, text in texts.items():
+            if any(o != text and (o.endswith(text) or o.startswith(text)) for o in texts.values()):
+                bad[label] = text
+        if not bad:
+            return
+        order = sorted(bad, key=_natural)
+        shown = ", ".join(f"{label} {bad[label]!r}" for label in order)
+        self.note(rows[order[0]].line, "recovered",
+                  f"CPU Affinity column looks cut (terminal width?): {shown}; CPU affinity recorded as failed for "
+                  "every GPU")
+        for v in values.values():
+            if not isinstance(v.cpu, Unsupported):
+                v.cpu = Failed(SOURCE, "CPU Affinity column cut in the paste (terminal width?)")
+
+
+def _natural(label: str) -> tuple[str, int]:
+    m = re.fullmatch(r"(\D*)(\d*)", label)
+    return (m.group(1), int(m.group(2) or 0)) if m else (label, 0)
