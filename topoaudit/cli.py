@@ -26,6 +26,7 @@ from topoaudit.render import FORMATS, RenderOptions, render
 _COMMAND_MODULES: dict[str, tuple[str, str]] = {
     # command name -> (module, attribute); one line per command
     "analyze": ("topoaudit.cli_analyze", "analyze"),
+    "plan": ("topoaudit.cli_plan", "plan"),
 }
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from topoaudit.cli import audit_options_from, emit, gate_options, output_options
+from topoaudit.cli_plan import attach_plan_from_options, plan_options
 from topoaudit.errors import InputError
 from topoaudit.loaders import Loaded, examples, load_example, load_path
 from topoaudit.model.report import Report
@@ -15,6 +16,7 @@ from topoaudit.pipeline import analyze as run_analysis
 @click.argument("path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--example", metavar="NAME", help="Analyse a bundled example box; `--example list` names them.")
 @gate_options
+@plan_options
 @output_options
 @click.pass_context
 def analyze(ctx: click.Context, path: str | None, example: str | None, **kw: object) -> None:
@@ -58,4 +60,4 @@ def judge(loaded: Loaded, kw: dict[str, object]) -> Report:
         extras=loaded.extras,
         extra_findings=loaded.findings,
     )
-    return report
+    return attach_plan_from_options(report, kw)  # --plan-params/--plan-weights-gb: the deploy plan section

@@ -16,6 +16,7 @@ from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
+from topoaudit.plan.model import Plan  # deploy planner section (topoaudit/plan)
 
 SCHEMA_VERSION = 1
 """Bump on a breaking change to the JSON report; readers refuse newer versions with a clear message."""
@@ -84,6 +85,8 @@ class Report:
     input_issues: tuple[InputIssue, ...]
     gate: Gate
     extras: dict[str, Any] = field(default_factory=dict)  # sections other stages add (e.g. nccl-tests import)
+    # >>> deploy planner (topoaudit/plan): --plan-params / `topoaudit plan --from` <<<
+    plan: Plan | Unsupported = NOT_REQUESTED
 
     @property
     def verdict(self) -> str:

@@ -123,6 +123,17 @@ class Plan:
     verdict: str  # "fits-one-domain" | "at-edge-of-domain" | "crosses-domain"
 
     @property
+    def model_text(self) -> str:
+        """ "744B at int4, 40B active" or "464 GB of weights (given)"."""
+        if isinstance(self.params_b, float) and self.weights_basis != "given":
+            text = f"{_num(self.params_b)}B parameters at {self.precision}"
+        else:
+            text = f"{_num(self.weights_gb)} GB of weights (given)"
+        if isinstance(self.active_params_b, float):
+            text += f", {_num(self.active_params_b)}B active"
+        return text
+
+    @property
     def checked(self) -> DomainFit:
         """The target the gate judges: the audited machine when there is one, else the standard node."""
         return self.machine if isinstance(self.machine, DomainFit) else self.standard_node
@@ -130,3 +141,7 @@ class Plan:
     @property
     def fits_one_domain(self) -> bool:
         return self.checked.fits_one_domain
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x - round(x)) < 0.05 else f"{x:,.1f}"

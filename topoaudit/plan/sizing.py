@@ -242,9 +242,10 @@ def _alternatives(
         need = _cards_for(footprint_gb, usable)
         tp, _ = tp_for(need, heads)
         if tp <= max(1, other.domain_size) and need <= tp:
-            candidates.append((tp, -other.memory_bytes, other, need))
+            candidates.append((tp, other.memory_bytes, other, need))
+    # fewest cards first, then the smallest step up in card class (the seed: H200 -> B200 before more)
     candidates.sort(key=lambda c: (c[0], c[1]))
-    for tp, _neg_mem, other, need in candidates[:4]:
+    for tp, _mem, other, need in candidates[:4]:
         mem = other.memory_bytes / GB
         out.append(
             Alternative(

@@ -173,9 +173,11 @@ def plan_section(plan: Plan) -> Group:
         if isinstance(fit, DomainFit):
             style = "green" if fit.fits_one_domain and not fit.at_edge else "yellow" if fit.fits_one_domain else "red"
             numbers.add_row(fit.kind, Text(fit.verdict, style=style))
-    steps = Text("How it was computed:\n", style="bold")
+    steps = Table(title="How it was computed", title_justify="left", show_header=False, box=None, pad_edge=False)
+    steps.add_column("#", justify="right", no_wrap=True)
+    steps.add_column("step")
     for i, step in enumerate(plan.steps, 1):
-        steps.append(f"  {i:2}. {step}\n", style="")
+        steps.add_row(f"{i}.", Text(step))
     parts: list[Table | Text] = [numbers, steps]
     if plan.alternatives:
         alt = Table(

@@ -6,6 +6,7 @@ import json
 
 from topoaudit.model.report import Report
 from topoaudit.model.values import show
+from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
 
@@ -93,8 +94,34 @@ def render(report: Report, options: RenderOptions) -> str:
         lines += [f"- line {i.line} ({i.action}): {cell(i.message)}" for i in report.input_issues]
     if report.skipped:
         lines += ["", "## Rules skipped", ""] + [f"- `{s.rule}`: {cell(s.reason)}" for s in report.skipped]
+    if isinstance(report.plan, Plan):  # deploy planner section
+        lines += ["", *plan_lines(report.plan)]
     facts = list(absent_facts(report))
     if facts:
         lines += ["", "## Not learned from this source", ""]
         lines += [f"- {where} `{name}`: {cell(value)}" for where, name, value in facts]
     return "\n".join(lines) + "\n"
+
+
+# >>> deploy planner section (topoaudit/plan; owner: planner) >>>
+def plan_lines(plan: Plan, heading: str = "##") -> list[str]:
+    """The plan as Markdown: key numbers, the arithmetic, the domain fit, the alternatives."""
+    rows = [
+        ["Verdict", f"**{plan.verdict}**"],
+        ["Model", plan.model_text],
+        ["Footprint", f"{plan.footprint_gb:,.1f} GB"],
+        ["Card", f"{plan.gpu_name} ({plan.usable_per_card_gb:,.1f} GB usable of {plan.card_memory_gb:,.0f} GB)"],
+        ["Cards", f"{plan.cards} (TP{plan.tp_size}" + (f" x PP{plan.pp_size}" if plan.pp_size > 1 else "") + ")"],
+    ]
+    for fit in (plan.standard_node, plan.machine):
+        if isinstance(fit, DomainFit):
+            rows.append([fit.kind, fit.verdict])
+    lines = [f"{heading} Deploy plan", "", *table(["", ""], rows), "", f"{heading}# Arithmetic", ""]
+    lines += [f"{i}. {cell(step)}" for i, step in enumerate(plan.steps, 1)]
+    if plan.alternatives:
+        lines += ["", f"{heading}# Alternatives", ""]
+        lines += table(["Option", "Cost"], [[a.summary, a.cost] for a in plan.alternatives])
+    return lines
+
+
+# <<< deploy planner section <<<
