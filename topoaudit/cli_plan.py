@@ -45,6 +45,20 @@ def _precision(ctx: click.Context, param: click.Parameter, value: str | None) ->
         raise click.BadParameter(f"{exc}; {exc.hint}") from exc
 
 
+def _gpu(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return resolve_gpu(value).key
+    except ConfigError as exc:
+        raise click.BadParameter(f"{exc}; {exc.hint}") from exc
+
+
+def _usage(exc: ConfigError) -> click.UsageError:
+    """A planner refusal caused by option values is a usage error (exit 2), said in one sentence."""
+    return click.UsageError(f"{exc}" + (f" ({exc.hint})" if exc.hint else ""))
+
+
 def _kv_precision(ctx: click.Context, param: click.Parameter, value: str) -> str:
     try:
         kv_bytes_per_element(value)
@@ -92,6 +106,7 @@ def _size_options(prefix: str, full: bool = True) -> list[Callable[[F], F]]:
         click.option(
             f"--{p}gpu",
             "plan_gpu",
+            callback=_gpu,
             metavar="MODEL",
             help="Card to size on (H200, B200, GB300 ...); default: the audited machine's model.",
         ),
@@ -206,7 +221,11 @@ def attach_plan_from_options(report: Report, kw: dict[str, Any]) -> Report:
     request = request_from_options(kw, flag="--plan-")
     if request is None:
         return report
-    return attach_plan(report, request, kw.get("plan_gpu"))
+    spec = resolve_gpu(kw.get("plan_gpu"), report)  # ConfigError (exit 4): the box's model cannot be sized
+    try:
+        return attach_plan(report, request, spec.key)
+    except ConfigError as exc:
+        raise _usage(exc) from exc
 
 
 # --- the `plan` command -----------------------------------------------------------------------------
@@ -239,7 +258,8 @@ def plan(ctx: click.Context, from_path: str | None, example: str | None, fmt: st
     The footprint is weights (parameters x bytes per parameter) + KV-cache headroom (25% by default) +
     a safety margin; the card count and TP size follow from the card's memory. The TP group is checked
     against the GPU model's standard node and, with --from/--example, against that machine's real
-    NVLink domains. Exit 1 when the group cannot stay inside one domain; 2 on a bad option.
+    NVLink domains. Exit 1 when the group cannot stay inside one domain; 2 on a bad option value or
+    combination; 4 when the --from input is unreadable or its GPU model cannot be sized (pass --gpu).
 
     \b
     Examples:
@@ -260,11 +280,21 @@ def plan(ctx: click.Context, from_path: str | None, example: str | None, fmt: st
         from topoaudit.loaders import load_example, load_path
 
         loaded = load_example(example) if example else load_path(str(from_path))
-        report = attach_plan(judge(loaded, {}), request, kw.get("plan_gpu"))
+        audited = judge(loaded, {})
+        spec = resolve_gpu(kw.get("plan_gpu"), audited)  # ConfigError (exit 4): the box's model cannot be sized
+        try:
+            report = attach_plan(audited, request, spec.key)
+        except ConfigError as exc:
+            raise _usage(exc) from exc
         result = report.plan
         assert isinstance(result, Plan)
     else:
-        result = make_plan(request, resolve_gpu(kw.get("plan_gpu")))
+        if not kw.get("plan_gpu"):
+            raise click.UsageError("the planner needs a GPU model: --gpu MODEL, or --from/--example a machine")
+        try:
+            result = make_plan(request, resolve_gpu(kw.get("plan_gpu")))
+        except ConfigError as exc:
+            raise _usage(exc) from exc
     code = ExitCode.OK if result.fits_one_domain else ExitCode.FINDINGS
     text = _render(result, report, fmt, code, kw.get("color"), kw.get("output") is None)
     output = kw.get("output")
