@@ -99,7 +99,7 @@ def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPat
 def test_bad_usage_and_input_are_clear(
     capsys: pytest.CaptureFixture[str], args: tuple[str, ...], exit_code: int, message: str
 ) -> None:
-    code, out, err = run(capsys, *args)
+    code, _, err = run(capsys, *args)
     assert code == exit_code
     assert message in err and "Traceback" not in err
 

@@ -26,10 +26,13 @@ class DecodeError(ValueError):
 
 def encode(value: Any) -> Any:
     """Dataclass tree -> JSON-ready structure."""
+    if value is None or isinstance(value, (str, bool, float)) or type(value) is int:
+        return value
     if isinstance(value, (Unsupported, Failed)):
         return absent_to_dict(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    names = _field_names(type(value))
+    if names is not None:
+        return {name: encode(getattr(value, name)) for name in names}
     if isinstance(value, enum.IntEnum):
         return value.name
     if isinstance(value, enum.Enum):
@@ -39,6 +42,12 @@ def encode(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): encode(v) for k, v in value.items()}
     return value
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """Field names of a dataclass type (None for anything else); cached, as reports hold many links."""
+    return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
 
 
 @functools.cache

@@ -117,19 +117,24 @@ def build_graph(machine: Machine) -> nx.Graph:
     return graph
 
 
-def _gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
+def gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
+    """GPU-GPU links keyed by (low index, high index); computed once per Machine (it is immutable)."""
+    cached: dict[tuple[int, int], Link] | None = machine.__dict__.get("_gpu_pairs")
+    if cached is not None:
+        return cached
     index = {g.label: g.index for g in machine.gpus}
     pairs: dict[tuple[int, int], Link] = {}
     for link in machine.links:
-        if link.a in index and link.b in index:
-            i, j = sorted((index[link.a], index[link.b]))
-            pairs[(i, j)] = link
+        i, j = index.get(link.a), index.get(link.b)
+        if i is not None and j is not None:
+            pairs[(i, j) if i < j else (j, i)] = link
+    object.__setattr__(machine, "_gpu_pairs", pairs)
     return pairs
 
 
 def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
     """Connected components of the NVLink subgraph (through switches), largest first then by GPU index."""
-    pairs = _gpu_pair_links(machine)
+    pairs = gpu_pair_links(machine)
     graph = nx.Graph()
     graph.add_nodes_from(g.index for g in machine.gpus)
     for (i, j), link in pairs.items():
@@ -210,7 +215,7 @@ def bottleneck(machine: Machine, gpus: tuple[int, ...] | list[int]) -> Bottlenec
     members = tuple(sorted(set(gpus)))
     if len(members) < 2:
         return Bottleneck(members, PathLevel.SELF, 0, members, None, True)
-    pairs = _gpu_pair_links(machine)
+    pairs = gpu_pair_links(machine)
 
     def key(i: int, j: int) -> tuple[int, int]:
         return _edge_key(pairs.get((min(i, j), max(i, j))))
@@ -275,7 +280,7 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
     """Disjoint groups of ``tp`` GPUs, each inside one NVLink domain; alternatives when none exist."""
     total = len(machine.gpus)
     groups: list[tuple[int, ...]] = []
-    pairs = _gpu_pair_links(machine)
+    pairs = gpu_pair_links(machine)
     for domain in domains:
         if domain.size < tp or (tp > 1 and domain.size == 1):
             continue
@@ -334,7 +339,7 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
 
 def most_common_links(domain: Domain, machine: Machine) -> int:
     """The modal per-pair NVLink count inside a domain (what its healthy pairs show)."""
-    pairs = _gpu_pair_links(machine)
+    pairs = gpu_pair_links(machine)
     members = set(domain.gpus)
     counts = Counter(
         link.nvlinks for (i, j), link in pairs.items() if i in members and j in members and link.nvlinks > 0

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import PathLevel
-from topoaudit.model.topology import Domain
+from topoaudit.model.topology import Domain, gpu_pair_links
 from topoaudit.model.values import is_absent
 from topoaudit.rules import RuleContext, finding
 
@@ -62,15 +62,10 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 def _crossing(ctx: RuleContext, domains: list[Domain]) -> str:
     """The fastest path between two domains (what a cross-domain ring must take at best)."""
-    best = PathLevel.UNKNOWN
-    first, second = set(domains[0].gpus), set(domains[1].gpus)
-    for link in ctx.machine.links:
-        if not (link.a.startswith("GPU") and link.b.startswith("GPU")):
-            continue
-        a, b = int(link.a[3:]), int(link.b[3:])
-        if (a in first and b in second) or (a in second and b in first):
-            best = min(best, link.level)
-    return best.label
+    first, second = domains[0].gpus, domains[1].gpus
+    pairs = gpu_pair_links(ctx.machine)
+    levels = (pairs[(min(a, b), max(a, b))].level for a in first for b in second if (min(a, b), max(a, b)) in pairs)
+    return min(levels, default=PathLevel.UNKNOWN).label
 
 
 def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
