@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import networkx as nx
 import pytest
 
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.machine import Machine, PathLevel
+from topoaudit.model.topology import nvlink_domains as model_domains
 from topoaudit.model.values import Failed, Unsupported
 from topoaudit.parse.cpulist import parse_cpu_list
 from topoaudit.parse.topo_matrix import TopoParseError, looks_like_topo_matrix, parse_topo_matrix
@@ -22,11 +22,8 @@ def read(name: str) -> str:
 
 
 def nvlink_domains(machine: Machine) -> list[list[int]]:
-    """GPU sets joined by NV# links (singletons dropped), sorted; the lead will swap in model.topology."""
-    graph = nx.Graph()
-    graph.add_nodes_from(g.label for g in machine.gpus)
-    graph.add_edges_from((lk.a, lk.b) for lk in machine.links if lk.level == PathLevel.NVLINK)
-    return sorted(sorted(int(label[3:]) for label in comp) for comp in nx.connected_components(graph) if len(comp) > 1)
+    """GPU sets joined by NVLink (singletons dropped), sorted, as the model computes them."""
+    return sorted(list(d.gpus) for d in model_domains(machine) if d.size > 1)
 
 
 def numa_of(machine: Machine) -> tuple[object, ...]:
