@@ -276,3 +276,18 @@ def test_plan_is_frozen_and_round_trips_through_the_report_codec() -> None:
     assert data["params_b"] == 1600
     assert data["active_params_b"]["status"] == "unsupported"
     assert decode(Plan, data) == plan
+
+
+def test_workstation_cards_without_nvlink_point_to_cards_that_fit_one_domain() -> None:
+    # the seed: "plain PCIe with no NVLink at all, which describes most workstation cards including the RTX PRO 6000"
+    plan = make_plan(PlanRequest(params_b=744, precision="int4"), _spec("NVIDIA RTX PRO 6000 Blackwell Server Edition"))
+    assert plan.gpu_key == "RTX-PRO-6000" and plan.card_memory_gb == 96
+    assert plan.tp_size == 8 and not plan.fits_one_domain
+    bigger = [a.gpu_key for a in plan.alternatives if a.kind == "cards-that-fit-one-domain"]
+    assert bigger[:3] == ["H200-SXM", "H200-NVL", "B200"]  # fewest cards (TP4) first, then the smallest step up
+
+
+def test_catalog_additions_for_the_planner() -> None:
+    assert _spec("NVIDIA H20").memory_bytes == 96 * 10**9 and _spec("NVIDIA H200").key == "H200-SXM"
+    assert _spec("NVIDIA A10G").key == "A10" and _spec("NVIDIA A100-SXM4-80GB").key == "A100-SXM"
+    assert _spec("NVIDIA RTX 6000 Ada Generation").domain_size == 1
