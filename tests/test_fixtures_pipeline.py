@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from topoaudit.loaders import load_path
-from topoaudit.model.report import AuditOptions, report_from_dict, report_to_dict
+from topoaudit.model.report import AuditOptions, report_from_dict
 from topoaudit.pipeline import analyze
 from topoaudit.render import render
 
