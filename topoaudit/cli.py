@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -107,22 +107,20 @@ def output_options(fn: F) -> F:
     return fn
 
 
-def audit_options_from(
-    expect_gpus: int | None,
-    expect_domain: int | None,
-    tp: int | None,
-    gpu_model: str | None,
-    fail_on: str,
-    strict: bool,
-) -> AuditOptions:
-    """Click values -> AuditOptions (options not given stay 'not requested', never None)."""
+def audit_options_from(kw: Mapping[str, Any]) -> AuditOptions:
+    """Click values of ``gate_options`` -> AuditOptions (options not given stay 'not requested', never None)."""
+
+    def given(name: str) -> Any:
+        value = kw.get(name)
+        return NOT_REQUESTED if value is None or value == "" else value
+
     return AuditOptions(
-        expect_gpus=expect_gpus if expect_gpus is not None else NOT_REQUESTED,
-        expect_domain=expect_domain if expect_domain is not None else NOT_REQUESTED,
-        tp=tp if tp is not None else NOT_REQUESTED,
-        gpu_model=gpu_model if gpu_model else NOT_REQUESTED,
-        fail_on=Severity(fail_on),
-        strict=strict,
+        expect_gpus=given("expect_gpus"),
+        expect_domain=given("expect_domain"),
+        tp=given("tp"),
+        gpu_model=given("gpu_model"),
+        fail_on=Severity(str(kw.get("fail_on") or "fail")),
+        strict=bool(kw.get("strict")),
     )
 
 

@@ -42,14 +42,7 @@ def analyze(ctx: click.Context, path: str | None, example: str | None, **kw: obj
 
 def judge(loaded: Loaded, kw: dict[str, object]) -> Report:
     """Loaded input + click options -> Report (shared by analyze and the commands built on it)."""
-    options = audit_options_from(
-        kw.get("expect_gpus"),
-        kw.get("expect_domain"),
-        kw.get("tp"),  # type: ignore[arg-type]
-        kw.get("gpu_model"),
-        str(kw.get("fail_on", "fail")),
-        bool(kw.get("strict")),  # type: ignore[arg-type]
-    )
+    options = audit_options_from(kw)
     if not loaded.machine.gpus:
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
     report = run_analysis(

@@ -30,7 +30,7 @@ def encode(value: Any) -> Any:
         return value
     if isinstance(value, (Unsupported, Failed)):
         return absent_to_dict(value)
-    names = _field_names(type(value))
+    names = _field_names(value.__class__) if dataclasses.is_dataclass(value) else None
     if names is not None:
         return {name: encode(getattr(value, name)) for name in names}
     if isinstance(value, enum.IntEnum):
@@ -45,9 +45,9 @@ def encode(value: Any) -> Any:
 
 
 @functools.cache
-def _field_names(cls: type) -> tuple[str, ...] | None:
-    """Field names of a dataclass type (None for anything else); cached, as reports hold many links."""
-    return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
+def _field_names(cls: Any) -> tuple[str, ...]:
+    """Field names of a dataclass type; cached, as reports hold many thousands of links."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @functools.cache

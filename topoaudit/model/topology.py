@@ -5,6 +5,7 @@ All functions are pure over :class:`~topoaudit.model.machine.Machine`. networkx 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable
@@ -228,7 +229,7 @@ def bottleneck(machine: Machine, gpus: tuple[int, ...] | list[int]) -> Bottlenec
         thresholds = sorted({key(i, j) for i, j in itertools.combinations(members, 2)})
         ring = ()
         for t in thresholds:
-            found = _hamiltonian_cycle(members, lambda i, j, t=t: key(i, j) <= t)
+            found = _hamiltonian_cycle(members, functools.partial(_within, key, t))
             if found:
                 ring = found
                 break
@@ -249,6 +250,10 @@ def bottleneck(machine: Machine, gpus: tuple[int, ...] | list[int]) -> Bottlenec
     nvlinks = link.nvlinks if link else 0
     hop = Hop(a, b, link.code if link else "?", level, nvlinks)
     return Bottleneck(members, level, nvlinks, ring, hop, exact)
+
+
+def _within(key: Callable[[int, int], tuple[int, int]], limit: tuple[int, int], i: int, j: int) -> bool:
+    return key(i, j) <= limit
 
 
 def _hamiltonian_cycle(nodes: tuple[int, ...], allowed: Callable[[int, int], bool]) -> tuple[int, ...]:

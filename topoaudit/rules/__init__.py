@@ -6,6 +6,7 @@ order their findings are shown; every code they emit is registered in :mod:`topo
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -41,7 +42,7 @@ def registered_rules() -> tuple[Rule, ...]:
 
     rules: list[Rule] = list(topology_rules.RULES)
     try:  # the probe's rules judge facts only NVML provides; absent until that package exists
-        from topoaudit.rules import probe_rules
+        probe_rules = importlib.import_module("topoaudit.rules.probe_rules")
     except ImportError:
         pass
     else:
@@ -55,6 +56,9 @@ def run_rules(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Skipped, ...
     skipped: list[Skipped] = []
     for rule in registered_rules():
         for item in rule(ctx):
-            (findings if isinstance(item, Finding) else skipped).append(item)
+            if isinstance(item, Finding):
+                findings.append(item)
+            else:
+                skipped.append(item)
     findings.sort(key=lambda f: -f.severity.rank)
     return tuple(findings), tuple(skipped)
