@@ -119,3 +119,28 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "topoaudit" in out
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "analyze" in out and "Exit codes" in out
+
+
+def test_damaged_paste_recovered_or_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from topoaudit.loaders import examples
+
+    text = (Path(__file__).parents[1] / "topoaudit" / "examples" / examples()["dgx1-cube-mesh"].file).read_text()
+    lines = text.splitlines()
+    row = lines[1].split()  # GPU0's row: drop its GPU3 cell; the mirror (GPU3's GPU0 cell) restores it
+    one_missing = tmp_path / "one.txt"
+    one_missing.write_text("\n".join([lines[0], "  ".join(row[:4] + row[5:]), *lines[2:]]))
+    code, out, _ = run(capsys, "analyze", str(one_missing), "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and report["input_issues"][0]["line"] == 2
+    assert any(lk["a"] == "GPU0" and lk["b"] == "GPU3" and lk["code"] == "NV2" for lk in report["links"])
+    assert run(capsys, "analyze", str(one_missing), "--strict")[0] == 3
+    # the same cell gone from both rows: nothing tells what it was, so the tool refuses to guess
+    row3 = lines[4].split()
+    both = tmp_path / "both.txt"
+    both.write_text(
+        "\n".join(
+            [lines[0], "  ".join(row[:4] + row[5:]), lines[2], lines[3], "  ".join(row3[:1] + row3[2:]), *lines[5:]]
+        )
+    )
+    code, _, err = run(capsys, "analyze", str(both))
+    assert code == 4 and "line" in err and "Traceback" not in err
