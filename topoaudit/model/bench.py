@@ -1,0 +1,130 @@
+"""Results of an all-reduce bench: measured by topoaudit's harness or imported from nccl-tests output.
+
+Units are in the field names: ``_bytes`` (sizes), ``_gbps`` (GB/s with GB = 10^9 bytes, as nccl-tests),
+``_us`` (microseconds). ``algbw = size / time``; ``busbw = algbw * 2(n-1)/n`` for all-reduce
+(nccl-tests ``doc/PERFORMANCE.md``). A figure the bench could not produce is an
+:class:`~topoaudit.model.values.Unsupported`/:class:`~topoaudit.model.values.Failed` value with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from topoaudit.model.values import Probed, Unsupported
+
+NOT_MEASURED = Unsupported(source="bench", reason="not measured")
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One message size of one group: the slowest rank's time per collective."""
+
+    size_bytes: int
+    count: int  # elements per rank
+    dtype: str  # "float32" (nccl-tests "float")
+    time_us: float  # median over trials of the slowest rank's time per call (nccl-tests "time")
+    algbw_gbps: float
+    busbw_gbps: float
+    wrong: Probed[int]  # elements that differed from the expected sum, summed over ranks (nccl-tests "#wrong")
+    p50_us: Probed[float] = NOT_MEASURED  # per-call latency over trials (slowest rank per trial)
+    p99_us: Probed[float] = NOT_MEASURED
+    min_us: Probed[float] = NOT_MEASURED
+    calls: int = 0  # timed calls: trials x calls per trial
+    # nccl-tests prints out-of-place first and in-place second; the harness times in-place only
+    inplace_time_us: Probed[float] = NOT_MEASURED
+    inplace_busbw_gbps: Probed[float] = NOT_MEASURED
+    inplace_wrong: Probed[int] = NOT_MEASURED
+
+
+@dataclass(frozen=True)
+class SkippedSize:
+    size_bytes: int
+    reason: str  # "needs 3.0 GiB per rank, 1.2 GiB free on the fullest GPU"
+
+
+@dataclass(frozen=True)
+class BenchGroup:
+    """One set of ranks swept together (``all``, a domain, a cross set, a pair, a TP group)."""
+
+    name: str  # "all", "domain0", "cross", "pair 0-3", "tp4 #1"
+    kind: str  # "all" | "domain" | "cross" | "pair" | "tp"
+    ranks: tuple[int, ...]
+    gpus: tuple[str, ...]  # "host:cuda0" per rank, for the reader
+    rows: tuple[BenchRow, ...]
+    skipped_sizes: tuple[SkippedSize, ...] = ()
+    # the large-message plateau: the best busbw over the largest sizes measured (never a mean of all sizes)
+    plateau_busbw_gbps: Probed[float] = NOT_MEASURED
+    plateau_size_bytes: Probed[int] = NOT_MEASURED
+    peak_busbw_gbps: Probed[float] = NOT_MEASURED
+    peak_size_bytes: Probed[int] = NOT_MEASURED
+    # small-message latency: per-call time over all trials of the sizes up to 64 KiB
+    latency_p50_us: Probed[float] = NOT_MEASURED
+    latency_p99_us: Probed[float] = NOT_MEASURED
+    expected_busbw_gbps: Probed[float] = NOT_MEASURED
+    expected_basis: str = ""  # "18 NVLink4 x 25 GB/s x ring efficiency 0.80 (anchors s9)"
+    ratio: Probed[float] = NOT_MEASURED  # plateau / expected
+    error: str = ""  # set when the group did not finish (timeout, dead rank, corruption)
+
+
+@dataclass(frozen=True)
+class PairBw:
+    """Bus bandwidth of one pair of ranks measured alone (for n = 2, busbw = algbw)."""
+
+    a: int
+    b: int
+    busbw_gbps: float
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class RankInfo:
+    """Where one rank ran."""
+
+    rank: int
+    local_rank: int
+    host: str
+    device: str  # "cuda:0" | "cpu"
+    gpu_index: Probed[int] = NOT_MEASURED  # index in the machine model (joined by PCI bus id when known)
+    pci_bus_id: Probed[str] = NOT_MEASURED
+    name: Probed[str] = NOT_MEASURED
+    pid: int = 0
+
+
+@dataclass(frozen=True)
+class RankError:
+    """A failure on one rank, as that rank (or the launcher) reported it."""
+
+    rank: int  # -1: the launcher itself
+    kind: str  # "timeout" | "exception" | "died" | "interrupted" | "corruption"
+    message: str
+    group: str = ""
+    size_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """An all-reduce bench run: every group's rows, the pairwise matrix and the islands it implies."""
+
+    source: str  # "topoaudit" (measured here) | "nccl-tests" (imported text/JSON)
+    collective: str  # "all_reduce"
+    backend: str  # "nccl" | "gloo" | "rccl" | "nccl-tests"
+    world_size: int
+    hosts: tuple[str, ...]
+    ranks: tuple[RankInfo, ...]
+    groups: tuple[BenchGroup, ...]
+    status: str  # "complete" | "partial" (stopped early; what was measured is kept) | "failed"
+    pairs: tuple[PairBw, ...] = ()
+    measured_islands: Probed[tuple[tuple[int, ...], ...]] = NOT_MEASURED  # ranks that talk fast together
+    expected_islands: Probed[tuple[tuple[int, ...], ...]] = NOT_MEASURED  # NVLink domains (or hosts), in ranks
+    errors: tuple[RankError, ...] = ()
+    notes: tuple[str, ...] = ()  # skipped groups, NVLS caveats, environment remarks
+    environment: dict[str, str] = field(default_factory=dict)  # torch/NCCL versions, NCCL_* variables
+    wall_s: float = 0.0  # whole run
+    timed_s: float = 0.0  # sum of the timed collectives (overhead = wall / timed)
+    # imported nccl-tests only
+    version: str = ""
+    avg_busbw_gbps: Probed[float] = NOT_MEASURED  # nccl-tests' footer: a mean over ALL sizes; never gate on it
+    out_of_bounds: Probed[int] = NOT_MEASURED
+
+    def group(self, name: str) -> BenchGroup | None:
+        return next((g for g in self.groups if g.name == name), None)
