@@ -86,6 +86,55 @@ CODES: dict[str, CodeInfo] = {
             "The GPU model is not in the catalog (or not in the input); expectations come from link counts alone",
             "Pass --gpu-model, or analyse a snapshot from `topoaudit probe`, for model-specific expectations.",
         ),
+        # --- bench (topoaudit/bench; issue 4) ---
+        _c(
+            "bench-data-corruption",
+            "fail",
+            "An all-reduce returned wrong data (element-wise check of a known pattern)",
+            "Do not run jobs on these GPUs: check IOMMU/ACS settings (PCIe P2P can drop writes silently), "
+            "`dmesg` for DMAR/Xid errors, and rerun with NCCL_P2P_DISABLE=1 to localise the path.",
+        ),
+        _c(
+            "bench-below-expected",
+            "warn",
+            "A group's large-message busbw is below what its links should carry (or below --expect-busbw)",
+            "Compare the group's links with `nvidia-smi nvlink -s` / PCIe width; rerun with NCCL_DEBUG=INFO "
+            "NCCL_DEBUG_SUBSYS=INIT,GRAPH to see the transport NCCL chose (SHM means no P2P).",
+        ),
+        _c(
+            "measured-topology-mismatch",
+            "warn",
+            "The measured fast islands differ from the NVLink domains the topology reports",
+            "A link that the driver reports is not carrying traffic (or a VM hides one): check peer access "
+            "(`nvidia-smi topo -p2p r`), NCCL_P2P_LEVEL, and the NVLink state of the GPUs that disagree.",
+        ),
+        _c(
+            "bench-timeout",
+            "fail",
+            "A collective did not finish within the timeout",
+            "A rank or link is wedged: rerun the named group with NCCL_DEBUG=INFO; check for Xid errors and "
+            "for a GPU stuck at 100% utilisation; raise --timeout only for very large sizes on slow links.",
+        ),
+        _c(
+            "bench-rank-failed",
+            "fail",
+            "A bench rank failed or died; the results are partial",
+            "Read the rank's error in the report; rerun with --groups all to see whether it is tied to one "
+            "subgroup or size.",
+        ),
+        _c(
+            "bench-incomplete",
+            "warn",
+            "The bench stopped early or could not measure what the gate needs",
+            "Rerun without interruption; include sizes of at least 1 MiB so a plateau exists.",
+        ),
+        _c(
+            "bench-size-skipped",
+            "info",
+            "Some message sizes did not fit in free memory and were skipped",
+            "Free GPU memory (stop other processes) or lower --max-bytes.",
+        ),
+        # --- end bench ---
     )
 }
 
