@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
 from topoaudit.cli import audit_options_from, emit, gate_options, output_options
 from topoaudit.cli_plan import attach_plan_from_options, plan_options
 from topoaudit.errors import InputError
 from topoaudit.loaders import Loaded, examples, load_example, load_path
+from topoaudit.model.bench import BenchResult
 from topoaudit.model.report import Report
 from topoaudit.pipeline import analyze as run_analysis
 
@@ -53,4 +56,6 @@ def judge(loaded: Loaded, kw: dict[str, object]) -> Report:
         extras=loaded.extras,
         extra_findings=loaded.findings,
     )
+    if isinstance(loaded.bench, BenchResult):  # an imported nccl-tests run (topoaudit/bench)
+        report = dataclasses.replace(report, bench=loaded.bench)
     return attach_plan_from_options(report, kw)  # --plan-params/--plan-weights-gb: the deploy plan section

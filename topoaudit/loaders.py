@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from topoaudit.errors import InputError
+from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
-from topoaudit.model.report import InputIssue, SourceInfo
+from topoaudit.model.report import BENCH_NOT_RUN, InputIssue, SourceInfo
+from topoaudit.model.values import Unsupported
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,6 +40,7 @@ class Loaded:
     issues: tuple[InputIssue, ...] = ()
     extras: dict[str, Any] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
+    bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an imported nccl-tests run (topoaudit/bench)
 
 
 Sniff = Callable[[str], bool]
@@ -79,9 +82,37 @@ def _load_topo(text: str, name: str) -> Loaded:
     return Loaded(parsed.machine, SourceInfo("topo-matrix", name), issues)
 
 
+# >>> nccl-tests / rccl-tests output (topoaudit/bench; owner: bench) >>>
+def _is_nccl_tests(text: str) -> bool:
+    from topoaudit.parse.nccl_tests import looks_like_nccl_tests
+
+    return looks_like_nccl_tests(text)
+
+
+def _load_nccl_tests(text: str, name: str) -> Loaded:
+    """The ranks' GPUs (first host) become the machine; the rows become the report's bench section."""
+    from topoaudit.bench.judge import judge_bench
+    from topoaudit.parse.nccl_tests import machine_from_result, parse_nccl_tests
+
+    parsed = parse_nccl_tests(text, name)
+    issues = tuple(InputIssue(i.line, i.action, i.message) for i in parsed.issues)
+    description = f"{parsed.flavour} {parsed.format} output: {parsed.result.world_size} ranks"
+    return Loaded(
+        machine_from_result(parsed.result),
+        SourceInfo("nccl-tests", name, description=description),
+        issues,
+        findings=judge_bench(parsed.result),
+        bench=parsed.result,
+    )
+
+
+# <<< nccl-tests <<<
+
+
 LOADERS: list[tuple[str, Sniff, Load]] = [
     ("report", _is_report, _load_report),
     # >>> other formats (snapshot, nccl-tests) register here, before the topo matrix <<<
+    ("nccl-tests", _is_nccl_tests, _load_nccl_tests),
     ("topo-matrix", _is_topo, _load_topo),
 ]
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topoaudit.errors import InputError
+from topoaudit.model.bench import BenchResult  # all-reduce bench section (topoaudit/bench)
 from topoaudit.model.codec import DecodeError, decode, encode
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
@@ -22,6 +23,7 @@ SCHEMA_VERSION = 1
 """Bump on a breaking change to the JSON report; readers refuse newer versions with a clear message."""
 
 NOT_REQUESTED = Unsupported(source="options", reason="not requested")
+BENCH_NOT_RUN = Unsupported(source="bench", reason="not run")
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class Report:
     extras: dict[str, Any] = field(default_factory=dict)  # sections other stages add (e.g. nccl-tests import)
     # >>> deploy planner (topoaudit/plan): --plan-params / `topoaudit plan --from` <<<
     plan: Plan | Unsupported = NOT_REQUESTED
+    # >>> all-reduce bench (topoaudit/bench): `bench`, `audit --bench`, an imported nccl-tests run <<<
+    bench: BenchResult | Unsupported = BENCH_NOT_RUN
 
     @property
     def verdict(self) -> str:

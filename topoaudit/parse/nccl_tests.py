@@ -26,6 +26,7 @@ from typing import Any
 from topoaudit.bench import formulas
 from topoaudit.errors import InputError
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankInfo
+from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.values import Unsupported
 from topoaudit.parse.topo_matrix import ParseIssue
 
@@ -382,3 +383,20 @@ def _jwrong(value: Any) -> int | Unsupported:
     if value is None:
         return Unsupported(SOURCE, "data check disabled (-c 0): nwrong is null")
     return int(_jfloat(value))
+
+
+def machine_from_result(result: BenchResult) -> Machine:
+    """The GPUs the run used on its first host, by CUDA device number (what ``analyze`` shows beside the rows).
+
+    nccl-tests prints no links, so the machine has none: topology rules that need links are skipped."""
+    host = result.hosts[0] if result.hosts else "unknown"
+    seen: dict[int, RankInfo] = {}
+    for r in result.ranks:
+        if r.host == host and r.local_rank not in seen:
+            seen[r.local_rank] = r
+    gpus = tuple(Gpu(index=dev, name=r.name, pci_bus_id=r.pci_bus_id) for dev, r in sorted(seen.items()))
+    return Machine(
+        source="nccl-tests",
+        gpus=gpus,
+        host=Host(hostname=host if result.hosts else Unsupported(SOURCE, "no '#  Rank' lines")),
+    )

@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from topoaudit.model.bench import BenchResult
 from topoaudit.model.machine import PathLevel, level_from_code
 from topoaudit.model.report import Report
 from topoaudit.model.values import show
@@ -47,6 +48,8 @@ def render(report: Report, options: RenderOptions) -> str:
     console.print(_matrix(report))
     if isinstance(report.plan, Plan):  # deploy planner section
         console.print(plan_section(report.plan))
+    if isinstance(report.bench, BenchResult):  # all-reduce bench section
+        console.print(bench_section(report.bench, options.verbose))
     extra = _not_learned(report, options.verbose)
     if extra is not None:
         console.print(extra)
@@ -195,3 +198,46 @@ def plan_section(plan: Plan) -> Group:
 
 
 # <<< deploy planner section <<<
+
+
+# >>> all-reduce bench section (topoaudit/bench; owner: bench) >>>
+def bench_section(result: BenchResult, verbose: bool = False) -> Group:
+    """Groups at a glance (plateau, latency, expectation), the rows of `all` as nccl-tests prints them
+    (every group's rows with --verbose), the pairwise matrix and the islands."""
+    from topoaudit.render import bench_text as bt
+
+    parts: list[Table | Text] = [Text(bt.title(result), style="bold")]
+    groups = Table(title="All-reduce groups", title_justify="left")
+    for name in bt.GROUP_HEADER:
+        groups.add_column(name, justify="left" if name in ("group", "ranks") else "right", no_wrap=True)
+    for row in bt.group_rows(result):
+        groups.add_row(*row)
+    parts.append(groups)
+    for g in result.groups:
+        if g.kind == "pair" or not g.rows or (g.name != "all" and not verbose and len(result.groups) > 1):
+            continue
+        rows = Table(title=f"{g.name}: every size (slowest rank)", title_justify="left")
+        for name in bt.row_header(g):
+            rows.add_column(name, justify="right", no_wrap=True)
+        for r in g.rows:
+            cells = bt.row_cells(g, r)
+            bad = isinstance(r.wrong, int) and r.wrong > 0
+            rows.add_row(*[Text(c, style="bold red") if bad else Text(c) for c in cells])
+        parts.append(rows)
+    matrix = bt.pair_matrix(result)
+    if matrix is not None:
+        header, body = matrix
+        pairs = Table(title="Pairwise busbw GB/s (each pair alone)", title_justify="left")
+        for name in header:
+            pairs.add_column(name, justify="right", no_wrap=True)
+        for row in body:
+            pairs.add_row(*row)
+        parts.append(pairs)
+    line = bt.islands_line(result)
+    if line:
+        parts.append(Text(line))
+    parts += [Text(x, style="dim") for x in bt.footer_lines(result)]
+    return Group(*parts)
+
+
+# <<< all-reduce bench section <<<

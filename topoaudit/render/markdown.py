@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from topoaudit.model.bench import BenchResult
 from topoaudit.model.report import Report
 from topoaudit.model.values import show
 from topoaudit.plan.model import DomainFit, Plan
@@ -96,6 +97,8 @@ def render(report: Report, options: RenderOptions) -> str:
         lines += ["", "## Rules skipped", ""] + [f"- `{s.rule}`: {cell(s.reason)}" for s in report.skipped]
     if isinstance(report.plan, Plan):  # deploy planner section
         lines += ["", *plan_lines(report.plan)]
+    if isinstance(report.bench, BenchResult):  # all-reduce bench section
+        lines += ["", *bench_lines(report.bench)]
     facts = list(absent_facts(report))
     if facts:
         lines += ["", "## Not learned from this source", ""]
@@ -125,3 +128,30 @@ def plan_lines(plan: Plan, heading: str = "##") -> list[str]:
 
 
 # <<< deploy planner section <<<
+
+
+# >>> all-reduce bench section (topoaudit/bench; owner: bench) >>>
+def bench_lines(result: BenchResult, heading: str = "##") -> list[str]:
+    """The bench as Markdown: groups, every row of every group, the pairwise matrix, islands, notes."""
+    from topoaudit.render import bench_text as bt
+
+    lines = [f"{heading} All-reduce bench", "", cell(bt.title(result)), ""]
+    lines += table(bt.GROUP_HEADER, bt.group_rows(result))
+    for g in result.groups:
+        if g.kind == "pair" or not g.rows:
+            continue
+        lines += ["", f"{heading}# {cell(g.name)} (ranks {','.join(map(str, g.ranks))})", ""]
+        lines += table(bt.row_header(g), [bt.row_cells(g, r) for r in g.rows])
+    matrix = bt.pair_matrix(result)
+    if matrix is not None:
+        lines += ["", f"{heading}# Pairwise busbw (GB/s, each pair alone)", ""] + table(*matrix)
+    line = bt.islands_line(result)
+    if line:
+        lines += ["", cell(line)]
+    footer = bt.footer_lines(result)
+    if footer:
+        lines += [""] + [f"- {cell(x)}" for x in footer]
+    return lines
+
+
+# <<< all-reduce bench section <<<
