@@ -121,12 +121,12 @@ def trials_for(est_call_s: float, *, target_s: float, min_trials: int = 3, max_t
 
 
 def plateau(rows: Sequence[tuple[int, float]]) -> tuple[int, float] | None:
-    """(size, busbw) of the large-message plateau: the best busbw among the largest quarter (at least one,
+    """(size, busbw) of the large-message plateau: the best busbw among the largest quarter (at least two,
     at most four) of the sizes >= 1 MiB; ``None`` when no size reached 1 MiB (only latency was measured)."""
     large = sorted((r for r in rows if r[0] >= PLATEAU_MIN_BYTES), key=lambda r: r[0])
     if not large:
         return None
-    take = max(1, min(4, len(large) // 4 or 1))
+    take = min(len(large), max(2, min(4, len(large) // 4)))
     best = max(large[-take:], key=lambda r: r[1])
     return best
 
