@@ -31,7 +31,10 @@ def main() -> None:
     commands = {
         "floor: import networkx, rich, click": [sys.executable, "-c", "import networkx, rich, click"],
         "topoaudit analyze (console)": [sys.executable, "-m", "topoaudit", "analyze", str(FIXTURE), "--no-color"],
-        "topoaudit analyze --format json": [sys.executable, "-m", "topoaudit", "analyze", str(FIXTURE), "--format", "json"],
+        "topoaudit analyze --format json": [
+            *(sys.executable, "-m", "topoaudit", "analyze", str(FIXTURE)),
+            *("--format", "json"),
+        ],
         "topoaudit --help": [sys.executable, "-m", "topoaudit", "--help"],
     }
     for cmd in commands.values():  # warm the page cache and .pyc files
