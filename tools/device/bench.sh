@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Device check for the all-reduce bench (issue 4), on a 1-GPU box: the NCCL sweep at world size 1.
+# Checks the CUDA-event timing path, device binding (set_device + device_id before the first collective)
+# and the report plumbing; writes everything under "$OUT". Finishes in well under 3 minutes.
+# Run from the repository root:  OUT=/tmp/out bash tools/device/bench.sh
+set -u
+OUT="${OUT:-/tmp/topoaudit-bench-out}"
+mkdir -p "$OUT"
+PY="${PYTHON:-python3}"
+export PYTHONWARNINGS=ignore
+{
+  echo "date: $(date -u +%FT%TZ)"
+  nvidia-smi --query-gpu=name,pci.bus_id,driver_version,memory.total,memory.used --format=csv 2>&1
+  "$PY" -c "import torch, torch.distributed as d; print('torch', torch.__version__, 'cuda', torch.version.cuda, \
+'nccl', torch.cuda.nccl.version(), 'gpus', torch.cuda.device_count(), 'nccl_available', d.is_nccl_available())" 2>&1
+} > "$OUT/environment.txt"
+
+# 1. the sweep: 8 B .. 1 GiB, one rank, NCCL (JSON report + console report)
+start=$(date +%s)
+timeout 150 "$PY" -m topoaudit bench --backend nccl --nproc 1 --max-bytes 1G --timeout 30 \
+  --format json -o "$OUT/bench-nccl-ws1.json" > "$OUT/bench-nccl-ws1.stdout" 2> "$OUT/bench-nccl-ws1.stderr"
+echo "exit=$? wall_s=$(( $(date +%s) - start ))" > "$OUT/bench-nccl-ws1.exit"
+
+# 2. a one-screen summary for the note
+"$PY" - "$OUT/bench-nccl-ws1.json" > "$OUT/summary.txt" 2>&1 <<'PYEOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+b = doc["bench"]
+print("verdict", doc["verdict"], "status", b["status"], "backend", b["backend"], "world", b["world_size"])
+print("ranks", [(r["rank"], r["device"], r.get("name"), r.get("pci_bus_id")) for r in b["ranks"]])
+print("env", b["environment"])
+print("errors", b["errors"], "wall_s", b["wall_s"], "timed_s", b["timed_s"])
+for g in b["groups"]:
+    print("group", g["name"], "rows", len(g["rows"]), "plateau", g["plateau_busbw_gbps"], "lat p50/p99",
+          g["latency_p50_us"], g["latency_p99_us"], "skipped", [s["size_bytes"] for s in g["skipped_sizes"]])
+    for r in g["rows"]:
+        print(f'  {r["size_bytes"]:>12} {r["time_us"]:>10.2f} us algbw {r["algbw_gbps"]:8.2f} wrong {r["wrong"]} '
+              f'p99 {r["p99_us"]} calls {r["calls"]}')
+print("findings", [(f["code"], f["message"]) for f in doc["findings"]])
+PYEOF
+cat "$OUT/summary.txt"
