@@ -133,3 +133,13 @@ def test_strict_turns_an_incomplete_audit_into_exit_3() -> None:
         m, gpus=(dataclasses.replace(m.gpus[0], status=Failed("nvml", "GPU_IS_LOST")), *m.gpus[1:])
     )
     assert analyze(lost, source=SRC, options=AuditOptions(strict=True)).gate.exit_code == 3
+
+
+def test_no_link_facts_skips_instead_of_claiming_no_nvlink() -> None:
+    from topoaudit.model.machine import Gpu, Machine
+
+    m = Machine("nccl-tests", tuple(Gpu(index=i, name="NVIDIA H100 80GB HBM3") for i in range(8)))
+    r = analyze(m, source=SRC)
+    assert "nvlink-absent" not in codes(r)
+    assert [s.rule for s in r.skipped] == ["nvlink-absent"]
+    assert r.gate.exit_code == 0 and analyze(m, source=SRC, options=AuditOptions(strict=True)).gate.exit_code == 3

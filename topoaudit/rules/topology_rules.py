@@ -72,6 +72,9 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Several GPUs and not one NVLink: every collective runs over PCIe or host memory."""
     if len(ctx.machine.gpus) < 2 or any(d.size >= 2 for d in ctx.domains):
         return
+    if not gpu_pair_links(ctx.machine):  # e.g. an nccl-tests log: GPUs named, links never described
+        yield Skipped("nvlink-absent", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
+        return
     worst = max(
         (lk.level for lk in ctx.machine.links if lk.a.startswith("GPU") and lk.b.startswith("GPU")),
         default=PathLevel.UNKNOWN,
