@@ -27,6 +27,7 @@ _COMMAND_MODULES: dict[str, tuple[str, str]] = {
     # command name -> (module, attribute); one line per command
     "analyze": ("topoaudit.cli_analyze", "analyze"),
     "plan": ("topoaudit.cli_plan", "plan"),
+    "report": ("topoaudit.cli_report", "report"),
     "bench": ("topoaudit.cli_bench", "bench"),
 }
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import click
 
-from topoaudit.cli import audit_options_from, emit, gate_options, output_options
+from topoaudit.cli import audit_options_from, gate_options, output_options
 from topoaudit.cli_plan import attach_plan_from_options, plan_options
+from topoaudit.cli_report import bundle_options, finish_report, input_evidence
 from topoaudit.errors import InputError
-from topoaudit.loaders import Loaded, examples, load_example, load_path
+from topoaudit.loaders import Loaded, examples, load_example, load_path, load_text
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.report import Report
 from topoaudit.pipeline import analyze as run_analysis
@@ -21,6 +23,7 @@ from topoaudit.pipeline import analyze as run_analysis
 @gate_options
 @plan_options
 @output_options
+@bundle_options
 @click.pass_context
 def analyze(ctx: click.Context, path: str | None, example: str | None, **kw: object) -> None:
     """Analyse PATH: `nvidia-smi topo -m` text, a snapshot or report JSON (or - for stdin).
@@ -37,9 +40,18 @@ def analyze(ctx: click.Context, path: str | None, example: str | None, **kw: obj
         ctx.exit(0)
     if bool(path) == bool(example):
         raise click.UsageError("give either PATH or --example NAME (see --example list)")
-    loaded = load_example(example) if example else load_path(str(path))
+    evidence: dict[str, str | bytes] = {}
+    if example:
+        loaded = load_example(example)
+    elif path == "-" and kw.get("out_dir"):  # stdin can be read once: keep the text for the bundle
+        stdin_text = sys.stdin.read()
+        loaded, evidence = load_text(stdin_text, "<stdin>"), {"stdin.txt": stdin_text}
+    else:
+        loaded = load_path(str(path))
+    if kw.get("out_dir") and not evidence:
+        evidence = input_evidence(path, example)
     report = judge(loaded, kw)
-    emit(report, str(kw["fmt"]), kw.get("output"), bool(kw["verbose"]), kw.get("color"))  # type: ignore[arg-type]
+    finish_report(report, kw, evidence)  # --out bundle, --redact, then the usual output
     ctx.exit(report.gate.exit_code)
 
 

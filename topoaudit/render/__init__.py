@@ -18,12 +18,15 @@ class RenderOptions:
     color: bool = False  # ANSI colours (console only; the CLI turns it on for a TTY)
     width: int = 120  # console width in columns
     verbose: bool = False  # include every link and absent fact, not only a summary
+    picture: str = ""  # Markdown: file name of the topology SVG next to it (set by the bundle writer)
 
 
 FORMATS: dict[str, str] = {
     "console": "topoaudit.render.console",
     "json": "topoaudit.render.json",
     "markdown": "topoaudit.render.markdown",
+    "html": "topoaudit.render.html",
+    "junit": "topoaudit.render.junit",
 }
 """Format name -> module with a ``render(report, options) -> str`` function. Other areas add theirs here."""
 

@@ -6,18 +6,44 @@ import json
 
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.report import Report
-from topoaudit.model.values import show
+from topoaudit.model.values import Unsupported, show
 from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
 
+_MD_ESCAPES = str.maketrans(
+    {
+        **{c: "\\" + c for c in "\\`*_[]~!|"},
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "\r": " ",
+        "\n": " ",
+    }
+)
+
+
+class Md(str):
+    """Text that is already Markdown (our own emphasis around escaped values): :func:`cell` keeps it."""
+
 
 def cell(text: object) -> str:
-    """Escape a value for a Markdown table cell (pipes, newlines, HTML-significant characters)."""
-    s = str(text)
-    for a, b in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("\r", " "), ("\n", " ")):
-        s = s.replace(a, b)
-    return s
+    """Escape a value for Markdown text or a table cell: emphasis, links/images, code, pipes, HTML, newlines."""
+    if isinstance(text, Md):
+        return str(text).replace("\r", " ").replace("\n", " ")
+    return str(text).translate(_MD_ESCAPES)
+
+
+def code_span(text: object) -> str:
+    """``text`` as one inline code span whose fence no backtick inside can close (newlines flattened)."""
+    s = str(text).replace("\r", " ").replace("\n", " ")
+    run = cur = 0
+    for ch in s:
+        cur = cur + 1 if ch == "`" else 0
+        run = max(run, cur)
+    fence = "`" * (run + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s.strip() else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -30,25 +56,42 @@ def render(report: Report, options: RenderOptions) -> str:
     lines = ["# topoaudit report", "", f"**{cell(summary(report))}**", ""]
     if report.source.demo:
         lines += ["> **Demo:** this is a bundled example box, not the machine this ran on.", ""]
+    redaction = report.extras.get("redaction")
+    if isinstance(redaction, dict):
+        lines += [f"> **Redacted.** {cell(redaction.get('note', ''))}", ""]
     host = report.machine.host
     lines += table(
         ["", ""],
         [
-            ["Verdict", f"**{report.gate.verdict.upper()}** (exit {report.gate.exit_code}: {report.gate.reason})"],
+            [
+                "Verdict",
+                Md(f"**{report.gate.verdict.upper()}** (exit {report.gate.exit_code}: {cell(report.gate.reason)})"),
+            ],
             ["Source", f"{report.source.kind}: {report.source.name}"],
             ["GPU model", show(report.gpu_model)],
             ["Catalog entry", show(report.catalog_entry)],
             ["Host", show(host.hostname)],
+            ["Product", show(host.product)],
             ["Driver", show(host.driver_version)],
+            ["CUDA driver", show(host.cuda_driver_version)],
             ["Generated", f"{report.generated_at} by topoaudit {report.tool_version}"],
         ],
     )
+    lines += ["", *gpu_lines(report)]
+    lines += ["", "## Topology", ""]
+    if options.picture:
+        lines.append(f"![Topology: NVLink domains, NICs and NUMA nodes]({options.picture})")
+    else:
+        lines.append(
+            "_The topology picture is `topology.svg` in the report bundle "
+            "(`topoaudit analyze ... --out DIR`, or `topoaudit report report.json --format html`)._"
+        )
     lines += ["", "## Findings", ""]
     if report.findings:
         for f in report.findings:
             lines.append(f"- **{f.severity.value.upper()}** `{f.code}`: {cell(f.message)}")
             if f.evidence:
-                lines.append(f"  - evidence: `{cell(json.dumps(f.evidence, sort_keys=True))}`")
+                lines.append(f"  - evidence: {code_span(json.dumps(f.evidence, sort_keys=True, ensure_ascii=False))}")
             if f.remedy:
                 lines.append(f"  - remedy: {cell(f.remedy)}")
     else:
@@ -99,6 +142,7 @@ def render(report: Report, options: RenderOptions) -> str:
         lines += ["", *plan_lines(report.plan)]
     if isinstance(report.bench, BenchResult):  # all-reduce bench section
         lines += ["", *bench_lines(report.bench)]
+    lines += extras_lines(report)
     facts = list(absent_facts(report))
     if facts:
         lines += ["", "## Not learned from this source", ""]
@@ -106,11 +150,46 @@ def render(report: Report, options: RenderOptions) -> str:
     return "\n".join(lines) + "\n"
 
 
+# >>> reports (owner: reports): machine identity and other sections, as in the HTML page >>>
+_GPU_FIELDS = (("name", "Name"), ("pci_bus_id", "Bus id"), ("serial", "Serial"), ("uuid", "UUID"))
+
+
+def gpu_lines(report: Report) -> list[str]:
+    """GPU identity table: the columns this source has (names, bus ids, serials, UUIDs)."""
+    gpus = report.machine.gpus
+    cols = [
+        (name, title)
+        for name, title in _GPU_FIELDS
+        if not all(isinstance(getattr(g, name), Unsupported) for g in gpus)
+        or len({getattr(g, name).reason for g in gpus if isinstance(getattr(g, name), Unsupported)}) > 1
+    ]
+    if not cols or not gpus:
+        return []
+    rows = [[g.label, *(show(getattr(g, name)) for name, _ in cols)] for g in gpus]
+    return ["## GPUs", "", *table(["GPU", *(t for _, t in cols)], rows)]
+
+
+def extras_lines(report: Report) -> list[str]:
+    """Sections other stages added without a dedicated view, as JSON blocks."""
+    shown = {k: v for k, v in report.extras.items() if k not in ("redaction", "bench")}
+    lines: list[str] = []
+    for key in sorted(shown):
+        text = json.dumps(shown[key], indent=2, ensure_ascii=False, sort_keys=True, default=str)
+        fence = "~~~~" if "```" in text else "```"
+        while fence in text:
+            fence += "~"
+        lines += ["", f"## {cell(key)}", "", f"{fence}json", text, fence]
+    return lines
+
+
+# <<< reports <<<
+
+
 # >>> deploy planner section (topoaudit/plan; owner: planner) >>>
 def plan_lines(plan: Plan, heading: str = "##") -> list[str]:
     """The plan as Markdown: key numbers, the arithmetic, the domain fit, the alternatives."""
     rows = [
-        ["Verdict", f"**{plan.verdict}**"],
+        ["Verdict", Md(f"**{cell(plan.verdict)}**")],
         ["Model", plan.model_text],
         ["Footprint", f"{plan.footprint_gb:,.1f} GB"],
         ["Card", f"{plan.gpu_name} ({plan.usable_per_card_gb:,.1f} GB usable of {plan.card_memory_gb:,.0f} GB)"],

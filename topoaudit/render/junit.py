@@ -1,0 +1,122 @@
+"""JUnit XML, so CI systems show the gate natively.
+
+One ``<testcase>`` per registered finding code (``classname`` ``topoaudit.<area>``): a ``<failure>`` for
+every finding at or above ``--fail-on`` (``fail`` by default), passed with the message in
+``<system-out>`` for a finding below it, passed and empty when the code did not fire, ``<skipped>`` when
+its stage did not run (bench codes without a bench) -- plus one skipped test case per rule the judge
+skipped, and a ``gate`` test case that fails exactly when the exit code is not 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+from topoaudit.model.finding import Finding
+from topoaudit.model.report import Report
+from topoaudit.render import RenderOptions
+from topoaudit.render.svg_plots import bench_of
+from topoaudit.rules.codes import CODES
+
+# control characters XML 1.0 cannot carry (a hostile string must still give a well-formed file)
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+_BENCH_PREFIXES = ("bench-", "measured-")
+
+
+def x(text: object) -> str:
+    return _XML_BAD.sub("\ufffd", str(text))
+
+
+def area_of(code: str) -> str:
+    return "bench" if code.startswith(_BENCH_PREFIXES) else "topology"
+
+
+def _detail(f: Finding) -> str:
+    lines = [f.message]
+    if f.evidence:
+        lines.append("evidence: " + json.dumps(f.evidence, sort_keys=True, ensure_ascii=False, default=str))
+    if f.remedy:
+        lines.append("remedy: " + f.remedy)
+    return "\n".join(lines)
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    by_code: dict[str, list[Finding]] = {}
+    for f in report.findings:
+        by_code.setdefault(f.code, []).append(f)
+    codes = list(CODES) + sorted(c for c in by_code if c not in CODES)
+    has_bench = bench_of(report) is not None
+    threshold = report.options.fail_on.rank
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": x(f"topoaudit {report.source.kind} {report.source.name}"),
+            "timestamp": x(report.generated_at),
+            "time": "0",
+        },
+    )
+    host = report.machine.host.hostname
+    if isinstance(host, str):
+        suite.set("hostname", x(host))
+    props = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("verdict", report.gate.verdict),
+        ("exit_code", report.gate.exit_code),
+        ("fail_on", report.options.fail_on.value),
+        ("gpu_model", report.gpu_model),
+        ("summary", _summary(report)),
+        ("tool_version", report.tool_version),
+    ):
+        ET.SubElement(props, "property", {"name": name, "value": x(value)})
+    tests = failures = skipped = 0
+
+    def case(classname: str, name: str) -> ET.Element:
+        nonlocal tests
+        tests += 1
+        return ET.SubElement(suite, "testcase", {"classname": x(classname), "name": x(name), "time": "0"})
+
+    for code in codes:
+        area = area_of(code)
+        tc = case(f"topoaudit.{area}", code)
+        found = by_code.get(code, [])
+        failing = [f for f in found if f.severity.rank >= threshold]
+        passing = [f for f in found if f.severity.rank < threshold]
+        if failing:
+            failures += 1
+            first = failing[0]
+            el = ET.SubElement(tc, "failure", {"message": x(first.message), "type": first.severity.value})
+            el.text = x("\n\n".join(_detail(f) for f in failing))
+        elif not found and area == "bench" and not has_bench:
+            skipped += 1
+            ET.SubElement(tc, "skipped", {"message": "no bench in this report (run `topoaudit bench` to measure)"})
+        if passing:
+            out = ET.SubElement(tc, "system-out")
+            out.text = x("\n\n".join(f"[{f.severity.value}] {_detail(f)}" for f in passing))
+    for s in report.skipped:
+        tc = case("topoaudit.rules", s.rule)
+        skipped += 1
+        ET.SubElement(tc, "skipped", {"message": x(s.reason)})
+    gate = case("topoaudit", "gate")
+    if report.gate.exit_code != 0:
+        failures += 1
+        el = ET.SubElement(gate, "failure", {"message": x(report.gate.reason), "type": report.gate.verdict})
+        el.text = x(f"exit {report.gate.exit_code}: {report.gate.reason}")
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    root = ET.Element(
+        "testsuites",
+        {"name": "topoaudit", "tests": str(tests), "failures": str(failures), "errors": "0", "skipped": str(skipped)},
+    )
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _summary(report: Report) -> str:
+    from topoaudit.render.common import summary
+
+    return summary(report)

@@ -1,0 +1,478 @@
+"""The topology as a picture: one self-contained SVG (presentation attributes only, no CSS, no script).
+
+NVLink domains are drawn as clusters: a switched domain as GPUs hanging off an NVSwitch bar (a comb of
+column buses when it has several rows, so 72 GPUs stay readable), a point-to-point mesh or bridged pair as
+GPUs on a circle with one line per linked pair, its width growing with the bonded NVLink count. Clusters
+flow left to right and wrap; neighbouring clusters are joined by a dashed line labelled with the best
+path between them (SYS, NODE, PHB...). The host row below shows each NUMA node (socket) with its CPUs,
+its GPUs and the NICs nearest to it. Every string from the machine is escaped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from html import escape
+
+from topoaudit.model.machine import Gpu, Link, Machine, PathLevel
+from topoaudit.model.report import Report
+from topoaudit.model.topology import Domain
+from topoaudit.model.values import Failed
+
+GPU_W, GPU_H = 92, 44
+PAD = 16  # inside a cluster
+HEAD = 28  # cluster title band
+GAP_X, GAP_Y = 70, 36  # between clusters (room for the connector label)
+MAX_ROW_W = 1100
+BAR_H = 14
+SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
+
+NVLINK_COLOR = "#2e7d32"
+DEGRADED_COLOR = "#e65100"
+LEVEL_COLOR = {
+    PathLevel.PIX: "#1565c0",
+    PathLevel.PXB: "#1565c0",
+    PathLevel.PHB: "#ef6c00",
+    PathLevel.NODE: "#ef6c00",
+    PathLevel.SYS: "#c62828",
+    PathLevel.UNKNOWN: "#6a1b9a",
+}
+NUMA_FILL = ("#e3f2fd", "#fff3e0", "#f3e5f5", "#e0f2f1", "#fce4ec", "#f9fbe7", "#ede7f6", "#efebe9")
+NUMA_STROKE = ("#1565c0", "#ef6c00", "#6a1b9a", "#00695c", "#ad1457", "#827717", "#4527a0", "#4e342e")
+
+
+def esc(text: object) -> str:
+    """Escape for XML text and attribute values."""
+    return escape(str(text), quote=True)
+
+
+def link_width(nvlinks: int) -> float:
+    """Stroke width of a bonded NVLink set: grows with the link count (NV1 thin, NV18 thick)."""
+    return round(1.0 + 1.6 * math.sqrt(max(nvlinks, 0)), 1)
+
+
+@dataclass
+class _Cluster:
+    domain: Domain
+    kind: str  # "loners" | "switch" | "ring"
+    w: float = 0.0
+    h: float = 0.0
+    x: float = 0.0
+    y: float = 0.0
+    pos: dict[int, tuple[float, float]] = field(default_factory=dict)  # GPU box top-left, cluster-relative
+
+
+def _pairs(machine: Machine) -> dict[tuple[int, int], Link]:
+    index = {g.label: g.index for g in machine.gpus}
+    out: dict[tuple[int, int], Link] = {}
+    for link in machine.links:
+        i, j = index.get(link.a), index.get(link.b)
+        if i is not None and j is not None and i != j:
+            out[(min(i, j), max(i, j))] = link
+    return out
+
+
+def _layout_cluster(domain: Domain) -> _Cluster:
+    n = domain.size
+    if domain.build == "single":  # the GPUs without NVLink, in one row per 8, neighbours joined by their path
+        cols = min(n, 8)
+        gap = 46
+        c = _Cluster(domain, "loners", 2 * PAD + cols * GPU_W + (cols - 1) * gap, 0.0)
+        rows = math.ceil(n / cols)
+        c.h = HEAD + 6 + rows * (GPU_H + 24) - 24 + PAD
+        for k, gpu in enumerate(domain.gpus):
+            r, col = divmod(k, cols)
+            c.pos[gpu] = (PAD + col * (GPU_W + gap), HEAD + 6 + r * (GPU_H + 24))
+        return c
+    if domain.build == "nvswitch" or (domain.all_pairs and n > 8):
+        cols = n if n <= 8 else 8 if n <= 16 else 9
+        rows = math.ceil(n / cols)
+        comb = 18 if rows > 1 else 0  # room for the column bus left of each column
+        cell_w = GPU_W + 14 + comb
+        top = HEAD + BAR_H + 26
+        c = _Cluster(domain, "switch", 2 * PAD + cols * cell_w - 14, top + rows * (GPU_H + 16) - 16 + PAD)
+        for k, gpu in enumerate(domain.gpus):
+            r, col = divmod(k, cols)
+            c.pos[gpu] = (PAD + col * cell_w + comb, top + r * (GPU_H + 16))
+        return c
+    radius = max(118.0, n * (GPU_W + 70) / (2 * math.pi)) if n > 2 else (GPU_W + 70) / 2
+    start = -math.pi / 2 - (math.pi / n if n in (4, 8) else 0.0)
+    if n == 2:
+        start = math.pi
+    c = _Cluster(domain, "ring", 2 * radius + GPU_W + 2 * PAD, HEAD + 2 * radius + GPU_H + PAD + 6)
+    cx, cy = PAD + radius + GPU_W / 2, HEAD + 6 + radius + GPU_H / 2
+    if n == 2:
+        cy = HEAD + GPU_H / 2 + 4
+        c.h = HEAD + GPU_H + PAD + 4
+    for k, gpu in enumerate(domain.gpus):
+        angle = start + 2 * math.pi * k / n
+        c.pos[gpu] = (cx + radius * math.cos(angle) - GPU_W / 2, cy + radius * math.sin(angle) - GPU_H / 2)
+    return c
+
+
+def _flow(clusters: list[_Cluster]) -> tuple[list[list[_Cluster]], float, float]:
+    """Place clusters left to right, wrapping rows at MAX_ROW_W; returns rows, width, height."""
+    rows: list[list[_Cluster]] = [[]]
+    x = y = 0.0
+    row_h = width = 0.0
+    for c in clusters:
+        if rows[-1] and x + c.w > MAX_ROW_W:
+            y += row_h + GAP_Y
+            x, row_h = 0.0, 0.0
+            rows.append([])
+        c.x, c.y = x, y
+        rows[-1].append(c)
+        x += c.w + GAP_X
+        row_h = max(row_h, c.h)
+        width = max(width, x - GAP_X)
+    return rows, width, y + row_h
+
+
+def _domain_title(d: Domain) -> str:
+    if d.build == "single":
+        return f"No NVLink · {d.size} GPU" + ("s" if d.size != 1 else "") + " (PCIe / SMP paths only)"
+    links = f"NV{d.min_links}" if d.min_links == d.max_links else f"NV{d.min_links}-{d.max_links}"
+    build = {
+        "nvswitch": "NVSwitch",
+        "mesh": "full mesh",
+        "partial-mesh": "partial mesh",
+        "bridged-pair": "bridged pair",
+        "single": "no NVLink",
+    }.get(d.build, d.build)
+    return (
+        f"Domain {d.id} · {build} · {d.size} GPU" + ("s" if d.size != 1 else "") + (f" · {links}" if d.size > 1 else "")
+    )
+
+
+def _numa_of(gpu: Gpu) -> int | None:
+    return gpu.numa_nodes[0] if isinstance(gpu.numa_nodes, tuple) and gpu.numa_nodes else None
+
+
+def _short_bus(bus: object) -> str:
+    if not isinstance(bus, str):
+        return ""
+    parts = bus.split(":")
+    return ":".join(parts[-2:]) if len(parts) >= 2 else bus
+
+
+def _gpu_box(out: list[str], gpu: Gpu, x: float, y: float) -> None:
+    numa = _numa_of(gpu)
+    fill = NUMA_FILL[numa % len(NUMA_FILL)] if numa is not None else "#ffffff"
+    stroke = NUMA_STROKE[numa % len(NUMA_STROKE)] if numa is not None else "#455a64"
+    lost = isinstance(gpu.status, Failed)
+    dash = ' stroke-dasharray="4 3"' if lost else ""
+    tip = gpu.label + (f" · {gpu.name}" if isinstance(gpu.name, str) else "")
+    tip += f" · {gpu.pci_bus_id}" if isinstance(gpu.pci_bus_id, str) else ""
+    tip += f" · NUMA {numa}" if numa is not None else ""
+    tip += " · LOST" if lost else ""
+    out.append(f'<g class="gpu" data-gpu="{gpu.index}"><title>{esc(tip)}</title>')
+    out.append(
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{GPU_W}" height="{GPU_H}" rx="6" fill="{fill}" '
+        f'stroke="{"#c62828" if lost else stroke}" stroke-width="1.6"{dash}/>'
+    )
+    out.append(
+        f'<text x="{x + GPU_W / 2:.1f}" y="{y + 18:.1f}" text-anchor="middle" font-size="14" '
+        f'font-weight="bold" fill="#212121">{esc(gpu.label)}</text>'
+    )
+    sub = _short_bus(gpu.pci_bus_id) or (f"NUMA {numa}" if numa is not None else "")
+    if lost:
+        sub = "lost"
+    if sub:
+        out.append(
+            f'<text x="{x + GPU_W / 2:.1f}" y="{y + 35:.1f}" text-anchor="middle" font-size="11" '
+            f'fill="#455a64">{esc(sub)}</text>'
+        )
+    out.append("</g>")
+
+
+def _draw_cluster(out: list[str], c: _Cluster, machine: Machine, pairs: dict[tuple[int, int], Link]) -> None:
+    d = c.domain
+    ox, oy = c.x, c.y
+    nv = d.build != "single"
+    out.append(f'<g class="domain" data-domain="{d.id}">')
+    out.append(
+        f'<rect x="{ox:.1f}" y="{oy:.1f}" width="{c.w:.1f}" height="{c.h:.1f}" rx="12" '
+        f'fill="{"#f1f8e9" if nv else "#fafafa"}" stroke="{NVLINK_COLOR if nv else "#9e9e9e"}" stroke-width="1.5"/>'
+    )
+    out.append(
+        f'<text x="{ox + 12:.1f}" y="{oy + 19:.1f}" font-size="13" font-weight="bold" '
+        f'fill="{"#1b5e20" if nv else "#616161"}">{esc(_domain_title(d))}</text>'
+    )
+    gpus = {g.index: g for g in machine.gpus}
+    if c.kind == "switch":
+        _draw_switch(out, c, pairs)
+    elif c.kind == "ring":
+        _draw_ring(out, c, pairs)
+    else:
+        _draw_loners(out, c, pairs)
+    for index in d.gpus:
+        px, py = c.pos[index]
+        _gpu_box(out, gpus[index], ox + px, oy + py)
+    out.append("</g>")
+
+
+def _draw_switch(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
+    d = c.domain
+    ox, oy = c.x, c.y
+    bar_y = oy + HEAD + 4
+    out.append(
+        f'<rect x="{ox + PAD:.1f}" y="{bar_y:.1f}" width="{c.w - 2 * PAD:.1f}" height="{BAR_H}" rx="4" '
+        f'fill="{NVLINK_COLOR}"/>'
+    )
+    out.append(
+        f'<text x="{ox + c.w / 2:.1f}" y="{bar_y + 11:.1f}" text-anchor="middle" font-size="10.5" '
+        f'font-weight="bold" fill="#ffffff">NVSwitch fabric</text>'
+    )
+    per_gpu = {g: max((lk.nvlinks for (i, j), lk in pairs.items() if g in (i, j) and lk.nvlinks), default=0)
+               for g in d.gpus}  # fmt: skip
+    best = max(per_gpu.values(), default=0)
+    multi_row = len({round(y) for _, y in c.pos.values()}) > 1
+    buses: dict[float, float] = {}
+    for g in d.gpus:
+        px, py = c.pos[g]
+        n = per_gpu[g]
+        color = DEGRADED_COLOR if n < best else NVLINK_COLOR
+        width = link_width(n) if n else 1.0
+        if multi_row:
+            bus_x = ox + px - 10
+            buses[bus_x] = max(buses.get(bus_x, 0.0), oy + py + GPU_H / 2)
+            out.append(
+                f'<line x1="{bus_x:.1f}" y1="{oy + py + GPU_H / 2:.1f}" x2="{ox + px:.1f}" '
+                f'y2="{oy + py + GPU_H / 2:.1f}" stroke="{color}" stroke-width="{min(width, 8)}"/>'
+            )
+        else:
+            out.append(
+                f'<line x1="{ox + px + GPU_W / 2:.1f}" y1="{bar_y + BAR_H:.1f}" x2="{ox + px + GPU_W / 2:.1f}" '
+                f'y2="{oy + py:.1f}" stroke="{color}" stroke-width="{width}"/>'
+            )
+            if n:
+                out.append(
+                    f'<text x="{ox + px + GPU_W / 2 + width / 2 + 3:.1f}" y="{(bar_y + BAR_H + oy + py) / 2 + 4:.1f}" '
+                    f'font-size="10" fill="{color}">NV{n}</text>'
+                )
+    for bus_x, bottom in buses.items():
+        out.append(
+            f'<line x1="{bus_x:.1f}" y1="{bar_y + BAR_H:.1f}" x2="{bus_x:.1f}" y2="{bottom:.1f}" '
+            f'stroke="{NVLINK_COLOR}" stroke-width="4"/>'
+        )
+
+
+def _draw_ring(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
+    d = c.domain
+    ox, oy = c.x, c.y
+    members = set(d.gpus)
+    edges = [(i, j, lk) for (i, j), lk in sorted(pairs.items()) if i in members and j in members and lk.nvlinks > 0]
+    labels: list[str] = []
+    for i, j, lk in sorted(edges, key=lambda e: -e[2].nvlinks):
+        (ax, ay), (bx, by) = c.pos[i], c.pos[j]
+        x1, y1 = ox + ax + GPU_W / 2, oy + ay + GPU_H / 2
+        x2, y2 = ox + bx + GPU_W / 2, oy + by + GPU_H / 2
+        color = DEGRADED_COLOR if lk.nvlinks < d.max_links and d.build != "bridged-pair" else NVLINK_COLOR
+        if d.build == "partial-mesh":
+            color = NVLINK_COLOR
+        out.append(
+            f'<line class="nvlink" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}" '
+            f'stroke-width="{link_width(lk.nvlinks)}" stroke-linecap="round">'
+            f"<title>{esc(f'GPU{i} - GPU{j}: {lk.code}')}</title></line>"
+        )
+        t = 0.5 if math.hypot(x2 - x1, y2 - y1) < 240 else 0.3  # chords through the centre: off-centre labels
+        lx, ly = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t
+        labels.append(
+            f'<rect x="{lx - 15:.1f}" y="{ly - 8:.1f}" width="30" height="15" rx="3" fill="#ffffff" '
+            f'fill-opacity="0.9"/><text x="{lx:.1f}" y="{ly + 4:.1f}" text-anchor="middle" font-size="10.5" '
+            f'fill="{color}">{esc(lk.code)}</text>'
+        )
+    out.extend(labels)
+
+
+def _draw_loners(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
+    """Dashed connectors between neighbouring lone GPUs of a row, labelled with their path (PHB, SYS...)."""
+    gpus = c.domain.gpus
+    for a, b in itertools.pairwise(gpus):
+        (ax, ay), (bx, by) = c.pos[a], c.pos[b]
+        lk = pairs.get((min(a, b), max(a, b)))
+        if lk is None or abs(ay - by) > 1:
+            continue
+        _connector(out, c.x + ax + GPU_W, c.x + bx, c.y + ay + GPU_H / 2, lk, f"GPU{a} - GPU{b}")
+
+
+def _connector(out: list[str], x1: float, x2: float, y: float, lk: Link, what: str) -> None:
+    color = LEVEL_COLOR.get(lk.level, NVLINK_COLOR)
+    out.append(
+        f'<g class="between"><title>{esc(f"{what}: {lk.code} ({lk.level.label})")}</title>'
+        f'<line x1="{x1:.1f}" y1="{y:.1f}" x2="{x2:.1f}" y2="{y:.1f}" stroke="{color}" stroke-width="2" '
+        f'stroke-dasharray="6 4"/><text x="{(x1 + x2) / 2:.1f}" y="{y - 6:.1f}" text-anchor="middle" '
+        f'font-size="11.5" font-weight="bold" fill="{color}">{esc(lk.code)}</text></g>'
+    )
+
+
+def _between(a: Domain, b: Domain, pairs: dict[tuple[int, int], Link]) -> Link | None:
+    """The best (fastest) path between any GPU of ``a`` and any of ``b``."""
+    found = [pairs[(min(i, j), max(i, j))] for i in a.gpus for j in b.gpus if (min(i, j), max(i, j)) in pairs]
+    return min(found, key=lambda lk: (int(lk.level), -lk.nvlinks), default=None)
+
+
+def _nic_numa(nic_label: str, numa: object, machine: Machine) -> tuple[int | None, str]:
+    """NUMA node of a NIC and a short 'nearest GPUs' text (from the link matrix)."""
+    near: list[tuple[PathLevel, Gpu, str]] = []
+    for g in machine.gpus:
+        lk = machine.link(g.label, nic_label)
+        if lk is not None:
+            near.append((lk.level, g, lk.code))
+    if not near:
+        return (numa if isinstance(numa, int) else None), ""
+    best = min(level for level, _, _ in near)
+    closest = [g for level, g, _ in near if level == best]
+    code = next(c for level, _, c in near if level == best)
+    node = numa if isinstance(numa, int) else _numa_of(closest[0])
+    names = ",".join(str(g.index) for g in closest)
+    return node, f"{code} to GPU{names}" if len(closest) <= 4 else f"{code} to {len(closest)} GPUs"
+
+
+def _host_row(out: list[str], machine: Machine, top: float, width: float) -> float:
+    """NUMA node boxes with CPUs, GPUs and nearest NICs; returns the height used."""
+    by_numa: dict[int | None, list[Gpu]] = {}
+    for g in machine.gpus:
+        by_numa.setdefault(_numa_of(g), []).append(g)
+    nics: dict[int | None, list[str]] = {}
+    for nic in machine.nics:
+        node, near = _nic_numa(nic.label, nic.numa_node, machine)
+        name = nic.label + (f" ({nic.device})" if isinstance(nic.device, str) and nic.device != nic.label else "")
+        nics.setdefault(node, []).append(name + (f" · {near}" if near else ""))
+    nodes = sorted({*by_numa, *nics}, key=lambda k: (k is None, k if k is not None else 0))
+    if not nodes:
+        return 0.0
+    box_w = max(230.0, min(360.0, (width - 16 * (len(nodes) - 1)) / len(nodes)))
+    per_row = max(1, int((width + 16) // (box_w + 16)))
+    y = top
+    used = 0.0
+    for start in range(0, len(nodes), per_row):
+        row = nodes[start : start + per_row]
+        heights = [44 + 15 * len(nics.get(n, [])) for n in row]
+        row_h = max(heights)
+        for k, node in enumerate(row):
+            x = k * (box_w + 16)
+            gpus = by_numa.get(node, [])
+            if node is None:
+                title = "NUMA affinity not in this source"
+                fill, stroke = "#fafafa", "#9e9e9e"
+                cpus = ""
+            else:
+                title = f"NUMA node {node}"
+                fill, stroke = NUMA_FILL[node % len(NUMA_FILL)], NUMA_STROKE[node % len(NUMA_STROKE)]
+                cpus = _cpus(gpus[0].cpu_affinity) if gpus else ""
+            out.append(f'<g class="numa" data-numa="{esc(node if node is not None else "unknown")}">')
+            out.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{box_w:.1f}" height="{row_h}" rx="8" fill="{fill}" '
+                f'stroke="{stroke}" stroke-width="1.3"/>'
+            )
+            head = title + (f" · CPUs {cpus}" if cpus else "")
+            out.append(
+                f'<text x="{x + 10:.1f}" y="{y + 17:.1f}" font-size="12.5" font-weight="bold" fill="#212121">'
+                f"{esc(_clip(head, box_w))}</text>"
+            )
+            gtext = "GPUs " + _ranges([g.index for g in gpus]) if gpus else "no GPUs"
+            out.append(
+                f'<text x="{x + 10:.1f}" y="{y + 34:.1f}" font-size="11.5" fill="#37474f">{esc(_clip(gtext, box_w))}'
+                "</text>"
+            )
+            for m, text in enumerate(nics.get(node, [])):
+                out.append(
+                    f'<text class="nic" x="{x + 10:.1f}" y="{y + 50 + 15 * m:.1f}" font-size="11" fill="#0d47a1">'
+                    f"{esc(_clip(text, box_w))}</text>"
+                )
+            out.append("</g>")
+        y += row_h + 12
+        used += row_h + 12
+    return used
+
+
+def _clip(text: str, box_w: float) -> str:
+    limit = max(12, int(box_w / 6.6))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cpus(cpus: object) -> str:
+    return _ranges(list(cpus)) if isinstance(cpus, tuple) and cpus else ""
+
+
+def _ranges(values: list[int]) -> str:
+    values = sorted(values)
+    if not values:
+        return "-"
+    runs, start, prev = [], values[0], values[0]
+    for v in values[1:]:
+        if v != prev + 1:
+            runs.append(f"{start}-{prev}" if prev != start else str(start))
+            start = v
+        prev = v
+    runs.append(f"{start}-{prev}" if prev != start else str(start))
+    return ",".join(runs)
+
+
+def _legend(out: list[str], y: float) -> float:
+    x = 0.0
+    items: list[tuple[str, str, float, str]] = [
+        ("NV2", NVLINK_COLOR, link_width(2), ""),
+        ("NV6", NVLINK_COLOR, link_width(6), ""),
+        ("NV18", NVLINK_COLOR, link_width(18), ""),
+        ("fewer links than its peers", DEGRADED_COLOR, link_width(4), ""),
+        ("PCIe / SMP path between domains", LEVEL_COLOR[PathLevel.SYS], 2.0, ' stroke-dasharray="6 4"'),
+    ]
+    out.append('<g class="legend">')
+    out.append(f'<text x="0" y="{y + 12:.1f}" font-size="11.5" fill="#455a64">Line width = bonded NVLinks:</text>')
+    x = 196.0
+    for label, color, width, dash in items:
+        out.append(
+            f'<line x1="{x:.1f}" y1="{y + 8:.1f}" x2="{x + 28:.1f}" y2="{y + 8:.1f}" stroke="{color}" '
+            f'stroke-width="{width}"{dash}/>'
+        )
+        out.append(f'<text x="{x + 34:.1f}" y="{y + 12:.1f}" font-size="11.5" fill="#455a64">{esc(label)}</text>')
+        x += 44 + 6.6 * len(label)
+    out.append("</g>")
+    return x
+
+
+def topology_svg(report: Report, *, standalone: bool = False) -> str:
+    """The machine drawn as SVG. ``standalone`` adds the XML prolog for a ``.svg`` file."""
+    machine = report.machine
+    pairs = _pairs(machine)
+    domains = report.domains or ()
+    lone = tuple(sorted(g for d in domains if d.size == 1 for g in d.gpus))
+    shown = [d for d in domains if d.size > 1]
+    if lone:
+        shown.append(Domain(id=-1, gpus=lone, all_pairs=False, min_links=0, max_links=0, build="single"))
+    clusters = [_layout_cluster(d) for d in shown]
+    rows, width, height = _flow(clusters)
+    width = max(width, 640.0)
+    body: list[str] = []
+    top = 0.0
+    # connectors between neighbouring clusters of a row, labelled with the best path between them
+    for row in rows:
+        for a, b in itertools.pairwise(row):
+            lk = _between(a.domain, b.domain, pairs)
+            if lk is None:
+                continue
+            what = f"best path between domain {a.domain.id} and domain {b.domain.id}"
+            _connector(body, a.x + a.w, b.x, max(a.y, b.y) + min(a.h, b.h) / 2, lk, what)
+    for c in clusters:
+        _draw_cluster(body, c, machine, pairs)
+    top = height + 22
+    body.append(
+        f'<text x="0" y="{top:.1f}" font-size="12" font-weight="bold" fill="#455a64">'
+        "Host: NUMA nodes (sockets), their CPUs, GPUs and nearest NICs</text>"
+    )
+    host_h = _host_row(body, machine, top + 8, width)
+    legend_y = top + 8 + host_h + 6
+    width = max(width, _legend(body, legend_y))
+    total_h = legend_y + 26
+    margin = 10
+    label = f"Topology of {len(machine.gpus)} GPUs in {sum(1 for d in domains if d.size > 1)} NVLink domain(s)"
+    head = '<?xml version="1.0" encoding="UTF-8"?>\n' if standalone else ""
+    return (
+        f'{head}<svg xmlns="http://www.w3.org/2000/svg" class="topology" role="img" '
+        f'viewBox="{-margin} {-margin} {width + 2 * margin:.0f} {total_h + 2 * margin:.0f}" '
+        f'width="{width + 2 * margin:.0f}" height="{total_h + 2 * margin:.0f}" font-family="{SANS}">'
+        f"<title>{esc(label)}</title>" + "".join(body) + "</svg>\n"
+    )
