@@ -1,10 +1,10 @@
 """The report bundle: everything a provider ticket needs, in one directory.
 
 ``report.json`` (canonical), ``report.md`` (references ``topology.svg``), ``report.html`` (self-contained),
-``topology.svg``, the raw evidence under ``evidence/`` (the input text, the snapshot, nvidia-smi outputs)
-and ``SHA256SUMS`` (``sha256sum -c`` format). Every file is written to a temporary name and renamed;
-``SHA256SUMS`` is removed first and written last, so a bundle is complete exactly when its manifest
-exists and checks -- an interrupted run never leaves something that looks finished.
+``topology.svg``, ``junit.xml`` (the gate for CI), the raw evidence under ``evidence/`` (the input text,
+the snapshot, nvidia-smi outputs) and ``SHA256SUMS`` (``sha256sum -c`` format). Every file is written to
+a temporary name and renamed; ``SHA256SUMS`` is removed first and written last, so a bundle is complete
+exactly when its manifest exists and checks -- an interrupted run never leaves something that looks finished.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def bundle_files(
         "report.md": render(report, "markdown", RenderOptions(picture="topology.svg")).encode(),
         "report.html": render(report, "html").encode(),
         "topology.svg": topology_svg(report, standalone=True).encode(),
+        "junit.xml": render(report, "junit").encode(),
     }
     for name, content in items:
         path = f"{EVIDENCE_DIR}/{safe_name(name)}"

@@ -31,7 +31,10 @@ _UUID = re.compile(
     r"(?<![0-9A-Za-z])(?:GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"(?![0-9A-Za-z])"
 )
-_MAC = re.compile(r"(?<![0-9A-Za-z:-])[0-9A-Fa-f]{2}(?:([:-])[0-9A-Fa-f]{2})(?:\1[0-9A-Fa-f]{2}){4,6}(?![0-9A-Za-z:-])")
+# MAC (6 bytes), EUI-64 and IPoIB hardware addresses (20 bytes), colon or dash separated
+_MAC = re.compile(
+    r"(?<![0-9A-Za-z:-])[0-9A-Fa-f]{2}(?:([:-])[0-9A-Fa-f]{2})(?:\1[0-9A-Fa-f]{2}){4,18}(?![0-9A-Za-z:-])"
+)
 _GUID = re.compile(r"(?<![0-9A-Za-z])0x[0-9a-fA-F]{16}(?![0-9A-Za-z])")  # InfiniBand node/port GUIDs
 _IPV4 = re.compile(r"(?<![0-9A-Za-z.])(?:\d{1,3}\.){3}\d{1,3}(?![0-9A-Za-z]|\.\d)")
 _IPV6 = re.compile(

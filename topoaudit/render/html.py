@@ -10,7 +10,6 @@ Policy forbids scripts and remote loads, so even a missed escape could not fetch
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import Any
 
 from topoaudit.model.bench import BenchGroup, BenchResult
@@ -21,7 +20,7 @@ from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
 from topoaudit.render.svg_plots import bench_of, busbw_plot, human_size, pair_heatmap
-from topoaudit.render.svg_topology import topology_svg
+from topoaudit.render.svg_topology import esc, topology_svg
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; base-uri 'none'"
 
@@ -83,8 +82,8 @@ footer{margin-top:30px;color:var(--muted);font-size:12.5px}
 
 
 def e(value: object) -> str:
-    """Escape anything for HTML text or a quoted attribute."""
-    return escape(str(value), quote=True)
+    """Escape anything for HTML text or a quoted attribute (control characters become U+FFFD)."""
+    return esc(value)
 
 
 def val(value: object, unit: str = "") -> str:

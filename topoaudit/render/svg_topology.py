@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 from html import escape
 
@@ -23,7 +24,7 @@ from topoaudit.model.values import Failed
 GPU_W, GPU_H = 92, 44
 PAD = 16  # inside a cluster
 HEAD = 28  # cluster title band
-GAP_X, GAP_Y = 70, 36  # between clusters (room for the connector label)
+GAP_X, GAP_Y = 60, 36  # between clusters (room for the connector label)
 MAX_ROW_W = 1100
 BAR_H = 14
 SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
@@ -42,9 +43,12 @@ NUMA_FILL = ("#e3f2fd", "#fff3e0", "#f3e5f5", "#e0f2f1", "#fce4ec", "#f9fbe7", "
 NUMA_STROKE = ("#1565c0", "#ef6c00", "#6a1b9a", "#00695c", "#ad1457", "#827717", "#4527a0", "#4e342e")
 
 
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+
+
 def esc(text: object) -> str:
-    """Escape for XML text and attribute values."""
-    return escape(str(text), quote=True)
+    """Escape for XML/HTML text and attribute values; characters XML cannot carry become U+FFFD."""
+    return escape(_XML_BAD.sub("\ufffd", str(text)), quote=True)
 
 
 def link_width(nvlinks: int) -> float:
@@ -112,21 +116,34 @@ def _layout_cluster(domain: Domain) -> _Cluster:
 
 
 def _flow(clusters: list[_Cluster]) -> tuple[list[list[_Cluster]], float, float]:
-    """Place clusters left to right, wrapping rows at MAX_ROW_W; returns rows, width, height."""
-    rows: list[list[_Cluster]] = [[]]
-    x = y = 0.0
-    row_h = width = 0.0
+    """Place clusters left to right in rows no wider than MAX_ROW_W, balanced (4 pairs: 2 + 2, not 3 + 1)."""
+    greedy = _rows(clusters, len(clusters))
+    per_row = math.ceil(len(clusters) / len(greedy)) if greedy else 0
+    rows = _rows(clusters, per_row) if per_row else []
+    if any(sum(c.w for c in row) + GAP_X * (len(row) - 1) > MAX_ROW_W for row in rows if len(row) > 1):
+        rows = greedy
+    y = width = 0.0
+    for row in rows:
+        x = 0.0
+        for c in row:
+            c.x, c.y = x, y
+            x += c.w + GAP_X
+        width = max(width, x - GAP_X)
+        y += max(c.h for c in row) + GAP_Y
+    return rows, width, y - GAP_Y if rows else 0.0
+
+
+def _rows(clusters: list[_Cluster], per_row: int) -> list[list[_Cluster]]:
+    """Greedy rows of at most ``per_row`` clusters that fit MAX_ROW_W (a wide cluster gets a row alone)."""
+    rows: list[list[_Cluster]] = []
+    x = 0.0
     for c in clusters:
-        if rows[-1] and x + c.w > MAX_ROW_W:
-            y += row_h + GAP_Y
-            x, row_h = 0.0, 0.0
+        if not rows or len(rows[-1]) >= per_row or x + c.w > MAX_ROW_W:
             rows.append([])
-        c.x, c.y = x, y
+            x = 0.0
         rows[-1].append(c)
         x += c.w + GAP_X
-        row_h = max(row_h, c.h)
-        width = max(width, x - GAP_X)
-    return rows, width, y + row_h
+    return rows
 
 
 def _domain_title(d: Domain) -> str:
@@ -140,9 +157,8 @@ def _domain_title(d: Domain) -> str:
         "bridged-pair": "bridged pair",
         "single": "no NVLink",
     }.get(d.build, d.build)
-    return (
-        f"Domain {d.id} · {build} · {d.size} GPU" + ("s" if d.size != 1 else "") + (f" · {links}" if d.size > 1 else "")
-    )
+    size = "" if d.size == 2 else f" · {d.size} GPUs"
+    return f"Domain {d.id} · {build}{size} · {links}"
 
 
 def _numa_of(gpu: Gpu) -> int | None:
@@ -444,6 +460,8 @@ def topology_svg(report: Report, *, standalone: bool = False) -> str:
     if lone:
         shown.append(Domain(id=-1, gpus=lone, all_pairs=False, min_links=0, max_links=0, build="single"))
     clusters = [_layout_cluster(d) for d in shown]
+    for c in clusters:  # room for the title
+        c.w = max(c.w, 7.6 * len(_domain_title(c.domain)) + 24)
     rows, width, height = _flow(clusters)
     width = max(width, 640.0)
     body: list[str] = []

@@ -1,0 +1,35 @@
+"""reports/examples/ is what the generator produces today: a rule, catalog or renderer change that alters
+an example report fails here until `python -m topoaudit.tools.regen_examples` is run and committed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from topoaudit.bundle import verify_bundle
+from topoaudit.loaders import examples
+from topoaudit.render import FORMATS
+from topoaudit.tools.regen_examples import BUNDLED, DEFAULT_DIR, expected_files, stale
+
+ROOT = Path(__file__).parents[1] / "reports" / "examples"
+
+
+def test_committed_examples_are_fresh() -> None:
+    assert DEFAULT_DIR == ROOT
+    problems = stale(ROOT)
+    assert not problems, (
+        "reports/examples/ is stale; regenerate with `.venv/bin/python -m topoaudit.tools.regen_examples` "
+        "and commit it:\n" + "\n".join(problems[:20])
+    )
+
+
+def test_every_example_in_every_format() -> None:
+    files = expected_files()
+    for name in examples():
+        for fmt in FORMATS:
+            assert f"{name}/{BUNDLED.get(fmt, fmt + '.txt')}" in files, (name, fmt)
+        assert f"{name}/topology.svg" in files
+        assert verify_bundle(ROOT / name) == []
+
+
+def test_generation_is_deterministic() -> None:
+    assert expected_files() == expected_files()

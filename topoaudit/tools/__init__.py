@@ -1,0 +1,1 @@
+"""Maintenance commands for the repository (not part of the CLI)."""
