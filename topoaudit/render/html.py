@@ -337,14 +337,15 @@ def _matrix(report: Report) -> str:
 
 
 def _nics(report: Report) -> str:
+    """NIC table with the columns this source has (topo -m gives names only; a probe adds the rest)."""
     nics = report.machine.nics
     if not nics:
         return ""
-    rows = [
-        [e(n.label), val(n.device), val(n.netdev), val(n.pci_bus_id), val(n.link_rate_gbps, " Gb/s"), val(n.numa_node)]
-        for n in nics
-    ]
-    return '<h2 id="nics">NICs</h2>' + _table(["NIC", "Device", "Netdev", "Bus id", "Rate", "NUMA"], rows)
+    fields = [("device", "Device", ""), ("netdev", "Netdev", ""), ("pci_bus_id", "Bus id", ""),
+              ("link_rate_gbps", "Rate", " Gb/s"), ("numa_node", "NUMA", "")]  # fmt: skip
+    shown = [f for f in fields if not all(isinstance(getattr(n, f[0]), Unsupported) for n in nics)]
+    rows = [[e(n.label), *(val(getattr(n, name), unit) for name, _, unit in shown)] for n in nics]
+    return '<h2 id="nics">NICs</h2>' + _table(["NIC", *(title for _, title, _ in shown)], rows)
 
 
 def bench_section(bench: BenchResult) -> str:

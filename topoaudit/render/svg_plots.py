@@ -41,7 +41,7 @@ def _nice_max(v: float) -> float:
 
 def busbw_plot(groups: tuple[BenchGroup, ...], title: str) -> str:
     """busbw (GB/s) vs message size for one or more groups, the expected band shaded per group."""
-    w, h, left, right, top, bottom = 620, 300, 58, 150, 28, 42
+    w, h, left, right, top, bottom = 550, 290, 58, 132, 28, 42
     pw, ph = w - left - right, h - top - bottom
     rows = [(g, r) for g in groups for r in g.rows if r.size_bytes > 0]
     if not rows:
