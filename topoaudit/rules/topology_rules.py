@@ -36,17 +36,7 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     shape = " + ".join(str(d.size) for d in multi)
     groups = " ".join(_fmt(d.gpus) for d in multi)
     total = len(ctx.machine.gpus)
-    spec = ctx.spec
-    severity = Severity.WARN
-    why = "GPU model unknown; cannot tell whether this is by design"
-    if spec and spec.build == "nvswitch" and spec.domain_size >= min(total, spec.node_gpus):
-        severity = Severity.FAIL
-        why = f"{spec.name} ships with all {min(total, spec.domain_size)} GPUs on one NVSwitch fabric"
-    elif spec and spec.build in ("bridge", "mesh") and max(d.size for d in multi) >= min(spec.domain_size, total):
-        severity = Severity.INFO
-        why = f"by design for {spec.name} (NVLink bridges join at most {spec.domain_size} GPUs)"
-    elif spec:
-        why = f"{spec.name} normally forms domains of {spec.domain_size}"
+    severity, why = _split_severity(ctx, multi, total)
     largest = max(d.size for d in multi)
     yield finding(
         "nvlink-split-domain",
@@ -58,6 +48,36 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         crossing=_crossing(ctx, multi),
         reason=why,
     )
+
+
+def _split_severity(ctx: RuleContext, multi: list[Domain], total: int) -> tuple[Severity, str]:
+    """How bad a split is for the catalog's model: fail for one-domain builds, info when bridges do it by design."""
+    spec = ctx.spec
+    if spec is None:
+        return Severity.WARN, "GPU model unknown; cannot tell whether this is by design"
+    if spec.one_domain and total <= max(spec.domain_size, spec.node_gpus):
+        fabric = "NVSwitch fabric" if spec.build == "nvswitch" else "NVLink mesh"
+        return Severity.FAIL, f"{spec.name} ships with all {min(total, spec.domain_size)} GPUs on one {fabric}"
+    if spec.build == "bridge":
+        sizes = sorted({d.size for d in multi})
+        allowed = spec.by_design_domains
+        unpaired = [d.gpus[0] for d in ctx.domains if d.size == 1]
+        if all(size in allowed for size in sizes) and not unpaired:
+            return Severity.INFO, (
+                f"by design for {spec.name} (NVLink bridges join {' or '.join(map(str, allowed))} GPUs)"
+            )
+        if unpaired:
+            return Severity.WARN, (
+                f"{spec.name} bridges join {' or '.join(map(str, allowed))} GPUs, but GPUs {_fmt(unpaired)} have "
+                "no bridge: a bridge is missing or unseated"
+            )
+        return Severity.WARN, (
+            f"{spec.name} bridges join {' or '.join(map(str, allowed))} GPUs, not {'/'.join(map(str, sizes))}: "
+            "a bridge link may be down"
+        )
+    if spec.build == "superchip":
+        return Severity.WARN, f"{spec.name} node layouts vary; compare with the system's documentation"
+    return Severity.WARN, f"{spec.name} normally forms domains of {spec.domain_size}"
 
 
 def _crossing(ctx: RuleContext, domains: list[Domain]) -> str:
@@ -82,6 +102,10 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     spec = ctx.spec
     if spec and spec.build == "pcie":
         severity, why = Severity.INFO, f"expected: {spec.name} has no NVLink"
+    elif spec and spec.build == "bridge":
+        severity, why = Severity.WARN, f"{spec.name} NVLink bridges are optional; none is installed or active"
+    elif spec and spec.build == "superchip":
+        severity, why = Severity.WARN, f"{spec.name} node layouts vary; some link superchips only over the network"
     elif spec:
         severity, why = Severity.FAIL, f"{spec.name} should have NVLink: links down, fabric not up, or a VM hides it"
     else:
@@ -112,7 +136,7 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             and int(lk.a[3:]) in members
             and int(lk.b[3:]) in members
         )
-        by_design = ctx.spec is not None and ctx.spec.build == "mesh"
+        by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
         yield finding(
             "nvlink-partial-mesh",
             f"NVLink domain {_fmt(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
@@ -128,8 +152,9 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """A GPU pair with fewer NVLinks than its siblings: a link is down or a bridge is badly seated.
 
     Compared within a fully linked domain (NV16 among NV18), across the bridged pairs of one box (NV6
-    among NV12), against the catalog's links per GPU on NVSwitch models, and flags odd bridge widths
-    (NV3 where bridges come in even link counts).
+    among NV12), against the catalog's links per GPU (per pair behind NVSwitches, summed over the peers on
+    meshes and bridges, GPUs with no NVLink on one-domain models), and flags odd bridge widths (NV3 where
+    bridges come in even link counts).
     """
     pairs = [
         (int(lk.a[3:]), int(lk.b[3:]), lk.nvlinks)
@@ -156,13 +181,7 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         if low:
             reported.update((a, b) for a, b, _ in low)
             yield _degraded_finding(low, expected, "the other bridged pairs in this box")
-    # The catalog: an NVSwitch model shows its full link count on every pair.
-    spec = ctx.spec
-    if spec and spec.build == "nvswitch" and spec.nvlinks_per_gpu:
-        low = [(a, b, n) for a, b, n in pairs if n < spec.nvlinks_per_gpu and (a, b) not in reported]
-        if low:
-            reported.update((a, b) for a, b, _ in low)
-            yield _degraded_finding(low, spec.nvlinks_per_gpu, f"{spec.name}'s {spec.nvlinks_per_gpu} links")
+    yield from _degraded_against_catalog(ctx, pairs, reported)
     # Odd bridge widths: NVLink bridges carry an even number of links; NV3 means a link did not train.
     for d in bridged:
         a, b = d.gpus
@@ -173,6 +192,57 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
                 "a full bridge (bridges carry an even number of links)",
                 severity=Severity.WARN,
             )
+
+
+def _degraded_against_catalog(
+    ctx: RuleContext, pairs: list[tuple[int, int, int]], reported: set[tuple[int, int]]
+) -> Iterable[Finding]:
+    """The catalog's links per GPU: per pair on NVSwitch domains (NV18 = the GPU's shared links), per GPU on
+    direct-link domains (a mesh, a cube-mesh, bridges: the links to its peers add up to the GPU's count),
+    and GPUs left with no NVLink at all on a model whose node is one domain."""
+    spec = ctx.spec
+    if spec is None or not spec.nvlinks_per_gpu:
+        return
+    want = spec.nvlinks_per_gpu
+    unverified = "\u26a0" in spec.source_of("nvlinks_per_gpu")
+    soft = Severity.WARN if unverified else None
+    note = " (the catalog's link count is unverified)" if unverified else ""
+    domain_of = {g: d for d in ctx.domains for g in d.gpus}
+    on_switch = {g for g, d in domain_of.items() if d.build == "nvswitch"}
+    switched = [(a, b, n) for a, b, n in pairs if a in on_switch and (a, b) not in reported]
+    low = [(a, b, n) for a, b, n in switched if n < want]
+    if low:
+        reported.update((a, b) for a, b, _ in low)
+        yield _degraded_finding(low, want, f"{spec.name}'s {want} links{note}", severity=soft)
+    seen = {g for pair in reported for g in pair}
+    totals: Counter[int] = Counter()
+    for a, b, n in pairs:
+        if a not in on_switch:
+            totals[a] += n
+            totals[b] += n
+    short = sorted((g, n) for g, n in totals.items() if n < want and g not in seen)
+    if short:
+        shown = ", ".join(f"GPU{g} {n}" for g, n in short[:8]) + (" ..." if len(short) > 8 else "")
+        yield finding(
+            "nvlink-degraded",
+            f"{len(short)} GPU(s) have fewer NVLinks to their peers than {spec.name}'s {want}{note}: {shown}.",
+            severity=soft,
+            gpus=[{"gpu": g, "nvlinks": n} for g, n in short],
+            expected_nvlinks=want,
+        )
+        weak = {g for g, _ in short}
+        reported.update((a, b) for a, b, _ in pairs if a in weak or b in weak)
+    alone = [d.gpus[0] for d in ctx.domains if d.size == 1]
+    linked = [d for d in ctx.domains if d.size >= 2]
+    if alone and linked and spec.one_domain and len(ctx.machine.gpus) <= spec.domain_size:
+        yield finding(
+            "nvlink-degraded",
+            f"GPUs {_fmt(alone)} have no NVLink while the other GPUs share one domain; {spec.name} links all "
+            f"{min(len(ctx.machine.gpus), spec.domain_size)} GPUs ({want} links each).",
+            severity=soft,
+            gpus=[{"gpu": g, "nvlinks": 0} for g in alone],
+            expected_nvlinks=want,
+        )
 
 
 def _degraded_finding(
