@@ -29,6 +29,8 @@ _COMMAND_MODULES: dict[str, tuple[str, str]] = {
     "plan": ("topoaudit.cli_plan", "plan"),
     "report": ("topoaudit.cli_report", "report"),
     "bench": ("topoaudit.cli_bench", "bench"),
+    "probe": ("topoaudit.cli_probe", "probe_cmd"),  # topoaudit/probe (issue 3)
+    "audit": ("topoaudit.cli_probe", "audit"),
 }
 
 F = TypeVar("F", bound=Callable[..., Any])

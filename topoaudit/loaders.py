@@ -109,7 +109,36 @@ def _load_nccl_tests(text: str, name: str) -> Loaded:
 # <<< nccl-tests <<<
 
 
+# >>> topoaudit snapshot (topoaudit/probe; owner: probe) >>>
+def _is_snapshot(text: str) -> bool:
+    from topoaudit.probe.snapshot import looks_like_snapshot
+
+    return looks_like_snapshot(text)
+
+
+def _load_snapshot(text: str, name: str) -> Loaded:
+    from topoaudit.probe.snapshot import snapshot_from_json
+
+    return loaded_from_snapshot(snapshot_from_json(text, name), name)
+
+
+def loaded_from_snapshot(snapshot: Any, name: str, kind: str = "snapshot") -> Loaded:
+    """A probe snapshot (live: kind "live") -> Loaded; the same Machine either way, so the same verdict."""
+    from topoaudit.probe.snapshot import snapshot_summary, snapshot_to_machine
+
+    summary = snapshot_summary(snapshot)
+    return Loaded(
+        snapshot_to_machine(snapshot),
+        SourceInfo(kind, name, description=summary["description"]),
+        extras={"probe": summary},
+    )
+
+
+# <<< snapshot <<<
+
+
 LOADERS: list[tuple[str, Sniff, Load]] = [
+    ("snapshot", _is_snapshot, _load_snapshot),
     ("report", _is_report, _load_report),
     # >>> other formats (snapshot, nccl-tests) register here, before the topo matrix <<<
     ("nccl-tests", _is_nccl_tests, _load_nccl_tests),

@@ -160,6 +160,16 @@ class P2PStatus:
 
 
 @dataclass(frozen=True)
+class SourceDisagreement:
+    """Two sources answering the same question differently (NVML against ``nvidia-smi`` text)."""
+
+    subject: str  # "GPU0-GPU1", "GPU3 NVLink 5", "GPU count"
+    nvml: str  # what NVML said
+    other: str  # what the other source said
+    other_source: str  # "nvidia-smi topo -m" | "nvidia-smi nvlink -s" | "sysfs"
+
+
+@dataclass(frozen=True)
 class Host:
     """Facts about the host, where the source has them."""
 
@@ -171,6 +181,13 @@ class Host:
     cuda_driver_version: Probed[str] = NOT_IN_SOURCE
     visible_gpu_count: Probed[int] = NOT_IN_SOURCE
     total_gpu_count: Probed[int] = NOT_IN_SOURCE  # all GPUs on the board, when the source can tell
+    # --- probe only (topoaudit/probe): the OS and environment around the GPUs ---
+    iommu: Probed[str] = NOT_IN_SOURCE  # "off" | "passthrough" | "translating"
+    acs_redirect_bridges: Probed[tuple[str, ...]] = NOT_IN_SOURCE  # bridges above GPUs with ACS P2P redirect on
+    environment: Probed[tuple[str, ...]] = NOT_IN_SOURCE  # "NAME=value" of NCCL_*/CUDA_* variables
+    nccl_conf: Probed[tuple[str, ...]] = NOT_IN_SOURCE  # "NAME=value" lines of /etc/nccl.conf
+    fabric_manager: Probed[str] = NOT_IN_SOURCE  # "running" | "not running"
+    disagreements: Probed[tuple[SourceDisagreement, ...]] = NOT_IN_SOURCE  # NVML vs nvidia-smi text
 
 
 @dataclass(frozen=True)

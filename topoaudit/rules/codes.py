@@ -135,6 +135,64 @@ CODES: dict[str, CodeInfo] = {
             "Free GPU memory (stop other processes) or lower --max-bytes.",
         ),
         # --- end bench ---
+        # --- probe (topoaudit/probe, topoaudit/rules/probe_rules.py; issue 3) ---
+        _c(
+            "nvlink-link-down",
+            "fail",
+            "NVLink ports are down (fewer active than the model has, or than sibling GPUs)",
+            "Run `nvidia-smi nvlink -s` and `nvidia-smi nvlink -e`; reseat the bridge or ask the provider to "
+            "replace the baseboard or GPU; a reboot may retrain a link that dropped.",
+        ),
+        _c(
+            "nvlink-errors",
+            "warn",
+            "NVLink error counters (replay, recovery, CRC) are non-zero",
+            "Watch whether they grow (`nvidia-smi nvlink -e` twice under load); a growing count predicts a link "
+            "going down: plan a drain and a hardware ticket.",
+        ),
+        _c(
+            "fabric-not-ready",
+            "fail",
+            "GPUs on an NVSwitch system are not registered with the fabric",
+            "Start the fabric manager (`systemctl enable --now nvidia-fabricmanager`, matching the driver "
+            "version; NVLSM too on Blackwell) and check `nvidia-smi -q | grep -A4 Fabric`.",
+        ),
+        _c(
+            "p2p-unavailable",
+            "warn",
+            "P2P is unavailable between GPUs whose path should allow it",
+            "Disable ACS on the PCIe bridges above the GPUs (or set the IOMMU to passthrough: iommu=pt) and "
+            "check `nvidia-smi topo -p2p r`; in a VM ask for P2P-enabled passthrough.",
+        ),
+        _c(
+            "pcie-link-degraded",
+            "warn",
+            "A GPU's PCIe link runs below its maximum width or generation",
+            "Rerun under load (an idle GPU lowers its link generation); a narrow link under load means a badly "
+            "seated card, riser or slot: reseat it or ask the provider to move the GPU.",
+        ),
+        _c(
+            "nccl-env-override",
+            "warn",
+            "NCCL settings in the environment or /etc/nccl.conf change the path NCCL takes",
+            "Unset leftovers (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_ALGO...) unless you set them on purpose; "
+            "NCCL_DEBUG=INFO shows the transport chosen.",
+        ),
+        _c(
+            "gpu-visibility-restricted",
+            "warn",
+            "Only part of the box's GPUs are visible (container, cgroup or CUDA_VISIBLE_DEVICES)",
+            "Audit with every GPU visible (container flag --gpus all, unset CUDA_VISIBLE_DEVICES) to judge the "
+            "whole box, or pass --expect-gpus for the slice you rented.",
+        ),
+        _c(
+            "probe-sources-disagree",
+            "warn",
+            "NVML and nvidia-smi text disagree about the same link or GPU",
+            "Run the audit again; a disagreement that persists points at a flapping link or a driver bug: "
+            "attach the snapshot (raw nvidia-smi texts are inside) to a ticket.",
+        ),
+        # --- end probe ---
     )
 }
 
