@@ -20,7 +20,9 @@ from topoaudit import __version__
 from topoaudit.errors import TopoauditError
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.finding import Severity
+from topoaudit.model.policy import Policy
 from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Report
+from topoaudit.policy import load_policy
 from topoaudit.render import FORMATS, RenderOptions, render
 
 _COMMAND_MODULES: dict[str, tuple[str, str]] = {
@@ -78,12 +80,17 @@ def gate_options(fn: F) -> F:
         click.option(
             "--fail-on",
             type=click.Choice([s.value for s in Severity]),
-            default="fail",
-            show_default=True,
-            help="Lowest severity that makes the exit code 1.",
+            default=None,
+            help="Lowest severity that makes the exit code 1.  [default: fail, or the policy's]",
         ),
         click.option(
             "--strict", is_flag=True, help="Exit 3 when the audit is incomplete (skipped rules, recovered input)."
+        ),
+        click.option(
+            "--policy",
+            metavar="FILE|builtin:NAME",
+            help="Judge by a policy (expectations, severity overrides, ignores; docs/policy.md). Built in: "
+            "builtin:hgx-8gpu, builtin:nvl72-tray, builtin:bridged-workstation.",
         ),
     ]
     for decorator in reversed(decorators):
@@ -118,13 +125,16 @@ def audit_options_from(kw: Mapping[str, Any]) -> AuditOptions:
         value = kw.get(name)
         return NOT_REQUESTED if value is None or value == "" else value
 
+    policy = load_policy(str(kw["policy"])) if kw.get("policy") else NOT_REQUESTED
+    fail_on = kw.get("fail_on") or (policy.fail_on if isinstance(policy, Policy) else None)
     return AuditOptions(
         expect_gpus=given("expect_gpus"),
         expect_domain=given("expect_domain"),
         tp=given("tp"),
         gpu_model=given("gpu_model"),
-        fail_on=Severity(str(kw.get("fail_on") or "fail")),
-        strict=bool(kw.get("strict")),
+        fail_on=Severity(str(fail_on if isinstance(fail_on, (str, Severity)) else "fail")),
+        strict=bool(kw.get("strict")) or (isinstance(policy, Policy) and policy.strict),
+        policy=policy,
     )
 
 

@@ -15,6 +15,7 @@ from topoaudit.loaders import Loaded, examples, load_example, load_path, load_te
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.report import Report
 from topoaudit.pipeline import analyze as run_analysis
+from topoaudit.pipeline import rejudge
 
 
 @click.command()
@@ -69,5 +70,5 @@ def judge(loaded: Loaded, kw: dict[str, object]) -> Report:
         extra_findings=loaded.findings,
     )
     if isinstance(loaded.bench, BenchResult):  # an imported nccl-tests run (topoaudit/bench)
-        report = dataclasses.replace(report, bench=loaded.bench)
+        report = rejudge(dataclasses.replace(report, bench=loaded.bench))  # the policy sees the bench
     return attach_plan_from_options(report, kw)  # --plan-params/--plan-weights-gb: the deploy plan section

@@ -6,17 +6,19 @@ go through it, so a pasted matrix, a snapshot and a live probe are judged by the
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from collections.abc import Iterable
 from typing import Any
 
 from topoaudit import __version__
-from topoaudit.catalog import find_gpu
+from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
 from topoaudit.model.machine import Machine
+from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.report import SCHEMA_VERSION, AuditOptions, Gate, InputIssue, Report, SourceInfo
-from topoaudit.model.topology import bottleneck, nvlink_domains, place_tp
+from topoaudit.model.topology import Domain, bottleneck, nvlink_domains, place_tp
 from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules import RuleContext, finding, run_rules
 
@@ -72,7 +74,8 @@ def analyze(
             )
         )
     all_findings = tuple(sorted((*findings, *more), key=lambda f: -f.severity.rank))
-    gate = decide_gate(all_findings, skipped, issues, machine, options)
+    all_findings, policy_outcome = _policy_step(options, all_findings, machine, domains, spec, None, None)
+    gate = _policy_gate(decide_gate(all_findings, skipped, issues, machine, options), policy_outcome)
     return Report(
         schema_version=SCHEMA_VERSION,
         tool_version=__version__,
@@ -90,7 +93,55 @@ def analyze(
         input_issues=issues,
         gate=gate,
         extras=dict(extras or {}),
+        policy=policy_outcome,
     )
+
+
+# >>> policy step (topoaudit/policy.py): after the rules, before the gate <<<
+
+
+def _policy_step(
+    options: AuditOptions,
+    findings: tuple[Finding, ...],
+    machine: Machine,
+    domains: tuple[Domain, ...],
+    spec: GpuSpec | None,
+    bench: object,
+    previous: PolicyOutcome | None,
+) -> tuple[tuple[Finding, ...], PolicyOutcome | Unsupported]:
+    """Apply ``options.policy`` (expectations, severity overrides, ignores); unchanged without a policy."""
+    if not isinstance(options.policy, Policy):
+        return findings, NO_POLICY
+    from topoaudit.policy import apply_policy
+
+    return apply_policy(
+        options.policy, findings, machine=machine, domains=domains, spec=spec, bench=bench, previous=previous
+    )
+
+
+def _policy_gate(gate: Gate, outcome: PolicyOutcome | Unsupported) -> Gate:
+    if isinstance(outcome, PolicyOutcome):
+        return dataclasses.replace(gate, reason=f"{gate.reason} ({outcome.summary()})")
+    return gate
+
+
+def rejudge(report: Report) -> Report:
+    """Re-run the policy step and the gate once more facts are attached (bench results after ``analyze``).
+
+    Callers that add ``Report.bench`` (or bench findings) to a finished report call this so the policy's busbw
+    and latency expectations and its severity overrides see them. A report without a policy gets its gate
+    re-decided only.
+    """
+    spec = find_gpu(report.catalog_entry) if isinstance(report.catalog_entry, str) else None
+    previous = report.policy if isinstance(report.policy, PolicyOutcome) else None
+    findings, outcome = _policy_step(
+        report.options, report.findings, report.machine, report.domains, spec, report.bench, previous
+    )
+    gate = decide_gate(findings, report.skipped, report.input_issues, report.machine, report.options)
+    return dataclasses.replace(report, findings=findings, policy=outcome, gate=_policy_gate(gate, outcome))
+
+
+# <<< policy step
 
 
 def _gpu_model(machine: Machine, options: AuditOptions) -> str | Unsupported:

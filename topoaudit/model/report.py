@@ -15,6 +15,7 @@ from topoaudit.model.bench import BenchResult  # all-reduce bench section (topoa
 from topoaudit.model.codec import DecodeError, decode, encode
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
+from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome  # policies (topoaudit/policy.py)
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
 from topoaudit.plan.model import Plan  # deploy planner section (topoaudit/plan)
@@ -55,6 +56,7 @@ class AuditOptions:
     gpu_model: Probed[str] = NOT_REQUESTED  # overrides the model the source reports
     fail_on: Severity = Severity.FAIL
     strict: bool = False
+    policy: Policy | Unsupported = NOT_REQUESTED  # --policy FILE | builtin:NAME (topoaudit/policy.py)
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class Report:
     plan: Plan | Unsupported = NOT_REQUESTED
     # >>> all-reduce bench (topoaudit/bench): `bench`, `audit --bench`, an imported nccl-tests run <<<
     bench: BenchResult | Unsupported = BENCH_NOT_RUN
+    # >>> policy (topoaudit/policy.py): which policy judged the report, what it ignored and overrode <<<
+    policy: PolicyOutcome | Unsupported = NO_POLICY
 
     @property
     def verdict(self) -> str:

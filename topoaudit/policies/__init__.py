@@ -1,0 +1,1 @@
+"""Built-in policies (``--policy builtin:NAME``): one TOML file per common instance shape."""

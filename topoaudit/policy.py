@@ -1,0 +1,502 @@
+"""Policies: the gate, configurable. A TOML file names what a fleet or instance type must look like.
+
+``load_policy("FILE" | "builtin:NAME") -> Policy`` reads and validates one (an unknown key or a bad value is
+a :class:`~topoaudit.errors.ConfigError` naming the file and line: exit 4). ``apply_policy`` is the pipeline's
+policy step: it checks the expectations (``expectation-not-met`` findings), applies severity overrides and
+ignores (kept, with their reasons, in ``Report.policy``). The format is documented in docs/policy.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import sys
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from topoaudit.catalog import GpuSpec, find_gpu, parse_size
+from topoaudit.errors import ConfigError
+from topoaudit.model.bench import BenchResult
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.machine import Machine, PathLevel
+from topoaudit.model.policy import (
+    BusbwExpectation,
+    IgnoredFinding,
+    IgnoreRule,
+    Policy,
+    PolicyOutcome,
+    SeverityChange,
+)
+from topoaudit.model.topology import Domain
+from topoaudit.model.values import is_absent
+from topoaudit.rules import finding
+from topoaudit.rules.codes import CODES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+BUILTIN_PREFIX = "builtin:"
+_TOP = {"policy", "expect", "severity", "ignore", "gate"}
+_POLICY = {"name", "description"}
+_EXPECT = {
+    "gpus", "gpu_model", "domains", "min_domain", "nic_local", "busbw", "busbw_catalog_floor", "max_latency_us",
+    "latency_group",
+}  # fmt: skip
+_BUSBW = {"group", "min_gbps", "size"}
+_IGNORE = {"code", "reason", "match"}
+_GATE = {"fail_on", "strict"}
+
+
+def builtin_policies() -> dict[str, str]:
+    """Name -> description of every built-in policy (``topoaudit/policies/*.toml``)."""
+    out = {}
+    for entry in sorted(resources.files("topoaudit.policies").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".toml"):
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+            out[entry.name[: -len(".toml")]] = str(data.get("policy", {}).get("description", ""))
+    return out
+
+
+def load_policy(ref: str) -> Policy:
+    """Read and validate a policy file or a built-in policy (``builtin:NAME``)."""
+    if ref.startswith(BUILTIN_PREFIX):
+        name = ref[len(BUILTIN_PREFIX) :]
+        known = builtin_policies()
+        if name not in known:
+            raise ConfigError(
+                f"no built-in policy {name!r}",
+                hint="built-in policies: " + ", ".join(BUILTIN_PREFIX + k for k in known),
+            )
+        text = resources.files("topoaudit.policies").joinpath(f"{name}.toml").read_text(encoding="utf-8")
+        return parse_policy(text, ref, default_name=name)
+    path = Path(ref)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read policy {ref}: {exc}") from exc
+    return parse_policy(text, ref, default_name=path.stem)
+
+
+def parse_policy(text: str, source: str, *, default_name: str = "policy") -> Policy:
+    """Policy TOML text -> Policy; ConfigError with ``source:line`` for every mistake."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = re.search(r"line (\d+)", str(exc))
+        raise ConfigError(f"{source}:{line.group(1) if line else '?'}: not valid TOML: {exc}") from exc
+    return _Parser(text, source).policy(data, default_name)
+
+
+class _Parser:
+    """Validates the parsed TOML, naming the line of each bad key (TOML parsers keep no positions)."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.source = source
+        self.text = text
+        self.lines = _key_lines(text)
+
+    def error(self, path: tuple[str | int, ...], message: str) -> ConfigError:
+        line = 0
+        for cut in range(len(path), 0, -1):
+            line = self.lines.get(path[:cut], 0)
+            if line:
+                break
+        where = f"{self.source}:{line}" if line else self.source
+        dotted = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path).replace(".[", "[")
+        return ConfigError(f"{where}: {dotted}: {message}", hint="the policy format is described in docs/policy.md")
+
+    def table(self, value: Any, path: tuple[str | int, ...], allowed: set[str]) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(path, f"expected a table, got {_kind(value)}")
+        for key in value:
+            if key not in allowed:
+                raise self.error((*path, key), f"unknown key (expected one of: {', '.join(sorted(allowed))})")
+        return value
+
+    def number(self, value: Any, path: tuple[str | int, ...], *, integer: bool = False, low: float = 0) -> Any:
+        ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+        if not ok or isinstance(value, bool) or value < low or (not integer and value != value):
+            raise self.error(path, f"expected {'an integer' if integer else 'a number'} >= {low:g}, got {value!r}")
+        return value
+
+    def string(self, value: Any, path: tuple[str | int, ...], *, empty: bool = False) -> str:
+        if not isinstance(value, str) or (not empty and not value.strip()):
+            raise self.error(path, f"expected a non-empty string, got {value!r}")
+        return value
+
+    def boolean(self, value: Any, path: tuple[str | int, ...]) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(path, f"expected true or false, got {value!r}")
+        return value
+
+    def code(self, value: Any, path: tuple[str | int, ...]) -> str:
+        code = self.string(value, path)
+        if code not in CODES:
+            raise self.error(path, f"unknown finding code {code!r} (see the finding table in README)")
+        return code
+
+    def severity(self, value: Any, path: tuple[str | int, ...]) -> Severity:
+        try:
+            return Severity(value)
+        except ValueError:
+            raise self.error(path, f"expected one of info, warn, fail; got {value!r}") from None
+
+    def policy(self, data: dict[str, Any], default_name: str) -> Policy:
+        self.table(data, (), _TOP)
+        meta = self.table(data.get("policy", {}), ("policy",), _POLICY)
+        fields: dict[str, Any] = {
+            "name": self.string(meta.get("name", default_name), ("policy", "name")),
+            "source": self.source,
+            "sha256": hashlib.sha256(self.text.encode("utf-8")).hexdigest(),
+            "description": self.string(meta.get("description", ""), ("policy", "description"), empty=True),
+        }
+        fields.update(self.expect(data.get("expect", {})))
+        severity = self.table(data.get("severity", {}), ("severity",), set(CODES) | set(data.get("severity", {})))
+        fields["severity"] = tuple(
+            (self.code(code, ("severity", code)), self.severity(value, ("severity", code)))
+            for code, value in severity.items()
+        )
+        ignores = data.get("ignore", [])
+        if not isinstance(ignores, list):
+            raise self.error(("ignore",), "expected [[ignore]] tables")
+        fields["ignore"] = tuple(self.ignore(item, i) for i, item in enumerate(ignores))
+        gate = self.table(data.get("gate", {}), ("gate",), _GATE)
+        if "fail_on" in gate:
+            fields["fail_on"] = self.severity(gate["fail_on"], ("gate", "fail_on"))
+        if "strict" in gate:
+            fields["strict"] = self.boolean(gate["strict"], ("gate", "strict"))
+        return Policy(**fields)
+
+    def expect(self, raw: Any) -> dict[str, Any]:
+        exp = self.table(raw, ("expect",), _EXPECT)
+        out: dict[str, Any] = {}
+        if "gpus" in exp:
+            out["gpus"] = self.number(exp["gpus"], ("expect", "gpus"), integer=True, low=1)
+        if "gpu_model" in exp:
+            models = exp["gpu_model"] if isinstance(exp["gpu_model"], list) else [exp["gpu_model"]]
+            keys = []
+            for i, model in enumerate(models):
+                path: tuple[str | int, ...] = (
+                    ("expect", "gpu_model") if len(models) == 1 else ("expect", "gpu_model", i)
+                )
+                spec = find_gpu(self.string(model, path))
+                if spec is None:
+                    raise self.error(path, f"{model!r} is not in the hardware catalog (see docs/catalog.md)")
+                keys.append(spec.key)
+            out["gpu_models"] = tuple(keys)
+        if "domains" in exp:
+            sizes = exp["domains"]
+            if not isinstance(sizes, list):
+                raise self.error(("expect", "domains"), f"expected a list of domain sizes, got {sizes!r}")
+            for i, size in enumerate(sizes):
+                self.number(size, ("expect", "domains", i), integer=True, low=2)
+            out["domains"] = tuple(sorted(sizes, reverse=True))
+        if "min_domain" in exp:
+            out["min_domain"] = self.number(exp["min_domain"], ("expect", "min_domain"), integer=True, low=1)
+        if "nic_local" in exp:
+            out["nic_local"] = self.boolean(exp["nic_local"], ("expect", "nic_local"))
+        if "busbw_catalog_floor" in exp:
+            out["busbw_catalog_floor"] = self.boolean(exp["busbw_catalog_floor"], ("expect", "busbw_catalog_floor"))
+        if "max_latency_us" in exp:
+            out["max_latency_us"] = float(self.number(exp["max_latency_us"], ("expect", "max_latency_us"), low=0))
+        if "latency_group" in exp:
+            out["latency_group"] = self.string(exp["latency_group"], ("expect", "latency_group"))
+        rules = exp.get("busbw", [])
+        if not isinstance(rules, list):
+            raise self.error(("expect", "busbw"), "expected [[expect.busbw]] tables")
+        out["busbw"] = tuple(self.busbw(rule, i) for i, rule in enumerate(rules))
+        return out
+
+    def busbw(self, raw: Any, index: int) -> BusbwExpectation:
+        path: tuple[str | int, ...] = ("expect", "busbw", index)
+        rule = self.table(raw, path, _BUSBW)
+        for key in ("group", "min_gbps"):
+            if key not in rule:
+                raise self.error(path, f"missing key {key!r}")
+        size = 0
+        if "size" in rule:
+            try:
+                size = parse_size(rule["size"])
+            except ValueError as exc:
+                raise self.error((*path, "size"), str(exc)) from None
+        return BusbwExpectation(
+            group=self.string(rule["group"], (*path, "group")),
+            min_gbps=float(self.number(rule["min_gbps"], (*path, "min_gbps"), low=0)),
+            size_bytes=size,
+        )
+
+    def ignore(self, raw: Any, index: int) -> IgnoreRule:
+        path: tuple[str | int, ...] = ("ignore", index)
+        rule = self.table(raw, path, _IGNORE)
+        if "code" not in rule or "reason" not in rule:
+            raise self.error(path, "an [[ignore]] needs a code and a reason")
+        return IgnoreRule(
+            code=self.code(rule["code"], (*path, "code")),
+            reason=self.string(rule["reason"], (*path, "reason")),
+            match=self.string(rule.get("match", ""), (*path, "match"), empty=True),
+        )
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a table", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
+
+
+_KEY = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
+_DOTTED = rf"{_KEY}(?:\s*\.\s*{_KEY})*"
+
+
+def _split_key(text: str) -> tuple[str, ...]:
+    return tuple(part.strip("\"'") for part in re.findall(_KEY, text))
+
+
+def _key_lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """(table..., key) -> 1-based line of its first appearance; arrays of tables are indexed."""
+    out: dict[tuple[str | int, ...], int] = {}
+    table: tuple[str | int, ...] = ()
+    counts: dict[tuple[str, ...], int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if m := re.match(rf"\[\[\s*({_DOTTED})\s*\]\]", stripped):
+            base = _split_key(m.group(1))
+            index = counts.get(base, 0)
+            counts[base] = index + 1
+            table = (*base, index)
+            out.setdefault(table, number)
+            out.setdefault(base, number)
+        elif m := re.match(rf"\[\s*({_DOTTED})\s*\]", stripped):
+            table = _split_key(m.group(1))
+            out.setdefault(table, number)
+        elif m := re.match(rf"({_DOTTED})\s*=", stripped):
+            key = (*table, *_split_key(m.group(1)))
+            out.setdefault(key, number)
+            if re.search(r"=\s*\[", stripped):  # list items on this line: index them to this line
+                for i in range(stripped.count(",") + 1):
+                    out.setdefault((*key, i), number)
+    return out
+
+
+# --- applying a policy --------------------------------------------------------------------------------------
+
+
+def apply_policy(
+    policy: Policy,
+    findings: Iterable[Finding],
+    *,
+    machine: Machine,
+    domains: tuple[Domain, ...],
+    spec: GpuSpec | None,
+    bench: object = None,
+    previous: PolicyOutcome | None = None,
+) -> tuple[tuple[Finding, ...], PolicyOutcome]:
+    """The policy step: expectations -> findings, then severity overrides, then ignores.
+
+    Idempotent: findings a previous pass generated are replaced, and its ignored findings kept, so the step can
+    run again once bench results are attached (:func:`topoaudit.pipeline.rejudge`).
+    """
+    kept = [f for f in findings if f.evidence.get("policy") != policy.name]
+    met: list[str] = []
+    not_checked: list[str] = []
+    new = list(_expectations(policy, machine, domains, spec, bench, met, not_checked))
+    overrides = dict(policy.severity)
+    changes: dict[tuple[str, Severity, Severity], int] = {}
+    judged: list[Finding] = []
+    for item in (*kept, *new):
+        if item.code in overrides:
+            was = Severity(item.evidence.get("policy_severity_from", item.severity.value))
+            now = overrides[item.code]
+            if now != item.severity or "policy_severity_from" in item.evidence:
+                changes[(item.code, was, now)] = changes.get((item.code, was, now), 0) + 1
+            if now != was:
+                item = dataclasses.replace(
+                    item, severity=now, evidence={**item.evidence, "policy_severity_from": was.value}
+                )
+        judged.append(item)
+    ignored = list(previous.ignored) if previous else []
+    out: list[Finding] = []
+    for item in judged:
+        rule = next((r for r in policy.ignore if r.code == item.code and r.match in item.message), None)
+        if rule is None:
+            out.append(item)
+        else:
+            ignored.append(IgnoredFinding(item, rule.reason))
+    out.sort(key=lambda f: -f.severity.rank)
+    outcome = PolicyOutcome(
+        name=policy.name,
+        source=policy.source,
+        sha256=policy.sha256,
+        description=policy.description,
+        met=tuple(met),
+        not_met=tuple(f.message for f in new),
+        not_checked=tuple(not_checked),
+        overridden=tuple(SeverityChange(c, w, n, k) for (c, w, n), k in changes.items()),
+        ignored=tuple(ignored),
+    )
+    return tuple(out), outcome
+
+
+def _expect(policy: Policy, message: str, **evidence: Any) -> Finding:
+    return finding("expectation-not-met", f"Policy '{policy.name}': {message}", policy=policy.name, **evidence)
+
+
+def _expectations(
+    policy: Policy,
+    machine: Machine,
+    domains: tuple[Domain, ...],
+    spec: GpuSpec | None,
+    bench: object,
+    met: list[str],
+    not_checked: list[str],
+) -> Iterable[Finding]:
+    count = len(machine.gpus)
+    if not is_absent(policy.gpus):
+        if count != policy.gpus:
+            yield _expect(
+                policy, f"expected {policy.gpus} GPUs, found {count}.", expected_gpus=policy.gpus, found_gpus=count
+            )
+        else:
+            met.append(f"{count} GPUs")
+    if policy.gpu_models:
+        if spec is None or spec.key not in policy.gpu_models:
+            found = spec.key if spec else (machine.gpu_model or "unknown")
+            yield _expect(
+                policy,
+                f"expected a GPU model in {', '.join(policy.gpu_models)}, found {found}.",
+                expected_models=list(policy.gpu_models),
+                found_model=found,
+            )
+        else:
+            met.append(f"GPU model {spec.key}")
+    sizes = tuple(sorted((d.size for d in domains if d.size >= 2), reverse=True))
+    if isinstance(policy.domains, tuple):
+        if sizes != policy.domains:
+            yield _expect(
+                policy,
+                f"expected NVLink domains of {_sizes(policy.domains)}, found {_sizes(sizes) or 'none'}.",
+                expected_domains=list(policy.domains),
+                found_domains=[list(d.gpus) for d in domains if d.size >= 2],
+            )
+        else:
+            met.append(f"NVLink domains {_sizes(sizes)}")
+    if isinstance(policy.min_domain, int):
+        largest = max((d.size for d in domains), default=0)
+        if largest < policy.min_domain:
+            yield _expect(
+                policy,
+                f"expected an NVLink domain of at least {policy.min_domain} GPUs, the largest has {largest}.",
+                expected_min_domain=policy.min_domain,
+                largest_domain=largest,
+            )
+        else:
+            met.append(f"largest NVLink domain {largest} >= {policy.min_domain}")
+    if policy.nic_local:
+        yield from _nic_local(policy, machine, met, not_checked)
+    yield from _bench_expectations(policy, spec, bench, met, not_checked)
+
+
+def _sizes(sizes: tuple[int, ...]) -> str:
+    return " + ".join(map(str, sizes))
+
+
+def _nic_local(policy: Policy, machine: Machine, met: list[str], not_checked: list[str]) -> Iterable[Finding]:
+    if not machine.nics:
+        not_checked.append("NIC locality: the input names no NIC")
+        return
+    far = []
+    for gpu in machine.gpus:
+        levels = [lk.level for nic in machine.nics if (lk := machine.link(gpu.label, nic.label)) is not None]
+        if not levels or min(levels) > PathLevel.PXB:
+            far.append(gpu.index)
+    if far:
+        yield _expect(
+            policy,
+            f"expected a NIC at PIX/PXB for every GPU; GPUs {','.join(map(str, far))} have none.",
+            gpus=far,
+        )
+    else:
+        met.append("every GPU has a NIC at PIX/PXB")
+
+
+def _bench_expectations(
+    policy: Policy, spec: GpuSpec | None, bench: object, met: list[str], not_checked: list[str]
+) -> Iterable[Finding]:
+    wanted = list(policy.busbw)
+    if policy.busbw_catalog_floor:
+        wanted.append(BusbwExpectation("all", -1.0))  # resolved below from the catalog
+    if not wanted and is_absent(policy.max_latency_us):
+        return
+    if not isinstance(bench, BenchResult):  # read guarded: no bench run (or a report from an older topoaudit)
+        not_checked.extend(f"{_describe(w)}: no bench results" for w in wanted)
+        if not is_absent(policy.max_latency_us):
+            not_checked.append(f"latency of {policy.latency_group} <= {policy.max_latency_us:g} us: no bench results")
+        return
+    for want in wanted:
+        groups = [g for g in bench.groups if want.group in (g.name, g.kind)]
+        if not groups:
+            not_checked.append(f"{_describe(want)}: the bench has no group {want.group!r}")
+            continue
+        for group in groups:
+            floor = want.min_gbps
+            basis = "policy"
+            if floor < 0:
+                band = spec.band(len(group.ranks)) if spec else None
+                if band is None:
+                    not_checked.append(f"busbw of {group.name}: the catalog has no figure for {len(group.ranks)} GPUs")
+                    continue
+                floor, basis = band.min_gbps, f"catalog {spec.key if spec else ''} {band.algo} floor"
+            value, at = _busbw_at(group, want.size_bytes)
+            label = f"busbw of {group.name}" + (f" at {_size(want.size_bytes)}" if want.size_bytes else "")
+            if value is None:
+                not_checked.append(f"{label}: not measured{' at that size' if want.size_bytes else ''}")
+            elif value < floor:
+                yield _expect(
+                    policy,
+                    f"{label} is {value:g} GB/s, below the {floor:g} GB/s required ({basis}).",
+                    group=group.name,
+                    busbw_gbps=value,
+                    min_gbps=floor,
+                    size_bytes=at,
+                )
+            else:
+                met.append(f"{label} {value:g} >= {floor:g} GB/s")
+    limit = policy.max_latency_us
+    if isinstance(limit, float):
+        chosen = next((g for g in bench.groups if policy.latency_group in (g.name, g.kind)), None)
+        latency = chosen.latency_p50_us if chosen is not None else None
+        if chosen is None or not isinstance(latency, (int, float)):
+            not_checked.append(f"latency of {policy.latency_group}: not measured")
+        elif latency > limit:
+            yield _expect(
+                policy,
+                f"small-message latency of {chosen.name} is {latency:g} us, above the {limit:g} us allowed.",
+                group=chosen.name,
+                latency_p50_us=latency,
+                max_latency_us=limit,
+            )
+        else:
+            met.append(f"latency of {chosen.name} {latency:g} <= {limit:g} us")
+
+
+def _busbw_at(group: Any, size: int) -> tuple[float | None, int]:
+    if size == 0:
+        plateau = group.plateau_busbw_gbps
+        at = group.plateau_size_bytes
+        return (plateau, at if isinstance(at, int) else 0) if isinstance(plateau, (int, float)) else (None, 0)
+    row = next((r for r in group.rows if r.size_bytes == size), None)
+    return (row.busbw_gbps, size) if row is not None else (None, size)
+
+
+def _describe(want: BusbwExpectation) -> str:
+    floor = "the catalog floor" if want.min_gbps < 0 else f"{want.min_gbps:g} GB/s"
+    return f"busbw of {want.group} >= {floor}" + (f" at {_size(want.size_bytes)}" if want.size_bytes else "")
+
+
+def _size(size: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
