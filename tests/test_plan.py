@@ -283,8 +283,11 @@ def test_workstation_cards_without_nvlink_point_to_cards_that_fit_one_domain() -
     plan = make_plan(PlanRequest(params_b=744, precision="int4"), _spec("NVIDIA RTX PRO 6000 Blackwell Server Edition"))
     assert plan.gpu_key == "RTX-PRO-6000" and plan.card_memory_gb == 96
     assert plan.tp_size == 8 and not plan.fits_one_domain
-    bigger = [a.gpu_key for a in plan.alternatives if a.kind == "cards-that-fit-one-domain"]
-    assert bigger[:3] == ["H200-SXM", "H200-NVL", "B200"]  # fewest cards (TP4) first, then the smallest step up
+    bigger = [a for a in plan.alternatives if a.kind == "cards-that-fit-one-domain"]
+    assert [a.cards for a in bigger] == sorted(a.cards for a in bigger)  # fewest cards first
+    assert bigger[0].gpu_key == "B300" and bigger[0].cards == 2  # 288 GB cards: 512 GB in two
+    assert {"H200-SXM", "H200-NVL", "B200"} <= {a.gpu_key for a in bigger if a.cards == 4}
+    assert all(a.fits_one_domain for a in bigger)
 
 
 def test_catalog_additions_for_the_planner() -> None:
