@@ -155,7 +155,7 @@ def run_bench_for(kw: dict[str, Any], base: Report | None = None) -> Report | No
     findings = judge_bench(result, expect_busbw_gbps=kw.get("expect_busbw"))
     if base is not None:
         return _merge(base, result, findings, kw)
-    from topoaudit.pipeline import analyze
+    from topoaudit.pipeline import analyze, rejudge
 
     options = AuditOptions(fail_on=Severity(str(kw.get("fail_on") or "fail")))
     report = analyze(
@@ -164,16 +164,16 @@ def run_bench_for(kw: dict[str, Any], base: Report | None = None) -> Report | No
         options=options,
         extra_findings=findings,
     )
-    return dataclasses.replace(report, bench=result)
+    return rejudge(dataclasses.replace(report, bench=result))
 
 
 def _merge(base: Report, result: BenchResult, findings: tuple[Any, ...], kw: dict[str, Any]) -> Report:
     """Add the bench section and its findings to an existing report (``audit --bench``), re-deciding the gate."""
-    from topoaudit.pipeline import decide_gate
+    from topoaudit.pipeline import rejudge
 
     all_findings = tuple(sorted((*base.findings, *findings), key=lambda f: -f.severity.rank))
-    gate = decide_gate(all_findings, base.skipped, base.input_issues, base.machine, base.options)
-    return dataclasses.replace(base, findings=all_findings, gate=gate, bench=result)
+    # rejudge: the policy's busbw/latency expectations and overrides see the bench results
+    return rejudge(dataclasses.replace(base, findings=all_findings, bench=result))
 
 
 def _topology(path: str | None) -> Machine | None:

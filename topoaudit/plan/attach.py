@@ -73,7 +73,7 @@ def plan_finding(plan: Plan) -> Finding | None:
 
 def attach_plan(report: Report, request: PlanRequest, gpu: str | None = None) -> Report:
     """The report with its ``plan`` section, the plan's finding and the gate decided again."""
-    from topoaudit.pipeline import decide_gate
+    from topoaudit.pipeline import rejudge
 
     spec = resolve_gpu(gpu, report)
     plan = make_plan(request, spec, machine_domains(report))
@@ -81,5 +81,5 @@ def attach_plan(report: Report, request: PlanRequest, gpu: str | None = None) ->
     extra = plan_finding(plan)
     if extra is not None:
         findings = tuple(sorted((*findings, extra), key=lambda f: -f.severity.rank))
-    gate = decide_gate(findings, report.skipped, report.input_issues, report.machine, report.options)
-    return dataclasses.replace(report, plan=plan, findings=findings, gate=gate)
+    # rejudge: the policy's overrides and ignores see the plan's finding too, then the gate is decided again
+    return rejudge(dataclasses.replace(report, plan=plan, findings=findings))
