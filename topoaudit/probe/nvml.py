@@ -314,16 +314,20 @@ def read_nvlinks(s: NvmlSession, h: Any) -> Probed[tuple[NvLinkRecord, ...]]:
     ports: list[NvLinkRecord] = []
     for link in range(NVLINK_MAX_LINKS):
         state = s.call("nvmlDeviceGetNvLinkState", pynvml.nvmlDeviceGetNvLinkState, h, link)
-        if isinstance(state, Failed) and state.reason.startswith("INVALID_ARGUMENT") and ports:
+        past_end = isinstance(state, Failed) and state.reason.startswith("INVALID_ARGUMENT")
+        if ports and (past_end or isinstance(state, Unsupported)):
             break
-        if isinstance(state, Unsupported) and ports:
-            break
-        if isinstance(state, (Unsupported, Failed)) and not ports:
-            if isinstance(state, Failed) and state.reason.startswith("INVALID_ARGUMENT"):
+        if not ports and isinstance(state, (Unsupported, Failed)):
+            if past_end:
                 return Unsupported(state.source, "no NVLink ports (INVALID_ARGUMENT on port 0)")
             return state
+        if isinstance(state, Failed):
+            ports.append(NvLinkRecord(link=link, state=state))
+            if _is_lost(state):
+                break
+            continue
         ports.append(_read_port(s, h, link, "active" if state else "inactive"))
-        if s.hung:
+        if s.hung or _lost_in_ports((ports[-1],)):
             break
     return tuple(ports)
 
@@ -376,7 +380,9 @@ def read_fabric(s: NvmlSession, h: Any) -> dict[str, Any]:
     not_complete = Unsupported("nvmlDeviceGetGpuFabricInfoV", f"fabric state is {state}")
     return {
         "fabric_state": state,
-        "fabric_status": error_name(int(info.status)) if state == "completed" else not_complete,
+        "fabric_status": (error_name(int(info.status)) if info.status else "SUCCESS")
+        if state == "completed"
+        else not_complete,
         "fabric_cluster_uuid": f"{uuid[:8]}-{uuid[8:12]}-{uuid[12:16]}-{uuid[16:20]}-{uuid[20:]}",
         "fabric_clique_id": int(info.cliqueId),
     }
@@ -412,7 +418,8 @@ _GPU_FIELDS = set(GpuRecord.__dataclass_fields__)
 def _lost_in_ports(ports: object) -> bool:
     if not isinstance(ports, tuple):
         return False
-    return any(_is_lost(getattr(p, f)) for p in ports for f in ("remote_device_type", "version", "replay_errors"))
+    fields = ("state", "remote_device_type", "remote_pci_bus_id", "version", *ERROR_COUNTERS)
+    return any(_is_lost(getattr(p, f)) for p in ports for f in fields)
 
 
 # --- GPU pairs -------------------------------------------------------------------------------------

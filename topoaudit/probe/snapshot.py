@@ -342,7 +342,9 @@ def _natural(label: str) -> tuple[str, int]:
 
 def _gpu(r: GpuRecord) -> Gpu:
     ports: Probed[tuple[NvLinkPort, ...]] = r.nvlinks  # type: ignore[assignment]
-    if isinstance(r.nvlinks, tuple):
+    if isinstance(r.status, Failed):  # the ports read before the GPU was lost say nothing reliable
+        ports = Failed(r.status.source, f"GPU lost mid-probe: {r.status.reason}")
+    elif isinstance(r.nvlinks, tuple):
         ports = tuple(
             NvLinkPort(
                 link=p.link,
@@ -422,6 +424,8 @@ def nvlinks_between(ra: GpuRecord, rb: GpuRecord) -> int:
 
 def _gpu_link(ra: GpuRecord, rb: GpuRecord, pair: PairRecord | None, pci: dict[str, PcieDevice]) -> Link:
     a, b = f"GPU{ra.index}", f"GPU{rb.index}"
+    if isinstance(ra.status, Failed) or isinstance(rb.status, Failed):
+        return Link(a, b, "?", PathLevel.UNKNOWN, 0)  # a GPU lost mid-probe: its links are not known
     n = nvlinks_between(ra, rb)
     if n:
         return Link(a, b, f"NV{n}", PathLevel.NVLINK, n)
