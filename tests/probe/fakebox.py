@@ -86,7 +86,9 @@ def build_sysfs(sc: Scenario, root: Path) -> None:
         tree.device(extra, "pci0000:f0", "", 0, "0x10de", "0x030200")
         del n
     for nic in sc.raw.get("nics", []):
-        path = tree.device(nic["bus"], nic["root"], nic.get("switch", ""), int(nic.get("numa", 0)), "0x15b3", "0x020700")
+        path = tree.device(
+            nic["bus"], nic["root"], nic.get("switch", ""), int(nic.get("numa", 0)), "0x15b3", "0x020700"
+        )
         ib = root / "sys/class/infiniband" / nic["name"]
         (ib / "ports/1").mkdir(parents=True)
         (ib / "device").symlink_to(os.path.relpath(path, ib))

@@ -31,7 +31,9 @@ else:  # pragma: no cover
 SCENARIOS = Path(__file__).parents[1] / "fixtures" / "nvml"
 HANDLE_BASE = 0x5A5A0000
 
-ERR = {name.removeprefix("NVML_ERROR_"): getattr(pynvml, name) for name in dir(pynvml) if name.startswith("NVML_ERROR_")}
+ERR = {
+    name.removeprefix("NVML_ERROR_"): getattr(pynvml, name) for name in dir(pynvml) if name.startswith("NVML_ERROR_")
+}
 P2P = {"OK": 0, "CHIPSET_NOT_SUPPORTED": 1, "GPU_NOT_SUPPORTED": 2, "IOH_TOPOLOGY_NOT_SUPPORTED": 3,
        "DISABLED_BY_REGKEY": 4, "NOT_SUPPORTED": 5, "UNKNOWN": 6}  # fmt: skip
 
@@ -406,7 +408,8 @@ class FakeNvmlLib:
         caps = ("read", "write", "nvlink", "atomics", "prop")
         override = self.sc.p2p_overrides.get((a.index, b.index), {})
         linked = any(p.active and p.remote == "gpu" and p.remote_bus == b.bus for p in a.ports) or (
-            any(p.active and p.remote == "switch" for p in a.ports) and any(p.active and p.remote == "switch" for p in b.ports)
+            any(p.active and p.remote == "switch" for p in a.ports)
+            and any(p.active and p.remote == "switch" for p in b.ports)
         )
         if caps[index] in override:
             status = override[caps[index]]

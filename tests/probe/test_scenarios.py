@@ -25,7 +25,17 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def audit(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[int, dict, str]:
     code, out, err = run(
-        capsys, "audit", "--format", "json", "--sysfs-root", str(root), "--smi-timeout", "2", "--call-timeout", "5", *args
+        capsys,
+        "audit",
+        "--format",
+        "json",
+        "--sysfs-root",
+        str(root),
+        "--smi-timeout",
+        "2",
+        "--call-timeout",
+        "5",
+        *args,
     )
     return code, (json.loads(out) if out.strip() else {}), err
 
