@@ -63,6 +63,18 @@ def test_a_corrupting_rank_is_caught_at_its_size_in_every_group_it_joins(sweep: 
     assert all(f.severity.value == "fail" for f in corruption)
 
 
+def test_one_rank_reports_latency_but_no_bandwidth() -> None:
+    """On the real H200 (world size 1) NCCL took 0.07 us per call at every size: no data moves, so a
+    bandwidth would be bytes / launch overhead (16 PB/s at 1 GiB). Only latency is reported."""
+    result = _run(nproc=1, max_bytes=2 << 20)
+    (group,) = result.groups
+    assert group.rows and all(r.wrong == 0 for r in group.rows)
+    assert not isinstance(group.plateau_busbw_gbps, float) and "one rank" in group.plateau_busbw_gbps.reason
+    assert not isinstance(group.peak_busbw_gbps, float)
+    assert isinstance(group.latency_p50_us, float)
+    assert not [f for f in judge_bench(result) if f.code == "bench-below-expected"]
+
+
 def test_a_hung_rank_ends_in_a_timeout_naming_group_and_size() -> None:
     start = time.monotonic()
     result = _run(nproc=2, max_bytes=8192, timeout_s=2.0, inject=(("hang_rank", 1), ("at_bytes", 1024)))

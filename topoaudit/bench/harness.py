@@ -81,6 +81,11 @@ class BenchConfig:
 # --------------------------------------------------------------------------------------------- entry points
 
 
+ONE_RANK = Unsupported(
+    "bench", "one rank: an all-reduce over a single rank moves no data, only its latency is measured"
+)
+
+
 def launched_env(environ: dict[str, str] | None = None) -> dict[str, int | str] | None:
     """Rank/world/local rank/master when started by torchrun or Slurm; ``None`` when this process must spawn."""
     env = dict(os.environ if environ is None else environ)
@@ -739,8 +744,11 @@ def assemble(
         recs = sorted(by_group.get(spec.name, []), key=lambda r: r["size"])
         n = len(spec.ranks)
         rows = tuple(_row(rec, n) for rec in recs)
-        curve = [(r.size_bytes, r.busbw_gbps if n > 1 else r.algbw_gbps) for r in rows]
+        # One rank moves no data (NCCL returns without touching the fabric: 0.07 us per call on an H200),
+        # so a "bandwidth" would be bytes / launch overhead. Only its latency means anything.
+        curve = [(r.size_bytes, r.busbw_gbps) for r in rows] if n > 1 else []
         plat, top = formulas.plateau(curve), formulas.peak(curve)
+        no_bw = ONE_RANK if n < 2 else None
         small = [t for rec in recs if rec["size"] <= formulas.LATENCY_MAX_BYTES for t in rec["trial_us"]]
         expected, basis = _expectation(spec, machine, gpu_of, hosts, backend)
         ratio: float | Unsupported = Unsupported("bench", "no expectation or no plateau")
@@ -755,10 +763,12 @@ def assemble(
                 gpus=tuple(gpu_label.get(r, f"rank{r}") for r in spec.ranks),
                 rows=rows,
                 skipped_sizes=tuple(skipped) if spec.sweep else (),
-                plateau_busbw_gbps=round(plat[1], 3) if plat else Unsupported("bench", "no size >= 1 MiB measured"),
-                plateau_size_bytes=plat[0] if plat else Unsupported("bench", "no size >= 1 MiB measured"),
-                peak_busbw_gbps=round(top[1], 3) if top else Unsupported("bench", "nothing measured"),
-                peak_size_bytes=top[0] if top else Unsupported("bench", "nothing measured"),
+                plateau_busbw_gbps=round(plat[1], 3)
+                if plat
+                else no_bw or Unsupported("bench", "no size >= 1 MiB measured"),
+                plateau_size_bytes=plat[0] if plat else no_bw or Unsupported("bench", "no size >= 1 MiB measured"),
+                peak_busbw_gbps=round(top[1], 3) if top else no_bw or Unsupported("bench", "nothing measured"),
+                peak_size_bytes=top[0] if top else no_bw or Unsupported("bench", "nothing measured"),
                 latency_p50_us=round(formulas.percentile(small, 50), 2) if small else _no_small,
                 latency_p99_us=round(formulas.percentile(small, 99), 2) if small else _no_small,
                 expected_busbw_gbps=expected,
