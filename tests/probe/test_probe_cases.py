@@ -323,3 +323,28 @@ def test_gpu_to_nic_distance_is_computed_from_sysfs(tmp_path, monkeypatch, capsy
     nic = report["nics"][0]
     assert (nic["device"], nic["netdev"], nic["link_rate_gbps"]) == ("mlx5_0", "ibp25s0", 400.0)
     assert "nic-not-local" not in codes(report)
+
+
+# --- the real device run (1x H200 VM) ----------------------------------------------------------------
+
+REAL = Path(__file__).parents[1] / "fixtures" / "probe" / "real"
+
+
+def test_real_h200_vm_snapshot_passes_even_under_strict(capsys) -> None:
+    """What NVML really answered on the device box: NVLink NOT_SUPPORTED on a lone H200 (not a skip: one GPU
+    has nothing to link to), fabric state not-supported, sysfs numa_node -1."""
+    code, out, _ = run(capsys, "analyze", str(REAL / "snapshot-h200-vm-1gpu.json"), "--format", "json", "--strict")
+    report = json.loads(out)
+    assert code == 0 and report["verdict"] == "pass" and report["skipped"] == []
+    assert report["gpu_model"] == "NVIDIA H200" and report["source"]["kind"] == "snapshot"
+    assert report["host"]["disagreements"] == []  # the ANSI-underlined topo -m header still parses and agrees
+
+
+def test_real_topo_text_with_ansi_header_cross_checks(tmp_path, monkeypatch, capsys) -> None:
+    def tweak(sc: Scenario) -> None:  # a one-GPU box printing the real device capture
+        sc.gpus[:] = sc.gpus[:1]
+        sc.raw["smi"] = {"topo_m": "topo-h200-vm-1gpu-ansi-device.txt"}
+
+    box = make_box("pcie-l40s", tmp_path, monkeypatch, tweak)
+    _, report, _ = audit(capsys, box.root)
+    assert report["host"]["disagreements"] == [] and len(report["gpus"]) == 1

@@ -28,7 +28,13 @@ def probe(
     run_nvidia_smi: bool = True,
 ) -> Snapshot:
     """Probe this machine (``root`` is the filesystem root sysfs and /proc are read under)."""
-    from topoaudit.probe import nvml  # the only pynvml import; loaded only when a probe runs
+    try:
+        from topoaudit.probe import nvml  # the only pynvml import; loaded only when a probe runs
+    except ImportError as exc:
+        raise EnvironmentUnusable(
+            "the NVML Python binding is missing: install nvidia-ml-py (imported as pynvml)",
+            hint="run `topoaudit audit --demo` to see a bundled example, or `topoaudit analyze FILE` on a capture",
+        ) from exc
 
     root = Path(root)
     env = dict(os.environ if environ is None else environ)

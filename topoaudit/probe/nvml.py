@@ -375,6 +375,9 @@ def read_fabric(s: NvmlSession, h: Any) -> dict[str, Any]:
     if isinstance(got, (Unsupported, Failed)):
         return {"fabric_state": got, "fabric_status": got, "fabric_cluster_uuid": got, "fabric_clique_id": got}
     state = FABRIC_STATES.get(int(info.state), f"unknown ({info.state})")
+    if state == "not-supported":  # a real H200 VM answers SUCCESS with state 0 and zeroed fields
+        why = Unsupported("nvmlDeviceGetGpuFabricInfoV", "fabric state is not-supported")
+        return {"fabric_state": state, "fabric_status": why, "fabric_cluster_uuid": why, "fabric_clique_id": why}
     raw = bytes(ctypes.string_at(ctypes.addressof(info) + type(info).clusterUuid.offset, 16))
     uuid = raw.hex()
     not_complete = Unsupported("nvmlDeviceGetGpuFabricInfoV", f"fabric state is {state}")

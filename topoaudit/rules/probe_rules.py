@@ -50,9 +50,11 @@ def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     spec = ctx.spec
     has_nvlink = spec is not None and spec.nvlink_generation > 0
     counted: dict[int, tuple[int, list[int]]] = {}
-    for gpu in _live(machine):
+    live = _live(machine)
+    for gpu in live:
         ports = gpu.nvlink_ports
-        if isinstance(ports, Failed) or (isinstance(ports, Unsupported) and has_nvlink):
+        # A lone GPU whose NVLink is not reported (a 1-GPU VM of an NVLink model) has nothing to link to.
+        if isinstance(ports, Failed) or (isinstance(ports, Unsupported) and has_nvlink and len(live) > 1):
             yield Skipped("nvlink-link-down", f"{gpu.label} NVLink state unknown: {ports}")
             continue
         if not isinstance(ports, tuple) or not ports:
