@@ -348,3 +348,28 @@ def test_real_topo_text_with_ansi_header_cross_checks(tmp_path, monkeypatch, cap
     box = make_box("pcie-l40s", tmp_path, monkeypatch, tweak)
     _, report, _ = audit(capsys, box.root)
     assert report["host"]["disagreements"] == [] and len(report["gpus"]) == 1
+
+
+def test_every_format_renders_a_probed_box(tmp_path, monkeypatch, capsys) -> None:
+    box = make_box("nvlink-down", tmp_path, monkeypatch)
+    for fmt in ("console", "markdown", "html", "junit"):
+        code, out, _ = run(
+            capsys, "audit", "--format", fmt, "-v", "--sysfs-root", str(box.root), "--smi-timeout", "0.5"
+        )
+        assert code == 1 and "nvlink-link-down" in out, fmt
+
+
+def test_analyzing_a_snapshot_imports_neither_pynvml_nor_torch() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from topoaudit.loaders import load_path\n"
+        "from topoaudit.pipeline import analyze\n"
+        f"l = load_path({str(REAL / 'snapshot-h200-vm-1gpu.json')!r})\n"
+        "analyze(l.machine, source=l.source)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pynvml'))\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
