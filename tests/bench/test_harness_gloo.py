@@ -32,7 +32,9 @@ def _run(**kw: object) -> BenchResult:
 @pytest.fixture(scope="module")
 def sweep() -> BenchResult:
     """One 3-rank sweep (all, pairs, tp=2) with rank 1 corrupting its input at 4 KiB."""
-    return _run(nproc=3, groups=("all", "pairs", "tp=2"), inject=(("corrupt_rank", 1), ("at_bytes", 4096)))
+    return _run(
+        nproc=3, groups=("all", "pairs", "tp=2"), pair_bytes=8 << 20, inject=(("corrupt_rank", 1), ("at_bytes", 4096))
+    )
 
 
 def test_every_size_is_swept_and_the_numbers_follow_nccl_tests_formulas(sweep: BenchResult) -> None:

@@ -68,7 +68,7 @@ class BenchGroup:
 
 @dataclass(frozen=True)
 class PairBw:
-    """Bus bandwidth of one pair of ranks measured alone (for n = 2, busbw = algbw)."""
+    """Bus bandwidth of one pair of ranks measured alone (for n = 2, busbw = algbw), from its best trial."""
 
     a: int
     b: int
