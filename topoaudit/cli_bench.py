@@ -136,7 +136,7 @@ def run_bench_for(kw: dict[str, Any], base: Report | None = None) -> Report | No
 
     if kw["min_bytes"] > kw["max_bytes"]:
         raise ConfigError(f"--min-bytes {kw['min_bytes']} is above --max-bytes {kw['max_bytes']}")
-    machine = base.machine if base is not None else _topology(kw.get("topology"))
+    machine = base.machine if base is not None else _topology(kw.get("topology")) or _probed_machine()
     config = BenchConfig(
         groups=tuple(kw["groups"]),
         backend=str(kw["backend"]),
@@ -182,6 +182,17 @@ def _topology(path: str | None) -> Machine | None:
     from topoaudit.loaders import load_path
 
     return load_path(path).machine
+
+
+def _probed_machine() -> Machine | None:
+    """This machine's topology from NVML when a driver is there (domains and expected busbw); else None."""
+    try:
+        from topoaudit.loaders import loaded_from_snapshot
+        from topoaudit.probe.collect import probe
+
+        return loaded_from_snapshot(probe("/"), "this machine", kind="live").machine
+    except Exception:  # no driver, no GPU, no pynvml: the bench still runs, without expectations
+        return None
 
 
 def _machine_from(result: BenchResult) -> Machine:

@@ -6,6 +6,7 @@ import click
 
 from topoaudit.cli import gate_options, output_options, write_atomic
 from topoaudit.cli_analyze import judge
+from topoaudit.cli_bench import bench_options, run_bench_for
 from topoaudit.cli_report import bundle_options, finish_report, input_evidence
 from topoaudit.loaders import Loaded, load_example, loaded_from_snapshot
 
@@ -78,12 +79,14 @@ def probe_cmd(output: str | None, **kw: object) -> None:
 
 @click.command("audit")
 @click.option("--demo", is_flag=True, help=f"Audit a bundled example box ({DEMO_EXAMPLE}) instead of this machine.")
+@click.option("--bench", "with_bench", is_flag=True, help="Also measure all-reduce (see `topoaudit bench`).")
+@bench_options
 @gate_options
 @output_options
 @bundle_options
 @probe_options
 @click.pass_context
-def audit(ctx: click.Context, demo: bool, **kw: object) -> None:
+def audit(ctx: click.Context, demo: bool, with_bench: bool, **kw: object) -> None:
     """Probe this machine, judge it and exit with the gate code.
 
     \b
@@ -91,7 +94,10 @@ def audit(ctx: click.Context, demo: bool, **kw: object) -> None:
       topoaudit audit                                         # verdict of this box
       topoaudit audit --expect-domain 8 --tp 8 --out run1/    # gate; bundle with snapshot and reports
       topoaudit audit --demo                                  # the whole pipeline on a bundled example
+      topoaudit audit --bench --expect-busbw 350              # probe + all-reduce sweep + verdict
     """
+    if demo and with_bench:
+        raise click.UsageError("--bench measures this machine; --demo audits a bundled example box, not this one")
     evidence: dict[str, str | bytes]
     if demo:
         loaded: Loaded = load_example(DEMO_EXAMPLE)
@@ -106,5 +112,11 @@ def audit(ctx: click.Context, demo: bool, **kw: object) -> None:
             if isinstance(record.text, str):
                 evidence[record.command.replace(" ", "-") + ".txt"] = record.text
     report = judge(loaded, dict(kw))
+    if with_bench:  # the bench uses the probed machine: its domains, groups and expected busbw
+        benched = run_bench_for(dict(kw), base=report)
+        if benched is None:  # a torchrun rank other than 0: rank 0 reports for the job
+            ctx.exit(0)
+        assert benched is not None
+        report = benched
     finish_report(report, kw, evidence)
     ctx.exit(report.gate.exit_code)

@@ -781,9 +781,10 @@ def assemble(
             # The pair's capability is its best trial: a slow trial says another process took the CPU or
             # the link for a moment, not that the path is slow (the median split loopback pairs 2.2x apart
             # on a loaded 2-core runner).
-            best = rows[-1]
+            row = rows[-1]
+            fastest_us = row.min_us if isinstance(row.min_us, float) else row.time_us
             pairs.append(
-                PairBw(spec.ranks[0], spec.ranks[1], formulas.algbw_gbps(best.size_bytes, best.min_us), best.size_bytes)
+                PairBw(spec.ranks[0], spec.ranks[1], formulas.algbw_gbps(row.size_bytes, fastest_us), row.size_bytes)
             )
     all_ranks = tuple(sorted(r.rank for r in ranks)) or tuple(range(world))
     n_pairs = world * (world - 1) // 2
