@@ -132,7 +132,11 @@ def test_strict_turns_an_incomplete_audit_into_exit_3() -> None:
     lost = dataclasses.replace(
         m, gpus=(dataclasses.replace(m.gpus[0], status=Failed("nvml", "GPU_IS_LOST")), *m.gpus[1:])
     )
-    assert analyze(lost, source=SRC, options=AuditOptions(strict=True)).gate.exit_code == 3
+    judged = analyze(lost, source=SRC, options=AuditOptions(strict=True))
+    # a lost GPU is a fault first (exit 1 outranks 3), and the audit is marked incomplete
+    assert judged.gate.exit_code == 1 and judged.gate.incomplete
+    assert codes(judged)["gpu-lost"].evidence == {"gpus": [0], "reasons": {"0": "GPU_IS_LOST"}}
+    assert "nvlink-degraded" not in codes(judged)
 
 
 def test_no_link_facts_skips_instead_of_claiming_no_nvlink() -> None:

@@ -75,6 +75,13 @@ CODES: dict[str, CodeInfo] = {
             "The instance is not the advertised shape: attach this report to a provider ticket.",
         ),
         _c(
+            "gpu-lost",
+            "fail",
+            "A GPU stopped answering during the probe (fell off the bus)",
+            "Check `nvidia-smi` and the kernel log (Xid 79); the GPU needs a reset or repair before any job "
+            "can use all GPUs.",
+        ),
+        _c(
             "input-recovered",
             "warn",
             "The input was damaged and partly recovered",

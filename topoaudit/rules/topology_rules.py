@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import PathLevel
 from topoaudit.model.topology import Domain, gpu_pair_links
-from topoaudit.model.values import is_absent
+from topoaudit.model.values import Failed, is_absent
 from topoaudit.rules import RuleContext, finding
 
 
@@ -232,7 +232,8 @@ def _degraded_against_catalog(
         )
         weak = {g for g, _ in short}
         reported.update((a, b) for a, b, _ in pairs if a in weak or b in weak)
-    alone = [d.gpus[0] for d in ctx.domains if d.size == 1]
+    lost = {g.index for g in ctx.machine.gpus if isinstance(g.status, Failed)}
+    alone = [d.gpus[0] for d in ctx.domains if d.size == 1 and d.gpus[0] not in lost]  # lost: see gpu-lost
     linked = [d for d in ctx.domains if d.size >= 2]
     if alone and linked and spec.one_domain and len(ctx.machine.gpus) <= spec.domain_size:
         yield finding(
@@ -335,4 +336,18 @@ def expectations(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             )
 
 
-RULES = (expectations, split_domain, nvlink_absent, degraded, partial_mesh, tp_fit, nic_not_local)
+def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """A GPU fell off the bus while it was probed (NVML ``GPU_IS_LOST``): its links and NVLink ports are
+    unknown, and the box cannot run a job on all its GPUs until it is reset or repaired."""
+    reasons = {g.index: g.status.reason for g in ctx.machine.gpus if isinstance(g.status, Failed)}
+    if reasons:
+        yield finding(
+            "gpu-lost",
+            f"GPU(s) {_fmt(reasons)} stopped answering during the probe ({next(iter(reasons.values()))}); "
+            "their links could not be read.",
+            gpus=sorted(reasons),
+            reasons={str(i): r for i, r in reasons.items()},
+        )
+
+
+RULES = (gpu_lost, expectations, split_domain, nvlink_absent, degraded, partial_mesh, tp_fit, nic_not_local)
