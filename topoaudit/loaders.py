@@ -84,6 +84,8 @@ def _load_topo(text: str, name: str) -> Loaded:
 
 # >>> nccl-tests / rccl-tests output (topoaudit/bench; owner: bench) >>>
 def _is_nccl_tests(text: str) -> bool:
+    if "bus" not in text[:20000] and "Avg bus bandwidth" not in text:  # cheap test before the parser loads
+        return False
     from topoaudit.parse.nccl_tests import looks_like_nccl_tests
 
     return looks_like_nccl_tests(text)
@@ -111,6 +113,8 @@ def _load_nccl_tests(text: str, name: str) -> Loaded:
 
 # >>> topoaudit snapshot (topoaudit/probe; owner: probe) >>>
 def _is_snapshot(text: str) -> bool:
+    if "topoaudit-snapshot" not in text[:1024]:  # cheap test first: most inputs are topo -m text
+        return False
     from topoaudit.probe.snapshot import looks_like_snapshot
 
     return looks_like_snapshot(text)
