@@ -144,3 +144,16 @@ def test_damaged_paste_recovered_or_refused(capsys: pytest.CaptureFixture[str], 
     )
     code, _, err = run(capsys, "analyze", str(both))
     assert code == 4 and "line" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fmt", ["console", "markdown", "html"])
+def test_policy_and_its_ignored_findings_are_visible_in_every_human_format(
+    capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    code, out, _ = run(
+        capsys, "analyze", "--example", "h100-nvl-pairs", "--policy", "builtin:bridged-workstation",
+        "--format", fmt, "--no-color",
+    )  # fmt: skip
+    assert code == 0
+    assert "bridged-workstation" in out and "ignored" in out
+    assert "nic-not-local" in out and "workstations have no GPUDirect RDMA NICs" in out

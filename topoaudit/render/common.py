@@ -99,3 +99,26 @@ def cpu_list(cpus: object) -> str:
         prev = c
     runs.append(f"{start}-{prev}" if prev != start else str(start))
     return ",".join(runs)
+
+
+def policy_lines(report: Report) -> list[tuple[str, str]]:
+    """(label, text) lines saying which policy judged the report and what it changed; [] without one.
+
+    Ignored findings are listed with their reasons: a finding a policy hides must stay visible somewhere.
+    """
+    from topoaudit.model.policy import PolicyOutcome
+
+    outcome = report.policy
+    if not isinstance(outcome, PolicyOutcome):
+        return []
+    lines = [("policy", f"{outcome.name} ({outcome.source}, sha256 {outcome.sha256[:12]})")]
+    if outcome.description:
+        lines.append(("about", outcome.description))
+    lines += [("met", text) for text in outcome.met]
+    lines += [("not met", text) for text in outcome.not_met]
+    lines += [("not checked", text) for text in outcome.not_checked]
+    lines += [
+        ("severity", f"{c.code}: {c.was.value} -> {c.now.value} ({c.count} finding(s))") for c in outcome.overridden
+    ]
+    lines += [("ignored", f"{i.finding.code}: {i.finding.message} (reason: {i.reason})") for i in outcome.ignored]
+    return lines

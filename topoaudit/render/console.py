@@ -15,7 +15,7 @@ from topoaudit.model.report import Report
 from topoaudit.model.values import show
 from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
-from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
+from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, policy_lines, summary
 
 SEVERITY_STYLE = {"fail": "bold red", "warn": "yellow", "info": "cyan"}
 VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red"}
@@ -43,6 +43,11 @@ def render(report: Report, options: RenderOptions) -> str:
     )
     console.print(_header(report))
     console.print(_findings(report))
+    judged_by = policy_lines(report)
+    if judged_by:
+        console.print(Text("Policy", style="italic"))
+        for label, text in judged_by:
+            console.print(Text.assemble((f"  {label:<12}", "bold"), text))
     console.print(_domains(report))
     console.print(_placements(report))
     console.print(_matrix(report))

@@ -18,7 +18,7 @@ from topoaudit.model.report import Report
 from topoaudit.model.values import Failed, Unsupported, is_absent, show
 from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
-from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
+from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, policy_lines, summary
 from topoaudit.render.svg_plots import bench_of, busbw_plot, human_size, pair_heatmap
 from topoaudit.render.svg_topology import esc, topology_svg
 
@@ -128,6 +128,7 @@ def render(report: Report, options: RenderOptions) -> str:
         '<h2 id="topology">Topology</h2>',
         f'<div class="figure" id="topology-picture">{topology_svg(report)}</div>',
         _findings(report),
+        _policy(report),
         _domains(report),
         _placements(report),
         _matrix(report),
@@ -231,6 +232,14 @@ def _gpu_table(gpus: tuple[Gpu, ...]) -> str:
             row.append(val(g.status))
         rows.append(row)
     return _table([e(h) for h in header], rows, "gpus")
+
+
+def _policy(report: Report) -> str:
+    """Which policy judged the report; ignored findings stay visible here with their reasons."""
+    lines = policy_lines(report)
+    if not lines:
+        return ""
+    return '<h2 id="policy">Policy</h2>' + _table(["", ""], [[e(label), e(text)] for label, text in lines])
 
 
 def _findings(report: Report) -> str:

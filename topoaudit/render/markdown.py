@@ -9,7 +9,7 @@ from topoaudit.model.report import Report
 from topoaudit.model.values import Unsupported, show
 from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
-from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, summary
+from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, policy_lines, summary
 
 _MD_ESCAPES = str.maketrans(
     {
@@ -96,6 +96,9 @@ def render(report: Report, options: RenderOptions) -> str:
                 lines.append(f"  - remedy: {cell(f.remedy)}")
     else:
         lines.append("No findings.")
+    judged_by = policy_lines(report)
+    if judged_by:
+        lines += ["", "## Policy", ""] + table(["", ""], [[label, text] for label, text in judged_by])
     lines += ["", "## NVLink domains", ""]
     lines += table(
         ["Domain", "GPUs", "Build", "All pairs linked", "NVLinks per pair"],
