@@ -71,7 +71,7 @@ CODES: dict[str, CodeInfo] = {
         _c(
             "expectation-not-met",
             "fail",
-            "The machine does not match what was expected (--expect-gpus / --expect-domain)",
+            "The machine does not match what was expected (--expect-gpus / --expect-domain, or a policy)",
             "The instance is not the advertised shape: attach this report to a provider ticket.",
         ),
         _c(
