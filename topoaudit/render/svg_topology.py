@@ -20,6 +20,7 @@ from topoaudit.model.machine import Gpu, Link, Machine, PathLevel
 from topoaudit.model.report import Report
 from topoaudit.model.topology import Domain
 from topoaudit.model.values import Failed
+from topoaudit.render.common import cpu_list
 
 GPU_W, GPU_H = 92, 44
 PAD = 16  # inside a cluster
@@ -414,17 +415,7 @@ def _cpus(cpus: object) -> str:
 
 
 def _ranges(values: list[int]) -> str:
-    values = sorted(values)
-    if not values:
-        return "-"
-    runs, start, prev = [], values[0], values[0]
-    for v in values[1:]:
-        if v != prev + 1:
-            runs.append(f"{start}-{prev}" if prev != start else str(start))
-            start = v
-        prev = v
-    runs.append(f"{start}-{prev}" if prev != start else str(start))
-    return ",".join(runs)
+    return cpu_list(tuple(sorted(values)))
 
 
 def _legend(out: list[str], y: float) -> float:
