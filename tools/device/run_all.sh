@@ -13,7 +13,7 @@ say() { echo "== $*" | tee -a "$W/summary.txt"; }
 say "host $(hostname) kernel $(uname -r) python $($PY -V 2>&1)"
 $PY -c "import pynvml, networkx, rich, click, torch; print('nvidia-ml-py', getattr(pynvml, '__version__', '?'), 'torch', torch.__version__)" 2>&1 | tee -a "$W/summary.txt"
 
-for args in "" "-q" "topo -m" "topo -p2p r" "topo -p2p w" "topo -p2p n" "nvlink -s" "nvlink -c" "nvlink -e" "-q -d PCIE" "-q -d FABRIC" "--version"; do
+for args in "" "-q" "topo -m" "topo -p2p r" "topo -p2p w" "topo -p2p n" "nvlink -s" "nvlink -c" "nvlink -e" "-q -d PCIE" "-q -d FABRIC" "-q -x" "--version"; do
   name=$(echo "nvidia-smi $args" | tr ' ' '_' | tr -d '-')
   timeout 60 nvidia-smi $args > "$W/smi/$name.txt" 2>&1; echo "exit=$?" >> "$W/smi/$name.txt"
 done
@@ -44,6 +44,14 @@ print({k: g[k] for k in ("name", "pci_bus_id", "memory_total_bytes", "architectu
 ports = g.get("nvlink_ports")
 print("nvlink_ports", ports if not isinstance(ports, list) else f"{len(ports)} ports, first {ports[:2]}")
 PYEOF
+
+timeout 120 $PY -m topoaudit audit --strict > /dev/null 2>&1; echo "audit --strict exit=$?" | tee -a "$W/summary.txt"
+say "audit --bench (NCCL, one rank, up to 64 MiB)"
+timeout 150 $PY -m topoaudit audit --bench --backend nccl --max-bytes 64M --format json -o "$W/topoaudit/audit-bench-h200.json" 2>&1 | tail -3 | tee -a "$W/summary.txt"
+$PY -c "
+import json; d=json.load(open('$W/topoaudit/audit-bench-h200.json')); g=d['bench']['groups'][0]
+print('verdict', d['verdict'], 'bench', d['bench']['status'], 'plateau', g['plateau_busbw_gbps'], 'p50/p99 us', g['latency_p50_us'], g['latency_p99_us'])
+" 2>&1 | tee -a "$W/summary.txt"
 
 say "GPU-marked tests"
 timeout 120 $PY -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tail -15 | tee -a "$W/summary.txt"
