@@ -34,7 +34,7 @@ def test_snapshot_from_the_device_reproduces_the_live_verdict() -> None:
     assert report.gate.exit_code == live["gate"]["exit_code"] == 0
     assert sorted(f.code for f in report.findings) == sorted(f["code"] for f in live["findings"])
     # A lone GPU whose NVLink is NOT_SUPPORTED has nothing to link to: judged, not skipped, so --strict passes.
-    assert report.skipped == ()
+    assert report.skipped == () and live["skipped"] == []
     assert analyze(loaded.machine, source=loaded.source, options=AuditOptions(strict=True)).gate.exit_code == 0
     (gpu,) = report.machine.gpus
     assert gpu.name == "NVIDIA H200" and gpu.pci_bus_id == "0000:00:06.0"
@@ -46,3 +46,15 @@ def test_snapshot_from_the_device_reproduces_the_live_verdict() -> None:
 @pytest.mark.parametrize("name", ["nvidiasmi_nvlink_s.txt", "nvidiasmi_nvlink_e.txt"])
 def test_nvlink_commands_print_nothing_on_this_vm(name: str) -> None:
     assert (DEVICE / name).read_text() == ""
+
+
+def test_one_rank_nccl_sweep_on_the_device_reports_latency_not_bandwidth() -> None:
+    report = json.loads((DEVICE / "audit-bench-h200.json").read_text())
+    bench = report["bench"]
+    assert bench["backend"] == "nccl" and bench["world_size"] == 1 and bench["status"] == "complete"
+    (group,) = bench["groups"]
+    plateau = group["plateau_busbw_gbps"]
+    assert plateau["status"] == "unsupported" and "one rank" in plateau["reason"]
+    assert all(row["wrong"] == 0 for row in group["rows"]) and group["rows"][-1]["size_bytes"] == 64 << 20
+    assert 0 < group["latency_p50_us"] < 10  # CUDA events around a batch of queued calls: NCCL returns at once
+    assert report["verdict"] == "pass"
