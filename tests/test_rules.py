@@ -147,3 +147,15 @@ def test_no_link_facts_skips_instead_of_claiming_no_nvlink() -> None:
     assert "nvlink-absent" not in codes(r)
     assert [s.rule for s in r.skipped] == ["nvlink-absent"]
     assert r.gate.exit_code == 0 and analyze(m, source=SRC, options=AuditOptions(strict=True)).gate.exit_code == 3
+
+
+def test_a_source_without_link_facts_claims_no_topology() -> None:
+    from topoaudit.model.machine import Gpu, Machine
+    from topoaudit.render.common import summary
+
+    m = Machine("nccl-tests", tuple(Gpu(index=i, name="NVIDIA H100 80GB HBM3") for i in range(8)))
+    r = analyze(m, source=SRC, options=AuditOptions(tp=8))
+    assert {d.build for d in r.domains} == {"unknown"}
+    assert r.placements == () and r.bottlenecks == ()
+    assert {s.rule for s in r.skipped} == {"nvlink-absent", "tp-group-crosses-domain"}
+    assert "topology unknown" in summary(r) and "no NVLink" not in summary(r)

@@ -18,7 +18,7 @@ from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
 from topoaudit.model.machine import Machine
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.report import SCHEMA_VERSION, AuditOptions, Gate, InputIssue, Report, SourceInfo
-from topoaudit.model.topology import Domain, bottleneck, nvlink_domains, place_tp
+from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_domains, place_tp
 from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules import RuleContext, finding, run_rules
 
@@ -45,11 +45,18 @@ def analyze(
     n = len(machine.gpus)
     # Placements for the TP sizes people deploy (2..8) and the one asked for; never hundreds of rows.
     sizes = sorted({tp for tp in (2, 4, 8) if tp <= n} | _requested_tp(options))
-    placements = tuple(place_tp(machine, domains, tp) for tp in sizes)
+    # A source that names GPUs but no links between them (an nccl-tests log) says nothing about the fabric:
+    # no placements or ring bottlenecks are claimed from it.
+    links_known = n < 2 or bool(gpu_pair_links(machine))
+    placements = tuple(place_tp(machine, domains, tp) for tp in sizes) if links_known else ()
     requested = tuple(p for p in placements if p.tp in _requested_tp(options))
     bottlenecks = (
-        bottleneck(machine, [g.index for g in machine.gpus]),
-        *(bottleneck(machine, d.gpus) for d in domains if d.size >= 2 and len(domains) > 1),
+        (
+            bottleneck(machine, [g.index for g in machine.gpus]),
+            *(bottleneck(machine, d.gpus) for d in domains if d.size >= 2 and len(domains) > 1),
+        )
+        if links_known
+        else ()
     )
     ctx = RuleContext(machine, domains, requested, options, spec)
     findings, skipped = run_rules(ctx)

@@ -32,7 +32,7 @@ class Domain:
     all_pairs: bool  # every pair of its GPUs has a direct NVLink (or shares a switch)
     min_links: int  # smallest per-pair NVLink count over directly linked pairs (0 for a lone GPU)
     max_links: int
-    build: str  # "nvswitch" | "mesh" | "partial-mesh" | "bridged-pair" | "single"
+    build: str  # "nvswitch" | "mesh" | "partial-mesh" | "bridged-pair" | "single" | "unknown" (no link facts)
 
     @property
     def size(self) -> int:
@@ -136,6 +136,7 @@ def gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
 def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
     """Connected components of the NVLink subgraph (through switches), largest first then by GPU index."""
     pairs = gpu_pair_links(machine)
+    links_known = len(machine.gpus) < 2 or bool(pairs) or any(isinstance(g.nvlink_ports, tuple) for g in machine.gpus)
     graph = nx.Graph()
     graph.add_nodes_from(g.index for g in machine.gpus)
     for (i, j), link in pairs.items():
@@ -160,7 +161,9 @@ def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
                 all_pairs=all_pairs,
                 min_links=min(counts, default=0),
                 max_links=max(counts, default=0),
-                build=_build_of(sub, gpus, all_pairs, any(set(gpus) <= g for g in switched)),
+                build=_build_of(sub, gpus, all_pairs, any(set(gpus) <= g for g in switched))
+                if links_known
+                else "unknown",
             )
         )
     return tuple(domains)

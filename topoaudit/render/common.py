@@ -22,7 +22,9 @@ def summary(report: Report) -> str:
     model = report.gpu_model if isinstance(report.gpu_model, str) else "GPU"
     multi = [d for d in report.domains if d.size >= 2]
     parts = []
-    if not multi:
+    if n >= 2 and all(d.build == "unknown" for d in report.domains):
+        parts.append(f"{n}× {model}: the source describes no links between GPUs (topology unknown)")
+    elif not multi:
         parts.append(f"{n}× {model}: no NVLink between any GPUs")
     elif len(multi) == 1 and multi[0].size == n:
         d = multi[0]

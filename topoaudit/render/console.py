@@ -105,7 +105,13 @@ def _domains(report: Report) -> Table:
     return table
 
 
-def _placements(report: Report) -> Table:
+def _placements(report: Report) -> Table | Text:
+    if not report.placements:
+        return Text("Tensor-parallel placements: none (the source describes no GPU-to-GPU links).", style="dim")
+    return _placement_table(report)
+
+
+def _placement_table(report: Report) -> Table:
     table = Table(title="Tensor-parallel placements (each group on one NVLink domain)", title_justify="left")
     table.add_column("TP")
     table.add_column("groups")

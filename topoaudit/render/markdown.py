@@ -123,6 +123,8 @@ def render(report: Report, options: RenderOptions) -> str:
             ],
         )
     lines += ["", "## Tensor-parallel placements", ""]
+    if not report.placements:
+        lines.append("None computed: the source describes no GPU-to-GPU links.")
     for p in report.placements:
         mark = "" if p.fits else " (does not fit on NVLink)"
         lines.append(f"- **TP={p.tp}**{mark}")

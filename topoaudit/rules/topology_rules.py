@@ -297,6 +297,8 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """The requested tensor-parallel size cannot stay inside one NVLink domain: every layer's all-reduce
     would run over the slowest hop between domains."""
+    if isinstance(ctx.options.tp, int) and not ctx.placements:
+        yield Skipped("tp-group-crosses-domain", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
     for placement in ctx.placements:
         if placement.fits:
             continue
