@@ -14,12 +14,11 @@ from typing import Any, TypeVar
 
 import click
 
-from topoaudit.cli import emit, output_options
+from topoaudit.cli import audit_options_from, emit, gate_options, output_options
 from topoaudit.errors import ConfigError
 from topoaudit.model.bench import BenchResult
-from topoaudit.model.finding import Severity
 from topoaudit.model.machine import Gpu, Host, Machine
-from topoaudit.model.report import AuditOptions, Report, SourceInfo
+from topoaudit.model.report import Report, SourceInfo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -99,13 +98,7 @@ def bench_options(fn: F) -> F:
 
 @click.command()
 @bench_options
-@click.option(
-    "--fail-on",
-    type=click.Choice([s.value for s in Severity]),
-    default="fail",
-    show_default=True,
-    help="Lowest severity that makes the exit code 1.",
-)
+@gate_options
 @output_options
 @click.pass_context
 def bench(ctx: click.Context, **kw: Any) -> None:
@@ -157,7 +150,7 @@ def run_bench_for(kw: dict[str, Any], base: Report | None = None) -> Report | No
         return _merge(base, result, findings, kw)
     from topoaudit.pipeline import analyze, rejudge
 
-    options = AuditOptions(fail_on=Severity(str(kw.get("fail_on") or "fail")))
+    options = audit_options_from(kw)  # --policy, --expect-*, --fail-on, --strict as on every judging command
     report = analyze(
         machine or _machine_from(result),
         source=SourceInfo("bench", "live", description=f"all-reduce bench over {result.world_size} rank(s)"),

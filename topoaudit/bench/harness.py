@@ -27,6 +27,7 @@ import re
 import signal
 import socket
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -47,6 +48,10 @@ from topoaudit.model.bench import (
 )
 from topoaudit.model.machine import Machine
 from topoaudit.model.values import Unsupported
+
+# torch warns on import when numpy is absent; the bench never converts tensors to numpy, so the warning is noise
+# on every rank's stderr.
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
 
 Progress = Callable[[int, int, str], None]
 """progress(done_steps, total_steps, what) -- one step is one (group, size)."""
