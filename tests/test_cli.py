@@ -157,3 +157,13 @@ def test_policy_and_its_ignored_findings_are_visible_in_every_human_format(
     assert code == 0
     assert "bridged-workstation" in out and "ignored" in out
     assert "nic-not-local" in out and "workstations have no GPUDirect RDMA NICs" in out
+
+
+def test_bench_without_torch_says_how_to_install_it() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['torch'] = None; from topoaudit.cli import main; main(['bench', '--backend', 'gloo'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 4
+    assert "needs PyTorch" in done.stderr and "topoaudit[bench]" in done.stderr and "Traceback" not in done.stderr

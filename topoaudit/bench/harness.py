@@ -120,6 +120,13 @@ def launched_env(environ: dict[str, str] | None = None) -> dict[str, int | str] 
 
 def run_bench(config: BenchConfig, progress: Progress | None = None) -> BenchResult | None:
     """Run the sweep; the result on rank 0 / the spawning process, ``None`` on other launched ranks."""
+    try:
+        import torch  # noqa: F401  (the optional `bench` extra)
+    except ImportError as exc:
+        raise EnvironmentUnusable(
+            "the bench needs PyTorch, which is not installed",
+            hint="pip install 'topoaudit[bench]' (CPU wheels: --index-url https://download.pytorch.org/whl/cpu)",
+        ) from exc
     launched = launched_env()
     if launched is not None:
         return _run_launched(config, launched, progress)
