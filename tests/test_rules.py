@@ -159,3 +159,9 @@ def test_a_source_without_link_facts_claims_no_topology() -> None:
     assert r.placements == () and r.bottlenecks == ()
     assert {s.rule for s in r.skipped} == {"nvlink-absent", "tp-group-crosses-domain"}
     assert "topology unknown" in summary(r) and "no NVLink" not in summary(r)
+
+
+def test_bandwidth_figures_read_at_every_scale() -> None:
+    from topoaudit.render.common import gbps
+
+    assert [gbps(v) for v in (367.61, 24.83, 0.5224)] == ["368", "24.8", "0.522"]

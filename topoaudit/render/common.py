@@ -22,7 +22,9 @@ def summary(report: Report) -> str:
     model = report.gpu_model if isinstance(report.gpu_model, str) else "GPU"
     multi = [d for d in report.domains if d.size >= 2]
     parts = []
-    if n >= 2 and all(d.build == "unknown" for d in report.domains):
+    if n == 0:
+        parts.append("no GPUs in this report (a CPU-only run)")
+    elif n >= 2 and all(d.build == "unknown" for d in report.domains):
         parts.append(f"{n}× {model}: the source describes no links between GPUs (topology unknown)")
     elif not multi:
         parts.append(f"{n}× {model}: no NVLink between any GPUs")
@@ -124,3 +126,8 @@ def policy_lines(report: Report) -> list[tuple[str, str]]:
     ]
     lines += [("ignored", f"{i.finding.code}: {i.finding.message} (reason: {i.reason})") for i in outcome.ignored]
     return lines
+
+
+def gbps(value: float) -> str:
+    """A bandwidth as people read it: 367 for NVLink, 24.8 for PCIe, 0.522 for a CPU loopback test."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"

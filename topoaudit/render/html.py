@@ -18,7 +18,7 @@ from topoaudit.model.report import Report
 from topoaudit.model.values import Failed, Unsupported, is_absent, show
 from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
-from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, policy_lines, summary
+from topoaudit.render.common import absent_facts, cpu_list, gbps, gpu_set, matrix, policy_lines, summary
 from topoaudit.render.svg_plots import bench_of, busbw_plot, human_size, pair_heatmap
 from topoaudit.render.svg_topology import esc, topology_svg
 
@@ -400,7 +400,7 @@ def bench_section(bench: BenchResult) -> str:
 
 def _plot_title(g: BenchGroup) -> str:
     size = f" at {human_size(g.plateau_size_bytes)}" if isinstance(g.plateau_size_bytes, int) else ""
-    plateau = f": plateau {g.plateau_busbw_gbps:.0f} GB/s{size}" if isinstance(g.plateau_busbw_gbps, float) else ""
+    plateau = f": plateau {gbps(g.plateau_busbw_gbps)} GB/s{size}" if isinstance(g.plateau_busbw_gbps, float) else ""
     return f"{g.name} ({len(g.ranks)} ranks){plateau}"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from topoaudit.model.bench import BenchGroup, BenchResult
+from topoaudit.render.common import gbps
 from topoaudit.render.svg_topology import SANS, esc
 
 SERIES = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457", "#4e342e")
@@ -163,12 +164,12 @@ def pair_heatmap(bench: BenchResult) -> str:
                 continue
             out.append(
                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{_heat_color(v / best)}" stroke="#fff">'
-                f"<title>{esc(f'rank {a} - rank {b}: {v:.1f} GB/s')}</title></rect>"
+                f"<title>{esc(f'rank {a} - rank {b}: {gbps(v)} GB/s')}</title></rect>"
             )
             if cell >= 40:
                 out.append(
                     f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" text-anchor="middle" font-size="10.5" '
-                    f'fill="#212121">{v:.0f}</text>'
+                    f'fill="#212121">{gbps(v)}</text>'
                 )
     out.append("</svg>")
     return "".join(out)
