@@ -169,7 +169,3 @@ def redact_report(report: Report, redactor: Redactor | None = None, evidence_tex
     red = r.data(data)
     red.setdefault("extras", {})["redaction"] = {"note": REDACTION_NOTE, "replaced": r.summary()}
     return report_from_dict(red)
-
-
-def is_redacted(report: Report) -> bool:
-    return isinstance(report.extras.get("redaction"), dict)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -81,6 +80,14 @@ class Placement:
     @property
     def cuda_visible_devices(self) -> tuple[str, ...]:
         return tuple("CUDA_VISIBLE_DEVICES=" + ",".join(map(str, g)) for g in self.groups)
+
+
+def format_gpus(gpus: Iterable[int]) -> str:
+    """A GPU set as people write it: {0-3} for a contiguous run of three or more, {0,2,5} otherwise."""
+    g = sorted(gpus)
+    if len(g) > 2 and g == list(range(g[0], g[-1] + 1)):
+        return f"{{{g[0]}-{g[-1]}}}"
+    return "{" + ",".join(map(str, g)) + "}"
 
 
 def gpu_label(index: int) -> str:
@@ -344,12 +351,3 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
             groups.append(chunk)
     return sorted(groups)
 
-
-def most_common_links(domain: Domain, machine: Machine) -> int:
-    """The modal per-pair NVLink count inside a domain (what its healthy pairs show)."""
-    pairs = gpu_pair_links(machine)
-    members = set(domain.gpus)
-    counts = Counter(
-        link.nvlinks for (i, j), link in pairs.items() if i in members and j in members and link.nvlinks > 0
-    )
-    return counts.most_common(1)[0][0] if counts else 0

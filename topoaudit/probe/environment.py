@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -50,6 +49,3 @@ def fabric_manager(proc: Path) -> Probed[str]:
             return "running"
     return "not running"
 
-
-def process_environment() -> dict[str, str]:
-    return dict(os.environ)

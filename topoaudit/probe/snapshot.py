@@ -33,7 +33,7 @@ from topoaudit.model.machine import (
     PcieLink,
     SourceDisagreement,
 )
-from topoaudit.model.values import Failed, Probed, Unsupported, is_absent
+from topoaudit.model.values import Failed, Probed, Unsupported
 
 SNAPSHOT_KIND = "topoaudit-snapshot"
 SNAPSHOT_SCHEMA_VERSION = 1
@@ -471,10 +471,6 @@ def _disagreements(
     from topoaudit.probe.crosscheck import cross_check
 
     return cross_check(snapshot, gpus, links)
-
-
-def is_probed(value: object) -> bool:
-    return not is_absent(value)
 
 
 def snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:

@@ -6,14 +6,8 @@ from collections.abc import Iterator
 
 from topoaudit.model.machine import PathLevel
 from topoaudit.model.report import Report
+from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
-
-
-def gpu_set(gpus: tuple[int, ...] | list[int]) -> str:
-    g = sorted(gpus)
-    if len(g) > 2 and g == list(range(g[0], g[-1] + 1)):
-        return f"{{{g[0]}-{g[-1]}}}"
-    return "{" + ",".join(map(str, g)) + "}"
 
 
 def summary(report: Report) -> str:
@@ -40,7 +34,7 @@ def summary(report: Report) -> str:
         whole = report.bottlenecks[0] if report.bottlenecks else None
         joined = f", joined over {whole.level.label}" if whole and whole.level != PathLevel.NVLINK else ""
         parts.append(
-            f"{n}× {model} in {len(multi)} NVLink domains " + " ".join(gpu_set(d.gpus) for d in multi) + joined
+            f"{n}× {model} in {len(multi)} NVLink domains " + " ".join(format_gpus(d.gpus) for d in multi) + joined
         )
     requested = [p for p in report.placements if isinstance(report.options.tp, int) and p.tp == report.options.tp]
     for p in requested:

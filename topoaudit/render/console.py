@@ -12,10 +12,11 @@ from rich.text import Text
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.machine import PathLevel, level_from_code
 from topoaudit.model.report import Report
+from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import show
 from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
-from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, policy_lines, summary
+from topoaudit.render.common import absent_facts, cpu_list, matrix, policy_lines, summary
 
 SEVERITY_STYLE = {"fail": "bold red", "warn": "yellow", "info": "cyan"}
 VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red"}
@@ -93,7 +94,7 @@ def _domains(report: Report) -> Table:
         links = f"{d.min_links}" if d.min_links == d.max_links else f"{d.min_links}-{d.max_links}"
         table.add_row(
             str(d.id),
-            gpu_set(d.gpus),
+            format_gpus(d.gpus),
             d.build,
             "yes" if d.all_pairs else "no",
             links,
@@ -101,7 +102,7 @@ def _domains(report: Report) -> Table:
         )
     if len(report.domains) > 1 and report.bottlenecks:
         whole = report.bottlenecks[0]
-        table.caption = f"A ring over all GPUs {gpu_set(whole.gpus)} is limited by: {whole.describe}"
+        table.caption = f"A ring over all GPUs {format_gpus(whole.gpus)} is limited by: {whole.describe}"
     return table
 
 

@@ -15,10 +15,11 @@ from typing import Any
 from topoaudit.model.bench import BenchGroup, BenchResult
 from topoaudit.model.machine import Gpu, PathLevel, level_from_code
 from topoaudit.model.report import Report
+from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported, is_absent, show
 from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
-from topoaudit.render.common import absent_facts, cpu_list, gbps, gpu_set, matrix, policy_lines, summary
+from topoaudit.render.common import absent_facts, cpu_list, gbps, matrix, policy_lines, summary
 from topoaudit.render.svg_plots import bench_of, busbw_plot, human_size, pair_heatmap
 from topoaudit.render.svg_topology import esc, topology_svg
 
@@ -280,7 +281,7 @@ def _domains(report: Report) -> str:
         rows.append(
             [
                 e(d.id),
-                e(gpu_set(d.gpus)),
+                e(format_gpus(d.gpus)),
                 e(d.build),
                 "yes" if d.all_pairs else "no",
                 e(links),
@@ -296,7 +297,7 @@ def _domains(report: Report) -> str:
         hop = whole.slowest_hop
         assert hop is not None
         out.append(
-            f"<p>A ring over all GPUs {e(gpu_set(whole.gpus))} is limited by <strong>{e(whole.describe)}</strong>"
+            f"<p>A ring over all GPUs {e(format_gpus(whole.gpus))} is limited by <strong>{e(whole.describe)}</strong>"
             f" (GPU{e(hop.a)}–GPU{e(hop.b)}, <code>{e(hop.code)}</code>)"
             + ("" if whole.exact else ", a lower bound")
             + ".</p>"

@@ -6,10 +6,11 @@ import json
 
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.report import Report
+from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Unsupported, show
 from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
-from topoaudit.render.common import absent_facts, cpu_list, gpu_set, matrix, policy_lines, summary
+from topoaudit.render.common import absent_facts, cpu_list, matrix, policy_lines, summary
 
 _MD_ESCAPES = str.maketrans(
     {
@@ -105,7 +106,7 @@ def render(report: Report, options: RenderOptions) -> str:
         [
             [
                 str(d.id),
-                gpu_set(d.gpus),
+                format_gpus(d.gpus),
                 d.build,
                 "yes" if d.all_pairs else "no",
                 f"{d.min_links}" if d.min_links == d.max_links else f"{d.min_links}-{d.max_links}",
@@ -118,7 +119,11 @@ def render(report: Report, options: RenderOptions) -> str:
         lines += table(
             ["GPUs", "Slowest hop", "Between"],
             [
-                [gpu_set(b.gpus), b.describe, f"GPU{b.slowest_hop.a}-GPU{b.slowest_hop.b}" if b.slowest_hop else "-"]
+                [
+                    format_gpus(b.gpus),
+                    b.describe,
+                    f"GPU{b.slowest_hop.a}-GPU{b.slowest_hop.b}" if b.slowest_hop else "-",
+                ]
                 for b in report.bottlenecks
             ],
         )

@@ -27,19 +27,6 @@ def _live(machine: Machine) -> list[Gpu]:
     return [g for g in machine.gpus if not isinstance(g.status, Failed)]
 
 
-def _fmt(gpus: Iterable[int]) -> str:
-    return "{" + ",".join(str(g) for g in sorted(gpus)) + "}"
-
-
-def lost_gpus(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """A GPU that stopped answering mid-probe (``GPU_IS_LOST``): every rule misses its facts."""
-    if not _probed(ctx.machine):
-        return
-    for gpu in ctx.machine.gpus:
-        if isinstance(gpu.status, Failed):
-            yield Skipped("probe", f"{gpu.label} was lost mid-probe ({gpu.status.reason}); its links are unknown")
-
-
 def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """NVLink ports down: fewer active ports than the model has active by design (H100 NVL: 12 of 18), or,
     for a model the catalog does not know, fewer than the best GPU of the same box. A box where no GPU has
@@ -347,7 +334,6 @@ def probe_sources_disagree(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 RULES = (
-    lost_gpus,
     fabric_not_ready,
     nvlink_link_down,
     nvlink_errors,

@@ -10,17 +10,9 @@ from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import PathLevel
-from topoaudit.model.topology import Domain, gpu_pair_links
+from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links
 from topoaudit.model.values import Failed, is_absent
 from topoaudit.rules import RuleContext, finding
-
-
-def _fmt(gpus: Iterable[int]) -> str:
-    """{0-3} style for contiguous runs, {0,2,5} otherwise."""
-    g = sorted(gpus)
-    if len(g) > 2 and g == list(range(g[0], g[-1] + 1)):
-        return f"{{{g[0]}-{g[-1]}}}"
-    return "{" + ",".join(map(str, g)) + "}"
 
 
 def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
@@ -34,7 +26,7 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if len(multi) < 2:
         return
     shape = " + ".join(str(d.size) for d in multi)
-    groups = " ".join(_fmt(d.gpus) for d in multi)
+    groups = " ".join(format_gpus(d.gpus) for d in multi)
     total = len(ctx.machine.gpus)
     severity, why = _split_severity(ctx, multi, total)
     largest = max(d.size for d in multi)
@@ -68,8 +60,8 @@ def _split_severity(ctx: RuleContext, multi: list[Domain], total: int) -> tuple[
             )
         if unpaired:
             return Severity.WARN, (
-                f"{spec.name} bridges join {' or '.join(map(str, allowed))} GPUs, but GPUs {_fmt(unpaired)} have "
-                "no bridge: a bridge is missing or unseated"
+                f"{spec.name} bridges join {' or '.join(map(str, allowed))} GPUs, but GPUs "
+                f"{format_gpus(unpaired)} have no bridge: a bridge is missing or unseated"
             )
         return Severity.WARN, (
             f"{spec.name} bridges join {' or '.join(map(str, allowed))} GPUs, not {'/'.join(map(str, sizes))}: "
@@ -139,7 +131,7 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
         yield finding(
             "nvlink-partial-mesh",
-            f"NVLink domain {_fmt(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
+            f"NVLink domain {format_gpus(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
             f"link (e.g. GPU{missing[0][0]}-GPU{missing[0][1]})"
             + (f"; by design for {ctx.spec.name}." if by_design and ctx.spec else "."),
             severity=Severity.INFO if by_design else None,
@@ -172,7 +164,7 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         low = [(a, b, n) for a, b, n in inside if n < expected]
         reported.update((a, b) for a, b, _ in low)
         if low:
-            yield _degraded_finding(low, expected, f"its siblings in domain {_fmt(domain.gpus)}")
+            yield _degraded_finding(low, expected, f"its siblings in domain {format_gpus(domain.gpus)}")
     # Bridged pairs across the box.
     bridged = [d for d in ctx.domains if d.build == "bridged-pair"]
     if len(bridged) >= 2:
@@ -238,7 +230,7 @@ def _degraded_against_catalog(
     if alone and linked and spec.one_domain and len(ctx.machine.gpus) <= spec.domain_size:
         yield finding(
             "nvlink-degraded",
-            f"GPUs {_fmt(alone)} have no NVLink while the other GPUs share one domain; {spec.name} links all "
+            f"GPUs {format_gpus(alone)} have no NVLink while the other GPUs share one domain; {spec.name} links all "
             f"{min(len(ctx.machine.gpus), spec.domain_size)} GPUs ({want} links each).",
             severity=soft,
             gpus=[{"gpu": g, "nvlinks": 0} for g in alone],
@@ -286,7 +278,7 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         severity, why = Severity.WARN, "GPUDirect RDMA from these GPUs crosses a host bridge or socket"
     yield finding(
         "nic-not-local",
-        f"{len(far)} of {total} GPUs have no NIC at PIX/PXB: GPUs {_fmt(far)} ({why}).",
+        f"{len(far)} of {total} GPUs have no NIC at PIX/PXB: GPUs {format_gpus(far)} ({why}).",
         severity=severity,
         gpus=far,
         nics=[n.label for n in ctx.machine.nics],
@@ -331,7 +323,7 @@ def expectations(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             yield finding(
                 "expectation-not-met",
                 f"Expected an NVLink domain of {opts.expect_domain} GPUs; the largest has {size} "
-                f"({' '.join(_fmt(d.gpus) for d in ctx.domains if d.size >= 2) or 'no NVLink'}).",
+                f"({' '.join(format_gpus(d.gpus) for d in ctx.domains if d.size >= 2) or 'no NVLink'}).",
                 expected_domain=opts.expect_domain,
                 largest_domain=size,
                 domains=[list(d.gpus) for d in ctx.domains],
@@ -345,7 +337,7 @@ def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if reasons:
         yield finding(
             "gpu-lost",
-            f"GPU(s) {_fmt(reasons)} stopped answering during the probe ({next(iter(reasons.values()))}); "
+            f"GPU(s) {format_gpus(reasons)} stopped answering during the probe ({next(iter(reasons.values()))}); "
             "their links could not be read.",
             gpus=sorted(reasons),
             reasons={str(i): r for i, r in reasons.items()},
