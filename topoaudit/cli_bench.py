@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from topoaudit.cli import audit_options_from, emit, gate_options, output_options
-from topoaudit.errors import ConfigError
+from topoaudit.errors import ConfigError, TopoauditError
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.report import Report, SourceInfo
@@ -184,7 +184,7 @@ def _probed_machine() -> Machine | None:
         from topoaudit.probe.collect import probe
 
         return loaded_from_snapshot(probe("/"), "this machine", kind="live").machine
-    except Exception:  # no driver, no GPU, no pynvml: the bench still runs, without expectations
+    except (ImportError, TopoauditError):  # no pynvml, no driver, no GPU: the bench runs without expectations
         return None
 
 
