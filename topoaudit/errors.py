@@ -31,3 +31,21 @@ class ConfigError(TopoauditError):
     """A policy or option value is invalid (reported with the offending line where there is one)."""
 
     exit_code = ExitCode.UNUSABLE
+
+
+class UsageError(TopoauditError):
+    """Options that contradict each other or a value out of range, found below the command line."""
+
+    exit_code = ExitCode.USAGE
+
+
+class OutputError(TopoauditError):
+    """A report or bundle cannot be written where the user asked (missing parent, read-only, full, a file)."""
+
+    exit_code = ExitCode.UNUSABLE
+
+
+class Interrupted(TopoauditError):
+    """The run was stopped by Ctrl-C or SIGTERM before it finished."""
+
+    exit_code = ExitCode.INTERRUPTED

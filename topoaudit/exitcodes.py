@@ -18,6 +18,7 @@ class ExitCode(enum.IntEnum):
     INCOMPLETE = 3  # audit incomplete (rules skipped, probes failed, input recovered) and --strict given
     UNUSABLE = 4  # input or environment unusable: unreadable/ambiguous input, no driver, no GPU
     INTERNAL = 5  # internal error: a bug in topoaudit (traceback with --debug)
+    INTERRUPTED = 130  # stopped by Ctrl-C or SIGTERM; what was measured is kept, the audit is incomplete
 
 
 EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
@@ -27,4 +28,5 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.INCOMPLETE: "audit incomplete (a rule skipped, a probe failed, input recovered) and `--strict` given",
     ExitCode.UNUSABLE: "input or environment unusable (unreadable or ambiguous input, no driver, no GPU)",
     ExitCode.INTERNAL: "internal error in topoaudit (run with `--debug` for the traceback)",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); a bench keeps and reports what it measured",
 }
