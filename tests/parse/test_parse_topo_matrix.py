@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from topoaudit.model.values import Failed, Unsupported
 from topoaudit.parse.cpulist import parse_cpu_list
 from topoaudit.parse.topo_matrix import TopoParseError, looks_like_topo_matrix, parse_topo_matrix
 
-FIXTURES = Path(__file__).parent / "fixtures" / "topo"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "topo"
 
 
 def read(name: str) -> str:
@@ -360,7 +359,9 @@ def test_single_gpu() -> None:
     assert len(m.gpus) == 1 and m.links == () and m.gpus[0].numa_nodes == (0,)
 
 
-def test_72_gpu_matrix_parses_fast() -> None:
+def test_72_gpu_matrix() -> None:
+    """The largest NVLink domain shipped in one rack (GB200 NVL72) reads whole; its speed is measured in
+    benchmarks/, not here."""
     n, nics = 72, 18
     labels = [f"GPU{i}" for i in range(n)] + [f"NIC{i}" for i in range(nics)]
     lines = ["\t" + "\t".join(labels) + "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID"]
@@ -369,11 +370,9 @@ def test_72_gpu_matrix_parses_fast() -> None:
         tail = [f"{i * 2}-{i * 2 + 1}", str(i // 36), "N/A"] if a.startswith("GPU") else []
         lines.append("\t".join([a, *cells, *tail]))
     text = "\n".join(lines)
-    start = time.perf_counter()
     m = parse_topo_matrix(text).machine
-    elapsed = time.perf_counter() - start
     assert len(m.links) == 90 * 89 // 2 and nvlink_domains(m) == [list(range(72))]
-    assert elapsed < 0.25, elapsed
+    assert m.gpus[71].cpu_affinity == (142, 143) and m.gpus[71].numa_nodes == (1,)
 
 
 def test_parse_cpu_list() -> None:
