@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import report_samples as rs
 
-from topoaudit import bundle as bundle_mod
+from topoaudit import outputs
 from topoaudit.bundle import MANIFEST, safe_name, verify_bundle, write_bundle
-from topoaudit.errors import InputError
+from topoaudit.errors import OutputError
 
 
 def test_bundle_has_every_format_the_evidence_and_a_checking_manifest(tmp_path: Path) -> None:
@@ -32,27 +34,81 @@ def test_bundle_has_every_format_the_evidence_and_a_checking_manifest(tmp_path: 
     assert not list(out.rglob(".*"))  # no temporary files left behind
 
 
-def test_an_interrupted_write_never_looks_complete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_write_leaves_the_previous_bundle_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "b"
     write_bundle(rs.report_of(rs.split_machine()), out)  # an earlier, complete bundle
-    real = bundle_mod._write_atomic
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    real = outputs._write_new
 
     def dying(path: Path, data: bytes) -> None:
         if path.name == "report.html":
             raise KeyboardInterrupt
         real(path, data)
 
-    monkeypatch.setattr(bundle_mod, "_write_atomic", dying)
+    monkeypatch.setattr(outputs, "_write_new", dying)
     with pytest.raises(KeyboardInterrupt):
         write_bundle(rs.report_of(rs.split_machine(), tp=4), out)
-    assert not (out / MANIFEST).exists()
-    assert verify_bundle(out) == [f"{MANIFEST} missing: the bundle is incomplete"]
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert verify_bundle(out) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["b"]  # the half-built copy is gone
 
 
 def test_a_tampered_file_fails_verification(tmp_path: Path) -> None:
-    write_bundle(rs.report_of(rs.split_machine()), tmp_path)
-    (tmp_path / "report.md").write_text("edited")
-    assert verify_bundle(tmp_path) == ["report.md: checksum differs"]
+    write_bundle(rs.report_of(rs.split_machine()), tmp_path / "b")
+    (tmp_path / "b" / "report.md").write_text("edited")
+    assert verify_bundle(tmp_path / "b") == ["report.md: checksum differs"]
+
+
+def test_verify_flags_a_file_the_manifest_does_not_list(tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    write_bundle(rs.report_of(rs.split_machine()), out)
+    (out / "evidence").mkdir()
+    (out / "evidence" / "other-box.txt").write_text("GPU0 X SYS\n")
+    (out / ".hidden").write_text("x")
+    assert verify_bundle(out) == [
+        ".hidden: not listed in SHA256SUMS",
+        "evidence/other-box.txt: not listed in SHA256SUMS",
+    ]
+
+
+def test_a_second_machine_replaces_the_first_bundle_whole(tmp_path: Path) -> None:
+    out = tmp_path / "ticket"
+    write_bundle(rs.report_of(rs.split_machine()), out, {"box-a-topo.txt": "box A\n", "box-a.snapshot.json": "{}"})
+    write_bundle(rs.report_of(rs.split_machine(), tp=4), out, {"box-b-topo.txt": "box B\n"})
+    assert sorted(p.name for p in (out / "evidence").iterdir()) == ["box-b-topo.txt"]
+    assert verify_bundle(out) == []
+    listed = {line.split("  ", 1)[1] for line in (out / MANIFEST).read_text().splitlines()}
+    assert listed | {MANIFEST} == {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert [p.name for p in tmp_path.iterdir()] == ["ticket"]
+
+
+def test_a_non_empty_directory_that_is_not_a_bundle_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "thesis.tex").write_text("years of work")
+    with pytest.raises(OutputError, match=r"home is not empty and is not a topoaudit bundle \(it has no SHA256SUMS\)"):
+        write_bundle(rs.report_of(rs.split_machine()), tmp_path / "home")
+    assert [p.name for p in (tmp_path / "home").iterdir()] == ["thesis.tex"]
+
+
+def test_a_bundle_with_a_file_added_by_hand_is_refused_not_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    write_bundle(rs.report_of(rs.split_machine()), out)
+    (out / "my-notes.txt").write_text("keep me")
+    with pytest.raises(OutputError, match=r"holds files its SHA256SUMS does not list \(my-notes\.txt\)"):
+        write_bundle(rs.report_of(rs.split_machine()), out)
+    assert (out / "my-notes.txt").read_text() == "keep me"
+
+
+def test_an_empty_directory_takes_a_bundle(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    write_bundle(rs.report_of(rs.split_machine()), tmp_path / "empty")
+    assert verify_bundle(tmp_path / "empty") == []
+
+
+def test_a_bundle_needs_an_existing_parent(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="does not exist"):
+        write_bundle(rs.report_of(rs.split_machine()), tmp_path / "no" / "b")
+    assert not (tmp_path / "no").exists()
 
 
 def test_evidence_names_cannot_escape_the_bundle(tmp_path: Path) -> None:
@@ -66,5 +122,28 @@ def test_evidence_names_cannot_escape_the_bundle(tmp_path: Path) -> None:
 def test_out_must_be_a_directory(tmp_path: Path) -> None:
     f = tmp_path / "file"
     f.write_text("x")
-    with pytest.raises(InputError, match="not a directory"):
+    with pytest.raises(OutputError, match="it exists and is not a directory"):
         write_bundle(rs.report_of(rs.split_machine()), f)
+
+
+def _topoaudit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "topoaudit", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_out_replaces_a_bundle_and_refuses_other_directories_with_exit_4(tmp_path: Path) -> None:
+    out = tmp_path / "ticket"
+    assert _topoaudit("analyze", "--example", "hgx-h100", "--out", str(out), "--format", "json").returncode == 0
+    assert _topoaudit("analyze", "--example", "pcie-only", "--out", str(out), "--format", "json").returncode in (0, 1)
+    assert verify_bundle(out) == []
+    assert "pcie-only" in (out / "report.json").read_text() and "hgx-h100" not in (out / "report.json").read_text()
+
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "notes.txt").write_text("mine")
+    (tmp_path / "file").write_text("x")
+    for target in (tmp_path / "home", tmp_path / "file" / "ticket", tmp_path / "missing" / "ticket"):
+        proc = _topoaudit("analyze", "--example", "hgx-h100", "--out", str(target))
+        assert proc.returncode == 4, proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("topoaudit: error:")]
+        assert len(errors) == 1 and str(target) in errors[0], proc.stderr
+        assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "missing").exists()

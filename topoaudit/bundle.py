@@ -2,9 +2,9 @@
 
 ``report.json`` (canonical), ``report.md`` (references ``topology.svg``), ``report.html`` (self-contained),
 ``topology.svg``, ``junit.xml`` (the gate for CI), the raw evidence under ``evidence/`` (the input text,
-the snapshot, nvidia-smi outputs) and ``SHA256SUMS`` (``sha256sum -c`` format). Every file is written to
-a temporary name and renamed; ``SHA256SUMS`` is removed first and written last, so a bundle is complete
-exactly when its manifest exists and checks -- an interrupted run never leaves something that looks finished.
+the snapshot, nvidia-smi outputs) and ``SHA256SUMS`` (``sha256sum -c`` format). The whole directory is
+built beside its target and swapped in at once, so the directory holds one run's files and exactly the
+files its manifest lists -- an interrupted run leaves the previous bundle as it was.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from topoaudit.errors import InputError
+from topoaudit.errors import OutputError
 from topoaudit.model.report import Report
+from topoaudit.outputs import write_directory
 from topoaudit.redact import Redactor, redact_report
 from topoaudit.render import RenderOptions, render
 from topoaudit.render.svg_topology import topology_svg
@@ -103,47 +104,71 @@ def write_bundle(
     *,
     redact: bool = False,
 ) -> Bundle:
-    """Write the bundle into ``out_dir`` (created if needed); the manifest is removed first, written last."""
+    """Write the bundle into ``out_dir``: a new or empty directory, or a previous bundle, replaced whole.
+
+    A directory holding anything else is refused, so one bundle never mixes two machines' evidence.
+    """
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{out}: exists and is not a directory; --out needs a directory")
+    _check_replaceable(out)
     written_report, files = bundle_files(report, evidence, redact=redact)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / MANIFEST).unlink(missing_ok=True)
-        for name, data in files.items():
-            _write_atomic(out / name, data)
-        _write_atomic(out / MANIFEST, manifest(files))
-    except PermissionError as exc:
-        raise InputError(f"{out}: permission denied writing the bundle ({exc.filename})") from exc
+    write_directory(out, {**files, MANIFEST: manifest(files)})
     return Bundle(out, written_report, (*files, MANIFEST))
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+def _check_replaceable(out: Path) -> None:
+    """Refuse a path that is not a directory, or a non-empty directory that is not a complete earlier bundle."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise OutputError(f"cannot write a bundle to {out}: it exists and is not a directory; --out needs a directory")
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+        present = _files_in(out)
+    except OSError as exc:
+        raise OutputError(f"cannot write a bundle to {out}: cannot list it ({exc.strerror})") from exc
+    if not present:
+        return
+    if MANIFEST not in present:
+        raise OutputError(
+            f"{out} is not empty and is not a topoaudit bundle (it has no {MANIFEST}); "
+            "give a new or empty directory to --out"
+        )
+    unlisted = sorted(present - set(_listed(out)) - {MANIFEST})
+    if unlisted:
+        raise OutputError(
+            f"{out} holds files its {MANIFEST} does not list ({', '.join(unlisted[:3])}"
+            f"{', ...' if len(unlisted) > 3 else ''}); move them away or give a new directory to --out"
+        )
+
+
+def _files_in(directory: Path) -> set[str]:
+    """Every non-directory entry below ``directory``, as a POSIX path relative to it (hidden files included)."""
+    return {p.relative_to(directory).as_posix() for p in directory.rglob("*") if not p.is_dir()}
+
+
+def _listed(out: Path) -> dict[str, str]:
+    """The manifest's entries: relative path -> sha256 hex digest."""
+    entries = {}
+    for line in (out / MANIFEST).read_text(encoding="utf-8", errors="replace").splitlines():
+        digest, _, name = line.partition("  ")
+        if name:
+            entries[name] = digest
+    return entries
 
 
 def verify_bundle(out_dir: str | os.PathLike[str]) -> list[str]:
-    """Problems with a bundle on disk (empty when its manifest exists and every file matches)."""
+    """Problems with a bundle on disk (empty when its manifest exists, every file matches and none is unlisted)."""
     out = Path(out_dir)
     sums = out / MANIFEST
     if not sums.is_file():
         return [f"{MANIFEST} missing: the bundle is incomplete"]
     problems = []
-    for line in sums.read_text(encoding="utf-8").splitlines():
-        digest, _, name = line.partition("  ")
+    listed = _listed(out)
+    for name, digest in listed.items():
         target = out / name
         if not target.is_file():
             problems.append(f"{name}: missing")
         elif hashlib.sha256(target.read_bytes()).hexdigest() != digest:
             problems.append(f"{name}: checksum differs")
+    for name in sorted(_files_in(out) - set(listed) - {MANIFEST}):
+        problems.append(f"{name}: not listed in {MANIFEST}")
     return problems
