@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from topoaudit.model.machine import PathLevel
 from topoaudit.model.report import Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
+
+# characters XML 1.0 cannot carry (or should not): a hostile string must still give a well-formed file
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+
+
+def xml_text(text: object) -> str:
+    """``text`` with every character XML cannot carry replaced by U+FFFD (escaping is the caller's)."""
+    return _XML_BAD.sub("\ufffd", str(text))
 
 
 def summary(report: Report) -> str:

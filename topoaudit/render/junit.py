@@ -10,23 +10,16 @@ skipped, and a ``gate`` test case that fails exactly when the exit code is not 0
 from __future__ import annotations
 
 import json
-import re
 import xml.etree.ElementTree as ET
 
 from topoaudit.model.finding import Finding
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
+from topoaudit.render.common import xml_text as x
 from topoaudit.render.svg_plots import bench_of
 from topoaudit.rules.codes import CODES
 
-# control characters XML 1.0 cannot carry (a hostile string must still give a well-formed file)
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
 _BENCH_PREFIXES = ("bench-", "measured-")
-
-
-def x(text: object) -> str:
-    return _XML_BAD.sub("\ufffd", str(text))
 
 
 def area_of(code: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from dataclasses import dataclass, field
 from html import escape
 
@@ -20,7 +19,7 @@ from topoaudit.model.machine import Gpu, Link, Machine, PathLevel
 from topoaudit.model.report import Report
 from topoaudit.model.topology import Domain
 from topoaudit.model.values import Failed
-from topoaudit.render.common import cpu_list
+from topoaudit.render.common import cpu_list, xml_text
 
 GPU_W, GPU_H = 92, 44
 PAD = 16  # inside a cluster
@@ -44,12 +43,9 @@ NUMA_FILL = ("#e3f2fd", "#fff3e0", "#f3e5f5", "#e0f2f1", "#fce4ec", "#f9fbe7", "
 NUMA_STROKE = ("#1565c0", "#ef6c00", "#6a1b9a", "#00695c", "#ad1457", "#827717", "#4527a0", "#4e342e")
 
 
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
-
-
 def esc(text: object) -> str:
     """Escape for XML/HTML text and attribute values; characters XML cannot carry become U+FFFD."""
-    return escape(_XML_BAD.sub("\ufffd", str(text)), quote=True)
+    return escape(xml_text(text), quote=True)
 
 
 def link_width(nvlinks: int) -> float:
