@@ -91,8 +91,9 @@ def test_table_covers_every_topo_fixture() -> None:
 
 
 @pytest.mark.parametrize(("name", "gpus", "nics", "domains", "numa", "clean"), TABLE, ids=[r[0] for r in TABLE])
-def test_real_paste(name: str, gpus: int, nics: int, domains: list[list[int]], numa: tuple[object, ...],
-                    clean: bool) -> None:
+def test_real_paste(
+    name: str, gpus: int, nics: int, domains: list[list[int]], numa: tuple[object, ...], clean: bool
+) -> None:
     text = read(name)
     assert looks_like_topo_matrix(text)
     parsed = parse_topo_matrix(text)
@@ -323,19 +324,21 @@ def test_crlf_no_trailing_newline_and_ansi() -> None:
 def test_markdown_prompt_comments_blank_lines_and_notes() -> None:
     body = read("topo-4xa100pcie-nv12-pairs-azure-nc96ads-1.txt").split("\n")
     header, rows = body[0], body[1:5]
-    text = "\n".join([
-        "<details><summary>topo</summary>",
-        "",
-        "```console",
-        "$ nvidia-smi topo -m" + header,  # prompt glued to the header
-        "# " + rows[0],
-        "",
-        rows[1] + "   <- bridged pair",
-        "> " + rows[2],
-        rows[3],
-        "```",
-        "</details>",
-    ])
+    text = "\n".join(
+        [
+            "<details><summary>topo</summary>",
+            "",
+            "```console",
+            "$ nvidia-smi topo -m" + header,  # prompt glued to the header
+            "# " + rows[0],
+            "",
+            rows[1] + "   <- bridged pair",
+            "> " + rows[2],
+            rows[3],
+            "```",
+            "</details>",
+        ]
+    )
     parsed = parse_topo_matrix(text)
     m = parsed.machine
     assert nvlink_domains(m) == [[0, 1], [2, 3]]

@@ -28,6 +28,10 @@ HOW IT READS (and why):
   is visibly cut (``-31,64-95``) or that is a textual fragment of another row's list (``2-63,96-127`` next
   to ``32-63,96-127``: the terminal ate a character) makes the whole CPU-affinity column :class:`Failed`,
   because the same cut hits every row and a plausible wrong CPU list is worse than none.
+* A cell that cannot be what nvidia-smi printed is unknown, never a link: an NVLink count of 0 (nvidia-smi
+  never prints ``NV0``) or above :data:`MAX_NVLINKS` (``NV99``), and the last cell of a paste that ends
+  without a line break (``N`` of a cut ``NV12``). Such a cell is read from its mirror when the mirror is
+  sound (with an issue naming the line); a GPU pair left without a readable cell refuses the input.
 * Link codes are kept verbatim. Codes outside NVIDIA's legend (the MetaX clone's ``HT`` = MarsLink) map to
   ``PathLevel.UNKNOWN`` with an ``ignored`` issue quoting the paste's own legend: topoaudit does not count
   a link it cannot name as NVLink. ``nvidia-smi topo -p2p`` output (cells ``OK``/``CNS``/``GNS``...) is
@@ -38,7 +42,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from topoaudit.errors import InputError
@@ -70,8 +74,11 @@ class TopoParseError(InputError):
         self.issues = issues
 
 
-
 SOURCE = "nvidia-smi topo -m"
+
+# The most NVLinks any NVIDIA GPU has (Hopper and Blackwell: 18, see topoaudit/catalog/gpus.toml), so the
+# most a ``NV#`` cell can bond between two GPUs.
+MAX_NVLINKS = 18
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Colour codes, a bare ESC, and the "[0m" left behind when a paste drops the ESC byte.
@@ -87,6 +94,11 @@ _CELL = re.compile(r"[A-Z][A-Z0-9#]*")
 _GLUED = re.compile(r"(?:NV\d+|X|SYS|SOC|NODE|PHB|PXB|PIX){2,}")
 _GLUED_PART = re.compile(r"NV\d+|X|SYS|SOC|NODE|PHB|PXB|PIX")
 _NVIDIA_CODE = re.compile(r"X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX")
+_NV_COUNT = re.compile(r"NV(\d+)")
+# A cell that cannot be read as printed. Alone it fits any off-diagonal column; followed by the text that
+# survived a cut (``?NV1``) it fits where the mirrored cell starts with that text. Real cells never start
+# with ``?`` (see _CELL).
+_UNREADABLE = "?"
 _P2P_CODES = frozenset({"OK", "NS", "CNS", "GNS", "TNS", "DR", "U"})
 _LEGEND_START = re.compile(r"^\s*(?:NIC\s+)?Legend\s*:", re.I)
 _NIC_LEGEND = re.compile(r"\s*(NIC\d+)\s*:\s*(\S+)\s*")
@@ -109,6 +121,14 @@ class _Row:
     line: int
     cells: list[str]
     rest: list[str]
+    unreadable: list[str] = field(default_factory=list)  # why cells were replaced by _UNREADABLE
+
+    def why_unreadable(self) -> str:
+        """The reasons once each, with how many cells each hit (``'NV99' ... (7 cells)``)."""
+        counts: dict[str, int] = {}
+        for why in self.unreadable:
+            counts[why] = counts.get(why, 0) + 1
+        return "; ".join(f"{why} ({n} cells)" if n > 1 else why for why, n in counts.items())
 
 
 @dataclass
@@ -170,8 +190,30 @@ def _split_cells(tokens: Sequence[str], limit: int) -> tuple[list[str], list[str
     return cells, list(tokens[i:]), glued
 
 
+def impossible_link_count(code: str) -> str | None:
+    """Why an ``NV#`` cell cannot be real (``NV0``, ``NV99``); None for every other cell."""
+    m = _NV_COUNT.fullmatch(code)
+    if m is None:
+        return None
+    count = m.group(1)
+    if int(count) == 0 or count.startswith("0"):
+        return f"{code!r} is not a possible NVLink count (nvidia-smi prints NV1 to NV{MAX_NVLINKS}, never 0)"
+    if int(count) > MAX_NVLINKS:
+        return f"{code!r} is not a possible NVLink count (no GPU has more than {MAX_NVLINKS} NVLinks)"
+    return None
+
+
+def _fits(token: str, column: int, diag: int | None, mirror: str | None) -> bool:
+    """May ``token`` be the cell of ``column``, given the mirrored cell (None when unknown)?"""
+    if column == diag:
+        return token == "X"
+    if token.startswith(_UNREADABLE):
+        return mirror is None or mirror.startswith(token[1:])
+    return token != "X" and (mirror is None or mirror == token)
+
+
 def looks_like_topo_matrix(text: str) -> bool:
-    """Cheap sniff: a header naming GPU0 and at least one row starting with GPU0."""
+    """Cheap sniff: a header naming GPU0 and a GPU row under it (any GPU: a lost GPU0 row is recovered)."""
     header = None
     for no, raw in enumerate(_LINE_BREAK.split(text), 1):
         line = _clean(raw)
@@ -179,7 +221,7 @@ def looks_like_topo_matrix(text: str) -> bool:
             header = _read_header(line, no)
             continue
         tokens = line.split()
-        if tokens and tokens[0] == "GPU0":
+        if tokens and tokens[0].startswith("GPU") and tokens[0] in header.labels:
             cells, _, _ = _split_cells(tokens[1:], len(header.labels))
             others = {c for c in cells if c != "X"}
             # ``topo -p2p`` has the same shape with OK/CNS/GNS cells: not a topology.
@@ -196,19 +238,14 @@ def _align(tokens: Sequence[str], mirror: Sequence[str | None], diag: int | None
     """Every way to place a damaged row's cells among the columns, keeping their order.
 
     A cell may sit in column ``p`` only if it agrees with the mirrored cell (``X`` exactly on the diagonal);
-    a column left without a cell takes the mirrored value, ``None`` when that is unknown too. Returns, per
+    a column left without a cell, or holding an unreadable cell, takes the mirrored value, ``None`` when that
+    is unknown too. Returns, per
     column, the set of values over all valid placements (a singleton means the column is determined), or
     ``None`` when no placement exists (the row contradicts its mirror). Two passes of reachability keep
     it O(columns x cells) instead of enumerating placements.
     """
     n, k = len(mirror), len(tokens)
-    fits = [
-        [
-            (tok == "X") if p == diag else (tok != "X" and (mirror[p] is None or mirror[p] == tok))
-            for p in range(n)
-        ]
-        for tok in tokens
-    ]
+    fits = [[_fits(tok, p, diag, mirror[p]) for p in range(n)] for tok in tokens]
     gap = ["X" if p == diag else mirror[p] for p in range(n)]
     reach = [[False] * (k + 1) for _ in range(n + 1)]
     reach[0][0] = True
@@ -233,7 +270,7 @@ def _align(tokens: Sequence[str], mirror: Sequence[str | None], diag: int | None
                 if back[p + 1][t]:
                     outs.add(gap[p])
                 if t < k and fits[t][p] and back[p + 1][t + 1]:
-                    outs.add(tokens[t])
+                    outs.add(gap[p] if tokens[t].startswith(_UNREADABLE) else tokens[t])
         outcomes.append(outs)
     return outcomes
 
@@ -243,6 +280,8 @@ class _Parser:
 
     def __init__(self, text: str) -> None:
         self.lines = [_clean(raw) for raw in _LINE_BREAK.split(text)]
+        # A paste that stops mid-line (no line break, no trailing blank) may have lost the end of its last cell.
+        self.cut_line = len(self.lines) if text and not text[-1].isspace() else 0
         self.issues: list[ParseIssue] = []
         self.cells: dict[tuple[str, str], str] = {}  # (row label, column label) -> verbatim code
 
@@ -312,8 +351,11 @@ class _Parser:
             if label not in columns and not _ROW_LABEL.fullmatch(label):
                 continue
             if label.startswith("GPU") and label not in columns:
-                raise self.fail(no, f"row {label} but the header has GPU columns only up to "
-                                    f"{[x for x in header.labels if x.startswith('GPU')][-1]}: GPU counts disagree")
+                raise self.fail(
+                    no,
+                    f"row {label} but the header has GPU columns only up to "
+                    f"{[x for x in header.labels if x.startswith('GPU')][-1]}: GPU counts disagree",
+                )
             cells, rest, glued = _split_cells(tokens[1:], n + 1)
             if not cells:
                 self.note(no, "ignored", f"line starts with {label} but has no link cells")
@@ -323,6 +365,7 @@ class _Parser:
             if glued:
                 self.note(no, "recovered", f"{label} row: split glued cells {', '.join(glued)}")
             row = _Row(label, no, cells, rest)
+            self.mark_unreadable(row)
             if label in rows:
                 if rows[label].cells != cells:
                     raise self.fail(no, f"{label} row appears twice (lines {rows[label].line} and {no}) and differs")
@@ -331,6 +374,18 @@ class _Parser:
             rows[label] = row
         return rows
 
+    def mark_unreadable(self, row: _Row) -> None:
+        """Replace cells that cannot be what nvidia-smi printed by _UNREADABLE, so the mirror decides them."""
+        for i, cell in enumerate(row.cells):
+            why = impossible_link_count(cell)
+            if why:
+                row.cells[i] = _UNREADABLE
+                row.unreadable.append(why)
+        last = row.cells[-1]
+        if row.line == self.cut_line and not row.rest and last != "X" and not last.startswith(_UNREADABLE):
+            row.cells[-1] = _UNREADABLE + last
+            row.unreadable.append(f"the paste ends inside the cell {last!r}")
+
     def resolve(self, header: _Header, rows: dict[str, _Row], gpu_labels: list[str]) -> None:
         """Fill ``self.cells``: intact rows as they are, damaged rows re-aligned against the mirror."""
         cols = header.labels
@@ -338,8 +393,10 @@ class _Parser:
         damaged: list[_Row] = []
         for row in rows.values():
             diag = index.get(row.label)
-            intact = len(row.cells) == len(cols) and all(
-                (c == "X") == (p == diag) for p, c in enumerate(row.cells)
+            intact = (
+                not row.unreadable
+                and len(row.cells) == len(cols)
+                and all((c == "X") == (p == diag) for p, c in enumerate(row.cells))
             )
             if intact:
                 self.cells.update(((row.label, col), c) for col, c in zip(cols, row.cells, strict=True))
@@ -359,10 +416,18 @@ class _Parser:
                 raise self.fail(row.line, f"{row.label} row contradicts the GPU rows: {' '.join(row.cells)}")
         for label in gpu_labels:
             if label not in rows:
-                before = [r.line for r in rows.values() if r.label in gpu_labels and index[r.label] < index[label]]
-                line = max(before, default=header.line) + 1
-                self.note(line, "recovered", f"{label} row missing; its links were read from the other GPU rows "
-                                             "(the matrix is symmetric), its affinity is unknown")
+                self.note(
+                    self.line_of_missing(label, header, rows),
+                    "recovered",
+                    f"{label} row missing; its links were read from the other GPU rows (the matrix is "
+                    "symmetric), its affinity is unknown",
+                )
+
+    def line_of_missing(self, label: str, header: _Header, rows: dict[str, _Row]) -> int:
+        """Where a missing row would have been: after the rows of the columns before it."""
+        index = {col: i for i, col in enumerate(header.labels)}
+        before = [r.line for r in rows.values() if index.get(r.label, len(index)) < index[label]]
+        return max(before, default=header.line) + 1
 
     def realign(self, row: _Row, cols: list[str], index: dict[str, int], gpu_cols: list[int], strict: bool) -> bool:
         mirror = [self.cells.get((col, row.label)) for col in cols]
@@ -378,23 +443,37 @@ class _Parser:
                 unknown.append(col)
             else:
                 self.cells[(row.label, col)] = value
-        what = "cut short" if len(row.cells) < len(cols) else "misaligned"
+        diag = index.get(row.label)
+        what = []
+        if len(row.cells) != len(cols) or any((c == "X") != (p == diag) for p, c in enumerate(row.cells)):
+            how = "cut short" if len(row.cells) < len(cols) else "misaligned"
+            what.append(f" has {len(row.cells)} of {len(cols)} cells ({how})")
+        if row.unreadable:
+            what.append(f"{':' if not what else ''} {row.why_unreadable()}")
         detail = f"; cells for {', '.join(unknown)} unknown" if unknown else ""
-        self.note(row.line, "recovered", f"{row.label} row has {len(row.cells)} of {len(cols)} cells ({what}); "
-                                         f"filled from the mirrored cells{detail}")
+        self.note(row.line, "recovered", f"{row.label} row{';'.join(what)}; filled from the mirrored cells{detail}")
         return True
 
     def why_not(self, row: _Row, cols: list[str], index: dict[str, int], gpu_cols: list[int]) -> str:
         mirror = [self.cells.get((col, row.label)) for col in cols]
         outcomes = _align(row.cells, mirror, index.get(row.label))
         cells = f"{len(row.cells)} of {len(cols)} cells"
+        if row.unreadable:
+            cells += f"; {row.why_unreadable()}"
         if outcomes is None:
             return f"{row.label} row ({cells}) contradicts the other rows: {' '.join(row.cells)}"
         for p in gpu_cols:
+            if outcomes[p] == {None}:
+                return (
+                    f"{row.label} row has {cells}; no readable cell gives the {row.label}-{cols[p]} link "
+                    f"(its mirror in the {cols[p]} row is unreadable or missing)"
+                )
             if len(outcomes[p]) != 1 or None in outcomes[p]:
                 seen = sorted("unknown" if v is None else v for v in outcomes[p])
-                return (f"{row.label} row has {cells}; the {row.label}-{cols[p]} cell could be "
-                        f"{' or '.join(seen)} and its mirror in the {cols[p]} row does not settle it")
+                return (
+                    f"{row.label} row has {cells}; the {row.label}-{cols[p]} cell could be "
+                    f"{' or '.join(seen)} and its mirror in the {cols[p]} row does not settle it"
+                )
         return f"{row.label} row ({cells}) cannot be aligned"
 
     def links(self, devices: list[str], gpus: set[str], header: _Header, rows: dict[str, _Row]) -> tuple[Link, ...]:
@@ -408,8 +487,11 @@ class _Parser:
                 ab, ba = self.cells.get((a, b)), self.cells.get((b, a))
                 if ab is not None and ba is not None and ab != ba:
                     line = rows[a].line if a in rows else 0
-                    raise self.fail(line, f"{a}-{b} reads {ab} in the {a} row (line {line}) but {ba} in the {b} "
-                                          f"row (line {rows[b].line if b in rows else '?'})")
+                    raise self.fail(
+                        line,
+                        f"{a}-{b} reads {ab} in the {a} row (line {line}) but {ba} in the {b} "
+                        f"row (line {rows[b].line if b in rows else '?'})",
+                    )
                 code = ab if ab is not None else ba
                 if code is None:
                     if a in gpus and b in gpus:
@@ -423,16 +505,28 @@ class _Parser:
                 level, nvlinks = level_from_code(code)
                 out.append(Link(a, b, code, level, nvlinks))
         if gpu_codes - {"X"} and gpu_codes - {"X"} <= _P2P_CODES:
-            raise self.fail(header.line, "cells are P2P statuses (OK/CNS/GNS...): this is `nvidia-smi topo -p2p`, "
-                                         "not `topo -m`")
+            raise self.fail(
+                header.line, "cells are P2P statuses (OK/CNS/GNS...): this is `nvidia-smi topo -p2p`, not `topo -m`"
+            )
         legend = self.code_legend()
         for code, label in first_seen.items():
             meaning = f" (the paste's legend: {legend[code]!r})" if code in legend else ""
             line = rows[label].line if label in rows else header.line
-            self.note(line, "ignored", f"link code {code!r} is not an NVIDIA topo code{meaning}; kept verbatim "
-                                       "with level UNKNOWN")
+            self.note(
+                line,
+                "ignored",
+                f"link code {code!r} is not an NVIDIA topo code{meaning}; kept verbatim with level UNKNOWN",
+            )
         if unknown:
             self.note_unknown_links(unknown, cols, rows)
+        in_unknown = {label for pair in unknown for label in pair}
+        for label in header.labels:
+            if label not in gpus and label not in rows and label not in in_unknown:
+                self.note(
+                    self.line_of_missing(label, header, rows),
+                    "recovered",
+                    f"{label} row missing; its links were read from the other rows (the matrix is symmetric)",
+                )
         return tuple(out)
 
     def note_unknown_links(self, unknown: list[tuple[str, str]], cols: set[str], rows: dict[str, _Row]) -> None:
@@ -447,9 +541,12 @@ class _Parser:
         if no_col:
             reasons.append(f"{', '.join(no_col)} have rows but no header column (cut by terminal width?)")
         example = "-".join(unknown[0])
-        self.note(last if no_row else rows[no_col[0]].line if no_col else 0, "recovered",
-                  f"{len(unknown)} device pair(s) have no cell, e.g. {example}: "
-                  f"{'; '.join(reasons) or 'damaged rows'}; those links are left out")
+        self.note(
+            last if no_row else rows[no_col[0]].line if no_col else 0,
+            "recovered",
+            f"{len(unknown)} device pair(s) have no cell, e.g. {example}: "
+            f"{'; '.join(reasons) or 'damaged rows'}; those links are left out",
+        )
 
     def code_legend(self) -> dict[str, str]:
         legend: dict[str, str] = {}
@@ -481,8 +578,12 @@ class _Parser:
         values = {label: self.affinity(rows.get(label), label, header.affinity) for label in labels}
         self.distrust_cut_cpu_lists(values, rows)
         return tuple(
-            Gpu(index=i, cpu_affinity=values[label].cpu, numa_nodes=values[label].numa,
-                gpu_numa_id=values[label].gpu_numa)
+            Gpu(
+                index=i,
+                cpu_affinity=values[label].cpu,
+                numa_nodes=values[label].numa,
+                gpu_numa_id=values[label].gpu_numa,
+            )
             for i, label in enumerate(labels)
         )
 
@@ -495,11 +596,15 @@ class _Parser:
             return out
         values = row.rest
         if len(values) > len(kinds):
-            self.note(row.line, "ignored", f"text after the last column: {' '.join(values[len(kinds):])!r}")
+            self.note(row.line, "ignored", f"text after the last column: {' '.join(values[len(kinds) :])!r}")
         if len(values) < len(kinds):
             missing = ", ".join(_AFFINITY_TITLES[k] for k in kinds[len(values) :])
-            self.note(row.line, "recovered", f"{label} row is cut short: {missing} missing"
-                                             + (" and the last value may be cut too" if values else ""))
+            self.note(
+                row.line,
+                "recovered",
+                f"{label} row is cut short: {missing} missing"
+                + (" and the last value may be cut too" if values else ""),
+            )
         for j, kind in enumerate(kinds):
             title = _AFFINITY_TITLES[kind]
             if j >= len(values):
@@ -538,9 +643,11 @@ class _Parser:
             return
         order = sorted(bad, key=_natural)
         shown = ", ".join(f"{label} {bad[label]!r}" for label in order)
-        self.note(rows[order[0]].line, "recovered",
-                  f"CPU Affinity column looks cut (terminal width?): {shown}; CPU affinity recorded as failed for "
-                  "every GPU")
+        self.note(
+            rows[order[0]].line,
+            "recovered",
+            f"CPU Affinity column looks cut (terminal width?): {shown}; CPU affinity recorded as failed for every GPU",
+        )
         for v in values.values():
             if not isinstance(v.cpu, Unsupported):
                 v.cpu = Failed(SOURCE, "CPU Affinity column cut in the paste (terminal width?)")

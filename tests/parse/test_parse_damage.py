@@ -1,0 +1,151 @@
+"""Damage seen in real pastes, applied to real pastes: what is recovered, what is refused, and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topoaudit.catalog import all_gpus
+from topoaudit.exitcodes import ExitCode
+from topoaudit.model.machine import Machine
+from topoaudit.model.topology import nvlink_domains
+from topoaudit.parse.topo_matrix import (
+    MAX_NVLINKS,
+    TopoParse,
+    TopoParseError,
+    looks_like_topo_matrix,
+    parse_topo_matrix,
+)
+
+TOPO = Path(__file__).parent.parent / "fixtures" / "topo"
+A100 = "topo-8xa100sxm4-80g-8nic-roce-deepep-1.txt"  # 8x NV12 over NVSwitch, 8 NICs, no trailing blank issues
+H800_4 = "topo-4xh800sxm-nv8-trailingspaces-forum-1.txt"  # 4x NV8, no affinity columns, no legend
+
+
+def read(name: str) -> str:
+    return (TOPO / name).read_text()
+
+
+def replace_in_line(text: str, line_no: int, old: str, new: str) -> str:
+    """``text`` with the first ``old`` on 1-based line ``line_no`` replaced."""
+    lines = text.split("\n")
+    assert old in lines[line_no - 1], lines[line_no - 1]
+    lines[line_no - 1] = lines[line_no - 1].replace(old, new, 1)
+    return "\n".join(lines)
+
+
+def drop_line(text: str, line_no: int, starts: str) -> str:
+    lines = text.split("\n")
+    assert lines[line_no - 1].startswith(starts), lines[line_no - 1]
+    del lines[line_no - 1]
+    return "\n".join(lines)
+
+
+def links(machine: Machine) -> dict[tuple[str, str], str]:
+    return {(lk.a, lk.b): lk.code for lk in machine.links}
+
+
+def domains(machine: Machine) -> list[tuple[tuple[int, ...], int]]:
+    return [(d.gpus, d.max_links) for d in nvlink_domains(machine) if d.size > 1]
+
+
+def issue_lines(parsed: TopoParse) -> list[tuple[int, str]]:
+    return [(i.line, i.action) for i in parsed.issues]
+
+
+# --- impossible link counts ---------------------------------------------------------------------------------
+
+
+def test_max_nvlinks_is_the_catalog_maximum() -> None:
+    assert MAX_NVLINKS == max(max(s.nvlinks_per_gpu, s.nvlinks_total) for s in all_gpus()) == 18
+
+
+@pytest.mark.parametrize("bad", ["NV99", "NV48", "NV0", "NV19", "NV012"])
+def test_impossible_count_in_one_cell_is_read_from_its_mirror(bad: str) -> None:
+    text = read(A100)
+    damaged = replace_in_line(text, 4, "NV12", bad)  # GPU2 row, its GPU0 cell
+    parsed = parse_topo_matrix(damaged)
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert domains(parsed.machine) == [((0, 1, 2, 3, 4, 5, 6, 7), 12)]
+    assert issue_lines(parsed) == [(4, "recovered")]
+    assert bad in parsed.issues[0].message and "not a possible NVLink count" in parsed.issues[0].message
+
+
+@pytest.mark.parametrize("bad", ["NV99", "NV48", "NV0"])
+def test_impossible_count_everywhere_is_refused_with_its_line(bad: str) -> None:
+    damaged = read(A100).replace("NV12", bad)
+    with pytest.raises(TopoParseError) as err:
+        parse_topo_matrix(damaged)
+    assert err.value.exit_code == ExitCode.UNUSABLE
+    assert "line 2" in str(err.value) and bad in str(err.value) and "not a possible NVLink count" in str(err.value)
+
+
+def test_impossible_count_in_a_cell_and_its_mirror_is_refused() -> None:
+    damaged = replace_in_line(read(A100), 2, "NV12", "NV99")  # GPU0-GPU1
+    damaged = replace_in_line(damaged, 3, "NV12", "NV0")  # GPU1-GPU0
+    with pytest.raises(TopoParseError, match="GPU0-GPU1"):
+        parse_topo_matrix(damaged)
+
+
+def test_largest_real_count_is_kept() -> None:
+    parsed = parse_topo_matrix(read("topo-8xh20-3e-nv18-2nic-gpu0only-sglang-1.txt"))
+    assert domains(parsed.machine) == [((0, 1, 2, 3, 4, 5, 6, 7), 18)]
+
+
+# --- a paste cut inside its last cell ---------------------------------------------------------------------
+
+
+def test_cut_inside_the_last_cell_is_unknown_and_read_from_the_mirror() -> None:
+    text = read(H800_4)
+    cut = text[: text.rindex("NV8") + 1]  # "GPU3    NV8     NV8     N"
+    assert cut.endswith("NV8     N")
+    parsed = parse_topo_matrix(cut)
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert domains(parsed.machine) == [((0, 1, 2, 3), 8)]
+    (issue,) = parsed.issues
+    assert issue.line == 5 and issue.action == "recovered" and "ends inside the cell 'N'" in issue.message
+
+
+def test_cut_inside_a_nic_cell_is_read_from_the_mirror() -> None:
+    text = read(A100)
+    nic7 = text.index("NIC7    SYS")
+    cut = text[: text.index("PXB", nic7) + 2]  # "... NODE    NODE    PX"
+    parsed = parse_topo_matrix(cut)
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert issue_lines(parsed) == [(17, "recovered")]
+    assert "'PX'" in parsed.issues[0].message
+
+
+def test_cut_cell_without_a_mirror_is_refused() -> None:
+    text = read(H800_4)
+    cut = text[: text.index("NV8") + 1]  # only the GPU0 row, cut inside its GPU1 cell
+    with pytest.raises(TopoParseError, match="ends inside the cell 'N'"):
+        parse_topo_matrix(cut)
+
+
+def test_complete_last_line_without_line_break_is_not_a_cut() -> None:
+    text = read(H800_4).rstrip()
+    parsed = parse_topo_matrix(text)
+    assert parsed.issues == () and domains(parsed.machine) == [((0, 1, 2, 3), 8)]
+
+
+# --- missing rows -----------------------------------------------------------------------------------------
+
+
+def test_missing_gpu0_row_is_recovered_like_any_other() -> None:
+    text = read(A100)
+    damaged = drop_line(text, 2, "GPU0 ")
+    assert looks_like_topo_matrix(damaged)
+    parsed = parse_topo_matrix(damaged)
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert issue_lines(parsed) == [(2, "recovered")] and "GPU0 row missing" in parsed.issues[0].message
+
+
+@pytest.mark.parametrize(("line", "label"), [(10, "NIC0"), (17, "NIC7")])
+def test_nic_row_recovered_from_the_mirror_is_an_input_issue(line: int, label: str) -> None:
+    text = read(A100)
+    damaged = drop_line(text, line, label)
+    parsed = parse_topo_matrix(damaged)
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert issue_lines(parsed) == [(line, "recovered")] and f"{label} row missing" in parsed.issues[0].message
