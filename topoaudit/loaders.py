@@ -92,8 +92,7 @@ def _is_nccl_tests(text: str) -> bool:
 
 
 def _load_nccl_tests(text: str, name: str) -> Loaded:
-    """The ranks' GPUs (first host) become the machine; the rows become the report's bench section."""
-    from topoaudit.bench.judge import judge_bench
+    """The ranks' GPUs (first host) become the machine; the rows become the bench the pipeline judges."""
     from topoaudit.parse.nccl_tests import machine_from_result, parse_nccl_tests
 
     parsed = parse_nccl_tests(text, name)
@@ -103,7 +102,6 @@ def _load_nccl_tests(text: str, name: str) -> Loaded:
         machine_from_result(parsed.result),
         SourceInfo("nccl-tests", name, description=description),
         issues,
-        findings=judge_bench(parsed.result),
         bench=parsed.result,
     )
 

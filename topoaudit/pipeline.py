@@ -13,13 +13,25 @@ from typing import Any
 
 from topoaudit import __version__
 from topoaudit.catalog import GpuSpec, find_gpu
+from topoaudit.errors import ConfigError, UsageError
 from topoaudit.exitcodes import ExitCode
-from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
+from topoaudit.model.bench import BenchResult
+from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of, worst_first
 from topoaudit.model.machine import Machine
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
-from topoaudit.model.report import SCHEMA_VERSION, AuditOptions, Gate, InputIssue, Report, SourceInfo
+from topoaudit.model.report import (
+    BENCH_NOT_RUN,
+    NOT_REQUESTED,
+    SCHEMA_VERSION,
+    AuditOptions,
+    Gate,
+    InputIssue,
+    Report,
+    SourceInfo,
+)
 from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_domains, place_tp
 from topoaudit.model.values import Failed, Unsupported, is_absent
+from topoaudit.plan.model import Plan, PlanRequest
 from topoaudit.rules import RuleContext, finding, run_rules
 
 
@@ -29,11 +41,21 @@ def analyze(
     source: SourceInfo,
     options: AuditOptions | None = None,
     input_issues: Iterable[InputIssue] = (),
+    bench: BenchResult | Unsupported = BENCH_NOT_RUN,
+    expect_busbw_gbps: float | None = None,
+    plan_request: PlanRequest | None = None,
+    imported_findings: Iterable[Finding] = (),
     extras: dict[str, Any] | None = None,
-    extra_findings: Iterable[Finding] = (),
     generated_at: str | None = None,
+    extra_findings: Iterable[Finding] = (),
 ) -> Report:
-    """Judge one machine under the given options and return the complete report."""
+    """Judge one machine and every fact gathered about it, once, and return the complete report.
+
+    ``bench`` is a measured or imported all-reduce sweep (judged here, with ``expect_busbw_gbps`` as the
+    user's floor for the whole-machine plateau); ``plan_request`` asks for a deploy plan checked against the
+    machine's domains; ``imported_findings`` are findings a loaded source brings with it. The rules, the bench
+    judge, the plan's finding, the policy and the gate each run exactly once, in that order.
+    """
     options = options or AuditOptions()
     issues = tuple(input_issues)
     gpu_model = _gpu_model(machine, options)
@@ -58,31 +80,24 @@ def analyze(
         if links_known
         else ()
     )
-    ctx = RuleContext(machine, domains, requested, options, spec)
-    findings, skipped = run_rules(ctx)
-    more = list(extra_findings)
-    recovered = [i for i in issues if i.action == "recovered"]
-    if recovered:
-        more.append(
-            finding(
-                "input-recovered",
-                f"The input was damaged; {len(recovered)} place(s) recovered (first: line {recovered[0].line}: "
-                f"{recovered[0].message}).",
-                lines=[i.line for i in recovered],
-            )
-        )
-    if spec is None and n:
-        more.append(
-            finding(
-                "model-unknown",
-                f"GPU model {'not in the input' if is_absent(gpu_model) else repr(gpu_model) + ' not in the catalog'}"
-                "; expectations come from link counts alone.",
-                gpu_model=str(gpu_model),
-            )
-        )
-    all_findings = tuple(sorted((*findings, *more), key=lambda f: -f.severity.rank))
-    all_findings, policy_outcome = _policy_step(options, all_findings, machine, domains, spec, None, None)
-    gate = _policy_gate(decide_gate(all_findings, skipped, issues, machine, options), policy_outcome)
+    findings, skipped = run_rules(RuleContext(machine, domains, requested, options, spec))
+    found = [*findings, *imported_findings, *extra_findings]
+    if isinstance(bench, BenchResult):
+        from topoaudit.bench.judge import judge_bench
+
+        found += judge_bench(bench, expect_busbw_gbps=expect_busbw_gbps)
+    found += [*_input_findings(issues), *_model_findings(machine, gpu_model, spec)]
+    plan: Plan | Unsupported = NOT_REQUESTED
+    if plan_request is not None:
+        from topoaudit.plan.attach import plan_finding
+
+        plan = _plan(plan_request, source, gpu_model, domains)
+        crossing = plan_finding(plan)
+        if crossing is not None:
+            found.append(crossing)
+    judged, policy_outcome = _policy_step(options, tuple(found), machine, domains, spec, bench, None)
+    judged = worst_first(judged)
+    gate = _policy_gate(decide_gate(judged, skipped, issues, machine, options), policy_outcome)
     return Report(
         schema_version=SCHEMA_VERSION,
         tool_version=__version__,
@@ -95,13 +110,58 @@ def analyze(
         domains=domains,
         bottlenecks=bottlenecks,
         placements=placements,
-        findings=all_findings,
+        findings=judged,
         skipped=skipped,
         input_issues=issues,
         gate=gate,
         extras=dict(extras or {}),
+        plan=plan,
+        bench=bench,
         policy=policy_outcome,
     )
+
+
+def _input_findings(issues: tuple[InputIssue, ...]) -> list[Finding]:
+    recovered = [i for i in issues if i.action == "recovered"]
+    if not recovered:
+        return []
+    return [
+        finding(
+            "input-recovered",
+            f"The input was damaged; {len(recovered)} place(s) recovered (first: line {recovered[0].line}: "
+            f"{recovered[0].message}).",
+            lines=[i.line for i in recovered],
+        )
+    ]
+
+
+def _model_findings(machine: Machine, gpu_model: str | Unsupported, spec: GpuSpec | None) -> list[Finding]:
+    if spec is not None or not machine.gpus:
+        return []
+    return [
+        finding(
+            "model-unknown",
+            f"GPU model {'not in the input' if is_absent(gpu_model) else repr(gpu_model) + ' not in the catalog'}"
+            "; expectations come from link counts alone.",
+            gpu_model=str(gpu_model),
+        )
+    ]
+
+
+def _plan(request: PlanRequest, source: SourceInfo, gpu_model: str | Unsupported, domains: tuple[Domain, ...]) -> Plan:
+    """The deploy plan checked against this machine's domains.
+
+    ConfigError (exit 4) when no card can be named to size on; UsageError (exit 2) when the request itself
+    cannot be planned (a TP size that divides no head count, an impossible margin).
+    """
+    from topoaudit.plan.attach import card_to_size, machine_domains
+    from topoaudit.plan.sizing import make_plan
+
+    spec = card_to_size(request.gpu, gpu_model)
+    try:
+        return make_plan(request, spec, machine_domains(source, gpu_model, domains))
+    except ConfigError as exc:
+        raise UsageError(str(exc), hint=exc.hint) from exc
 
 
 # >>> policy step (topoaudit/policy.py): after the rules, before the gate <<<

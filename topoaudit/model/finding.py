@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,11 @@ class Skipped:
 
     rule: str
     reason: str
+
+
+def worst_first(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """Findings ordered fail, warn, info; the order they were found in is kept within a severity."""
+    return tuple(sorted(findings, key=lambda f: -f.severity.rank))
 
 
 def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> Severity | None:

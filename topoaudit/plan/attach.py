@@ -11,30 +11,40 @@ import dataclasses
 
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.errors import ConfigError
-from topoaudit.model.finding import Finding
-from topoaudit.model.report import Report
+from topoaudit.model.finding import Finding, worst_first
+from topoaudit.model.report import Report, SourceInfo
+from topoaudit.model.topology import Domain
+from topoaudit.model.values import Probed
 from topoaudit.plan.model import MachineDomains, Plan, PlanRequest
 from topoaudit.plan.sizing import make_plan
 
 FINDING_CODE = "tp-group-crosses-domain"
 
 
-def machine_domains(report: Report) -> MachineDomains:
-    """The NVLink domains of the report's machine (every GPU is in exactly one domain)."""
-    label = f"example {report.source.name}" if report.source.kind == "example" else report.source.name
-    model = report.gpu_model if isinstance(report.gpu_model, str) else None
-    return MachineDomains(label=label, domains=tuple(tuple(d.gpus) for d in report.domains), gpu_model=model)
+def machine_domains(source: SourceInfo, gpu_model: Probed[str], domains: tuple[Domain, ...]) -> MachineDomains:
+    """The NVLink domains of the audited machine (every GPU is in exactly one domain)."""
+    label = f"example {source.name}" if source.kind == "example" else source.name
+    model = gpu_model if isinstance(gpu_model, str) else None
+    return MachineDomains(label=label, domains=tuple(tuple(d.gpus) for d in domains), gpu_model=model)
 
 
 def resolve_gpu(gpu: str | None, report: Report | None = None) -> GpuSpec:
-    """The card to size on: ``--gpu`` when given, else the audited machine's model; ConfigError otherwise."""
+    """The card to size on: ``gpu`` when given, else the audited report's GPU model; ConfigError otherwise."""
+    return card_to_size(gpu, report.gpu_model if report is not None else None)
+
+
+def card_to_size(gpu: str | None, machine_model: Probed[str] | None = None) -> GpuSpec:
+    """The card to size on: ``gpu`` when given, else the audited machine's model; ConfigError otherwise.
+
+    ``machine_model`` is None when no machine was audited (the planner alone).
+    """
     if gpu:
         spec = find_gpu(gpu)
         if spec is None:
             raise ConfigError(f"GPU model {gpu!r} is not in the catalog", hint=_known_gpus())
         return spec
-    if report is not None:
-        name = report.gpu_model if isinstance(report.gpu_model, str) else None
+    if machine_model is not None:
+        name = machine_model if isinstance(machine_model, str) else None
         spec = find_gpu(name) if name else None
         if spec is not None:
             return spec
@@ -72,14 +82,16 @@ def plan_finding(plan: Plan) -> Finding | None:
 
 
 def attach_plan(report: Report, request: PlanRequest, gpu: str | None = None) -> Report:
-    """The report with its ``plan`` section, the plan's finding and the gate decided again."""
+    """The report with its ``plan`` section, the plan's finding and the gate decided again.
+
+    For callers that still patch a finished report; ``pipeline.analyze(plan_request=...)`` plans in its one pass.
+    """
     from topoaudit.pipeline import rejudge
 
-    spec = resolve_gpu(gpu, report)
-    plan = make_plan(request, spec, machine_domains(report))
+    spec = card_to_size(gpu, report.gpu_model)
+    plan = make_plan(request, spec, machine_domains(report.source, report.gpu_model, report.domains))
     findings = report.findings
     extra = plan_finding(plan)
     if extra is not None:
-        findings = tuple(sorted((*findings, extra), key=lambda f: -f.severity.rank))
-    # rejudge: the policy's overrides and ignores see the plan's finding too, then the gate is decided again
+        findings = worst_first((*findings, extra))
     return rejudge(dataclasses.replace(report, plan=plan, findings=findings))

@@ -39,6 +39,7 @@ class PlanRequest:
     safety_margin: float | None = None  # fraction of weights + KV; None = the documented default
     reserve_gb: float = 2.0  # per card: CUDA context, NCCL buffers, allocator slack
     attention_heads: int | None = None  # TP must divide it when given
+    gpu: str | None = None  # the card to size on; None = the audited machine's model
 
 
 @dataclass(frozen=True)

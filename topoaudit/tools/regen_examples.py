@@ -36,7 +36,8 @@ def example_report(name: str) -> Report:
         options=AuditOptions(tp=TP),
         input_issues=loaded.issues,
         extras=loaded.extras,
-        extra_findings=loaded.findings,
+        bench=loaded.bench,
+        imported_findings=loaded.findings,
         generated_at=GENERATED_AT,
     )
 
