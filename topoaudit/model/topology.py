@@ -1,6 +1,9 @@
-"""The machine as a graph: NVLink domains, the bottleneck of a ring, tensor-parallel placements.
+"""The machine's GPU fabric: NVLink domains, the bottleneck of a ring, tensor-parallel placements.
 
-All functions are pure over :class:`~topoaudit.model.machine.Machine`. networkx does the graph work.
+All functions are pure over :class:`~topoaudit.model.machine.Machine`. Every GPU-to-GPU fact is read
+through :func:`gpu_pair_links`, which is where a cell that claims NVLink without a link (``NV0``) becomes
+"no NVLink", so domains, placements and rules never disagree about one pair. networkx finds the
+connected components (domains) and the cliques (placements on a partly linked domain).
 """
 
 from __future__ import annotations
@@ -94,39 +97,17 @@ def gpu_label(index: int) -> str:
     return f"GPU{index}"
 
 
-def build_graph(machine: Machine) -> nx.Graph:
-    """GPU, NIC, NUMA and (when known) NVSwitch nodes; NVLink edges carry ``nvlinks``, PCIe edges ``level``."""
-    graph = nx.Graph()
-    for gpu in machine.gpus:
-        graph.add_node(gpu.label, kind="gpu", index=gpu.index)
-        if isinstance(gpu.numa_nodes, tuple):
-            for numa in gpu.numa_nodes:
-                graph.add_node(f"NUMA{numa}", kind="numa", index=numa)
-                graph.add_edge(gpu.label, f"NUMA{numa}", kind="affinity", level=PathLevel.PHB)
-    for nic in machine.nics:
-        graph.add_node(nic.label, kind="nic")
-    for bus_id in machine.nvswitches:
-        graph.add_node(f"NVSwitch:{bus_id}", kind="nvswitch")
-    for gpu in machine.gpus:
-        if isinstance(gpu.nvlink_ports, tuple):
-            for port in gpu.nvlink_ports:
-                if port.remote_device_type == "switch" and isinstance(port.remote_pci_bus_id, str):
-                    switch = f"NVSwitch:{port.remote_pci_bus_id}"
-                    graph.add_node(switch, kind="nvswitch")
-                    if graph.has_edge(gpu.label, switch):
-                        graph.edges[gpu.label, switch]["nvlinks"] += 1
-                    else:
-                        graph.add_edge(gpu.label, switch, kind="nvlink", nvlinks=1, level=PathLevel.NVLINK)
-    for link in machine.links:
-        if link.level == PathLevel.SELF:
-            continue
-        kind = "nvlink" if link.level == PathLevel.NVLINK else "pcie"
-        graph.add_edge(link.a, link.b, kind=kind, nvlinks=link.nvlinks, level=link.level, code=link.code)
-    return graph
+def on_nvlink(link: Link | None) -> bool:
+    """Whether a pair is joined by at least one NVLink (``NV0`` is not a link: nvidia-smi never prints it)."""
+    return link is not None and link.level == PathLevel.NVLINK and link.nvlinks > 0
 
 
 def gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
-    """GPU-GPU links keyed by (low index, high index); computed once per Machine (it is immutable)."""
+    """GPU-GPU links keyed by (low index, high index); computed once per Machine (it is immutable).
+
+    A cell that reads NVLink with no link in it (``NV0``, from any source) is kept with its code but given
+    the unknown level: the pair has no NVLink, and what joins it instead is not known.
+    """
     cached: dict[tuple[int, int], Link] | None = machine.__dict__.get("_gpu_pairs")
     if cached is not None:
         return cached
@@ -135,6 +116,8 @@ def gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
     for link in machine.links:
         i, j = index.get(link.a), index.get(link.b)
         if i is not None and j is not None:
+            if link.level == PathLevel.NVLINK and link.nvlinks <= 0:
+                link = Link(link.a, link.b, link.code, PathLevel.UNKNOWN, 0)
             pairs[(i, j) if i < j else (j, i)] = link
     object.__setattr__(machine, "_gpu_pairs", pairs)
     return pairs
@@ -147,7 +130,7 @@ def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
     graph = nx.Graph()
     graph.add_nodes_from(g.index for g in machine.gpus)
     for (i, j), link in pairs.items():
-        if link.level == PathLevel.NVLINK and link.nvlinks > 0:
+        if on_nvlink(link):
             graph.add_edge(i, j, nvlinks=link.nvlinks)
     switched = _switch_groups(machine)
     for group in switched:
@@ -306,7 +289,14 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
     alternatives: list[str] = []
     if tp > total:
         alternatives.append(f"TP={tp} needs {tp} GPUs; this machine has {total}: span nodes or use fewer GPUs.")
-    if not groups and tp <= total:
+    broken = [d for d in domains if d.size >= tp > 1 and not d.all_pairs and d.build == "nvswitch"]
+    if not groups and broken:
+        alternatives.append(
+            f"NVLink domain {format_gpus(broken[0].gpus)} has {broken[0].size} GPUs but GPU pairs in it have no "
+            f"NVLink: a TP={tp} group would cross a missing link (the nvlink-degraded finding names the pairs); "
+            "repair the fabric first."
+        )
+    elif not groups and tp <= total:
         if largest >= 2:
             replicas = sum(d.size // largest for d in domains)
             alternatives.append(f"TP={largest} inside each NVLink domain with {replicas} replica(s) (data parallel).")
@@ -327,13 +317,18 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
 
 
 def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[tuple[int, ...]]:
-    """Split a domain into disjoint groups of ``tp``: fully linked groups first, in GPU order."""
+    """Split a domain into disjoint groups of ``tp``: fully linked groups first, in GPU order.
+
+    Only a partial mesh (DGX-1's cube-mesh, partial by design) also groups GPUs that reach each other
+    through NVLink peers; behind NVSwitches every pair is linked, so a pair that is not is a broken link
+    and no group may span it.
+    """
     if domain.all_pairs or tp == 1:
         return [domain.gpus[k : k + tp] for k in range(0, domain.size - tp + 1, tp)]
     graph = nx.Graph()
     graph.add_nodes_from(domain.gpus)
     for (i, j), link in pairs.items():
-        if i in graph and j in graph and link.level == PathLevel.NVLINK:
+        if i in graph and j in graph and on_nvlink(link):
             graph.add_edge(i, j)
     groups: list[tuple[int, ...]] = []
     free = set(domain.gpus)
@@ -343,6 +338,8 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
                 if free.issuperset(combo):
                     groups.append(combo)
                     free -= set(combo)
+    if domain.build != "partial-mesh":
+        return sorted(groups)
     # Whatever is left stays on NVLink as long as it is connected through NVLink inside the domain.
     rest = sorted(free)
     for k in range(0, len(rest) - tp + 1, tp):
@@ -350,4 +347,3 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
         if nx.is_connected(graph.subgraph(chunk)):
             groups.append(chunk)
     return sorted(groups)
-

@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity, Skipped
-from topoaudit.model.machine import PathLevel
-from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links
+from topoaudit.model.machine import Link, PathLevel
+from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, on_nvlink
 from topoaudit.model.values import Failed, is_absent
 from topoaudit.rules import RuleContext, finding
 
@@ -87,10 +87,7 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not gpu_pair_links(ctx.machine):  # e.g. an nccl-tests log: GPUs named, links never described
         yield Skipped("nvlink-absent", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
         return
-    worst = max(
-        (lk.level for lk in ctx.machine.links if lk.a.startswith("GPU") and lk.b.startswith("GPU")),
-        default=PathLevel.UNKNOWN,
-    )
+    worst = max((lk.level for lk in gpu_pair_links(ctx.machine).values()), default=PathLevel.UNKNOWN)
     spec = ctx.spec
     if spec and spec.build == "pcie":
         severity, why = Severity.INFO, f"expected: {spec.name} has no NVLink"
@@ -120,13 +117,9 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             continue
         members = set(domain.gpus)
         missing = sorted(
-            (int(lk.a[3:]), int(lk.b[3:]))
-            for lk in ctx.machine.links
-            if lk.a.startswith("GPU")
-            and lk.b.startswith("GPU")
-            and lk.level != PathLevel.NVLINK
-            and int(lk.a[3:]) in members
-            and int(lk.b[3:]) in members
+            pair
+            for pair, link in gpu_pair_links(ctx.machine).items()
+            if not on_nvlink(link) and pair[0] in members and pair[1] in members
         )
         by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
         yield finding(
@@ -140,19 +133,108 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
 
 
+def missing_nvlink(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """GPUs with no NVLink beside GPUs that have it, and pairs without NVLink inside an NVSwitch domain.
+
+    The box's own GPUs are the expectation, so this holds whether or not the GPU model is known: when most
+    GPUs share one domain, a GPU with no NVLink at all lost its links (``fail``); when only part of the box
+    is on NVLink the GPUs left out are named (``warn``; ``fail`` when the catalog says the model links
+    every GPU). Behind NVSwitches every pair is linked, so a pair that is not means a degraded fabric.
+    """
+    yield from _gpus_left_out(ctx)
+    yield from _pairs_missing_behind_switches(ctx)
+
+
+def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
+    linked = [d for d in ctx.domains if d.size >= 2]
+    lost = {g.index for g in ctx.machine.gpus if isinstance(g.status, Failed)}  # those are gpu-lost's
+    alone = sorted(d.gpus[0] for d in ctx.domains if d.size == 1 and d.build != "unknown" and d.gpus[0] not in lost)
+    if not linked or not alone:
+        return
+    total = len(ctx.machine.gpus)
+    main = linked[0]  # domains come largest first
+    siblings = _modal_links(ctx, main)
+    spec = ctx.spec
+    majority = main.size >= 3 and main.size * 2 > total and main.build != "bridged-pair"
+    catalog = spec is not None and spec.one_domain and total <= spec.domain_size
+    if majority:
+        severity: Severity | None = Severity.FAIL
+        why = f"the other {main.size} GPUs share NVLink domain {format_gpus(main.gpus)} at NV{siblings}"
+    elif catalog and spec is not None:
+        unverified = "\u26a0" in spec.source_of("nvlinks_per_gpu")
+        severity = Severity.WARN if unverified else Severity.FAIL
+        why = f"{spec.name} links all {min(total, spec.domain_size)} GPUs, {spec.nvlinks_per_gpu} links each" + (
+            "; the catalog's link count is unverified" if unverified else ""
+        )
+    else:
+        severity = Severity.WARN
+        why = (
+            f"only GPUs {' '.join(format_gpus(d.gpus) for d in linked)} are on NVLink: a bridge or link may be "
+            "missing, or the box mixes GPU kinds"
+        )
+    expected = spec.nvlinks_per_gpu if catalog and spec is not None and spec.nvlinks_per_gpu else siblings
+    yield finding(
+        "nvlink-degraded",
+        f"{len(alone)} of {total} GPUs have no NVLink at all: GPUs {format_gpus(alone)}; {why}.",
+        severity=severity,
+        gpus=[{"gpu": g, "nvlinks": 0} for g in alone],
+        expected_nvlinks=expected,
+        reason=why,
+    )
+
+
+def _pairs_missing_behind_switches(ctx: RuleContext) -> Iterable[Finding]:
+    pairs = gpu_pair_links(ctx.machine)
+    for domain in ctx.domains:
+        if domain.build != "nvswitch" or domain.all_pairs:
+            continue
+        members = set(domain.gpus)
+        missing = sorted(
+            (a, b, link)
+            for (a, b), link in pairs.items()
+            if a in members and b in members and _known_without_nvlink(link)
+        )
+        if not missing:
+            continue
+        shown = ", ".join(f"GPU{a}-GPU{b} {link.code}" for a, b, link in missing[:6]) + (
+            " ..." if len(missing) > 6 else ""
+        )
+        yield finding(
+            "nvlink-degraded",
+            f"NVLink domain {format_gpus(domain.gpus)} sits behind NVSwitches, yet {len(missing)} GPU pair(s) in it "
+            f"have no NVLink: {shown}; every pair on a switched fabric is linked, so the fabric is degraded.",
+            severity=Severity.FAIL,
+            pairs=[{"gpus": [a, b], "nvlinks": 0, "path": link.code} for a, b, link in missing],
+            expected_nvlinks=_modal_links(ctx, domain),
+            domain=list(domain.gpus),
+        )
+
+
+def _known_without_nvlink(link: Link) -> bool:
+    """The source says this pair has no NVLink (a PCIe/SMP path, or a zero link count), as opposed to a cell
+    that could not be read at all."""
+    return not on_nvlink(link) and (link.level != PathLevel.UNKNOWN or link.code.upper().startswith("NV"))
+
+
+def _modal_links(ctx: RuleContext, domain: Domain) -> int:
+    """The NVLink count most pairs of ``domain`` show: what its healthy pairs carry."""
+    members = set(domain.gpus)
+    counts = Counter(
+        link.nvlinks
+        for (a, b), link in gpu_pair_links(ctx.machine).items()
+        if a in members and b in members and on_nvlink(link)
+    )
+    return counts.most_common(1)[0][0] if counts else 0
+
+
 def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """A GPU pair with fewer NVLinks than its siblings: a link is down or a bridge is badly seated.
 
     Compared within a fully linked domain (NV16 among NV18), across the bridged pairs of one box (NV6
     among NV12), against the catalog's links per GPU (per pair behind NVSwitches, summed over the peers on
-    meshes and bridges, GPUs with no NVLink on one-domain models), and flags odd bridge widths (NV3 where
-    bridges come in even link counts).
+    meshes and bridges), and flags odd bridge widths (NV3 where bridges come in even link counts).
     """
-    pairs = [
-        (int(lk.a[3:]), int(lk.b[3:]), lk.nvlinks)
-        for lk in ctx.machine.links
-        if lk.level == PathLevel.NVLINK and lk.a.startswith("GPU") and lk.b.startswith("GPU")
-    ]
+    pairs = [(a, b, link.nvlinks) for (a, b), link in gpu_pair_links(ctx.machine).items() if on_nvlink(link)]
     domain_of = {g: d for d in ctx.domains for g in d.gpus}
     reported: set[tuple[int, int]] = set()
     # Fully linked domains: the modal count is what healthy pairs show.
@@ -190,8 +272,8 @@ def _degraded_against_catalog(
     ctx: RuleContext, pairs: list[tuple[int, int, int]], reported: set[tuple[int, int]]
 ) -> Iterable[Finding]:
     """The catalog's links per GPU: per pair on NVSwitch domains (NV18 = the GPU's shared links), per GPU on
-    direct-link domains (a mesh, a cube-mesh, bridges: the links to its peers add up to the GPU's count),
-    and GPUs left with no NVLink at all on a model whose node is one domain."""
+    direct-link domains (a mesh, a cube-mesh, bridges: the links to its peers add up to the GPU's count).
+    GPUs left with no NVLink at all are :func:`missing_nvlink`'s."""
     spec = ctx.spec
     if spec is None or not spec.nvlinks_per_gpu:
         return
@@ -224,18 +306,6 @@ def _degraded_against_catalog(
         )
         weak = {g for g, _ in short}
         reported.update((a, b) for a, b, _ in pairs if a in weak or b in weak)
-    lost = {g.index for g in ctx.machine.gpus if isinstance(g.status, Failed)}
-    alone = [d.gpus[0] for d in ctx.domains if d.size == 1 and d.gpus[0] not in lost]  # lost: see gpu-lost
-    linked = [d for d in ctx.domains if d.size >= 2]
-    if alone and linked and spec.one_domain and len(ctx.machine.gpus) <= spec.domain_size:
-        yield finding(
-            "nvlink-degraded",
-            f"GPUs {format_gpus(alone)} have no NVLink while the other GPUs share one domain; {spec.name} links all "
-            f"{min(len(ctx.machine.gpus), spec.domain_size)} GPUs ({want} links each).",
-            severity=soft,
-            gpus=[{"gpu": g, "nvlinks": 0} for g in alone],
-            expected_nvlinks=want,
-        )
 
 
 def _degraded_finding(
@@ -295,9 +365,14 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         if placement.fits:
             continue
         largest = max((d.size for d in ctx.domains), default=0)
+        why = (
+            f"the largest NVLink domain has {largest} GPU(s)"
+            if largest < placement.tp
+            else f"no {placement.tp} GPUs of the {largest}-GPU NVLink domain are linked pair by pair"
+        )
         yield finding(
             "tp-group-crosses-domain",
-            f"TP={placement.tp} cannot stay on NVLink: the largest NVLink domain has {largest} GPU(s). "
+            f"TP={placement.tp} cannot stay on NVLink: {why}. "
             + (placement.alternatives[0] if placement.alternatives else ""),
             tp=placement.tp,
             largest_domain=largest,
@@ -344,4 +419,14 @@ def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
 
 
-RULES = (gpu_lost, expectations, split_domain, nvlink_absent, degraded, partial_mesh, tp_fit, nic_not_local)
+RULES = (
+    gpu_lost,
+    expectations,
+    split_domain,
+    nvlink_absent,
+    missing_nvlink,
+    degraded,
+    partial_mesh,
+    tp_fit,
+    nic_not_local,
+)

@@ -13,7 +13,8 @@ from topoaudit.model.report import AuditOptions, report_from_dict
 from topoaudit.pipeline import analyze
 from topoaudit.render import render
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures" / "topo").glob("topo-*.txt"))
+TOPO = Path(__file__).parents[1] / "fixtures" / "topo"
+FIXTURES = sorted(TOPO.glob("topo-*.txt"))
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
@@ -28,7 +29,7 @@ def test_every_fixture_renders_in_every_format(path: Path) -> None:
 
 
 def _codes(name: str, **options: object) -> dict[str, str]:
-    loaded = load_path(str(Path(__file__).parent / "fixtures" / "topo" / name))
+    loaded = load_path(str(TOPO / name))
     report = analyze(loaded.machine, source=loaded.source, input_issues=loaded.issues, options=AuditOptions(**options))  # type: ignore[arg-type]
     return {f.code: f.severity.value for f in report.findings}
 
@@ -42,7 +43,7 @@ def test_vm_flattened_half_node_flags_nic_locality() -> None:
 
 
 def test_truncated_nic_rows_are_recovered_and_strict_makes_it_exit_3() -> None:
-    loaded = load_path(str(Path(__file__).parent / "fixtures" / "topo" / "topo-dgx-h100-talos-nicrows-truncated-1.txt"))
+    loaded = load_path(str(TOPO / "topo-dgx-h100-talos-nicrows-truncated-1.txt"))
     report = analyze(
         loaded.machine, source=loaded.source, input_issues=loaded.issues, options=AuditOptions(strict=True)
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from builders import cube_mesh, machine, nvswitch8, pairs, pcie, split_4_4
 
 from topoaudit.model.machine import PathLevel
-from topoaudit.model.topology import bottleneck, build_graph, nvlink_domains, place_tp
+from topoaudit.model.topology import bottleneck, nvlink_domains, place_tp
 
 
 def test_nvswitch_box_is_one_domain_of_eight() -> None:
@@ -80,11 +80,3 @@ def test_large_nvswitch_domain_uses_spanning_tree_bound() -> None:
     assert domain.size == 72 and domain.build == "nvswitch"
     b = bottleneck(m, range(72))
     assert b.level == PathLevel.NVLINK and not b.exact
-
-
-def test_graph_has_gpu_nic_and_numa_nodes() -> None:
-    m = machine(2, lambda i, j: "NV4", nics={"NIC0": lambda i: "PIX"})
-    g = build_graph(m)
-    assert g.nodes["GPU0"]["kind"] == "gpu" and g.nodes["NIC0"]["kind"] == "nic"
-    assert g.edges["GPU0", "GPU1"]["nvlinks"] == 4
-    assert g.edges["GPU0", "NIC0"]["level"] == PathLevel.PIX

@@ -31,9 +31,9 @@ from topoaudit.model.machine import Gpu, Link, Machine, level_from_code
 from topoaudit.model.report import AuditOptions, SourceInfo
 from topoaudit.pipeline import analyze
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SRC = SourceInfo("test", "catalog")
-TOPO = Path(__file__).parent / "fixtures" / "topo"
+TOPO = Path(__file__).parents[1] / "fixtures" / "topo"
 SPECS = {s.key: s for s in all_gpus()}
 
 # --- the data ----------------------------------------------------------------------------------------------

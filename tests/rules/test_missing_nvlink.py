@@ -1,0 +1,169 @@
+"""A box that lost NVLink fails on the default path (a pasted matrix, no --gpu-model, no --tp): the box's
+own GPUs are the expectation. Every case is a real paste with the damage a user would see applied."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from rulecheck import audit, check, damage, findings, real
+
+from topoaudit.model.finding import Severity
+from topoaudit.model.machine import Link, Machine, PathLevel
+from topoaudit.model.topology import bottleneck, nvlink_domains, place_tp
+from topoaudit.rules.topology_rules import missing_nvlink
+
+A100 = "topo-a100-8gpu-stas-compressed-spaces-1.txt"  # DGX A100 class: every pair NV12
+H100 = "topo-h100-8gpu-stas-ht-1.txt"  # HGX H100: every pair NV18
+A100_MODEL = "NVIDIA A100-SXM4-80GB"
+H100_MODEL = "NVIDIA H100 80GB HBM3"
+
+
+def lost_every_link(gpu: int) -> str:
+    """The A100 paste where one GPU's row and column read SYS (its NVLinks are all down)."""
+    return damage(real(A100), {(gpu, j): "SYS" for j in range(8) if j != gpu})
+
+
+def half_nvswitch() -> str:
+    """The H100 paste where GPUs 0-3 keep NV18 and GPUs 4-7 have no NVLink (NODE among them, SYS across)."""
+    cells = {(i, j): "SYS" for i in range(4) for j in range(4, 8)}
+    cells |= {(i, j): "NODE" for i in range(4, 8) for j in range(i + 1, 8)}
+    return damage(real(H100), cells)
+
+
+def pair_without_nvlink() -> str:
+    """The A100 paste where the single pair GPU2-GPU5 reads SYS."""
+    return damage(real(A100), {(2, 5): "SYS"})
+
+
+def degraded(source: str | Machine, **options: object) -> list:  # type: ignore[type-arg]
+    return [f for f in findings(source, **options) if f.code == "nvlink-degraded"]
+
+
+def test_damage_rewrites_only_the_cells_named() -> None:
+    text = lost_every_link(3)
+    rows = [line.split() for line in text.splitlines()[1:]]
+    assert rows[3][1:9] == ["SYS", "SYS", "SYS", "X", "SYS", "SYS", "SYS", "SYS"]
+    assert rows[0][1:9] == ["X", "NV12", "NV12", "SYS", "NV12", "NV12", "NV12", "NV12"]
+    assert [r[-2:] for r in rows] == [line.split()[-2:] for line in real(A100).splitlines()[1:]]
+
+
+@pytest.mark.parametrize("name", [A100, H100])
+def test_the_undamaged_real_boxes_pass(name: str) -> None:
+    assert check(missing_nvlink, name) == set()
+    assert audit(name).gate.exit_code == 0
+
+
+@pytest.mark.parametrize("gpu", [0, 3, 7])
+def test_a_gpu_that_lost_every_nvlink_fails_on_the_default_path(gpu: int) -> None:
+    report = audit(lost_every_link(gpu))
+    assert check(missing_nvlink, lost_every_link(gpu)) == {"nvlink-degraded"}
+    (found,) = degraded(lost_every_link(gpu))
+    assert found.severity == Severity.FAIL
+    assert found.evidence["gpus"] == [{"gpu": gpu, "nvlinks": 0}]
+    assert found.evidence["expected_nvlinks"] == 12
+    assert f"GPUs {{{gpu}}}" in found.message and "other 7 GPUs" in found.message
+    assert report.gate.verdict == "fail" and report.gate.exit_code == 1
+
+
+def test_a_gpu_that_lost_every_nvlink_fails_the_same_with_the_model_named() -> None:
+    (plain,) = degraded(lost_every_link(3))
+    (named,) = degraded(lost_every_link(3), gpu_model=A100_MODEL)
+    assert (named.severity, named.evidence["gpus"]) == (plain.severity, plain.evidence["gpus"])
+    assert audit(lost_every_link(3), gpu_model=A100_MODEL).gate.exit_code == 1
+
+
+def test_the_half_nvswitch_box_warns_by_default_naming_the_gpus_left_out() -> None:
+    (found,) = degraded(half_nvswitch())
+    assert found.severity == Severity.WARN
+    assert found.evidence["gpus"] == [{"gpu": g, "nvlinks": 0} for g in (4, 5, 6, 7)]
+    assert "GPUs {4-7}" in found.message and "{0-3}" in found.message
+    report = audit(half_nvswitch())
+    assert report.gate.verdict == "warn" and report.gate.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [({"tp": 8}, "tp-group-crosses-domain"), ({"expect_domain": 8}, "expectation-not-met")],
+)
+def test_the_half_nvswitch_box_fails_when_the_user_needs_eight(options: dict[str, int], code: str) -> None:
+    report = audit(half_nvswitch(), **options)
+    assert code in {f.code for f in report.findings} and report.gate.exit_code == 1
+
+
+def test_the_half_nvswitch_box_fails_when_the_catalog_says_every_gpu_is_linked() -> None:
+    (found,) = degraded(half_nvswitch(), gpu_model=H100_MODEL)
+    assert found.severity == Severity.FAIL and "links all 8 GPUs" in found.message
+
+
+def test_a_pair_without_nvlink_inside_an_nvswitch_domain_fails_naming_the_pair() -> None:
+    (found,) = degraded(pair_without_nvlink())
+    assert found.severity == Severity.FAIL
+    assert found.evidence["pairs"] == [{"gpus": [2, 5], "nvlinks": 0, "path": "SYS"}]
+    assert "GPU2-GPU5 SYS" in found.message
+    assert audit(pair_without_nvlink()).gate.exit_code == 1
+
+
+def test_no_placement_puts_the_pair_without_nvlink_in_one_group() -> None:
+    report = audit(pair_without_nvlink(), tp=8)
+    for placement in report.placements:
+        assert not any({2, 5} <= set(group) for group in placement.groups), placement
+    (eight,) = [p for p in report.placements if p.tp == 8]
+    assert not eight.fits and "missing link" in eight.alternatives[0]
+    crossing = [f for f in report.findings if f.code == "tp-group-crosses-domain"]
+    assert crossing and "linked pair by pair" in crossing[0].message
+    four = next(p for p in report.placements if p.tp == 4)
+    assert four.groups == ((0, 1, 2, 3), (4, 5, 6, 7))
+
+
+def _with_links(machine: Machine, codes: dict[tuple[int, int], tuple[str, PathLevel, int]]) -> Machine:
+    """``machine`` with the GPU pairs named given another cell, as any source (paste, probe) could."""
+    links = []
+    for link in machine.links:
+        pair = (int(link.a[3:]), int(link.b[3:])) if link.a[:3] == link.b[:3] == "GPU" else None
+        if pair in codes:
+            code, level, count = codes[pair]
+            link = Link(link.a, link.b, code, level, count)
+        links.append(link)
+    return dataclasses.replace(machine, links=tuple(links))
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [[(2, 5)], [(3, j) if j > 3 else (j, 3) for j in range(8) if j != 3]],
+    ids=["one-pair", "every-link-of-gpu3"],
+)
+def test_nv0_is_no_link_everywhere_domains_placements_and_rules(pairs: list[tuple[int, int]]) -> None:
+    base = audit(A100).machine
+    nv0 = _with_links(base, dict.fromkeys(pairs, ("NV0", PathLevel.NVLINK, 0)))
+    sys_ = _with_links(base, dict.fromkeys(pairs, ("SYS", PathLevel.SYS, 0)))
+    assert [d.gpus for d in nvlink_domains(nv0)] == [d.gpus for d in nvlink_domains(sys_)]
+    assert [d.all_pairs for d in nvlink_domains(nv0)] == [d.all_pairs for d in nvlink_domains(sys_)]
+    for tp in (2, 4, 8):
+        groups_nv0 = place_tp(nv0, nvlink_domains(nv0), tp).groups
+        assert groups_nv0 == place_tp(sys_, nvlink_domains(sys_), tp).groups
+    a, b = pairs[0]
+    assert bottleneck(nv0, (a, b)).level != PathLevel.NVLINK
+    judged_nv0 = [(f.code, f.severity, f.evidence.get("gpus")) for f in findings(nv0)]
+    judged_sys = [(f.code, f.severity, f.evidence.get("gpus")) for f in findings(sys_)]
+    assert judged_nv0 == judged_sys and ("nvlink-degraded", Severity.FAIL) in [c[:2] for c in judged_nv0]
+
+
+CASES = {
+    "gpu-lost-every-nvlink": (lost_every_link(5), A100_MODEL),
+    "half-nvswitch": (half_nvswitch(), H100_MODEL),
+    "pair-without-nvlink": (pair_without_nvlink(), A100_MODEL),
+    "undamaged": (real(A100), A100_MODEL),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_same_rules_fire_with_and_without_the_gpu_model(case: str) -> None:
+    text, model = CASES[case]
+    plain = check(None, text) - {"model-unknown"}
+    named = check(None, text, gpu_model=model)
+    assert plain == named
+    if case != "undamaged":
+        assert "nvlink-degraded" in plain
+        assert audit(text).gate.verdict in ("warn", "fail")
+        assert audit(text, gpu_model=model).gate.verdict == "fail"
