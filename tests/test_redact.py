@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import report_samples as rs
 
 from topoaudit.bundle import verify_bundle, write_bundle
-from topoaudit.model.report import report_from_dict
+from topoaudit.model.report import Report, report_from_dict
 from topoaudit.redact import Redactor, redact_report
 from topoaudit.render import FORMATS, render
 
+FIXTURES = Path(__file__).parent / "fixtures"
 SECRETS = [rs.HOSTNAME, "gpu-node-17", *rs.SERIALS, *rs.UUIDS, rs.IP, rs.IPV6, rs.MAC]
 EVIDENCE_TEXT = f"""==============NVSMI LOG==============
 Hostname                              : {rs.HOSTNAME}
@@ -87,3 +90,94 @@ def test_nothing_redacted_leaks_into_any_file_of_the_bundle(tmp_path: Path) -> N
     assert "host-1" in q.name and "Hostname                              : host-1" in q.read_text()
     assert f"Serial Number                     : {bundle.report.machine.gpus[0].serial}" in q.read_text()
     assert "left out" in (tmp_path / "b" / "evidence" / "blob.bin").read_text()
+
+
+ENV_HOSTS = ["head-node-3", "node-17", "node-18", "node-[17-18]", "gpu-[01-02]", "gpu-01", "gpu-02", "trainer-0"]
+ENV_VARIABLES = (
+    "NCCL_COMM_ID=head-node-3:29500",
+    "SLURM_NODELIST=node-[17-18],gpu-[01-02]",
+    "MASTER_ADDR=trainer-0",
+    "MASTER_PORT=29500",
+    "SLURM_NNODES=2",
+    "NCCL_SOCKET_IFNAME=ib0",
+)
+
+
+def _with_environment() -> Report:
+    import dataclasses
+
+    report = rs.identity_report()
+    host = dataclasses.replace(report.machine.host, environment=ENV_VARIABLES)
+    bench = dataclasses.replace(rs.bench_result(), environment={"MASTER_ADDR": "trainer-0", "torch": "2.5.1"})
+    return dataclasses.replace(report, machine=dataclasses.replace(report.machine, host=host), bench=bench)
+
+
+def test_hosts_inside_environment_values_are_hidden_and_ports_and_counts_kept() -> None:
+    report = redact_report(_with_environment())
+    text = render(report, "json")
+    for host in ENV_HOSTS:
+        assert host not in text, host
+    environment = report.machine.host.environment
+    assert isinstance(environment, tuple)
+    assert environment[0].startswith("NCCL_COMM_ID=host-") and environment[0].endswith(":29500")
+    assert "SLURM_NNODES=2" in environment and "MASTER_PORT=29500" in environment
+    assert "NCCL_SOCKET_IFNAME=ib0" in environment
+
+
+def test_a_known_value_right_after_a_json_escape_is_replaced() -> None:
+    r = Redactor()
+    r.learn("host", "node7")
+    escaped = json.dumps({"log": "booted\nnode7\tnode7 at 10.1.2.3\n10.1.2.4\r\nGPU-" + rs.UUIDS[0][4:]})
+    redacted = r.text(escaped)
+    assert "node7" not in redacted and "10.1.2." not in redacted and rs.UUIDS[0][4:] not in redacted
+    assert "\\nhost-1\\thost-1 at ip-1\\nip-2" in redacted
+    assert json.loads(redacted)["log"].startswith("booted\nhost-1\thost-1")
+
+
+def test_json_evidence_teaches_the_values_inside_escaped_strings() -> None:
+    r = Redactor()
+    snapshot = json.dumps({"commands": {"nvidia-smi -q": "==NVSMI LOG==\nHostname : box-east-4\nSerial Number : 99\n"}})
+    r.learn_text(snapshot)
+    assert "box-east-4" not in r.text(snapshot)
+
+
+PROMPTS = [
+    "root@dgx-h100-07:~# nvidia-smi topo -m\n",
+    "ubuntu@ip-172-31-9-4.ec2.internal:/data$ nvidia-smi topo -m\n",
+    "[admin@gpu-box-3 ~]$ nvidia-smi topo -m\n",
+]
+
+
+def _topoaudit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "topoaudit", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_the_hostname_of_a_shell_prompt_glued_to_a_capture_is_hidden_in_every_bundle_file(tmp_path: Path) -> None:
+    capture = (FIXTURES / "evidence" / "topo-4xh100-vm-halfnode-all-phb-8nic-1.txt").read_text()
+    glued = "".join(PROMPTS) + capture.rstrip("\n") + "root@dgx-h100-07:~# "  # the next prompt on the last line
+    (tmp_path / "capture.txt").write_text(glued)
+    proc = _topoaudit("analyze", str(tmp_path / "capture.txt"), "--redact", "--out", str(tmp_path / "b"))
+    assert proc.returncode in (0, 1), proc.stderr
+    files = [p for p in (tmp_path / "b").rglob("*") if p.is_file()]
+    assert len(files) == 7  # five renderings, the capture, the manifest
+    for path in files:
+        blob = path.read_text(errors="replace") + proc.stdout + proc.stderr
+        for host in ("dgx-h100-07", "ip-172-31-9-4", "gpu-box-3"):
+            assert host not in blob, (path.name, host)
+    evidence = (tmp_path / "b" / "evidence" / "capture.txt").read_text()
+    assert evidence.startswith("root@host-1:~# nvidia-smi topo -m\nubuntu@host-2:/data$ nvidia-smi topo -m\n")
+    assert "[admin@host-3 ~]$" in evidence
+    assert evidence.endswith("mlx5_7root@host-1:~# ")  # the user name is kept
+    assert capture.splitlines()[1] in evidence  # the matrix itself is untouched
+
+
+def test_stdout_of_redact_hides_environment_hosts(tmp_path: Path) -> None:
+    snapshot = json.loads((FIXTURES / "h200-device" / "snapshot-h200.json").read_text())
+    snapshot["env"]["variables"] = [*snapshot["env"]["variables"], *ENV_VARIABLES]
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(snapshot))
+    proc = _topoaudit("analyze", str(path), "--redact", "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "NCCL_COMM_ID=host-" in proc.stdout  # the variable is there, its host is not
+    for host in ENV_HOSTS:
+        assert host not in proc.stdout + proc.stderr, host

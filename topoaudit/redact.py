@@ -10,7 +10,9 @@ IPv6 address. Over-redaction is preferred to a leak.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -27,24 +29,44 @@ _VERSION_KEYS = frozenset(
     {"kernel", "driver_version", "nvml_version", "cuda_driver_version", "tool_version", "version", "generated_at"}
 )
 
+# A value may follow a JSON escape (``\nnode7`` in an escaped string is "node7" on a new line): such a
+# letter is not part of the value, so every left boundary lets an escape through.
+_ESCAPED = r"(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})"
+
+
+def _start(not_after: str) -> str:
+    """A left boundary: not right after one of ``not_after``, unless that character ends a JSON escape."""
+    return rf"(?:(?<![{not_after}])|{_ESCAPED})"
+
+
 _UUID = re.compile(
-    r"(?<![0-9A-Za-z])(?:GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    _start("0-9A-Za-z") + r"(?:GPU-|MIG-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"(?![0-9A-Za-z])"
 )
 # MAC (6 bytes), EUI-64 and IPoIB hardware addresses (20 bytes), colon or dash separated
 _MAC = re.compile(
-    r"(?<![0-9A-Za-z:-])[0-9A-Fa-f]{2}(?:([:-])[0-9A-Fa-f]{2})(?:\1[0-9A-Fa-f]{2}){4,18}(?![0-9A-Za-z:-])"
+    _start("0-9A-Za-z:-") + r"[0-9A-Fa-f]{2}(?:([:-])[0-9A-Fa-f]{2})(?:\1[0-9A-Fa-f]{2}){4,18}(?![0-9A-Za-z:-])"
 )
-_GUID = re.compile(r"(?<![0-9A-Za-z])0x[0-9a-fA-F]{16}(?![0-9A-Za-z])")  # InfiniBand node/port GUIDs
-_IPV4 = re.compile(r"(?<![0-9A-Za-z.])(?:\d{1,3}\.){3}\d{1,3}(?![0-9A-Za-z]|\.\d)")
+_GUID = re.compile(_start("0-9A-Za-z") + r"0x[0-9a-fA-F]{16}(?![0-9A-Za-z])")  # InfiniBand node/port GUIDs
+_IPV4 = re.compile(_start("0-9A-Za-z.") + r"(?:\d{1,3}\.){3}\d{1,3}(?![0-9A-Za-z]|\.\d)")
 _IPV6 = re.compile(
-    r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[0-9A-Za-z_.-]+)?(?![0-9A-Za-z:.])"
+    _start("0-9A-Za-z:.") + r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[0-9A-Za-z_.-]+)?(?![0-9A-Za-z:.])"
 )
 # "Serial Number : 1654922006536", "hostname=node7", "Host Name: node7" in raw evidence
 _KEYED = re.compile(
     r"(?im)^[ \t]*(?P<key>serial(?:[ _]number)?|board[ _]serial|host[ _-]?name|node[ _-]?name|fqdn)"
     r"[ \t]*[:=][ \t]*\"?(?P<value>[^\s\",]+)"
 )
+# a shell prompt pasted with a capture: "root@dgx-07:~# ", "user@node:/data$ ", "[admin@gpu-3 ~]$ "
+_PROMPT = re.compile(
+    r"(?<![\w.@-])[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*)(?::[^\s#$%>]*[#$%>]|\s+[^\s\]]*\][#$%>])"
+)
+# "NAME=value" of an environment variable (a probe's variables, an `env` dump, a bench's environment)
+_VARIABLE = re.compile(r"(?<![A-Za-z0-9_])(?P<name>[A-Z][A-Z0-9_]*)=(?P<value>[A-Za-z0-9_.:%\[\],-]+)")
+# variables whose value names hosts: NCCL_COMM_ID=head:29500, MASTER_ADDR, SLURM_NODELIST=node-[17-18], HOSTNAME
+_HOST_VARIABLE = re.compile(r"HOST|NODE|ADDR|MASTER|COMM_ID|SERVER|PEER|COORDINATOR|ENDPOINT")
+_HOST_RANGE = re.compile(r"\[([0-9,\-]+)\]")
+_MAX_EXPANDED = 1024  # hosts expanded from one Slurm host list
 _NOT_A_VALUE = frozenset({"n/a", "none", "unknown", "not", "[n/a]", "-", "null", "true", "false"})
 
 
@@ -89,17 +111,37 @@ class Redactor:
                 elif key in _LIST_KIND and isinstance(value, list):
                     for item in value:
                         self.learn(_LIST_KIND[key], item)
+                elif key == "environment" and isinstance(value, dict):
+                    for name, setting in value.items():
+                        self.learn_variable(str(name), str(setting))
+                    self.learn_data(list(value.values()))
                 else:
                     self.learn_data(value)
         elif isinstance(data, list):
             for item in data:
                 self.learn_data(item)
+        elif isinstance(data, str):
+            self.learn_text(data)
 
     def learn_text(self, text: str) -> None:
-        """Collect values named on ``key: value`` lines of raw evidence (serials, hostnames)."""
+        """Collect values named in raw evidence: ``key: value`` lines (serials, hostnames), shell prompts,
+        host-naming environment variables; a JSON document is also read string by string."""
         for m in _KEYED.finditer(text):
             key = m.group("key").lower()
             self.learn("serial" if "serial" in key else "host", m.group("value"))
+        for m in _PROMPT.finditer(text):
+            self.learn("host", m.group("host"))
+        for m in _VARIABLE.finditer(text):
+            self.learn_variable(m.group("name"), m.group("value"))
+        if text.lstrip()[:1] in ("{", "["):
+            with contextlib.suppress(ValueError):
+                self.learn_data(json.loads(text))
+
+    def learn_variable(self, name: str, value: str) -> None:
+        """The hosts named by an environment variable (``NCCL_COMM_ID=head-3:29500``, ``SLURM_NODELIST=n[1-2]``)."""
+        if _HOST_VARIABLE.search(name.upper()):
+            for host in _hosts_in(value):
+                self.learn("host", host)
 
     # --- applying -------------------------------------------------------------------------------
     def text(self, s: str, *, patterns: bool = True) -> str:
@@ -108,7 +150,7 @@ class Redactor:
             if self._pattern is None:
                 alternatives = sorted(self._known, key=len, reverse=True)
                 self._pattern = re.compile(
-                    r"(?<![0-9A-Za-z])(?:" + "|".join(re.escape(a) for a in alternatives) + r")(?![0-9A-Za-z])"
+                    _start("0-9A-Za-z") + "(?:" + "|".join(re.escape(a) for a in alternatives) + r")(?![0-9A-Za-z])"
                 )
             s = self._pattern.sub(lambda m: self._known[m.group(0)], s)
         if not patterns:
@@ -133,6 +175,47 @@ class Redactor:
     def summary(self) -> dict[str, int]:
         """How many distinct values of each kind were replaced (never the values)."""
         return {kind: self._counts[kind] for kind in KINDS if self._counts[kind]}
+
+
+def _hosts_in(value: str) -> list[str]:
+    """Host names in a variable's value: a list split at top-level commas, ports dropped, Slurm ranges
+    (``node-[17-18,20]``) kept as written and expanded; addresses are left to the address patterns."""
+    items, depth, current = [], 0, ""
+    for ch in value:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += ch
+    items.append(current)
+    hosts: list[str] = []
+    for item in items:
+        item = re.sub(r":\d+$", "", item.strip())
+        if not re.search(r"[A-Za-z]", item) or _is_ipv4(item) or _is_ipv6(item.strip("[]")):
+            continue
+        hosts.append(item)
+        if "[" in item:
+            hosts.extend(_expand_ranges(item))
+    return hosts
+
+
+def _expand_ranges(pattern: str) -> list[str]:
+    """``node-[17-18,20]`` -> node-17, node-18, node-20 (zero padding kept; at most a thousand names)."""
+    names = [""]
+    position = 0
+    for m in _HOST_RANGE.finditer(pattern):
+        choices: list[str] = []
+        for part in m.group(1).split(","):
+            low, _, high = part.partition("-")
+            if not low.isdigit() or (high and not high.isdigit()):
+                return []
+            stop = int(high) if high else int(low)
+            choices.extend(str(n).zfill(len(low)) for n in range(int(low), min(stop, int(low) + _MAX_EXPANDED) + 1))
+        prefix = pattern[position : m.start()]
+        names = [f"{name}{prefix}{choice}" for name in names for choice in choices][:_MAX_EXPANDED]
+        position = m.end()
+    return [name + pattern[position:] for name in names]
 
 
 def _is_ipv4(s: str) -> bool:

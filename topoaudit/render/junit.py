@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import xml_text as x
-from topoaudit.render.svg_plots import bench_of
 from topoaudit.rules.codes import CODES
 
 _BENCH_PREFIXES = ("bench-", "measured-")
@@ -40,7 +40,7 @@ def render(report: Report, options: RenderOptions) -> str:
     for f in report.findings:
         by_code.setdefault(f.code, []).append(f)
     codes = list(CODES) + sorted(c for c in by_code if c not in CODES)
-    has_bench = bench_of(report) is not None
+    has_bench = isinstance(report.bench, BenchResult)
     threshold = report.options.fail_on.rank
     suite = ET.Element(
         "testsuite",
