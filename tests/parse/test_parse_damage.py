@@ -10,6 +10,7 @@ from topoaudit.catalog import all_gpus
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.machine import Machine
 from topoaudit.model.topology import nvlink_domains
+from topoaudit.model.values import Failed, Unsupported
 from topoaudit.parse.topo_matrix import (
     MAX_NVLINKS,
     TopoParse,
@@ -149,3 +150,101 @@ def test_nic_row_recovered_from_the_mirror_is_an_input_issue(line: int, label: s
     parsed = parse_topo_matrix(damaged)
     assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
     assert issue_lines(parsed) == [(line, "recovered")] and f"{label} row missing" in parsed.issues[0].message
+
+
+# --- re-formatted matrices --------------------------------------------------------------------------------
+
+H100_HT = "topo-h100-8gpu-stas-ht-1.txt"  # 8x NV18, CPU Affinity and NUMA Affinity, legend
+
+
+def matrix_only(text: str) -> list[str]:
+    """The header and rows of a paste, without its legend."""
+    return [line for line in text.split("\n\nLegend")[0].split("\n") if line.strip()]
+
+
+def test_indented_rows_without_legend() -> None:
+    text = read(H100_HT)
+    retyped = "\n".join("   " + line.strip() for line in matrix_only(text)) + "\n"
+    parsed = parse_topo_matrix(retyped)
+    assert parsed.issues == ()
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert parsed.machine.gpus[7].cpu_affinity == (*range(52, 104), *range(156, 208))
+
+
+def test_custom_trailing_column_instead_of_the_affinity_columns_is_kept_as_text() -> None:
+    text = read(H100_HT)
+    lines = matrix_only(text)
+    lines[0] = lines[0].replace("CPU Affinity    NUMA Affinity", "NUMA")
+    lines[1:] = ["    ".join([*line.split()[:9], line.split()[-1]]) for line in lines[1:]]  # drop the CPU lists
+    retyped = "\n".join(lines) + "\n"
+    assert looks_like_topo_matrix(retyped)
+    parsed = parse_topo_matrix(retyped)
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert domains(parsed.machine) == [((0, 1, 2, 3, 4, 5, 6, 7), 18)]
+    (column,) = parsed.text_columns
+    assert column.title == "NUMA" and column.values[0] == ("GPU0", "0") and column.values[7] == ("GPU7", "1")
+    (issue,) = parsed.issues
+    assert issue.line == 1 and issue.action == "ignored" and "'NUMA'" in issue.message and "GPU7 '1'" in issue.message
+    g = parsed.machine.gpus[0]  # not guessed from a column topo -m does not print
+    assert "no CPU Affinity column" in str(g.cpu_affinity) and "no NUMA Affinity column" in str(g.numa_nodes)
+
+
+def test_custom_column_after_the_known_ones_keeps_them() -> None:
+    lines = matrix_only(read("topo-8xl4-pcie-phb-sys-2socket-1.txt"))
+    lines[0] += "    Rack slot"
+    lines[1:] = [line + f"     U{i}" for i, line in enumerate(lines[1:])]
+    parsed = parse_topo_matrix("\n".join(lines) + "\n")
+    assert parsed.machine.gpus[4].cpu_affinity == (*range(24, 48), *range(72, 96))
+    assert parsed.machine.gpus[4].numa_nodes == (1,)
+    assert [c.title for c in parsed.text_columns] == ["Rack slot"]
+    assert parsed.text_columns[0].values[4] == ("GPU4", "U4")
+
+
+def test_sentence_mentioning_gpu0_is_not_a_header() -> None:
+    text = "GPU0 is the one that fails\n" + read(H800_4)
+    parsed = parse_topo_matrix(text)
+    assert domains(parsed.machine) == [((0, 1, 2, 3), 8)] and parsed.issues == ()
+
+
+# --- a CPU list glued to the NUMA value after it ---------------------------------------------------------
+
+L4 = "topo-8xl4-pcie-phb-sys-2socket-1.txt"  # CPU Affinity 0-23,48-71 / 24-47,72-95, NUMA 0 / 1, GPU NUMA ID N/A
+
+
+def test_glued_cpu_list_and_numa_are_split() -> None:
+    damaged = replace_in_line(read(L4), 2, "0-23,48-71      0", "0-23,48-710")
+    parsed = parse_topo_matrix(damaged)
+    g0 = parsed.machine.gpus[0]
+    assert g0.cpu_affinity == (*range(0, 24), *range(48, 72)) and g0.numa_nodes == (0,)
+    assert isinstance(g0.gpu_numa_id, Unsupported) and "N/A" in g0.gpu_numa_id.reason
+    assert parsed.machine.gpus[1].cpu_affinity == g0.cpu_affinity  # the whole rows are not voided
+    (issue,) = parsed.issues
+    assert issue.line == 2 and issue.action == "recovered" and "'0-23,48-710'" in issue.message
+
+
+def test_glued_rows_of_one_socket_are_split_against_the_other_socket() -> None:
+    damaged = read(L4).replace("0-23,48-71      0", "0-23,48-710")  # every socket-0 row lost the separator
+    parsed = parse_topo_matrix(damaged)
+    assert [g.numa_nodes for g in parsed.machine.gpus] == [(0,)] * 4 + [(1,)] * 4
+    assert parsed.machine.gpus[3].cpu_affinity == (*range(0, 24), *range(48, 72))
+    assert [(i.line, i.action) for i in parsed.issues] == [(n, "recovered") for n in (2, 3, 4, 5)]
+
+
+def test_glue_that_cannot_be_split_fails_the_row_affinity_with_the_reason() -> None:
+    damaged = replace_in_line(read(L4), 2, "0-23,48-71      0", "0-23,48-7100")
+    parsed = parse_topo_matrix(damaged)
+    g0 = parsed.machine.gpus[0]
+    assert isinstance(g0.cpu_affinity, Failed) and "glued" in g0.cpu_affinity.reason
+    assert "7100" in g0.cpu_affinity.reason and "stop at 95" in g0.cpu_affinity.reason
+    assert isinstance(g0.numa_nodes, Failed) and isinstance(g0.gpu_numa_id, Failed)
+    assert parsed.machine.gpus[1].cpu_affinity == (*range(0, 24), *range(48, 72))
+    assert [(i.line, i.action) for i in parsed.issues] == [(2, "recovered")]
+
+
+def test_row_cut_at_its_end_is_not_taken_for_glue() -> None:
+    damaged = replace_in_line(read(L4), 9, "1               N/A", "1")  # GPU7 lost its GPU NUMA ID
+    parsed = parse_topo_matrix(damaged)
+    g7 = parsed.machine.gpus[7]
+    assert g7.cpu_affinity == (*range(24, 48), *range(72, 96))
+    assert isinstance(g7.numa_nodes, Failed) and isinstance(g7.gpu_numa_id, Failed)  # the last value may be cut
+    assert [(i.line, i.action) for i in parsed.issues] == [(9, "recovered")] and "cut short" in parsed.issues[0].message

@@ -24,8 +24,11 @@ HOW IT READS (and why):
   otherwise :class:`TopoParseError`. NIC pairs that no cell describes (pastes truncated after some NIC rows)
   get no :class:`Link` and one issue -- they are unknown, not guessed.
 * Affinity columns are mapped by the header's names (``CPU Affinity``, ``NUMA Affinity`` / ``Node
-  Affinity``, ``GPU NUMA ID``) in the header's order. ``N/A`` becomes :class:`Unsupported`. A CPU list that
-  is visibly cut (``-31,64-95``) or that is a textual fragment of another row's list (``2-63,96-127`` next
+  Affinity``, ``GPU NUMA ID``) in the header's order; ``N/A`` becomes :class:`Unsupported`. A column topo -m
+  does not print (a re-typed ``NUMA``) is kept as text (:attr:`TopoParse.text_columns` and an ``ignored``
+  issue), never guessed into a fact. A CPU list glued to the NUMA value after it (``0-23,48-710``, the row
+  one value short) is split when the other rows settle the split, else the row's affinity is
+  :class:`Failed` with the reason. A CPU list that is visibly cut (``-31,64-95``) or that is a textual fragment of another row's list (``2-63,96-127`` next
   to ``32-63,96-127``: the terminal ate a character) makes the whole CPU-affinity column :class:`Failed`,
   because the same cut hits every row and a plausible wrong CPU list is worse than none.
 * A cell that cannot be what nvidia-smi printed is unknown, never a link: an NVLink count of 0 (nvidia-smi
@@ -61,9 +64,18 @@ class ParseIssue:
 
 
 @dataclass(frozen=True)
+class TextColumn:
+    """A column after the matrix that ``topo -m`` does not print (a hand-added ``NUMA``): kept verbatim."""
+
+    title: str
+    values: tuple[tuple[str, str], ...]  # (GPU label, text)
+
+
+@dataclass(frozen=True)
 class TopoParse:
     machine: Machine
     issues: tuple[ParseIssue, ...] = ()
+    text_columns: tuple[TextColumn, ...] = ()
 
 
 class TopoParseError(InputError):
@@ -104,6 +116,8 @@ _LEGEND_START = re.compile(r"^\s*(?:NIC\s+)?Legend\s*:", re.I)
 _NIC_LEGEND = re.compile(r"\s*(NIC\d+)\s*:\s*(\S+)\s*")
 _CODE_LEGEND = re.compile(r"\s*(\S+)\s+=\s+(.*?)\s*")
 _AFFINITY_KINDS = ("cpu", "numa", "gpu_numa")
+_TOKEN = re.compile(r"\S+")
+_WIDE_GAP = re.compile(r"\t+|\s{2,}")
 _NO_CPU_COLUMN = Unsupported(SOURCE, "no CPU Affinity column in the paste")
 _NO_NUMA_COLUMN = Unsupported(SOURCE, "no NUMA Affinity column in the paste")
 _NO_GPU_NUMA_COLUMN = Unsupported(SOURCE, "no GPU NUMA ID column in the paste (older drivers lack it)")
@@ -122,6 +136,7 @@ class _Row:
     cells: list[str]
     rest: list[str]
     unreadable: list[str] = field(default_factory=list)  # why cells were replaced by _UNREADABLE
+    glue: str = ""  # why the CPU list is failed: glued to the next column beyond recognition
 
     def why_unreadable(self) -> str:
         """The reasons once each, with how many cells each hit (``'NV99' ... (7 cells)``)."""
@@ -140,6 +155,7 @@ class _Affinity:
     gpu_numa: Probed[int] = _NO_GPU_NUMA_COLUMN
     cpu_text: str = ""
     cpu_cut: str = ""
+    text: dict[str, str] = field(default_factory=dict)  # columns topo -m does not print, by title
 
     def set(self, kind: str, value: Probed[Any]) -> None:
         setattr(self, kind, value)
@@ -149,7 +165,9 @@ class _Affinity:
 class _Header:
     line: int
     labels: list[str]
-    affinity: list[str]  # kinds from _AFFINITY_KINDS, in the header's order
+    # The columns after the matrix, in the header's order: (kind, title), kind one of _AFFINITY_KINDS or
+    # "text" for a column topo -m does not print (a hand-added ``NUMA``), whose values are kept as text.
+    trailing: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _clean(line: str) -> str:
@@ -159,19 +177,45 @@ def _clean(line: str) -> str:
 
 
 def _read_header(line: str, line_no: int) -> _Header | None:
+    """The device columns, then the named columns after them (known affinity names, or any other title)."""
     m = _HEADER.search(line)
     if m is None:
         return None
     tail = line[m.start() :]
-    first_name = _AFFINITY_NAME.search(tail)
-    labels = (tail[: first_name.start()] if first_name else tail).split()
-    if not all(_COLUMN_LABEL.fullmatch(x) for x in labels):
-        return None  # prose that happens to mention GPU0
-    affinity = []
-    if first_name:
-        for m2 in _AFFINITY_NAME.finditer(tail, first_name.start()):
-            affinity.append(_AFFINITY_KINDS[m2.lastindex - 1 if m2.lastindex else 0])
-    return _Header(line_no, labels, affinity)
+    labels: list[str] = []
+    for token in _TOKEN.finditer(tail):
+        if not _COLUMN_LABEL.fullmatch(token.group()):
+            names = _trailing_columns(tail[token.start() :])
+            if names is None:
+                return None  # prose that happens to mention GPU0
+            return _Header(line_no, labels, names)
+        labels.append(token.group())
+    return _Header(line_no, labels)
+
+
+def _trailing_columns(text: str) -> list[tuple[str, str]] | None:
+    """``CPU Affinity  NUMA Affinity`` -> kinds; other titles (split on tabs or wide gaps) kept as text.
+
+    None when a title starts in lower case: that is a sentence, not a header.
+    """
+    out: list[tuple[str, str]] = []
+
+    def others(segment: str) -> bool:
+        for title in _WIDE_GAP.split(segment.strip()):
+            if title:
+                if not title[0].isupper():
+                    return False
+                out.append(("text", title))
+        return True
+
+    at = 0
+    for name in _AFFINITY_NAME.finditer(text):
+        if not others(text[at : name.start()]):
+            return None
+        kind = _AFFINITY_KINDS[(name.lastindex or 1) - 1]
+        out.append((kind, _AFFINITY_TITLES[kind]))
+        at = name.end()
+    return out if others(text[at:]) else None
 
 
 def _split_cells(tokens: Sequence[str], limit: int) -> tuple[list[str], list[str], list[str]]:
@@ -283,6 +327,7 @@ class _Parser:
         # A paste that stops mid-line (no line break, no trailing blank) may have lost the end of its last cell.
         self.cut_line = len(self.lines) if text and not text[-1].isspace() else 0
         self.issues: list[ParseIssue] = []
+        self.text_columns: list[TextColumn] = []
         self.cells: dict[tuple[str, str], str] = {}  # (row label, column label) -> verbatim code
 
     # -- helpers -------------------------------------------------------------------------------------------
@@ -311,7 +356,8 @@ class _Parser:
         links = self.links(gpu_labels + nic_labels, set(gpu_labels), header, rows)
         gpus = self.gpus(gpu_labels, header, rows)
         nics = self.nics(nic_labels, header.line)
-        return TopoParse(Machine(source="topo-matrix", gpus=gpus, nics=nics, links=links), self.sorted_issues())
+        machine = Machine(source="topo-matrix", gpus=gpus, nics=nics, links=links)
+        return TopoParse(machine, self.sorted_issues(), tuple(self.text_columns))
 
     def find_header(self) -> _Header:
         for no, line in enumerate(self.lines, 1):
@@ -575,8 +621,11 @@ class _Parser:
         return tuple(nics)
 
     def gpus(self, labels: list[str], header: _Header, rows: dict[str, _Row]) -> tuple[Gpu, ...]:
-        values = {label: self.affinity(rows.get(label), label, header.affinity) for label in labels}
+        present = [rows[label] for label in labels if label in rows]
+        self.unglue_cpu_lists(present, header.trailing)
+        values = {label: self.affinity(rows.get(label), label, header.trailing) for label in labels}
         self.distrust_cut_cpu_lists(values, rows)
+        self.keep_text_columns(values, header)
         return tuple(
             Gpu(
                 index=i,
@@ -587,31 +636,36 @@ class _Parser:
             for i, label in enumerate(labels)
         )
 
-    def affinity(self, row: _Row | None, label: str, kinds: list[str]) -> _Affinity:
-        """Map a GPU row's trailing values onto the header's affinity columns, by name and order."""
+    def affinity(self, row: _Row | None, label: str, columns: list[tuple[str, str]]) -> _Affinity:
+        """Map a GPU row's trailing values onto the header's columns, by name and order."""
         out = _Affinity()
         if row is None:
-            for kind in kinds:
-                out.set(kind, Failed(SOURCE, f"{label} row missing from the paste"))
+            for kind, _title in columns:
+                if kind != "text":
+                    out.set(kind, Failed(SOURCE, f"{label} row missing from the paste"))
             return out
         values = row.rest
-        if len(values) > len(kinds):
-            self.note(row.line, "ignored", f"text after the last column: {' '.join(values[len(kinds) :])!r}")
-        if len(values) < len(kinds):
-            missing = ", ".join(_AFFINITY_TITLES[k] for k in kinds[len(values) :])
+        if len(values) > len(columns):
+            self.note(row.line, "ignored", f"text after the last column: {' '.join(values[len(columns) :])!r}")
+        if len(values) < len(columns) and not row.glue:
+            missing = ", ".join(title for _kind, title in columns[len(values) :])
             self.note(
                 row.line,
                 "recovered",
                 f"{label} row is cut short: {missing} missing"
                 + (" and the last value may be cut too" if values else ""),
             )
-        for j, kind in enumerate(kinds):
-            title = _AFFINITY_TITLES[kind]
+        for j, (kind, title) in enumerate(columns):
             if j >= len(values):
-                out.set(kind, Failed(SOURCE, f"{title} missing from the {label} row (line {row.line})"))
+                if kind != "text":
+                    out.set(kind, Failed(SOURCE, f"{title} missing from the {label} row (line {row.line})"))
                 continue
             raw = values[j]
-            if len(values) < len(kinds) and j == len(values) - 1:
+            if kind == "text":
+                out.text[title] = raw
+            elif row.glue:
+                out.set(kind, Failed(SOURCE, row.glue))
+            elif len(values) < len(columns) and j == len(values) - 1:
                 out.set(kind, Failed(SOURCE, f"{title} {raw!r} in the {label} row (line {row.line}) may be cut"))
             elif raw.upper() == "N/A":
                 out.set(kind, Unsupported(SOURCE, f"{title} is N/A{_NA_WHY[kind]}"))
@@ -627,6 +681,63 @@ class _Parser:
                     else:
                         self.note(row.line, "recovered", f"{label}: {title} {raw!r} unreadable; recorded as failed")
         return out
+
+    def unglue_cpu_lists(self, rows: list[_Row], columns: list[tuple[str, str]]) -> None:
+        """Split a CPU list glued to the NUMA value after it (``0-23,48-710`` = ``0-23,48-71`` + ``0``).
+
+        A lost separator leaves the row one value short, with a list that reaches past the CPUs of the whole
+        rows or that ends in a whole row's list. The split is taken when exactly one split is a whole row's
+        list, or else exactly one stays within their CPUs; otherwise the row's affinity is failed with the
+        reason, since a glued list parses into CPUs the machine may not have.
+        """
+        kinds = [kind for kind, _title in columns]
+        if "cpu" not in kinds or kinds.index("cpu") + 1 >= len(kinds) or kinds[kinds.index("cpu") + 1] != "numa":
+            return
+        at = kinds.index("cpu")
+        whole = [r for r in rows if len(r.rest) >= len(kinds)]
+        sibling_texts = {r.rest[at] for r in whole}
+        top = max((cpu for r in whole for cpu in _cpu_list_or_empty(r.rest[at])), default=None)
+        for row in rows:
+            if top is None or len(row.rest) != len(kinds) - 1 or at >= len(row.rest):
+                continue
+            glued = row.rest[at]
+            listed = _cpu_list_or_empty(glued)
+            splits = _splits(glued)
+            like_siblings = [(cpu, numa) for cpu, numa in splits if cpu in sibling_texts]
+            if not listed or (max(listed) <= top and not like_siblings):
+                continue  # plausible as it stands: the row is cut short at its end, handled as such
+            choice = like_siblings or [(cpu, numa) for cpu, numa in splits if max(parse_cpu_list(cpu)) <= top]
+            if len(choice) == 1:
+                cpu, numa = choice[0]
+                row.rest[at : at + 1] = [cpu, numa]
+                self.note(
+                    row.line,
+                    "recovered",
+                    f"{row.label} row: CPU Affinity and NUMA Affinity are glued together ({glued!r}; the row is one "
+                    f"value short); read as {cpu!r} and {numa!r}",
+                )
+            else:
+                row.glue = (
+                    f"CPU Affinity {glued!r} in the {row.label} row (line {row.line}) looks glued to the NUMA "
+                    f"Affinity after it (the row is one value short; read whole, the list reaches CPU {max(listed)} "
+                    f"where the other rows stop at {top})"
+                )
+                self.note(row.line, "recovered", f"{row.glue}; the row's affinity is recorded as failed")
+
+    def keep_text_columns(self, values: dict[str, _Affinity], header: _Header) -> None:
+        """Columns topo -m does not print are kept as text, once per column, in an input issue."""
+        for kind, title in header.trailing:
+            if kind == "text":
+                shown = ", ".join(f"{label} {v.text[title]!r}" for label, v in values.items() if title in v.text)
+                self.text_columns.append(
+                    TextColumn(title, tuple((k, v.text[title]) for k, v in values.items() if title in v.text))
+                )
+                self.note(
+                    header.line,
+                    "ignored",
+                    f"column {title!r} is not one nvidia-smi topo -m prints; its values are kept as text only"
+                    + (f": {shown}" if shown else ""),
+                )
 
     def distrust_cut_cpu_lists(self, values: dict[str, _Affinity], rows: dict[str, _Row]) -> None:
         """A terminal cut hits every row: one visibly cut CPU list voids the whole column.
@@ -651,6 +762,24 @@ class _Parser:
         for v in values.values():
             if not isinstance(v.cpu, Unsupported):
                 v.cpu = Failed(SOURCE, "CPU Affinity column cut in the paste (terminal width?)")
+
+
+def _cpu_list_or_empty(text: str) -> tuple[int, ...]:
+    try:
+        return parse_cpu_list(text)
+    except ValueError:
+        return ()
+
+
+def _splits(glued: str) -> list[tuple[str, str]]:
+    """Ways to read ``glued`` as a CPU list followed by a NUMA node (up to three digits, no leading zero)."""
+    out = []
+    for width in (1, 2, 3):
+        cpu, numa = glued[:-width], glued[-width:]
+        readable = cpu[-1:].isdigit() and bool(_cpu_list_or_empty(cpu))
+        if readable and numa.isdigit() and (numa == "0" or not numa.startswith("0")):
+            out.append((cpu, numa))
+    return out
 
 
 def _natural(label: str) -> tuple[str, int]:
