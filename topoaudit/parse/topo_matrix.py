@@ -28,9 +28,10 @@ HOW IT READS (and why):
   does not print (a re-typed ``NUMA``) is kept as text (:attr:`TopoParse.text_columns` and an ``ignored``
   issue), never guessed into a fact. A CPU list glued to the NUMA value after it (``0-23,48-710``, the row
   one value short) is split when the other rows settle the split, else the row's affinity is
-  :class:`Failed` with the reason. A CPU list that is visibly cut (``-31,64-95``) or that is a textual fragment of another row's list (``2-63,96-127`` next
-  to ``32-63,96-127``: the terminal ate a character) makes the whole CPU-affinity column :class:`Failed`,
-  because the same cut hits every row and a plausible wrong CPU list is worse than none.
+  :class:`Failed` with the reason. A CPU list that is visibly cut (``-31,64-95``) or that is a textual
+  fragment of another row's list (``2-63,96-127`` next to ``32-63,96-127``: the terminal ate a character)
+  makes the whole CPU-affinity column :class:`Failed`, because the same cut hits every row and a plausible
+  wrong CPU list is worse than none.
 * A cell that cannot be what nvidia-smi printed is unknown, never a link: an NVLink count of 0 (nvidia-smi
   never prints ``NV0``) or above :data:`MAX_NVLINKS` (``NV99``), and the last cell of a paste that ends
   without a line break (``N`` of a cut ``NV12``). Such a cell is read from its mirror when the mirror is
