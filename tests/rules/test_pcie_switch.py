@@ -1,0 +1,64 @@
+"""GPUs behind PCIe switches (PIX: one switch, PXB: several) are close on PCIe, never an NVLink domain: a TP
+group there runs its all-reduce over PCIe, so ``--tp 2`` on such a box fails. Real captures, and the same
+box through the live audit on a fake NVML."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from rulecheck import audit, check
+
+from topoaudit.model.machine import PathLevel
+from topoaudit.model.topology import bottleneck, nvlink_domains
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "probe"))
+from fakebox import make_box  # the fake NVML box lives with the probe tests
+
+ONE_SWITCH = "topo-4x2080ti-pix-one-switch-lmdeploy-1.txt"  # 4 GPUs, every pair PIX
+TWO_SWITCHES = "topo-8xp40-pix-pxb-two-switches-paddle-1.txt"  # 2 x 4 GPUs: PIX inside, PXB across
+
+
+@pytest.mark.parametrize("name", [ONE_SWITCH, TWO_SWITCHES])
+def test_gpus_behind_pcie_switches_are_never_an_nvlink_domain(name: str) -> None:
+    report = audit(name)
+    assert [d.gpus for d in report.domains] == [(g.index,) for g in report.machine.gpus]
+    assert {d.build for d in report.domains} == {"single"}
+    assert [d.gpus for d in nvlink_domains(report.machine)] == [(g.index,) for g in report.machine.gpus]
+    assert check(None, name) >= {"nvlink-absent"}
+    assert "nvlink-degraded" not in check(None, name)
+
+
+def test_the_switch_paths_are_read_as_pcie_levels() -> None:
+    machine = audit(TWO_SWITCHES).machine
+    assert bottleneck(machine, (0, 1, 2, 3)).level == PathLevel.PIX
+    assert bottleneck(machine, range(8)).level == PathLevel.PXB
+    assert bottleneck(audit(ONE_SWITCH).machine, range(4)).level == PathLevel.PIX
+
+
+@pytest.mark.parametrize(("name", "tp"), [(ONE_SWITCH, 2), (ONE_SWITCH, 4), (TWO_SWITCHES, 2)])
+def test_tensor_parallelism_on_a_pcie_switch_box_fails(name: str, tp: int) -> None:
+    report = audit(name, tp=tp)
+    assert "tp-group-crosses-domain" in {f.code for f in report.findings}
+    assert report.gate.exit_code == 1
+    (placement,) = [p for p in report.placements if p.tp == tp]
+    assert placement.groups == () and not placement.fits
+
+
+def test_the_live_audit_of_gpus_behind_one_switch_fails_tp2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from topoaudit.cli import main
+
+    box = make_box("pcie-switch-4gpu", tmp_path, monkeypatch)
+    with pytest.raises(SystemExit) as exc:
+        main(["audit", "--format", "json", "--sysfs-root", str(box.root), "--smi-timeout", "2", "--tp", "2"])
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert exc.value.code == 1, err
+    assert [d["gpus"] for d in report["domains"]] == [[0], [1], [2], [3]]
+    gpu_pairs = [lk for lk in report["links"] if lk["a"].startswith("GPU") and lk["b"].startswith("GPU")]
+    assert len(gpu_pairs) == 6 and {lk["level"] for lk in gpu_pairs} == {"PIX"}
+    assert "tp-group-crosses-domain" in {f["code"] for f in report["findings"]}
