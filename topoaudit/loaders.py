@@ -177,7 +177,9 @@ def load_path(path: str) -> Loaded:
         raise InputError(f"{path}: is a directory, not a capture file") from exc
     except PermissionError as exc:
         raise InputError(f"{path}: permission denied") from exc
-    return load_text(raw.decode("utf-8", errors="replace"), path)
+    from topoaudit.parse.text import decode_capture
+
+    return load_text(decode_capture(raw), path)
 
 
 # --- bundled examples -------------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""Captured command output as text: the bytes a user hands over, and the captures that hold only a failure.
+
+Windows PowerShell's ``>`` and ``Out-File`` write UTF-16 with a byte-order mark, so a capture copied off a
+jump host is often UTF-16; read as UTF-8 it looks like binary data. And a capture taken where nvidia-smi
+cannot work holds its error message instead of a matrix; that deserves its own sentence, not "not a format
+topoaudit reads".
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+# Longest BOM first: the UTF-32 LE mark begins with the UTF-16 LE one.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_SNIFF_BYTES = 4096
+
+
+def decode_capture(data: bytes) -> str:
+    """Text of a capture: UTF-8, or UTF-16/32 with a byte-order mark, or UTF-16 without one.
+
+    Undecodable bytes become U+FFFD rather than an exception: the parsers then report the damaged line.
+    Binary data stays recognisable by its NUL characters.
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return data[len(bom) :].decode(encoding, errors="replace")
+    return data.decode(_bomless_utf16(data[:_SNIFF_BYTES]) or "utf-8", errors="replace")
+
+
+def _bomless_utf16(head: bytes) -> str | None:
+    """``utf-16-le``/``-be`` when ASCII text alternates with NUL bytes (UTF-16 written without a BOM)."""
+    if len(head) < 8:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) >= 0.9 * len(odd) and even.count(0) <= 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) >= 0.9 * len(even) and odd.count(0) <= 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
+# What nvidia-smi prints instead of its output when it cannot work, and why that happens.
+_FAILURES = (
+    (
+        re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"),
+        "nvidia-smi could not communicate with the NVIDIA driver (the driver is not loaded, or it does not "
+        "match the running kernel)",
+    ),
+    (
+        re.compile(r"Failed to initialize NVML: Driver/library version mismatch"),
+        "the NVIDIA driver library does not match the loaded kernel module (a driver upgrade without a reboot)",
+    ),
+    (
+        re.compile(r"Failed to initialize NVML: ?(?P<detail>[^\r\n]*)"),
+        "nvidia-smi could not initialise NVML",
+    ),
+    (
+        re.compile(r"Unable to determine the device handle for GPU\s*(?P<detail>[^\r\n]*)"),
+        "nvidia-smi could not reach a GPU (it may have fallen off the bus)",
+    ),
+    (re.compile(r"^\s*No devices were found\s*$", re.M), "nvidia-smi found no NVIDIA GPU"),
+    (
+        re.compile(r"nvidia-smi: (?:command )?not found|'nvidia-smi' is not recognized"),
+        "nvidia-smi is not installed where the capture was taken",
+    ),
+)
+
+
+def capture_failure(text: str) -> str | None:
+    """The sentence for a capture that holds nvidia-smi's failure message; None for any other text."""
+    for pattern, why in _FAILURES:
+        m = pattern.search(text)
+        if m is not None:
+            line = text.count("\n", 0, m.start()) + 1
+            printed = text[text.rfind("\n", 0, m.start()) + 1 :].split("\n", 1)[0].strip()
+            return (
+                f"the capture failed: {why}; line {line} reads {printed[:200]!r}, and there is no topology in it. "
+                "Fix nvidia-smi on that machine and capture `nvidia-smi topo -m` again"
+            )
+    return None
