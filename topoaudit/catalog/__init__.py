@@ -11,7 +11,7 @@ CONTRACT (used by the judge, the bench and the planner; keep it):
 * ``nvlink_rate_gbps(generation)`` -- unidirectional GB/s per NVLink of that generation.
 
 The data lives in ``gpus.toml`` beside this file, loaded once, lazily, and checked strictly (an unknown
-key or a number without a source is a bug caught by ``tests/test_catalog.py``). ``docs/catalog.md`` is
+key or a number without a source is a bug caught by ``tests/catalog/test_catalog.py``). ``docs/catalog.md`` is
 generated from it by :func:`catalog_markdown` (``python -m topoaudit.catalog``) and tested for drift.
 """
 
@@ -92,7 +92,7 @@ class GpuSpec:
     allreduce_busbw_gbps: float  # floor for the whole standard domain (ring band, else default/NVLS); 0 = unknown
     sources: tuple[str, ...]
     notes: str = ""
-    # --- added with the full catalog (issue 5); defaults keep older constructors working ---
+    # Finer facts; their defaults let an entry state only what its sources give.
     layout: str = ""  # finer than build: see LAYOUTS
     domain_sizes_by_design: tuple[int, ...] = ()  # domain sizes a healthy node may show (H200 NVL: 2 or 4)
     nvlinks_total: int = 0  # links the silicon has when more than are active by design (H100 NVL: 18)
@@ -251,7 +251,7 @@ def nvlink_rate_gbps(generation: int) -> float:
     return NVLINK_RATE_GBPS.get(generation, 0.0)
 
 
-def _num(value: float) -> str:
+def _figure(value: float) -> str:
     return f"{value:g}" if value else "–"
 
 
@@ -273,11 +273,11 @@ def catalog_markdown() -> str:
     ]
     for s in all_gpus():
         links = str(s.nvlinks_per_gpu or "–") + (f" of {s.nvlinks_total}" if s.nvlinks_total else "")
-        rate = _num(s.nvlink_rate_gbps) + (f" ({s.nvlink_rate_shown_gbps:g})" if s.nvlink_rate_shown_gbps else "")
+        rate = _figure(s.nvlink_rate_gbps) + (f" ({s.nvlink_rate_shown_gbps:g})" if s.nvlink_rate_shown_gbps else "")
         out.append(
             f"| `{s.key}` | {s.name} | {s.memory_bytes / 10**9:g} GB | {s.nvlink_generation or '–'} | {links} | "
             f"{rate} | {s.layout} | {s.domain_size} / {s.node_gpus} | Gen{s.pcie_generation} x{s.pcie_width} | "
-            f"{_num(s.pcie_host_gbps)} | {_num(s.allreduce_busbw_gbps)} |"
+            f"{_figure(s.pcie_host_gbps)} | {_figure(s.allreduce_busbw_gbps)} |"
         )
     out += ["", "### Per model: matching, by-design exceptions, busbw bands and sources", ""]
     for s in all_gpus():

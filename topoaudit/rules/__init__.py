@@ -6,7 +6,6 @@ order their findings are shown; every code they emit is registered in :mod:`topo
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -37,17 +36,10 @@ def finding(code: str, message: str, *, severity: Severity | None = None, **evid
 
 
 def registered_rules() -> tuple[Rule, ...]:
-    """Every rule, in display order (imported here so adding a rule module is one line)."""
-    from topoaudit.rules import topology_rules
+    """Every rule, in display order: the topology rules, then those over facts only a probe has."""
+    from topoaudit.rules import probe_rules, topology_rules
 
-    rules: list[Rule] = list(topology_rules.RULES)
-    try:  # the probe's rules judge facts only NVML provides; absent until that package exists
-        probe_rules = importlib.import_module("topoaudit.rules.probe_rules")
-    except ImportError:
-        pass
-    else:
-        rules.extend(probe_rules.RULES)
-    return tuple(rules)
+    return (*topology_rules.RULES, *probe_rules.RULES)
 
 
 def run_rules(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Skipped, ...]]:
