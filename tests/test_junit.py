@@ -6,12 +6,13 @@ import dataclasses
 import xml.etree.ElementTree as ET
 
 import report_samples as rs
+from report_samples import example_report
 
 from topoaudit.model.finding import Severity, Skipped
 from topoaudit.model.report import AuditOptions
 from topoaudit.render import render
+from topoaudit.render.junit import PROBE_ONLY_CODES, PROBED_SOURCES
 from topoaudit.rules.codes import CODES
-from topoaudit.tools.regen_examples import example_report
 
 
 def _suite(report: object) -> ET.Element:
@@ -90,3 +91,74 @@ def test_hostile_strings_keep_the_xml_well_formed() -> None:
     suite = _suite(report)
     assert suite.get("hostname", "").startswith("<script>")  # data, parsed back as text
     assert AuditOptions().fail_on == Severity.FAIL
+
+
+def _verdicts(suite: ET.Element) -> dict[str, str]:
+    """Each test case's outcome by name; a name that appears twice is an error in the file."""
+    outcomes: dict[str, str] = {}
+    for tc in suite.iter("testcase"):
+        name = tc.get("name", "")
+        assert name not in outcomes, f"two test cases named {name}"
+        outcomes[name] = next((child.tag for child in tc if child.tag in ("failure", "skipped")), "passed")
+    return outcomes
+
+
+def test_probe_only_rules_on_a_pasted_matrix_are_skipped_with_the_reason_never_passed() -> None:
+    report = example_report("h200-nvl-split")
+    assert report.machine.source == "topo-matrix"
+    suite = _suite(report)
+    outcomes = _verdicts(suite)
+    for code in PROBE_ONLY_CODES:
+        assert outcomes[code] == "skipped", code
+        message = _cases(suite)[code].find("skipped").get("message", "")  # type: ignore[union-attr]
+        assert "live probe" in message and "topo-matrix" in message
+    assert outcomes["nvlink-absent"] == "passed"  # a topology rule did run on the matrix
+    assert int(suite.get("skipped", "")) == sum(v == "skipped" for v in outcomes.values())
+    assert int(suite.get("tests", "")) == len(outcomes)
+
+
+def test_probe_only_rules_on_a_probed_machine_are_judged() -> None:
+    machine = dataclasses.replace(rs.split_machine(), source="nvml")
+    report = rs.report_of(machine)
+    suite = _suite(report)
+    outcomes = _verdicts(suite)
+    judge_skipped = {s.rule for s in report.skipped}
+    judged = {code for code in PROBE_ONLY_CODES if outcomes[code] != "skipped"}
+    assert judged == PROBE_ONLY_CODES - judge_skipped and len(judged) >= 4, outcomes
+    for code in PROBE_ONLY_CODES & judge_skipped:  # skipped by the judge, for its own reason
+        message = _cases(suite)[code].find("skipped").get("message", "")  # type: ignore[union-attr]
+        assert "live probe" not in message
+
+
+def test_the_probe_only_list_matches_what_the_probe_rules_emit() -> None:
+    import ast
+    import inspect
+
+    from topoaudit.rules import probe_rules
+
+    tree = ast.parse(inspect.getsource(probe_rules))
+    emitted = {
+        call.args[0].value
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call)
+        and getattr(call.func, "id", "") in ("finding", "Skipped")
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+    }
+    assert emitted == PROBE_ONLY_CODES
+    assert set(probe_rules.PROBE_SOURCES) == PROBED_SOURCES
+
+
+def test_a_code_the_judge_skipped_is_one_skipped_case_not_also_a_passed_one() -> None:
+    report = dataclasses.replace(
+        rs.report_of(rs.split_machine(), tp=4),
+        skipped=(
+            Skipped("nvlink-absent", "the nccl-tests source describes no GPU-to-GPU links"),
+            Skipped("custom-check", "needs a fact this source lacks"),
+        ),
+    )
+    suite = _suite(report)
+    outcomes = _verdicts(suite)
+    assert outcomes["nvlink-absent"] == "skipped" and outcomes["custom-check"] == "skipped"
+    message = _cases(suite)["nvlink-absent"].find("skipped").get("message", "")  # type: ignore[union-attr]
+    assert message == "the nccl-tests source describes no GPU-to-GPU links"

@@ -2,9 +2,11 @@
 
 One ``<testcase>`` per registered finding code (``classname`` ``topoaudit.<area>``): a ``<failure>`` for
 every finding at or above ``--fail-on`` (``fail`` by default), passed with the message in
-``<system-out>`` for a finding below it, passed and empty when the code did not fire, ``<skipped>`` when
-its stage did not run (bench codes without a bench) -- plus one skipped test case per rule the judge
-skipped, and a ``gate`` test case that fails exactly when the exit code is not 0.
+``<system-out>`` for a finding below it, passed and empty when the code was judged and did not fire, and
+``<skipped>`` with the reason when it could not be judged: the judge skipped its rule, its stage did not run
+(bench codes without a bench), or the input lacks the facts it needs (probe-only codes on a pasted
+matrix). A code is never "passed" without having been judged. Plus a test case for each skipped rule that
+is not a code, and a ``gate`` test case that fails exactly when the exit code is not 0.
 """
 
 from __future__ import annotations
@@ -20,6 +22,23 @@ from topoaudit.render.common import xml_text as x
 from topoaudit.rules.codes import CODES
 
 _BENCH_PREFIXES = ("bench-", "measured-")
+
+# Codes judged only from facts a live probe (or its snapshot) records -- NVLink port state and counters,
+# fabric state, P2P status, PCIe link state, the NCCL environment, GPU visibility, NVML against
+# nvidia-smi -- and the machine sources that carry those facts.
+PROBE_ONLY_CODES = frozenset(
+    {
+        "fabric-not-ready",
+        "nvlink-link-down",
+        "nvlink-errors",
+        "p2p-unavailable",
+        "pcie-link-degraded",
+        "nccl-env-override",
+        "gpu-visibility-restricted",
+        "probe-sources-disagree",
+    }
+)
+PROBED_SOURCES = frozenset({"nvml"})
 
 
 def area_of(code: str) -> str:
@@ -41,6 +60,10 @@ def render(report: Report, options: RenderOptions) -> str:
         by_code.setdefault(f.code, []).append(f)
     codes = list(CODES) + sorted(c for c in by_code if c not in CODES)
     has_bench = isinstance(report.bench, BenchResult)
+    probed = report.machine.source in PROBED_SOURCES
+    skip_reasons: dict[str, list[str]] = {}
+    for s in report.skipped:
+        skip_reasons.setdefault(s.rule, []).append(s.reason)
     threshold = report.options.fail_on.rank
     suite = ET.Element(
         "testsuite",
@@ -81,16 +104,18 @@ def render(report: Report, options: RenderOptions) -> str:
             first = failing[0]
             el = ET.SubElement(tc, "failure", {"message": x(first.message), "type": first.severity.value})
             el.text = x("\n\n".join(_detail(f) for f in failing))
-        elif not found and area == "bench" and not has_bench:
+        elif not found and (reason := _not_judged(code, area, has_bench, probed, report, skip_reasons)):
             skipped += 1
-            ET.SubElement(tc, "skipped", {"message": "no bench in this report (run `topoaudit bench` to measure)"})
+            ET.SubElement(tc, "skipped", {"message": x(reason)})
         if passing:
             out = ET.SubElement(tc, "system-out")
             out.text = x("\n\n".join(f"[{f.severity.value}] {_detail(f)}" for f in passing))
-    for s in report.skipped:
-        tc = case("topoaudit.rules", s.rule)
+    for rule, reasons in skip_reasons.items():
+        if rule in codes:
+            continue
+        tc = case("topoaudit.rules", rule)
         skipped += 1
-        ET.SubElement(tc, "skipped", {"message": x(s.reason)})
+        ET.SubElement(tc, "skipped", {"message": x("; ".join(reasons))})
     gate = case("topoaudit", "gate")
     if report.gate.exit_code != 0:
         failures += 1
@@ -107,6 +132,22 @@ def render(report: Report, options: RenderOptions) -> str:
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _not_judged(
+    code: str, area: str, has_bench: bool, probed: bool, report: Report, skip_reasons: dict[str, list[str]]
+) -> str:
+    """Why ``code`` could not be judged on this report ("" when it was judged)."""
+    if code in skip_reasons:
+        return "; ".join(skip_reasons[code])
+    if area == "bench" and not has_bench:
+        return "no bench in this report (run `topoaudit bench` to measure)"
+    if code in PROBE_ONLY_CODES and not probed:
+        return (
+            f"needs facts only a live probe records (`topoaudit audit` or a snapshot); "
+            f"a {report.machine.source} source does not have them"
+        )
+    return ""
 
 
 def _summary(report: Report) -> str:
