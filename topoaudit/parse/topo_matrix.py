@@ -53,6 +53,7 @@ from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, Link, Machine, Nic, level_from_code
 from topoaudit.model.values import Failed, Probed, Unsupported
 from topoaudit.parse.cpulist import parse_cpu_list
+from topoaudit.parse.text import capture_failure
 
 
 @dataclass(frozen=True)
@@ -271,7 +272,8 @@ def looks_like_topo_matrix(text: str) -> bool:
             others = {c for c in cells if c != "X"}
             # ``topo -p2p`` has the same shape with OK/CNS/GNS cells: not a topology.
             return bool(cells) and not (others and others <= _P2P_CODES)
-    return False
+    # A capture of nvidia-smi's failure message is a topo -m capture that failed: it gets its own sentence.
+    return header is None and capture_failure(text) is not None
 
 
 def parse_topo_matrix(text: str) -> TopoParse:
@@ -324,6 +326,7 @@ class _Parser:
     """One parse: the cleaned lines, the header, the rows, and the issues found on the way."""
 
     def __init__(self, text: str) -> None:
+        self.text = text
         self.lines = [_clean(raw) for raw in _LINE_BREAK.split(text)]
         # A paste that stops mid-line (no line break, no trailing blank) may have lost the end of its last cell.
         self.cut_line = len(self.lines) if text and not text[-1].isspace() else 0
@@ -336,6 +339,11 @@ class _Parser:
         where = f"line {line}: " if line else ""
         self.issues.append(ParseIssue(line, "ambiguous", message))
         return TopoParseError(f"cannot read the nvidia-smi topo -m matrix: {where}{message}", self.sorted_issues())
+
+    def failed_capture(self, message: str) -> TopoParseError:
+        """nvidia-smi printed its failure instead of a matrix: say that, not "cannot read the matrix"."""
+        self.issues.append(ParseIssue(0, "ambiguous", message))
+        return TopoParseError(message, self.sorted_issues())
 
     def note(self, line: int, action: str, message: str) -> None:
         self.issues.append(ParseIssue(line, action, message))
@@ -350,6 +358,9 @@ class _Parser:
         rows = self.read_rows(header)
         gpu_labels = [x for x in header.labels if _ROW_LABEL.fullmatch(x) and x.startswith("GPU")]
         if not any(label in rows for label in gpu_labels):
+            failure = capture_failure(self.text)
+            if failure:
+                raise self.failed_capture(failure)
             raise self.fail(header.line, "a header naming GPU0 but no GPU rows under it")
         self.resolve(header, rows, gpu_labels)
         nic_labels = [x for x in header.labels if x not in gpu_labels]
@@ -365,6 +376,9 @@ class _Parser:
             header = _read_header(line, no)
             if header is not None:
                 return header
+        failure = capture_failure(self.text)
+        if failure:
+            raise self.failed_capture(failure)
         raise self.fail(0, "no header line naming GPU0 (is this `nvidia-smi topo -m` output?)")
 
     def check_header(self, header: _Header) -> None:

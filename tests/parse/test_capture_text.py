@@ -1,0 +1,96 @@
+"""Captures as users hand them over: UTF-16 files from PowerShell, and captures that hold only nvidia-smi's
+failure message."""
+
+from __future__ import annotations
+
+import codecs
+import json
+from pathlib import Path
+
+import pytest
+
+from topoaudit.cli import main
+from topoaudit.errors import InputError
+from topoaudit.exitcodes import ExitCode
+from topoaudit.loaders import load_path
+from topoaudit.parse.text import capture_failure, decode_capture
+from topoaudit.parse.topo_matrix import looks_like_topo_matrix
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+PASTE = FIXTURES / "topo" / "topo-8xa100sxm4-80g-8nic-roce-deepep-1.txt"
+FAILED = FIXTURES / "parse" / "capture-failed"
+
+
+def run_analyze(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as stop:
+        main(["analyze", str(path), "--format", "json"])
+    out, err = capsys.readouterr()
+    return int(stop.value.code or 0), out, err
+
+
+def links_of(path: Path) -> dict[tuple[str, str], str]:
+    return {(lk.a, lk.b): lk.code for lk in load_path(str(path)).machine.links}
+
+
+@pytest.mark.parametrize(
+    ("bom", "encoding"),
+    [
+        (codecs.BOM_UTF16_LE, "utf-16-le"),  # Windows PowerShell `>` and Out-File
+        (codecs.BOM_UTF16_BE, "utf-16-be"),
+        (codecs.BOM_UTF8, "utf-8"),  # PowerShell 7 `Out-File -Encoding utf8BOM`
+        (b"", "utf-16-le"),  # UTF-16 written without a mark
+    ],
+)
+def test_utf16_and_bom_captures_read_like_the_utf8_paste(tmp_path: Path, bom: bytes, encoding: str) -> None:
+    text = PASTE.read_text(encoding="utf-8").replace("\n", "\r\n")  # Windows line ends too
+    capture = tmp_path / "topo.txt"
+    capture.write_bytes(bom + text.encode(encoding))
+    loaded = load_path(str(capture))
+    assert loaded.issues == ()
+    assert {(lk.a, lk.b): lk.code for lk in loaded.machine.links} == links_of(PASTE)
+    assert loaded.machine.gpus[4].cpu_affinity == (*range(32, 64), *range(96, 128))
+
+
+def test_utf16_capture_through_analyze(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capture = tmp_path / "topo.txt"
+    capture.write_bytes(codecs.BOM_UTF16_LE + PASTE.read_text(encoding="utf-8").encode("utf-16-le"))
+    code, out, err = run_analyze(capture, capsys)
+    assert code == ExitCode.OK, err
+    report = json.loads(out)
+    assert [d["gpus"] for d in report["domains"]] == [[0, 1, 2, 3, 4, 5, 6, 7]]
+    assert report["input_issues"] == []
+
+
+def test_binary_data_is_still_refused(tmp_path: Path) -> None:
+    blob = tmp_path / "core"
+    blob.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+    with pytest.raises(InputError, match="binary"):
+        load_path(str(blob))
+
+
+def test_decode_capture_keeps_undecodable_bytes_visible() -> None:
+    assert decode_capture(b"GPU0\tX\n\xfe\xfftail") == "GPU0\tX\n\ufffd\ufffdtail"
+    assert decode_capture(codecs.BOM_UTF16_LE + "odd".encode("utf-16-le") + b"\x00") == "odd\ufffd"
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("nvidia-smi-no-driver-1.txt", "could not communicate with the NVIDIA driver"),
+        ("nvidia-smi-version-mismatch-1.txt", "does not match the loaded kernel module"),
+    ],
+)
+def test_failed_capture_says_the_capture_failed_and_why(
+    name: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_analyze(FAILED / name, capsys)
+    assert code == ExitCode.UNUSABLE == 4
+    assert out == ""
+    assert "the capture failed" in err and why in err and "line 1" in err
+    assert "not a format topoaudit reads" not in err and "Traceback" not in err
+
+
+def test_failure_text_beside_a_real_matrix_does_not_hide_the_matrix() -> None:
+    text = PASTE.read_text(encoding="utf-8") + "\nNo devices were found\n"
+    assert looks_like_topo_matrix(text)
+    assert capture_failure("GPU0 is fine\n") is None
