@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import itertools
+import sys
+from pathlib import Path
+from typing import Any
 
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, PairBw, RankInfo
 from topoaudit.model.machine import Gpu, Host, Link, Machine, Nic, level_from_code
@@ -11,6 +15,24 @@ from topoaudit.model.report import AuditOptions, Report, SourceInfo
 from topoaudit.pipeline import analyze
 
 GENERATED_AT = "2026-11-30T00:00:00+00:00"
+
+
+def _tool(name: str) -> Any:
+    """A repository tool (``tools/NAME.py``, not part of the package), imported by path."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+        )
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+regen = _tool("regen_examples")
+example_report = regen.example_report
+expected_files, stale, BUNDLED, DEFAULT_DIR = regen.expected_files, regen.stale, regen.BUNDLED, regen.DEFAULT_DIR
 
 HOSTILE = (
     "<script>alert('x')</script><img src=http://evil.example/p.png onerror=alert(2)>"

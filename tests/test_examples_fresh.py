@@ -1,5 +1,5 @@
 """reports/examples/ is what the generator produces today: a rule, catalog or renderer change that alters
-an example report fails here until `python -m topoaudit.tools.regen_examples` is run and committed."""
+an example report fails here until `python tools/regen_examples.py` is run and committed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from topoaudit.bundle import verify_bundle
 from topoaudit.loaders import examples
 from topoaudit.render import FORMATS
-from topoaudit.tools.regen_examples import BUNDLED, DEFAULT_DIR, expected_files, stale
+from report_samples import BUNDLED, DEFAULT_DIR, expected_files, stale
 
 ROOT = Path(__file__).parents[1] / "reports" / "examples"
 
@@ -17,7 +17,7 @@ def test_committed_examples_are_fresh() -> None:
     assert DEFAULT_DIR == ROOT
     problems = stale(ROOT)
     assert not problems, (
-        "reports/examples/ is stale; regenerate with `.venv/bin/python -m topoaudit.tools.regen_examples` "
+        "reports/examples/ is stale; regenerate with `.venv/bin/python tools/regen_examples.py` "
         "and commit it:\n" + "\n".join(problems[:20])
     )
 

@@ -1,14 +1,12 @@
-"""Text every format shares: the summary sentence, the link matrix, what could not be learned."""
+"""Text every format shares: the summary sentence, CPU lists, bandwidth figures, XML-safe text."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from topoaudit.model.machine import PathLevel
 from topoaudit.model.report import Report
 from topoaudit.model.topology import format_gpus
-from topoaudit.model.values import Failed, Unsupported
 
 # characters XML 1.0 cannot carry (or should not): a hostile string must still give a well-formed file
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
@@ -55,43 +53,6 @@ def summary(report: Report) -> str:
     return prefix + "; ".join(parts) + "."
 
 
-def matrix(report: Report) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the device link matrix, as ``nvidia-smi topo -m`` shows it."""
-    labels = [g.label for g in report.machine.gpus] + [n.label for n in report.machine.nics]
-    rows = []
-    for a in labels:
-        row = [a]
-        for b in labels:
-            if a == b:
-                row.append("X")
-            else:
-                link = report.machine.link(a, b)
-                row.append(link.code if link else "?")
-        rows.append(row)
-    return [""] + labels, rows
-
-
-def absent_facts(report: Report) -> Iterator[tuple[str, str, Unsupported | Failed]]:
-    """(where, field, absent value) for every fact the source could not give, failures first.
-
-    Facts a whole source never carries (topo text has no serials) are summarised once per field.
-    """
-    seen: dict[tuple[str, str], int] = {}
-    items: list[tuple[str, str, Unsupported | Failed]] = []
-    for gpu in report.machine.gpus:
-        for field_name in ("name", "uuid", "serial", "pci_bus_id", "memory_total_bytes", "cpu_affinity", "numa_nodes"):
-            value = getattr(gpu, field_name)
-            if isinstance(value, (Unsupported, Failed)):
-                key = (field_name, value.reason)
-                if isinstance(value, Failed) or key not in seen:
-                    items.append((gpu.label, field_name, value))
-                seen[key] = seen.get(key, 0) + 1
-        if isinstance(gpu.status, Failed):
-            items.append((gpu.label, "status", gpu.status))
-    items.sort(key=lambda item: 0 if isinstance(item[2], Failed) else 1)
-    yield from items
-
-
 def cpu_list(cpus: object) -> str:
     """Compact CPU list (0-51,104-155), or the reason it is absent."""
     if not isinstance(cpus, tuple):
@@ -106,29 +67,6 @@ def cpu_list(cpus: object) -> str:
         prev = c
     runs.append(f"{start}-{prev}" if prev != start else str(start))
     return ",".join(runs)
-
-
-def policy_lines(report: Report) -> list[tuple[str, str]]:
-    """(label, text) lines saying which policy judged the report and what it changed; [] without one.
-
-    Ignored findings are listed with their reasons: a finding a policy hides must stay visible somewhere.
-    """
-    from topoaudit.model.policy import PolicyOutcome
-
-    outcome = report.policy
-    if not isinstance(outcome, PolicyOutcome):
-        return []
-    lines = [("policy", f"{outcome.name} ({outcome.source}, sha256 {outcome.sha256[:12]})")]
-    if outcome.description:
-        lines.append(("about", outcome.description))
-    lines += [("met", text) for text in outcome.met]
-    lines += [("not met", text) for text in outcome.not_met]
-    lines += [("not checked", text) for text in outcome.not_checked]
-    lines += [
-        ("severity", f"{c.code}: {c.was.value} -> {c.now.value} ({c.count} finding(s))") for c in outcome.overridden
-    ]
-    lines += [("ignored", f"{i.finding.code}: {i.finding.message} (reason: {i.reason})") for i in outcome.ignored]
-    return lines
 
 
 def gbps(value: float) -> str:

@@ -1,16 +1,11 @@
-"""Markdown for tickets and pull requests: the same content as the console, tables escaped."""
+"""Markdown for tickets and pull requests: the rows every format shares, every value escaped."""
 
 from __future__ import annotations
 
-import json
-
-from topoaudit.model.bench import BenchResult
+from topoaudit.model.plan import DeployPlan
 from topoaudit.model.report import Report
-from topoaudit.model.topology import format_gpus
-from topoaudit.model.values import Unsupported, show
-from topoaudit.plan.model import DomainFit, Plan
 from topoaudit.render import RenderOptions
-from topoaudit.render.common import absent_facts, cpu_list, matrix, policy_lines, summary
+from topoaudit.render.rows import BenchView, Cell, PlanView, Table, plan_view, view
 
 _MD_ESCAPES = str.maketrans(
     {
@@ -47,200 +42,119 @@ def code_span(text: object) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
+def table(header: list[str] | tuple[str, ...], rows: list[list[str]] | list[tuple[str, ...]]) -> list[str]:
     out = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return out
 
 
+def _text(c: Cell) -> str:
+    return Md(f"**{cell(c.text)}**") if c.tone in ("fail", "strong") and c.text else c.text
+
+
+def rows_table(t: Table) -> list[str]:
+    """A shared-model table, its notes as a list below it."""
+    out = table(t.header, [[_text(c) for c in row] for row in t.rows])
+    if t.notes:
+        out += ["", *(f"- {cell(n)}" for n in t.notes)]
+    return out
+
+
 def render(report: Report, options: RenderOptions) -> str:
-    lines = ["# topoaudit report", "", f"**{cell(summary(report))}**", ""]
-    if report.source.demo:
-        lines += ["> **Demo:** this is a bundled example box, not the machine this ran on.", ""]
-    redaction = report.extras.get("redaction")
-    if isinstance(redaction, dict):
-        lines += [f"> **Redacted.** {cell(redaction.get('note', ''))}", ""]
-    host = report.machine.host
-    lines += table(
-        ["", ""],
-        [
-            [
-                "Verdict",
-                Md(f"**{report.gate.verdict.upper()}** (exit {report.gate.exit_code}: {cell(report.gate.reason)})"),
-            ],
-            ["Source", f"{report.source.kind}: {report.source.name}"],
-            ["GPU model", show(report.gpu_model)],
-            ["Catalog entry", show(report.catalog_entry)],
-            ["Host", show(host.hostname)],
-            ["Product", show(host.product)],
-            ["Driver", show(host.driver_version)],
-            ["CUDA driver", show(host.cuda_driver_version)],
-            ["Generated", f"{report.generated_at} by topoaudit {report.tool_version}"],
-        ],
-    )
-    lines += ["", *gpu_lines(report)]
-    lines += ["", "## Topology", ""]
-    if options.picture:
-        lines.append(f"![Topology: NVLink domains, NICs and NUMA nodes]({options.picture})")
-    else:
-        lines.append(
-            "_The topology picture is `topology.svg` in the report bundle "
-            "(`topoaudit analyze ... --out DIR`, or `topoaudit report report.json --format html`)._"
-        )
+    v = view(report)
+    lines = ["# topoaudit report", "", f"**{cell(v.summary)}**", ""]
+    if v.demo:
+        lines += [f"> **Demo:** {cell(v.demo)}", ""]
+    if v.redaction:
+        lines += [f"> **Redacted.** {cell(v.redaction)}", ""]
+    verdict = Md(f"**{v.verdict.upper()}** (exit {v.exit_code}: {cell(v.gate_reason)})")
+    lines += table(["", ""], [["Verdict", verdict], *([label, c.text] for label, c in v.identity)])
+    lines += ["", f"Generated {cell(v.generated)}."]
+    if v.gpus:
+        lines += ["", "## GPUs", "", *rows_table(v.gpus)]
+    if v.has_gpus:
+        lines += ["", "## Topology", ""]
+        if options.picture:
+            lines.append(f"![Topology: NVLink domains, NICs and NUMA nodes]({options.picture})")
+        else:
+            lines.append(
+                "_The topology picture is `topology.svg` in the report bundle "
+                "(`topoaudit analyze ... --out DIR`, or `topoaudit report report.json --format html`)._"
+            )
     lines += ["", "## Findings", ""]
-    if report.findings:
-        for f in report.findings:
-            lines.append(f"- **{f.severity.value.upper()}** `{f.code}`: {cell(f.message)}")
-            if f.evidence:
-                lines.append(f"  - evidence: {code_span(json.dumps(f.evidence, sort_keys=True, ensure_ascii=False))}")
-            if f.remedy:
-                lines.append(f"  - remedy: {cell(f.remedy)}")
-    else:
+    for f in v.findings:
+        lines.append(f"- **{f.severity.upper()}** `{f.code}`: {cell(f.message)}")
+        if f.evidence:
+            lines.append(f"  - evidence: {code_span('; '.join(f.evidence))}")
+        if f.remedy:
+            lines.append(f"  - remedy: {cell(f.remedy)}")
+    if not v.findings:
         lines.append("No findings.")
-    judged_by = policy_lines(report)
-    if judged_by:
-        lines += ["", "## Policy", ""] + table(["", ""], [[label, text] for label, text in judged_by])
-    lines += ["", "## NVLink domains", ""]
-    lines += table(
-        ["Domain", "GPUs", "Build", "All pairs linked", "NVLinks per pair"],
-        [
-            [
-                str(d.id),
-                format_gpus(d.gpus),
-                d.build,
-                "yes" if d.all_pairs else "no",
-                f"{d.min_links}" if d.min_links == d.max_links else f"{d.min_links}-{d.max_links}",
-            ]
-            for d in report.domains
-        ],
-    )
-    if report.bottlenecks:
-        lines += ["", "## Slowest hop of a ring", ""]
-        lines += table(
-            ["GPUs", "Slowest hop", "Between"],
-            [
-                [
-                    format_gpus(b.gpus),
-                    b.describe,
-                    f"GPU{b.slowest_hop.a}-GPU{b.slowest_hop.b}" if b.slowest_hop else "-",
-                ]
-                for b in report.bottlenecks
-            ],
-        )
-    lines += ["", "## Tensor-parallel placements", ""]
-    if not report.placements:
-        lines.append("None computed: the source describes no GPU-to-GPU links.")
-    for p in report.placements:
-        mark = "" if p.fits else " (does not fit on NVLink)"
-        lines.append(f"- **TP={p.tp}**{mark}")
-        lines += [f"  - `{v}`" for v in p.cuda_visible_devices]
-        lines += [f"  - {cell(a)}" for a in p.alternatives]
-    header, rows = matrix(report)
-    lines += ["", "## Link matrix", ""] + table(header, rows)
-    numa = [[g.label, cpu_list(g.cpu_affinity), show(g.numa_nodes)] for g in report.machine.gpus]
-    lines += ["", "## CPU and NUMA affinity", ""] + table(["GPU", "CPUs", "NUMA"], numa)
-    if report.machine.nics:
-        lines += ["", "## NICs", ""] + table(
-            ["NIC", "Device"], [[n.label, show(n.device)] for n in report.machine.nics]
-        )
-    if report.input_issues:
-        lines += ["", "## Input issues", ""]
-        lines += [f"- line {i.line} ({i.action}): {cell(i.message)}" for i in report.input_issues]
-    if report.skipped:
-        lines += ["", "## Rules skipped", ""] + [f"- `{s.rule}`: {cell(s.reason)}" for s in report.skipped]
-    if isinstance(report.plan, Plan):  # deploy planner section
-        lines += ["", *plan_lines(report.plan)]
-    if isinstance(report.bench, BenchResult):  # all-reduce bench section
-        lines += ["", *bench_lines(report.bench)]
-    lines += extras_lines(report)
-    facts = list(absent_facts(report))
-    if facts:
-        lines += ["", "## Not learned from this source", ""]
-        lines += [f"- {where} `{name}`: {cell(value)}" for where, name, value in facts]
-    return "\n".join(lines) + "\n"
-
-
-# >>> reports (owner: reports): machine identity and other sections, as in the HTML page >>>
-_GPU_FIELDS = (("name", "Name"), ("pci_bus_id", "Bus id"), ("serial", "Serial"), ("uuid", "UUID"))
-
-
-def gpu_lines(report: Report) -> list[str]:
-    """GPU identity table: the columns this source has (names, bus ids, serials, UUIDs)."""
-    gpus = report.machine.gpus
-    cols = [
-        (name, title)
-        for name, title in _GPU_FIELDS
-        if not all(isinstance(getattr(g, name), Unsupported) for g in gpus)
-        or len({getattr(g, name).reason for g in gpus if isinstance(getattr(g, name), Unsupported)}) > 1
-    ]
-    if not cols or not gpus:
-        return []
-    rows = [[g.label, *(show(getattr(g, name)) for name, _ in cols)] for g in gpus]
-    return ["## GPUs", "", *table(["GPU", *(t for _, t in cols)], rows)]
-
-
-def extras_lines(report: Report) -> list[str]:
-    """Sections other stages added without a dedicated view, as JSON blocks."""
-    shown = {k: v for k, v in report.extras.items() if k not in ("redaction", "bench")}
-    lines: list[str] = []
-    for key in sorted(shown):
-        text = json.dumps(shown[key], indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    if v.policy:
+        lines += ["", "## Policy", "", *table(["", ""], [[label, text] for label, text in v.policy])]
+    if v.domains:
+        lines += ["", "## NVLink domains", "", *rows_table(v.domains)]
+        if v.ring:
+            lines += ["", cell(v.ring)]
+    if v.bottleneck:
+        lines += ["", f"## {v.bottleneck.title}", "", *rows_table(v.bottleneck)]
+    if v.has_gpus:
+        lines += ["", "## Tensor-parallel placements", ""]
+        if not v.placements:
+            lines.append("None computed: the source describes no GPU-to-GPU links.")
+        for p in v.placements:
+            lines.append(f"- **TP={p.tp}**" + ("" if p.fits else " (does not fit on NVLink)"))
+            lines += [f"  - {code_span(g)}" for g in p.groups]
+            if p.more:
+                lines.append(f"  - ... {p.more} more groups (report.json lists all)")
+            lines += [f"  - {cell(a)}" for a in p.alternatives]
+    if v.matrix:
+        lines += ["", f"## {v.matrix.title}", "", *rows_table(v.matrix)]
+    if v.affinity:
+        lines += ["", "## CPU and NUMA affinity", "", *rows_table(v.affinity)]
+    if v.nics:
+        lines += ["", "## NICs", "", *rows_table(v.nics)]
+    if v.bench:
+        lines += ["", *_bench_lines(v.bench)]
+    if v.plan:
+        lines += ["", *_plan_lines(v.plan)]
+    for key, text in v.extras:
         fence = "~~~~" if "```" in text else "```"
         while fence in text:
             fence += "~"
         lines += ["", f"## {cell(key)}", "", f"{fence}json", text, fence]
-    return lines
+    if v.input_issues or v.skipped or v.not_available:
+        lines += ["", "## What could not be probed", ""]
+        lines += [f"- {cell(line)}" for line in v.input_issues]
+        lines += [f"- rule `{cell(rule)}` skipped: {cell(reason)}" for rule, reason in v.skipped]
+        lines += [f"- {cell(f.where)} `{f.what}`: {cell(f.why)}" for f in v.not_available]
+        if v.not_available:
+            lines += ["", f"{len(v.not_available)} fact(s) not available from this source."]
+    return "\n".join(lines) + "\n"
 
 
-# <<< reports <<<
-
-
-# >>> deploy planner section (topoaudit/plan; owner: planner) >>>
-def plan_lines(plan: Plan, heading: str = "##") -> list[str]:
+def plan_lines(plan: DeployPlan, heading: str = "##") -> list[str]:
     """The plan as Markdown: key numbers, the arithmetic, the domain fit, the alternatives."""
-    rows = [
-        ["Verdict", Md(f"**{cell(plan.verdict)}**")],
-        ["Model", plan.model_text],
-        ["Footprint", f"{plan.footprint_gb:,.1f} GB"],
-        ["Card", f"{plan.gpu_name} ({plan.usable_per_card_gb:,.1f} GB usable of {plan.card_memory_gb:,.0f} GB)"],
-        ["Cards", f"{plan.cards} (TP{plan.tp_size}" + (f" x PP{plan.pp_size}" if plan.pp_size > 1 else "") + ")"],
-    ]
-    for fit in (plan.standard_node, plan.machine):
-        if isinstance(fit, DomainFit):
-            rows.append([fit.kind, fit.verdict])
-    lines = [f"{heading} Deploy plan", "", *table(["", ""], rows), "", f"{heading}# Arithmetic", ""]
-    lines += [f"{i}. {cell(step)}" for i, step in enumerate(plan.steps, 1)]
-    if plan.alternatives:
-        lines += ["", f"{heading}# Alternatives", ""]
-        lines += table(["Option", "Cost"], [[a.summary, a.cost] for a in plan.alternatives])
+    return _plan_lines(plan_view(plan), heading)
+
+
+def _plan_lines(p: PlanView, heading: str = "##") -> list[str]:
+    lines = [f"{heading} Deploy plan", "", *table(["", ""], [[label, _text(c)] for label, c in p.numbers])]
+    lines += ["", f"{heading}# Arithmetic", ""]
+    lines += [f"{i}. {cell(step)}" for i, step in enumerate(p.steps, 1)]
+    if p.alternatives:
+        lines += ["", f"{heading}# Alternatives", "", *rows_table(p.alternatives)]
     return lines
 
 
-# <<< deploy planner section <<<
-
-
-# >>> all-reduce bench section (topoaudit/bench; owner: bench) >>>
-def bench_lines(result: BenchResult, heading: str = "##") -> list[str]:
-    """The bench as Markdown: groups, every row of every group, the pairwise matrix, islands, notes."""
-    from topoaudit.render import bench_text as bt
-
-    lines = [f"{heading} All-reduce bench", "", cell(bt.title(result)), ""]
-    lines += table(bt.GROUP_HEADER, bt.group_rows(result))
-    for g in result.groups:
-        if g.kind == "pair" or not g.rows:
-            continue
-        lines += ["", f"{heading}# {cell(g.name)} (ranks {','.join(map(str, g.ranks))})", ""]
-        lines += table(bt.row_header(g), [bt.row_cells(g, r) for r in g.rows])
-    matrix = bt.pair_matrix(result)
-    if matrix is not None:
-        lines += ["", f"{heading}# Pairwise busbw (GB/s, each pair alone)", ""] + table(*matrix)
-    line = bt.islands_line(result)
-    if line:
-        lines += ["", cell(line)]
-    footer = bt.footer_lines(result)
-    if footer:
-        lines += [""] + [f"- {cell(x)}" for x in footer]
+def _bench_lines(b: BenchView, heading: str = "##") -> list[str]:
+    lines = [f"{heading} All-reduce bench", "", cell(b.title), "", *rows_table(b.groups)]
+    for t in b.rows:
+        lines += ["", f"{heading}# {cell(t.title)}", "", *rows_table(t)]
+    if b.pairs:
+        lines += ["", f"{heading}# {cell(b.pairs.title)}", "", *rows_table(b.pairs)]
+    if b.islands:
+        lines += ["", cell(b.islands)]
+    if b.footer:
+        lines += ["", *(f"- {cell(x)}" for x in b.footer)]
     return lines
-
-
-# <<< all-reduce bench section <<<

@@ -5,15 +5,16 @@ column buses when it has several rows, so 72 GPUs stay readable), a point-to-poi
 GPUs on a circle with one line per linked pair, its width growing with the bonded NVLink count. Clusters
 flow left to right and wrap; neighbouring clusters are joined by a dashed line labelled with the best
 path between them (SYS, NODE, PHB...). The host row below shows each NUMA node (socket) with its CPUs,
-its GPUs and the NICs nearest to it. Every string from the machine is escaped.
+its GPUs and the NICs nearest to it. The drawing is an ElementTree, so every string from the machine is
+escaped by the serialiser; characters XML cannot carry at all become U+FFFD.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from html import escape
 
 from topoaudit.model.machine import Gpu, Link, Machine, PathLevel
 from topoaudit.model.report import Report
@@ -43,9 +44,39 @@ NUMA_FILL = ("#e3f2fd", "#fff3e0", "#f3e5f5", "#e0f2f1", "#fce4ec", "#f9fbe7", "
 NUMA_STROKE = ("#1565c0", "#ef6c00", "#6a1b9a", "#00695c", "#ad1457", "#827717", "#4527a0", "#4e342e")
 
 
-def esc(text: object) -> str:
-    """Escape for XML/HTML text and attribute values; characters XML cannot carry become U+FFFD."""
-    return escape(xml_text(text), quote=True)
+def _attr(value: object) -> str:
+    return f"{value:.1f}" if isinstance(value, float) else xml_text(value)
+
+
+def sub(parent: ET.Element, tag: str, text: object = None, **attrs: object) -> ET.Element:
+    """A child element; attribute names use ``_`` for ``-`` (``font_size`` -> ``font-size``, ``class_``)."""
+    el = ET.SubElement(parent, tag, {k.rstrip("_").replace("_", "-"): _attr(v) for k, v in attrs.items()})
+    if text is not None:
+        el.text = xml_text(text)
+    return el
+
+
+def svg_root(width: float, height: float, cls: str, title: str, view_box: str = "") -> ET.Element:
+    """An ``<svg>`` element with its accessible title."""
+    root = ET.Element(
+        "svg",
+        {
+            "xmlns": "http://www.w3.org/2000/svg",
+            "class": cls,
+            "role": "img",
+            "viewBox": view_box or f"0 0 {width:.0f} {height:.0f}",
+            "width": f"{width:.0f}",
+            "height": f"{height:.0f}",
+            "font-family": SANS,
+        },
+    )
+    sub(root, "title", title)
+    return root
+
+
+def to_text(root: ET.Element) -> str:
+    """The drawing as SVG text; ElementTree escapes every text node and attribute value."""
+    return ET.tostring(root, encoding="unicode")
 
 
 def link_width(nvlinks: int) -> float:
@@ -169,76 +200,60 @@ def _short_bus(bus: object) -> str:
     return ":".join(parts[-2:]) if len(parts) >= 2 else bus
 
 
-def _gpu_box(out: list[str], gpu: Gpu, x: float, y: float) -> None:
+def _gpu_box(parent: ET.Element, gpu: Gpu, x: float, y: float) -> None:
     numa = _numa_of(gpu)
     fill = NUMA_FILL[numa % len(NUMA_FILL)] if numa is not None else "#ffffff"
     stroke = NUMA_STROKE[numa % len(NUMA_STROKE)] if numa is not None else "#455a64"
     lost = isinstance(gpu.status, Failed)
-    dash = ' stroke-dasharray="4 3"' if lost else ""
     tip = gpu.label + (f" · {gpu.name}" if isinstance(gpu.name, str) else "")
     tip += f" · {gpu.pci_bus_id}" if isinstance(gpu.pci_bus_id, str) else ""
     tip += f" · NUMA {numa}" if numa is not None else ""
     tip += " · LOST" if lost else ""
-    out.append(f'<g class="gpu" data-gpu="{gpu.index}"><title>{esc(tip)}</title>')
-    out.append(
-        f'<rect x="{x:.1f}" y="{y:.1f}" width="{GPU_W}" height="{GPU_H}" rx="6" fill="{fill}" '
-        f'stroke="{"#c62828" if lost else stroke}" stroke-width="1.6"{dash}/>'
-    )
-    out.append(
-        f'<text x="{x + GPU_W / 2:.1f}" y="{y + 18:.1f}" text-anchor="middle" font-size="14" '
-        f'font-weight="bold" fill="#212121">{esc(gpu.label)}</text>'
-    )
-    sub = _short_bus(gpu.pci_bus_id) or (f"NUMA {numa}" if numa is not None else "")
-    if lost:
-        sub = "lost"
-    if sub:
-        out.append(
-            f'<text x="{x + GPU_W / 2:.1f}" y="{y + 35:.1f}" text-anchor="middle" font-size="11" '
-            f'fill="#455a64">{esc(sub)}</text>'
-        )
-    out.append("</g>")
+    g = sub(parent, "g", class_="gpu", data_gpu=gpu.index)
+    sub(g, "title", tip)
+    dash = {"stroke_dasharray": "4 3"} if lost else {}
+    sub(g, "rect", x=x, y=y, width=GPU_W, height=GPU_H, rx=6, fill=fill, stroke="#c62828" if lost else stroke,
+        stroke_width=1.6, **dash)  # fmt: skip
+    sub(g, "text", gpu.label, x=x + GPU_W / 2, y=y + 18, text_anchor="middle", font_size=14, font_weight="bold",
+        fill="#212121")  # fmt: skip
+    caption = "lost" if lost else _short_bus(gpu.pci_bus_id) or (f"NUMA {numa}" if numa is not None else "")
+    if caption:
+        sub(g, "text", caption, x=x + GPU_W / 2, y=y + 35, text_anchor="middle", font_size=11, fill="#455a64")
 
 
-def _draw_cluster(out: list[str], c: _Cluster, machine: Machine, pairs: dict[tuple[int, int], Link]) -> None:
+def _draw_cluster(parent: ET.Element, c: _Cluster, machine: Machine, pairs: dict[tuple[int, int], Link]) -> None:
     d = c.domain
     ox, oy = c.x, c.y
     nv = d.build != "single"
-    out.append(f'<g class="domain" data-domain="{d.id}">')
-    out.append(
-        f'<rect x="{ox:.1f}" y="{oy:.1f}" width="{c.w:.1f}" height="{c.h:.1f}" rx="12" '
-        f'fill="{"#f1f8e9" if nv else "#fafafa"}" stroke="{NVLINK_COLOR if nv else "#9e9e9e"}" stroke-width="1.5"/>'
-    )
-    out.append(
-        f'<text x="{ox + 12:.1f}" y="{oy + 19:.1f}" font-size="13" font-weight="bold" '
-        f'fill="{"#1b5e20" if nv else "#616161"}">{esc(_domain_title(d))}</text>'
-    )
-    gpus = {g.index: g for g in machine.gpus}
+    g = sub(parent, "g", class_="domain", data_domain=d.id)
+    sub(g, "rect", x=ox, y=oy, width=c.w, height=c.h, rx=12, fill="#f1f8e9" if nv else "#fafafa",
+        stroke=NVLINK_COLOR if nv else "#9e9e9e", stroke_width=1.5)  # fmt: skip
+    sub(g, "text", _domain_title(d), x=ox + 12, y=oy + 19, font_size=13, font_weight="bold",
+        fill="#1b5e20" if nv else "#616161")  # fmt: skip
+    gpus = {gpu.index: gpu for gpu in machine.gpus}
     if c.kind == "switch":
-        _draw_switch(out, c, pairs)
+        _draw_switch(g, c, pairs)
     elif c.kind == "ring":
-        _draw_ring(out, c, pairs)
+        _draw_ring(g, c, pairs)
     else:
-        _draw_loners(out, c, pairs)
+        _draw_loners(g, c, pairs)
     for index in d.gpus:
         px, py = c.pos[index]
-        _gpu_box(out, gpus[index], ox + px, oy + py)
-    out.append("</g>")
+        _gpu_box(g, gpus[index], ox + px, oy + py)
 
 
-def _draw_switch(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
+def _draw_switch(parent: ET.Element, c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
     d = c.domain
     ox, oy = c.x, c.y
     bar_y = oy + HEAD + 4
-    out.append(
-        f'<rect x="{ox + PAD:.1f}" y="{bar_y:.1f}" width="{c.w - 2 * PAD:.1f}" height="{BAR_H}" rx="4" '
-        f'fill="{NVLINK_COLOR}"/>'
-    )
-    out.append(
-        f'<text x="{ox + c.w / 2:.1f}" y="{bar_y + 11:.1f}" text-anchor="middle" font-size="10.5" '
-        f'font-weight="bold" fill="#ffffff">NVSwitch fabric</text>'
-    )
-    per_gpu = {g: max((lk.nvlinks for (i, j), lk in pairs.items() if g in (i, j) and lk.nvlinks), default=0)
-               for g in d.gpus}  # fmt: skip
+    sub(parent, "rect", x=ox + PAD, y=bar_y, width=c.w - 2 * PAD, height=BAR_H, rx=4, fill=NVLINK_COLOR)
+    sub(parent, "text", "NVSwitch fabric", x=ox + c.w / 2, y=bar_y + 11, text_anchor="middle", font_size=10.5,
+        font_weight="bold", fill="#ffffff")  # fmt: skip
+    per_gpu = dict.fromkeys(d.gpus, 0)
+    for (i, j), lk in pairs.items():
+        for g in (i, j):
+            if g in per_gpu and lk.nvlinks > per_gpu[g]:
+                per_gpu[g] = lk.nvlinks
     best = max(per_gpu.values(), default=0)
     multi_row = len({round(y) for _, y in c.pos.values()}) > 1
     buses: dict[float, float] = {}
@@ -250,33 +265,24 @@ def _draw_switch(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]
         if multi_row:
             bus_x = ox + px - 10
             buses[bus_x] = max(buses.get(bus_x, 0.0), oy + py + GPU_H / 2)
-            out.append(
-                f'<line x1="{bus_x:.1f}" y1="{oy + py + GPU_H / 2:.1f}" x2="{ox + px:.1f}" '
-                f'y2="{oy + py + GPU_H / 2:.1f}" stroke="{color}" stroke-width="{min(width, 8)}"/>'
-            )
+            sub(parent, "line", x1=bus_x, y1=oy + py + GPU_H / 2, x2=ox + px, y2=oy + py + GPU_H / 2, stroke=color,
+                stroke_width=min(width, 8))  # fmt: skip
         else:
-            out.append(
-                f'<line x1="{ox + px + GPU_W / 2:.1f}" y1="{bar_y + BAR_H:.1f}" x2="{ox + px + GPU_W / 2:.1f}" '
-                f'y2="{oy + py:.1f}" stroke="{color}" stroke-width="{width}"/>'
-            )
+            x = ox + px + GPU_W / 2
+            sub(parent, "line", x1=x, y1=bar_y + BAR_H, x2=x, y2=oy + py, stroke=color, stroke_width=width)
             if n:
-                out.append(
-                    f'<text x="{ox + px + GPU_W / 2 + width / 2 + 3:.1f}" y="{(bar_y + BAR_H + oy + py) / 2 + 4:.1f}" '
-                    f'font-size="10" fill="{color}">NV{n}</text>'
-                )
+                sub(parent, "text", f"NV{n}", x=x + width / 2 + 3, y=(bar_y + BAR_H + oy + py) / 2 + 4, font_size=10,
+                    fill=color)  # fmt: skip
     for bus_x, bottom in buses.items():
-        out.append(
-            f'<line x1="{bus_x:.1f}" y1="{bar_y + BAR_H:.1f}" x2="{bus_x:.1f}" y2="{bottom:.1f}" '
-            f'stroke="{NVLINK_COLOR}" stroke-width="4"/>'
-        )
+        sub(parent, "line", x1=bus_x, y1=bar_y + BAR_H, x2=bus_x, y2=bottom, stroke=NVLINK_COLOR, stroke_width=4)
 
 
-def _draw_ring(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
+def _draw_ring(parent: ET.Element, c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
     d = c.domain
     ox, oy = c.x, c.y
     members = set(d.gpus)
     edges = [(i, j, lk) for (i, j), lk in sorted(pairs.items()) if i in members and j in members and lk.nvlinks > 0]
-    labels: list[str] = []
+    labels = ET.Element("g")
     for i, j, lk in sorted(edges, key=lambda e: -e[2].nvlinks):
         (ax, ay), (bx, by) = c.pos[i], c.pos[j]
         x1, y1 = ox + ax + GPU_W / 2, oy + ay + GPU_H / 2
@@ -284,22 +290,17 @@ def _draw_ring(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]) 
         color = DEGRADED_COLOR if lk.nvlinks < d.max_links and d.build != "bridged-pair" else NVLINK_COLOR
         if d.build == "partial-mesh":
             color = NVLINK_COLOR
-        out.append(
-            f'<line class="nvlink" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}" '
-            f'stroke-width="{link_width(lk.nvlinks)}" stroke-linecap="round">'
-            f"<title>{esc(f'GPU{i} - GPU{j}: {lk.code}')}</title></line>"
-        )
+        line = sub(parent, "line", class_="nvlink", x1=x1, y1=y1, x2=x2, y2=y2, stroke=color,
+                   stroke_width=link_width(lk.nvlinks), stroke_linecap="round")  # fmt: skip
+        sub(line, "title", f"GPU{i} - GPU{j}: {lk.code}")
         t = 0.5 if math.hypot(x2 - x1, y2 - y1) < 240 else 0.3  # chords through the centre: off-centre labels
         lx, ly = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t
-        labels.append(
-            f'<rect x="{lx - 15:.1f}" y="{ly - 8:.1f}" width="30" height="15" rx="3" fill="#ffffff" '
-            f'fill-opacity="0.9"/><text x="{lx:.1f}" y="{ly + 4:.1f}" text-anchor="middle" font-size="10.5" '
-            f'fill="{color}">{esc(lk.code)}</text>'
-        )
-    out.extend(labels)
+        sub(labels, "rect", x=lx - 15, y=ly - 8, width=30, height=15, rx=3, fill="#ffffff", fill_opacity=0.9)
+        sub(labels, "text", lk.code, x=lx, y=ly + 4, text_anchor="middle", font_size=10.5, fill=color)
+    parent.extend(list(labels))
 
 
-def _draw_loners(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
+def _draw_loners(parent: ET.Element, c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
     """Dashed connectors between neighbouring lone GPUs of a row, labelled with their path (PHB, SYS...)."""
     gpus = c.domain.gpus
     for a, b in itertools.pairwise(gpus):
@@ -307,17 +308,16 @@ def _draw_loners(out: list[str], c: _Cluster, pairs: dict[tuple[int, int], Link]
         lk = pairs.get((min(a, b), max(a, b)))
         if lk is None or abs(ay - by) > 1:
             continue
-        _connector(out, c.x + ax + GPU_W, c.x + bx, c.y + ay + GPU_H / 2, lk, f"GPU{a} - GPU{b}")
+        _connector(parent, c.x + ax + GPU_W, c.x + bx, c.y + ay + GPU_H / 2, lk, f"GPU{a} - GPU{b}")
 
 
-def _connector(out: list[str], x1: float, x2: float, y: float, lk: Link, what: str) -> None:
+def _connector(parent: ET.Element, x1: float, x2: float, y: float, lk: Link, what: str) -> None:
     color = LEVEL_COLOR.get(lk.level, NVLINK_COLOR)
-    out.append(
-        f'<g class="between"><title>{esc(f"{what}: {lk.code} ({lk.level.label})")}</title>'
-        f'<line x1="{x1:.1f}" y1="{y:.1f}" x2="{x2:.1f}" y2="{y:.1f}" stroke="{color}" stroke-width="2" '
-        f'stroke-dasharray="6 4"/><text x="{(x1 + x2) / 2:.1f}" y="{y - 6:.1f}" text-anchor="middle" '
-        f'font-size="11.5" font-weight="bold" fill="{color}">{esc(lk.code)}</text></g>'
-    )
+    g = sub(parent, "g", class_="between")
+    sub(g, "title", f"{what}: {lk.code} ({lk.level.label})")
+    sub(g, "line", x1=x1, y1=y, x2=x2, y2=y, stroke=color, stroke_width=2, stroke_dasharray="6 4")
+    sub(g, "text", lk.code, x=(x1 + x2) / 2, y=y - 6, text_anchor="middle", font_size=11.5, font_weight="bold",
+        fill=color)  # fmt: skip
 
 
 def _between(a: Domain, b: Domain, pairs: dict[tuple[int, int], Link]) -> Link | None:
@@ -343,7 +343,7 @@ def _nic_numa(nic_label: str, numa: object, machine: Machine) -> tuple[int | Non
     return node, f"{code} to GPU{names}" if len(closest) <= 4 else f"{code} to {len(closest)} GPUs"
 
 
-def _host_row(out: list[str], machine: Machine, top: float, width: float) -> float:
+def _host_row(parent: ET.Element, machine: Machine, top: float, width: float) -> float:
     """NUMA node boxes with CPUs, GPUs and nearest NICs; returns the height used."""
     by_numa: dict[int | None, list[Gpu]] = {}
     for g in machine.gpus:
@@ -362,8 +362,7 @@ def _host_row(out: list[str], machine: Machine, top: float, width: float) -> flo
     used = 0.0
     for start in range(0, len(nodes), per_row):
         row = nodes[start : start + per_row]
-        heights = [44 + 15 * len(nics.get(n, [])) for n in row]
-        row_h = max(heights)
+        row_h = max(44 + 15 * len(nics.get(n, [])) for n in row)
         for k, node in enumerate(row):
             x = k * (box_w + 16)
             gpus = by_numa.get(node, [])
@@ -375,27 +374,35 @@ def _host_row(out: list[str], machine: Machine, top: float, width: float) -> flo
                 title = f"NUMA node {node}"
                 fill, stroke = NUMA_FILL[node % len(NUMA_FILL)], NUMA_STROKE[node % len(NUMA_STROKE)]
                 cpus = _cpus(gpus[0].cpu_affinity) if gpus else ""
-            out.append(f'<g class="numa" data-numa="{esc(node if node is not None else "unknown")}">')
-            out.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{box_w:.1f}" height="{row_h}" rx="8" fill="{fill}" '
-                f'stroke="{stroke}" stroke-width="1.3"/>'
+            box = sub(parent, "g", class_="numa", data_numa=node if node is not None else "unknown")
+            sub(
+                box,
+                "rect",
+                x=float(x),
+                y=y,
+                width=box_w,
+                height=row_h,
+                rx=8,
+                fill=fill,
+                stroke=stroke,
+                stroke_width=1.3,
             )
             head = title + (f" · CPUs {cpus}" if cpus else "")
-            out.append(
-                f'<text x="{x + 10:.1f}" y="{y + 17:.1f}" font-size="12.5" font-weight="bold" fill="#212121">'
-                f"{esc(_clip(head, box_w))}</text>"
+            sub(
+                box,
+                "text",
+                _clip(head, box_w),
+                x=x + 10.0,
+                y=y + 17,
+                font_size=12.5,
+                font_weight="bold",
+                fill="#212121",
             )
-            gtext = "GPUs " + _ranges([g.index for g in gpus]) if gpus else "no GPUs"
-            out.append(
-                f'<text x="{x + 10:.1f}" y="{y + 34:.1f}" font-size="11.5" fill="#37474f">{esc(_clip(gtext, box_w))}'
-                "</text>"
-            )
+            gtext = "GPUs " + _ranges([gpu.index for gpu in gpus]) if gpus else "no GPUs"
+            sub(box, "text", _clip(gtext, box_w), x=x + 10.0, y=y + 34, font_size=11.5, fill="#37474f")
             for m, text in enumerate(nics.get(node, [])):
-                out.append(
-                    f'<text class="nic" x="{x + 10:.1f}" y="{y + 50 + 15 * m:.1f}" font-size="11" fill="#0d47a1">'
-                    f"{esc(_clip(text, box_w))}</text>"
-                )
-            out.append("</g>")
+                sub(box, "text", _clip(text, box_w), class_="nic", x=x + 10.0, y=y + 50 + 15 * m, font_size=11,
+                    fill="#0d47a1")  # fmt: skip
         y += row_h + 12
         used += row_h + 12
     return used
@@ -414,31 +421,27 @@ def _ranges(values: list[int]) -> str:
     return cpu_list(tuple(sorted(values)))
 
 
-def _legend(out: list[str], y: float) -> float:
-    x = 0.0
-    items: list[tuple[str, str, float, str]] = [
-        ("NV2", NVLINK_COLOR, link_width(2), ""),
-        ("NV6", NVLINK_COLOR, link_width(6), ""),
-        ("NV18", NVLINK_COLOR, link_width(18), ""),
-        ("fewer links than its peers", DEGRADED_COLOR, link_width(4), ""),
-        ("PCIe / SMP path between domains", LEVEL_COLOR[PathLevel.SYS], 2.0, ' stroke-dasharray="6 4"'),
+def _legend(parent: ET.Element, y: float) -> float:
+    items: list[tuple[str, str, float, dict[str, str]]] = [
+        ("NV2", NVLINK_COLOR, link_width(2), {}),
+        ("NV6", NVLINK_COLOR, link_width(6), {}),
+        ("NV18", NVLINK_COLOR, link_width(18), {}),
+        ("fewer links than its peers", DEGRADED_COLOR, link_width(4), {}),
+        ("PCIe / SMP path between domains", LEVEL_COLOR[PathLevel.SYS], 2.0, {"stroke_dasharray": "6 4"}),
     ]
-    out.append('<g class="legend">')
-    out.append(f'<text x="0" y="{y + 12:.1f}" font-size="11.5" fill="#455a64">Line width = bonded NVLinks:</text>')
+    g = sub(parent, "g", class_="legend")
+    sub(g, "text", "Line width = bonded NVLinks:", x=0, y=y + 12, font_size=11.5, fill="#455a64")
     x = 196.0
     for label, color, width, dash in items:
-        out.append(
-            f'<line x1="{x:.1f}" y1="{y + 8:.1f}" x2="{x + 28:.1f}" y2="{y + 8:.1f}" stroke="{color}" '
-            f'stroke-width="{width}"{dash}/>'
-        )
-        out.append(f'<text x="{x + 34:.1f}" y="{y + 12:.1f}" font-size="11.5" fill="#455a64">{esc(label)}</text>')
+        sub(g, "line", x1=x, y1=y + 8, x2=x + 28, y2=y + 8, stroke=color, stroke_width=width, **dash)
+        sub(g, "text", label, x=x + 34, y=y + 12, font_size=11.5, fill="#455a64")
         x += 44 + 6.6 * len(label)
-    out.append("</g>")
     return x
 
 
 def topology_svg(report: Report, *, standalone: bool = False) -> str:
-    """The machine drawn as SVG. ``standalone`` adds the XML prolog for a ``.svg`` file."""
+    """The machine drawn as SVG; a bundled example is labelled DEMO. ``standalone`` adds the XML prolog
+    for a ``.svg`` file."""
     machine = report.machine
     pairs = _pairs(machine)
     domains = report.domains or ()
@@ -451,8 +454,13 @@ def topology_svg(report: Report, *, standalone: bool = False) -> str:
         c.w = max(c.w, 7.6 * len(_domain_title(c.domain)) + 24)
     rows, width, height = _flow(clusters)
     width = max(width, 640.0)
-    body: list[str] = []
-    top = 0.0
+    body = ET.Element("g")
+    demo = 0.0
+    if report.source.demo:
+        demo = 30.0
+        sub(body, "text", "DEMO: a bundled example box, not the machine this ran on", class_="demo", x=0, y=12,
+            font_size=14, font_weight="bold", fill="#8e24aa")  # fmt: skip
+    drawing = sub(body, "g", transform=f"translate(0 {demo:.0f})") if demo else body
     # connectors between neighbouring clusters of a row, labelled with the best path between them
     for row in rows:
         for a, b in itertools.pairwise(row):
@@ -460,24 +468,27 @@ def topology_svg(report: Report, *, standalone: bool = False) -> str:
             if lk is None:
                 continue
             what = f"best path between domain {a.domain.id} and domain {b.domain.id}"
-            _connector(body, a.x + a.w, b.x, max(a.y, b.y) + min(a.h, b.h) / 2, lk, what)
+            _connector(drawing, a.x + a.w, b.x, max(a.y, b.y) + min(a.h, b.h) / 2, lk, what)
     for c in clusters:
-        _draw_cluster(body, c, machine, pairs)
+        _draw_cluster(drawing, c, machine, pairs)
     top = height + 22
-    body.append(
-        f'<text x="0" y="{top:.1f}" font-size="12" font-weight="bold" fill="#455a64">'
-        "Host: NUMA nodes (sockets), their CPUs, GPUs and nearest NICs</text>"
-    )
-    host_h = _host_row(body, machine, top + 8, width)
+    sub(drawing, "text", "Host: NUMA nodes (sockets), their CPUs, GPUs and nearest NICs", x=0, y=top, font_size=12,
+        font_weight="bold", fill="#455a64")  # fmt: skip
+    host_h = _host_row(drawing, machine, top + 8, width)
     legend_y = top + 8 + host_h + 6
-    width = max(width, _legend(body, legend_y))
-    total_h = legend_y + 26
+    width = max(width, _legend(drawing, legend_y))
+    total_h = legend_y + 26 + demo
     margin = 10
     label = f"Topology of {len(machine.gpus)} GPUs in {sum(1 for d in domains if d.size > 1)} NVLink domain(s)"
-    head = '<?xml version="1.0" encoding="UTF-8"?>\n' if standalone else ""
-    return (
-        f'{head}<svg xmlns="http://www.w3.org/2000/svg" class="topology" role="img" '
-        f'viewBox="{-margin} {-margin} {width + 2 * margin:.0f} {total_h + 2 * margin:.0f}" '
-        f'width="{width + 2 * margin:.0f}" height="{total_h + 2 * margin:.0f}" font-family="{SANS}">'
-        f"<title>{esc(label)}</title>" + "".join(body) + "</svg>\n"
+    if report.source.demo:
+        label = "DEMO: " + label
+    root = svg_root(
+        width + 2 * margin,
+        total_h + 2 * margin,
+        "topology",
+        label,
+        f"{-margin} {-margin} {width + 2 * margin:.0f} {total_h + 2 * margin:.0f}",
     )
+    root.extend(list(body))
+    head = '<?xml version="1.0" encoding="UTF-8"?>\n' if standalone else ""
+    return head + to_text(root) + "\n"

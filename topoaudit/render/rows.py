@@ -1,0 +1,752 @@
+"""The report as rows every format renders: one place decides what is shown, in what words and colours.
+
+Console, Markdown and HTML all read :func:`view`; they differ only in layout. So a count, a label or a
+colour cannot disagree between formats, and an absent value reads the same everywhere: its reason in
+plain words, never ``unsupported (...)`` nested in another sentence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from topoaudit.model.bench import BenchGroup, BenchResult
+from topoaudit.model.machine import PathLevel, level_from_code
+from topoaudit.model.plan import DeployPlan, DomainFit
+from topoaudit.model.policy import PolicyOutcome
+from topoaudit.model.report import Report
+from topoaudit.model.topology import format_gpus
+from topoaudit.model.values import Failed, Unsupported
+from topoaudit.render.common import cpu_list, gbps, summary
+
+TONES: dict[str, tuple[str, str]] = {
+    "fail": ("bold red", "t-fail"),
+    "warn": ("yellow", "t-warn"),
+    "info": ("cyan", "t-info"),
+    "pass": ("bold green", "t-pass"),
+    "absent": ("dim", "absent"),
+    "failed": ("red", "failed"),
+    "strong": ("bold", "t-strong"),
+    "self": ("dim", "lv-self"),
+    "nvlink": ("bold green", "lv-nv"),
+    "pcie-switch": ("cyan", "lv-pix"),
+    "host-bridge": ("yellow", "lv-phb"),
+    "sys": ("red", "lv-sys"),
+    "unknown": ("magenta", "lv-unk"),
+}
+"""Tone -> (rich style for the console, CSS class for HTML). The one colour table of every format."""
+
+LEVEL_TONE = {
+    PathLevel.SELF: "self",
+    PathLevel.NVLINK: "nvlink",
+    PathLevel.PIX: "pcie-switch",
+    PathLevel.PXB: "pcie-switch",
+    PathLevel.PHB: "host-bridge",
+    PathLevel.NODE: "host-bridge",
+    PathLevel.SYS: "sys",
+    PathLevel.UNKNOWN: "unknown",
+}
+
+FULL_MATRIX_MAX = 64
+"""Above this many devices the link matrix is summarised per domain; report.json keeps every link."""
+
+EXCEPTIONS_SHOWN = 40
+GROUPS_SHOWN = 16
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    tone: str = ""  # a key of TONES, or "" for plain text
+    hint: str = ""  # a longer explanation (HTML tooltip)
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    notes: tuple[str, ...] = ()
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class FindingView:
+    severity: str
+    code: str
+    message: str
+    evidence: tuple[str, ...]  # "key: value" lines
+    remedy: str
+
+
+@dataclass(frozen=True)
+class PlacementView:
+    tp: int
+    fits: bool
+    groups: tuple[str, ...]  # CUDA_VISIBLE_DEVICES lines, at most GROUPS_SHOWN
+    more: int  # groups left out (report.json lists all)
+    alternatives: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A fact the source could not give: where, which field, and why in plain words."""
+
+    where: str
+    what: str
+    why: str
+    failed: bool
+
+
+@dataclass(frozen=True)
+class BenchView:
+    result: BenchResult
+    title: str
+    groups: Table
+    rows: tuple[Table, ...]  # every size of each group that has rows
+    pairs: Table | None
+    islands: str
+    footer: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PlanView:
+    plan: DeployPlan
+    numbers: tuple[tuple[str, Cell], ...]
+    steps: tuple[str, ...]
+    alternatives: Table | None
+
+
+@dataclass(frozen=True)
+class ReportView:
+    verdict: str
+    exit_code: int
+    gate_reason: str
+    incomplete: bool
+    summary: str
+    demo: str  # "" unless the report is of a bundled example
+    redaction: str
+    identity: tuple[tuple[str, Cell], ...]
+    findings: tuple[FindingView, ...]
+    policy: tuple[tuple[str, str], ...]
+    has_gpus: bool  # False for a CPU-only bench: no domain, matrix or GPU sections
+    gpus: Table | None
+    domains: Table | None
+    bottleneck: Table | None
+    ring: str  # one sentence on the ring over all GPUs, "" when there is none to say
+    placements: tuple[PlacementView, ...]
+    matrix: Table | None
+    legend: tuple[tuple[str, str], ...]  # (label, tone) for every path level the matrix can show
+    affinity: Table | None
+    nics: Table | None
+    bench: BenchView | None
+    plan: PlanView | None
+    extras: tuple[tuple[str, str], ...]  # (section, JSON text) for sections without their own view
+    input_issues: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]  # (rule, reason)
+    not_available: tuple[Fact, ...]
+    generated: str
+    sections: frozenset[str] = field(default_factory=frozenset)
+
+
+def absent_text(value: Unsupported | Failed) -> str:
+    """The reason a value is absent, as a reader wants it: "failed: ..." only for a failure."""
+    reason = value.reason.strip().rstrip(".")
+    return f"failed: {reason}" if isinstance(value, Failed) else reason
+
+
+def value_cell(value: object, unit: str = "") -> Cell:
+    """A probed value, or its absence (muted, with where the question was asked)."""
+    if isinstance(value, Failed):
+        return Cell(absent_text(value), "failed", f"source: {value.source}")
+    if isinstance(value, Unsupported):
+        return Cell(absent_text(value), "absent", f"source: {value.source}")
+    if isinstance(value, (tuple, list)):
+        return Cell(",".join(map(str, value)) + unit)
+    return Cell(f"{value}{unit}")
+
+
+def sentence(text: str) -> str:
+    """``text`` ending in exactly one full stop, whatever punctuation it already carries."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?", ".)", "…")) else text + "."
+
+
+def _cells(*texts: str) -> tuple[Cell, ...]:
+    return tuple(Cell(t) for t in texts)
+
+
+def view(report: Report) -> ReportView:
+    """Everything a human format shows, decided once."""
+    has_gpus = bool(report.machine.gpus)
+    bench = bench_view(report.bench) if isinstance(report.bench, BenchResult) else None
+    plan = plan_view(report.plan) if isinstance(report.plan, DeployPlan) else None
+    return ReportView(
+        verdict=report.gate.verdict,
+        exit_code=report.gate.exit_code,
+        gate_reason=sentence(report.gate.reason),
+        incomplete=report.gate.incomplete,
+        summary=summary(report),
+        demo=_demo(report),
+        redaction=_redaction(report),
+        identity=_identity(report),
+        findings=tuple(_finding(f) for f in report.findings),
+        policy=tuple(policy_lines(report)),
+        has_gpus=has_gpus,
+        gpus=_gpus(report) if has_gpus else None,
+        domains=_domains(report) if has_gpus else None,
+        bottleneck=_bottleneck(report) if has_gpus and report.bottlenecks else None,
+        ring=_ring(report) if has_gpus else "",
+        placements=tuple(_placement(p) for p in report.placements) if has_gpus else (),
+        matrix=link_matrix(report) if has_gpus else None,
+        legend=tuple((lv.label, LEVEL_TONE[lv]) for lv in PathLevel if lv != PathLevel.SELF),
+        affinity=_affinity(report) if has_gpus else None,
+        nics=_nics(report),
+        bench=bench,
+        plan=plan,
+        extras=_extras(report),
+        input_issues=tuple(f"input line {i.line} ({i.action}): {sentence(i.message)}" for i in report.input_issues),
+        skipped=tuple((s.rule, sentence(s.reason)) for s in report.skipped),
+        not_available=not_available(report),
+        generated=f"{report.generated_at} by topoaudit {report.tool_version} (report schema {report.schema_version})",
+    )
+
+
+def _demo(report: Report) -> str:
+    if not report.source.demo:
+        return ""
+    text = "a bundled example box, not the machine this ran on"
+    if report.source.description:
+        text += ": " + report.source.description.strip()
+    return sentence(text)
+
+
+def _redaction(report: Report) -> str:
+    redaction = report.extras.get("redaction")
+    if not isinstance(redaction, dict):
+        return ""
+    return str(redaction.get("note", ""))
+
+
+def _identity(report: Report) -> tuple[tuple[str, Cell], ...]:
+    host = report.machine.host
+    if isinstance(report.gpu_model, (Unsupported, Failed)) and not isinstance(report.catalog_entry, str):
+        catalog = Cell("not looked up: the GPU model is unknown", "absent", "source: catalog")
+    else:
+        catalog = value_cell(report.catalog_entry)
+    gpus = f"{len(report.machine.gpus)} in the input"
+    if isinstance(host.total_gpu_count, int) and isinstance(host.visible_gpu_count, int):
+        gpus += f" ({host.visible_gpu_count} visible of {host.total_gpu_count})"
+    return (
+        ("Host", value_cell(host.hostname)),
+        ("Product", value_cell(host.product)),
+        ("GPU model", value_cell(report.gpu_model)),
+        ("Catalog entry", catalog),
+        ("Driver", value_cell(host.driver_version)),
+        ("CUDA driver", value_cell(host.cuda_driver_version)),
+        ("Kernel", value_cell(host.kernel)),
+        ("GPUs", Cell(gpus)),
+        ("Source", Cell(f"{report.source.kind}: {report.source.name}")),
+    )
+
+
+def _finding(f: Any) -> FindingView:
+    evidence = []
+    for key in sorted(f.evidence):
+        value = f.evidence[key]
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        evidence.append(f"{key}: {text}")
+    return FindingView(f.severity.value, f.code, sentence(f.message), tuple(evidence), f.remedy)
+
+
+def policy_lines(report: Report) -> list[tuple[str, str]]:
+    """(label, text) lines saying which policy judged the report and what it changed; [] without one.
+
+    Ignored findings are listed with their reasons: a finding a policy hides must stay visible somewhere.
+    """
+    outcome = report.policy
+    if not isinstance(outcome, PolicyOutcome):
+        return []
+    lines = [("policy", f"{outcome.name} ({outcome.source}, sha256 {outcome.sha256[:12]})")]
+    if outcome.description:
+        lines.append(("about", outcome.description))
+    lines += [("met", text) for text in outcome.met]
+    lines += [("not met", text) for text in outcome.not_met]
+    lines += [("not checked", text) for text in outcome.not_checked]
+    lines += [
+        ("severity", f"{c.code}: {c.was.value} -> {c.now.value} ({c.count} finding(s))") for c in outcome.overridden
+    ]
+    lines += [("ignored", f"{i.finding.code}: {i.finding.message} (reason: {i.reason})") for i in outcome.ignored]
+    return lines
+
+
+_GPU_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("name", "Name"),
+    ("pci_bus_id", "Bus id"),
+    ("serial", "Serial"),
+    ("uuid", "UUID"),
+    ("memory_total_bytes", "Memory"),
+)
+"""Identity columns; CPU and NUMA affinity have their own table."""
+
+
+def _gpus(report: Report) -> Table | None:
+    """One row per GPU; a column the source never has (every value absent for one reason) is left out."""
+    gpus = report.machine.gpus
+    shown = []
+    for name, title in _GPU_COLUMNS:
+        values = [getattr(g, name) for g in gpus]
+        reasons = {v.reason for v in values if isinstance(v, Unsupported)}
+        if all(isinstance(v, Unsupported) for v in values) and len(reasons) == 1:
+            continue
+        shown.append((name, title))
+    has_pcie = any(isinstance(g.pcie.width_current, int) for g in gpus)
+    lost = any(isinstance(g.status, Failed) for g in gpus)
+    if not shown and not has_pcie and not lost:
+        return None
+    header = ("GPU", *(t for _, t in shown)) + (("PCIe",) if has_pcie else ()) + (("Status",) if lost else ())
+    rows = []
+    for g in gpus:
+        row = [Cell(g.label, "strong")]
+        for name, _ in shown:
+            v = getattr(g, name)
+            if name == "memory_total_bytes" and isinstance(v, int):
+                row.append(Cell(f"{v / 2**30:.0f} GiB"))
+            else:
+                row.append(value_cell(v))
+        if has_pcie:
+            p = g.pcie
+            row.append(
+                Cell(
+                    f"Gen{_plain(p.gen_current)} x{_plain(p.width_current)} "
+                    f"(max Gen{_plain(p.gen_max)} x{_plain(p.width_max)})"
+                )
+            )
+        if lost:
+            row.append(value_cell(g.status) if isinstance(g.status, Failed) else Cell("ok"))
+        rows.append(tuple(row))
+    return Table("GPUs", header, tuple(rows), anchor="gpus")
+
+
+def _plain(value: object) -> str:
+    return "?" if isinstance(value, (Unsupported, Failed)) else str(value)
+
+
+def _links_text(min_links: int, max_links: int) -> str:
+    return f"{min_links}" if min_links == max_links else f"{min_links}-{max_links}"
+
+
+def _domains(report: Report) -> Table:
+    hops = {b.gpus: b.describe for b in report.bottlenecks}
+    rows = []
+    for d in report.domains:
+        rows.append(
+            _cells(
+                str(d.id),
+                format_gpus(d.gpus),
+                d.build,
+                "yes" if d.all_pairs else "no",
+                _links_text(d.min_links, d.max_links),
+                hops.get(d.gpus, "-" if d.size < 2 else "NVLink"),
+            )
+        )
+    header = ("Domain", "GPUs", "Build", "All pairs linked", "NVLinks per pair", "Slowest ring hop")
+    return Table("NVLink domains", header, tuple(rows), anchor="domains")
+
+
+def _bottleneck(report: Report) -> Table:
+    rows = []
+    for b in report.bottlenecks:
+        between = f"GPU{b.slowest_hop.a}-GPU{b.slowest_hop.b} ({b.slowest_hop.code})" if b.slowest_hop else "-"
+        rows.append(
+            (Cell(format_gpus(b.gpus)), Cell(b.describe), Cell(between), Cell("yes" if b.exact else "lower bound"))
+        )
+    return Table(
+        "Bottleneck: the slowest hop of a ring",
+        ("GPUs", "Slowest hop", "Between", "Exact"),
+        tuple(rows),
+        anchor="bottleneck",
+    )
+
+
+def _ring(report: Report) -> str:
+    if not report.bottlenecks or report.bottlenecks[0].slowest_hop is None or len(report.domains) < 2:
+        return ""
+    whole = report.bottlenecks[0]
+    hop = whole.slowest_hop
+    assert hop is not None
+    bound = "" if whole.exact else ", a lower bound"
+    where = f"GPU{hop.a}-GPU{hop.b}, {hop.code}{bound}"
+    return f"A ring over all GPUs {format_gpus(whole.gpus)} is limited by {whole.describe} ({where})."
+
+
+def _placement(p: Any) -> PlacementView:
+    groups = tuple(p.cuda_visible_devices)
+    return PlacementView(
+        tp=p.tp,
+        fits=p.fits,
+        groups=groups[:GROUPS_SHOWN],
+        more=max(0, len(groups) - GROUPS_SHOWN),
+        alternatives=tuple(sentence(a) for a in p.alternatives),
+    )
+
+
+def _code_cell(code: str) -> Cell:
+    level, _ = level_from_code(code)
+    return Cell(code, LEVEL_TONE[level], level.label)
+
+
+def link_matrix(report: Report) -> Table:
+    """The device link matrix as ``nvidia-smi topo -m`` shows it; summarised per domain on a big box."""
+    machine = report.machine
+    labels = [g.label for g in machine.gpus] + [n.label for n in machine.nics]
+    if len(labels) > FULL_MATRIX_MAX:
+        return _matrix_summary(report)
+    code = {}
+    for link in machine.links:
+        code[(link.a, link.b)] = code[(link.b, link.a)] = link.code
+    rows = []
+    for a in labels:
+        cells = [Cell(a, "strong")]
+        for b in labels:
+            cells.append(_code_cell("X" if a == b else code.get((a, b), "?")))
+        rows.append(tuple(cells))
+    return Table("Link matrix", ("", *labels), tuple(rows), anchor="matrix")
+
+
+def _matrix_summary(report: Report) -> Table:
+    """One row per NVLink domain (lone GPUs together, NICs together): the paths between blocks, and the
+    pairs inside a domain that differ from its usual link (the exceptions)."""
+    machine = report.machine
+    block: dict[str, str] = {}
+    names: list[str] = []
+    lone: list[int] = []
+    for d in report.domains:
+        if d.size >= 2:
+            name = f"domain {d.id} {format_gpus(d.gpus)}"
+            names.append(name)
+            block.update({f"GPU{g}": name for g in d.gpus})
+        else:
+            lone.extend(d.gpus)
+    if lone:
+        name = f"GPUs without NVLink {format_gpus(lone)}"
+        names.append(name)
+        block.update({f"GPU{g}": name for g in lone})
+    if machine.nics:
+        name = f"NICs ({len(machine.nics)})"
+        names.append(name)
+        block.update({n.label: name for n in machine.nics})
+    between: dict[tuple[str, str], Counter[str]] = {}
+    inside: dict[str, Counter[str]] = {}
+    for link in machine.links:
+        a, b = block.get(link.a), block.get(link.b)
+        if a is None or b is None:
+            continue
+        between.setdefault((a, b), Counter())[link.code] += 1
+        if a != b:
+            between.setdefault((b, a), Counter())[link.code] += 1
+        else:
+            inside.setdefault(a, Counter())[link.code] += 1
+    usual = {name: counts.most_common(1)[0][0] for name, counts in inside.items()}
+    exceptions = [
+        f"{link.a}-{link.b}: {link.code} (its domain's usual link is {usual[block[link.a]]})"
+        for link in machine.links
+        if link.a in block
+        and block[link.a] == block.get(link.b)
+        and block[link.a].startswith("domain")
+        and link.code != usual[block[link.a]]
+    ]
+    rows = []
+    for a in names:
+        cells = [Cell(a, "strong")]
+        for b in names:
+            counts = between.get((a, b))
+            if not counts:
+                cells.append(Cell("-"))
+                continue
+            codes = sorted(counts, key=lambda c: (level_from_code(c)[0], c))
+            worst = max(codes, key=lambda c: level_from_code(c)[0])
+            cells.append(Cell("/".join(codes), LEVEL_TONE[level_from_code(worst)[0]], f"{sum(counts.values())} links"))
+        rows.append(tuple(cells))
+    count = len(machine.gpus) + len(machine.nics)
+    notes = [
+        f"{count} devices: one row per NVLink domain, each cell lists the paths between its blocks "
+        "(the full matrix is the 'links' list of report.json)."
+    ]
+    if exceptions:
+        shown = exceptions[:EXCEPTIONS_SHOWN]
+        notes.append(f"{len(exceptions)} pair(s) inside a domain differ from its usual link: " + "; ".join(shown))
+        if len(exceptions) > len(shown):
+            notes.append(f"... {len(exceptions) - len(shown)} more (report.json lists every link).")
+    else:
+        notes.append("Every pair inside a domain has the domain's usual link.")
+    return Table("Link matrix (summary)", ("", *names), tuple(rows), tuple(notes), anchor="matrix")
+
+
+def _affinity(report: Report) -> Table | None:
+    gpus = report.machine.gpus
+    if all(isinstance(g.cpu_affinity, Unsupported) and isinstance(g.numa_nodes, Unsupported) for g in gpus):
+        return None
+    rows = []
+    for g in gpus:
+        cpus = Cell(cpu_list(g.cpu_affinity)) if isinstance(g.cpu_affinity, tuple) else value_cell(g.cpu_affinity)
+        rows.append((Cell(g.label, "strong"), cpus, value_cell(g.numa_nodes)))
+    return Table("CPU and NUMA affinity", ("GPU", "CPUs", "NUMA"), tuple(rows), anchor="affinity")
+
+
+def _nics(report: Report) -> Table | None:
+    """NIC table with the columns this source has (topo -m gives names only; a probe adds the rest)."""
+    nics = report.machine.nics
+    if not nics:
+        return None
+    fields = [("device", "Device", ""), ("netdev", "Netdev", ""), ("pci_bus_id", "Bus id", ""),
+              ("link_rate_gbps", "Rate", " Gb/s"), ("numa_node", "NUMA", "")]  # fmt: skip
+    shown = [f for f in fields if not all(isinstance(getattr(n, f[0]), Unsupported) for n in nics)]
+    rows = tuple(
+        (Cell(n.label, "strong"), *(value_cell(getattr(n, name), unit) for name, _, unit in shown)) for n in nics
+    )
+    return Table("NICs", ("NIC", *(title for _, title, _ in shown)), rows, anchor="nics")
+
+
+def _extras(report: Report) -> tuple[tuple[str, str], ...]:
+    shown = {k: v for k, v in report.extras.items() if k != "redaction"}
+    return tuple(
+        (key, json.dumps(shown[key], indent=2, ensure_ascii=False, sort_keys=True, default=str))
+        for key in sorted(shown)
+    )
+
+
+_GPU_FACTS = ("name", "uuid", "serial", "pci_bus_id", "memory_total_bytes", "cpu_affinity", "numa_nodes")
+_HOST_FACTS = ("hostname", "product", "driver_version", "cuda_driver_version", "kernel")
+
+
+def not_available(report: Report) -> tuple[Fact, ...]:
+    """Every fact the source could not give, failures first; a field absent on every GPU for one
+    reason is one line ("all 8 GPUs"), not eight."""
+    gpus = report.machine.gpus
+    items: list[Fact] = []
+    for name in _GPU_FACTS:
+        unsupported: dict[str, list[tuple[int, Unsupported]]] = {}
+        for g in gpus:
+            value = getattr(g, name)
+            if isinstance(value, Failed):
+                items.append(Fact(g.label, name, absent_text(value), True))
+            elif isinstance(value, Unsupported):
+                unsupported.setdefault(value.reason, []).append((g.index, value))
+        for members in unsupported.values():
+            if len(members) == 1:
+                where = f"GPU{members[0][0]}"
+            elif len(members) == len(gpus):
+                where = f"all {len(gpus)} GPUs"
+            else:
+                where = "GPUs " + format_gpus(i for i, _ in members)
+            items.append(Fact(where, name, absent_text(members[0][1]), False))
+    for g in gpus:
+        if isinstance(g.status, Failed):
+            items.append(Fact(g.label, "status", absent_text(g.status), True))
+    host = report.machine.host
+    for name in _HOST_FACTS:
+        value = getattr(host, name)
+        if isinstance(value, (Unsupported, Failed)):
+            items.append(Fact("host", name, absent_text(value), isinstance(value, Failed)))
+    items.sort(key=lambda f: 0 if f.failed else 1)
+    return tuple(items)
+
+
+# --- bench -------------------------------------------------------------------------------------------
+
+
+def format_size(n: int) -> str:
+    """A message size as nccl-tests users read it: 1K, 64M, 8G (binary units)."""
+    for unit, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    for unit, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f}{unit}"
+    return f"{n}B"
+
+
+def _num(value: object, fmt: str = "{:.2f}") -> str:
+    if isinstance(value, (Unsupported, Failed)):
+        return "-"
+    if isinstance(value, float):
+        return fmt.format(value)
+    return str(value)
+
+
+def ranks_text(ranks: tuple[int, ...]) -> str:
+    r = list(ranks)
+    if len(r) > 2 and r == list(range(r[0], r[-1] + 1)):
+        return f"{r[0]}-{r[-1]}"
+    return ",".join(map(str, r))
+
+
+def bench_title(result: BenchResult) -> str:
+    where = f"{result.world_size} rank(s) on {len(result.hosts)} host(s)"
+    src = "imported from nccl-tests" if result.source == "nccl-tests" else f"measured with {result.backend}"
+    extra = f", {result.version}" if result.version else ""
+    return f"{result.collective} bench, {src}{extra}: {where}, {result.status}"
+
+
+BENCH_GROUP_HEADER = (
+    "group",
+    "ranks",
+    "plateau busbw GB/s",
+    "at",
+    "peak GB/s",
+    "lat p50 us",
+    "lat p99 us",
+    "expected GB/s",
+    "ratio",
+    "error",
+)
+
+
+def _group_row(g: BenchGroup) -> tuple[Cell, ...]:
+    return (
+        Cell(g.name, "strong"),
+        Cell(ranks_text(g.ranks)),
+        Cell(_num(g.plateau_busbw_gbps)),
+        Cell(format_size(g.plateau_size_bytes) if isinstance(g.plateau_size_bytes, int) else "-"),
+        Cell(_num(g.peak_busbw_gbps)),
+        Cell(_num(g.latency_p50_us, "{:.1f}")),
+        Cell(_num(g.latency_p99_us, "{:.1f}")),
+        Cell(_num(g.expected_busbw_gbps, "{:.1f}"), hint=g.expected_basis),
+        Cell(_num(g.ratio, "{:.0%}")),
+        Cell(g.error, "fail" if g.error else ""),
+    )
+
+
+def _has_inplace(group: BenchGroup) -> bool:
+    return any(isinstance(r.inplace_time_us, float) for r in group.rows)
+
+
+def _rows_table(g: BenchGroup) -> Table:
+    head = ["size(B)", "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong"]
+    inplace = _has_inplace(g)
+    head += ["in-place time(us)", "in-place busbw", "in-place #wrong"] if inplace else ["p99(us)"]
+    rows = []
+    for r in g.rows:
+        tone = "fail" if isinstance(r.wrong, int) and r.wrong > 0 else ""
+        cells = [str(r.size_bytes), str(r.count), r.dtype, f"{r.time_us:.2f}", f"{r.algbw_gbps:.2f}",
+                 f"{r.busbw_gbps:.2f}", _num(r.wrong)]  # fmt: skip
+        if inplace:
+            cells += [_num(r.inplace_time_us), _num(r.inplace_busbw_gbps), _num(r.inplace_wrong)]
+        else:
+            cells += [_num(r.p99_us)]
+        rows.append(tuple(Cell(c, tone) for c in cells))
+    return Table(f"{g.name} (ranks {ranks_text(g.ranks)}): every size, slowest rank", tuple(head), tuple(rows))
+
+
+def _pairs_table(result: BenchResult) -> Table | None:
+    if not result.pairs:
+        return None
+    ranks = sorted({r for p in result.pairs for r in (p.a, p.b)})
+    value = {(p.a, p.b): p.busbw_gbps for p in result.pairs}
+    value.update({(p.b, p.a): p.busbw_gbps for p in result.pairs})
+    rows = tuple(
+        (Cell(str(a), "strong"), *(Cell("X", "self") if a == b else Cell(_num(value.get((a, b)))) for b in ranks))
+        for a in ranks
+    )
+    return Table("Pairwise busbw GB/s (each pair alone)", ("rank", *map(str, ranks)), rows)
+
+
+def _islands(result: BenchResult) -> str:
+    measured, expected = result.measured_islands, result.expected_islands
+    if not isinstance(measured, tuple):
+        return ""
+    text = "Ranks that talk fast together (measured): " + " ".join("{" + ranks_text(i) + "}" for i in measured)
+    if isinstance(expected, tuple):
+        text += "; NVLink domains, in ranks: " + " ".join("{" + ranks_text(d) + "}" for d in expected)
+    return text
+
+
+def _bench_footer(result: BenchResult) -> tuple[str, ...]:
+    lines = []
+    if isinstance(result.avg_busbw_gbps, float):
+        lines.append(
+            f"nccl-tests 'Avg bus bandwidth' {result.avg_busbw_gbps:g} GB/s (a mean over all sizes; not a gate)"
+        )
+    if isinstance(result.out_of_bounds, int):
+        lines.append(f"out of bounds values: {result.out_of_bounds}")
+    if result.source == "topoaudit" and result.timed_s > 0:
+        lines.append(
+            f"wall {result.wall_s:.1f} s, timed collectives {result.timed_s:.2f} s "
+            f"(overhead x{result.wall_s / result.timed_s:.1f})"
+        )
+    skipped = {s.size_bytes: s.reason for g in result.groups for s in g.skipped_sizes}
+    for size, reason in sorted(skipped.items()):
+        lines.append(f"skipped {format_size(size)}: {reason}")
+    for e in result.errors:
+        where = f" [{e.group} {format_size(e.size_bytes)}]" if e.group else ""
+        lines.append(f"rank {e.rank} {e.kind}{where}: {e.message}")
+    lines += [n for n in result.notes if not n.startswith("nccl-tests' 'Avg")]
+    if result.environment:
+        lines.append("environment: " + ", ".join(f"{k}={v}" for k, v in sorted(result.environment.items())))
+    return tuple(lines)
+
+
+def bench_view(result: BenchResult) -> BenchView:
+    shown = [g for g in result.groups if g.kind != "pair"]
+    groups = Table(bench_title(result), BENCH_GROUP_HEADER, tuple(_group_row(g) for g in shown), anchor="bench")
+    return BenchView(
+        result=result,
+        title=bench_title(result),
+        groups=groups,
+        rows=tuple(_rows_table(g) for g in shown if g.rows),
+        pairs=_pairs_table(result),
+        islands=_islands(result),
+        footer=_bench_footer(result),
+    )
+
+
+def plot_title(g: BenchGroup) -> str:
+    size = f" at {format_size(g.plateau_size_bytes)}" if isinstance(g.plateau_size_bytes, int) else ""
+    plateau = f": plateau {gbps(g.plateau_busbw_gbps)} GB/s{size}" if isinstance(g.plateau_busbw_gbps, float) else ""
+    return f"{g.name} ({len(g.ranks)} ranks){plateau}"
+
+
+# --- plan --------------------------------------------------------------------------------------------
+
+PLAN_VERDICT_TONE = {"fits-one-domain": "pass", "at-edge-of-domain": "warn", "crosses-domain": "fail"}
+
+
+def plan_view(plan: DeployPlan) -> PlanView:
+    numbers: list[tuple[str, Cell]] = [
+        ("Verdict", Cell(plan.verdict, PLAN_VERDICT_TONE.get(plan.verdict, "strong"))),
+        ("Model", Cell(plan.model_text)),
+        (
+            "Footprint",
+            Cell(
+                f"{plan.footprint_gb:,.1f} GB (weights {plan.weights_gb:,.1f} + KV {plan.kv_cache_gb:,.1f}"
+                f" + margin {plan.safety_margin_gb:,.1f})"
+            ),
+        ),
+        ("Card", Cell(f"{plan.gpu_name}: {plan.usable_per_card_gb:,.1f} GB usable of {plan.card_memory_gb:,.0f} GB")),
+        (
+            "Cards",
+            Cell(
+                f"{plan.cards} (TP{plan.tp_size}"
+                + (f" x PP{plan.pp_size}" if plan.pp_size > 1 else "")
+                + f"; {plan.per_card_gb:,.1f} GB per card, {plan.card_utilisation:.0%})"
+            ),
+        ),
+    ]
+    for fit in (plan.standard_node, plan.machine):
+        if isinstance(fit, DomainFit):
+            tone = "pass" if fit.fits_one_domain and not fit.at_edge else "warn" if fit.fits_one_domain else "fail"
+            label = "Standard node" if fit.kind == "standard-node" else "This machine"
+            numbers.append((label, Cell(fit.verdict, tone)))
+    alternatives = None
+    if plan.alternatives:
+        alternatives = Table(
+            "Alternatives",
+            ("Option", "Cost"),
+            tuple(
+                (Cell(a.summary), Cell(a.cost, "fail" if a.kind == "cross-node-tp" else "")) for a in plan.alternatives
+            ),
+        )
+    return PlanView(plan, tuple(numbers), tuple(plan.steps), alternatives)

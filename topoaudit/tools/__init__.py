@@ -1,1 +1,0 @@
-"""Maintenance commands for the repository (not part of the CLI)."""
