@@ -7,14 +7,14 @@ from pathlib import Path
 
 from builders import machine, nvswitch8, split_4_4
 
+from topoaudit.judge.policy import parse_policy
 from topoaudit.loaders import load_path
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow
 from topoaudit.model.finding import Severity
+from topoaudit.model.plan import DeployPlan, PlanRequest
 from topoaudit.model.policy import PolicyOutcome
 from topoaudit.model.report import AuditOptions, SourceInfo
 from topoaudit.pipeline import analyze
-from topoaudit.plan.model import Plan, PlanRequest
-from topoaudit.policy import parse_policy
 
 SRC = SourceInfo("test", "one-pass")
 NCCL_DIR = Path(__file__).parent / "fixtures" / "nccltests"
@@ -81,7 +81,7 @@ def test_the_plan_and_its_finding_come_from_the_same_pass() -> None:
     box = machine(8, split_4_4, name="NVIDIA H200 NVL")
     request = PlanRequest(params_b=1600, precision="int4")
     report = analyze(box, source=SRC, plan_request=request)
-    assert isinstance(report.plan, Plan) and not report.plan.fits_one_domain
+    assert isinstance(report.plan, DeployPlan) and not report.plan.fits_one_domain
     assert "tp-group-crosses-domain" in _codes(report.findings) and report.gate.exit_code == 1
     ignore = "[[ignore]]\ncode = 'tp-group-crosses-domain'\nreason = 'planned as two replicas'\n"
     waived = analyze(
@@ -93,4 +93,4 @@ def test_the_plan_and_its_finding_come_from_the_same_pass() -> None:
 
 def test_no_plan_without_a_request() -> None:
     report = analyze(machine(8, nvswitch8, name="NVIDIA H200"), source=SRC)
-    assert not isinstance(report.plan, Plan) and report.gate.exit_code == 0
+    assert not isinstance(report.plan, DeployPlan) and report.gate.exit_code == 0

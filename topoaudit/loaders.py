@@ -2,7 +2,7 @@
 report, a bundled example, an nccl-tests log.
 
 ``LOADERS`` is an ordered table of (name, sniff, load); the first loader whose sniff accepts the text
-reads it. Other areas add their formats as rows here.
+reads it. A loader only loads: what it read is judged by ``pipeline.analyze``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Loaded:
     issues: tuple[InputIssue, ...] = ()
     extras: dict[str, Any] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
-    bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an imported nccl-tests run (topoaudit/bench)
+    bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an imported nccl-tests run, not yet judged
 
 
 Sniff = Callable[[str], bool]
@@ -82,7 +82,7 @@ def _load_topo(text: str, name: str) -> Loaded:
     return Loaded(parsed.machine, SourceInfo("topo-matrix", name), issues)
 
 
-# >>> nccl-tests / rccl-tests output (topoaudit/bench; owner: bench) >>>
+# --- nccl-tests / rccl-tests output ---
 def _is_nccl_tests(text: str) -> bool:
     if "bus" not in text[:20000] and "Avg bus bandwidth" not in text:  # cheap test before the parser loads
         return False
@@ -106,10 +106,7 @@ def _load_nccl_tests(text: str, name: str) -> Loaded:
     )
 
 
-# <<< nccl-tests <<<
-
-
-# >>> topoaudit snapshot (topoaudit/probe; owner: probe) >>>
+# --- topoaudit snapshot ---
 def _is_snapshot(text: str) -> bool:
     if "topoaudit-snapshot" not in text[:1024]:  # cheap test first: most inputs are topo -m text
         return False
@@ -136,13 +133,10 @@ def loaded_from_snapshot(snapshot: Any, name: str, kind: str = "snapshot") -> Lo
     )
 
 
-# <<< snapshot <<<
-
-
 LOADERS: list[tuple[str, Sniff, Load]] = [
     ("snapshot", _is_snapshot, _load_snapshot),
     ("report", _is_report, _load_report),
-    # >>> other formats (snapshot, nccl-tests) register here, before the topo matrix <<<
+    # the topo matrix sniff is the loosest: it goes last
     ("nccl-tests", _is_nccl_tests, _load_nccl_tests),
     ("topo-matrix", _is_topo, _load_topo),
 ]

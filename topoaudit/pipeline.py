@@ -6,7 +6,6 @@ go through it, so a pasted matrix, a snapshot and a live probe are judged by the
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 from collections.abc import Iterable
 from typing import Any
@@ -14,24 +13,23 @@ from typing import Any
 from topoaudit import __version__
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.errors import ConfigError, UsageError
-from topoaudit.exitcodes import ExitCode
+from topoaudit.judge.gate import decide_gate
 from topoaudit.model.bench import BenchResult
-from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of, worst_first
+from topoaudit.model.finding import Finding, worst_first
 from topoaudit.model.machine import Machine
+from topoaudit.model.plan import DeployPlan, PlanRequest
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
     NOT_REQUESTED,
     SCHEMA_VERSION,
     AuditOptions,
-    Gate,
     InputIssue,
     Report,
     SourceInfo,
 )
 from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_domains, place_tp
-from topoaudit.model.values import Failed, Unsupported, is_absent
-from topoaudit.plan.model import Plan, PlanRequest
+from topoaudit.model.values import Unsupported, is_absent
 from topoaudit.rules import RuleContext, finding, run_rules
 
 
@@ -47,7 +45,6 @@ def analyze(
     imported_findings: Iterable[Finding] = (),
     extras: dict[str, Any] | None = None,
     generated_at: str | None = None,
-    extra_findings: Iterable[Finding] = (),
 ) -> Report:
     """Judge one machine and every fact gathered about it, once, and return the complete report.
 
@@ -81,23 +78,27 @@ def analyze(
         else ()
     )
     findings, skipped = run_rules(RuleContext(machine, domains, requested, options, spec))
-    found = [*findings, *imported_findings, *extra_findings]
+    found = [*findings, *imported_findings]
     if isinstance(bench, BenchResult):
         from topoaudit.bench.judge import judge_bench
 
-        found += judge_bench(bench, expect_busbw_gbps=expect_busbw_gbps)
+        found += judge_bench(bench, spec=spec, expect_busbw_gbps=expect_busbw_gbps)
     found += [*_input_findings(issues), *_model_findings(machine, gpu_model, spec)]
-    plan: Plan | Unsupported = NOT_REQUESTED
+    plan: DeployPlan | Unsupported = NOT_REQUESTED
     if plan_request is not None:
-        from topoaudit.plan.attach import plan_finding
+        from topoaudit.judge.plan_fit import plan_finding
 
         plan = _plan(plan_request, source, gpu_model, domains)
         crossing = plan_finding(plan)
         if crossing is not None:
             found.append(crossing)
-    judged, policy_outcome = _policy_step(options, tuple(found), machine, domains, spec, bench, None)
+    judged, policy_outcome = _policy_step(options, tuple(found), machine, domains, spec, bench)
     judged = worst_first(judged)
-    gate = _policy_gate(decide_gate(judged, skipped, issues, machine, options), policy_outcome)
+    gate = decide_gate(judged, skipped, issues, machine, options, policy_outcome)
+    if isinstance(bench, BenchResult):  # a bench stopped by Ctrl-C or SIGTERM ends with exit 130
+        from topoaudit.bench.judge import interrupted_gate
+
+        gate = interrupted_gate(gate, bench)
     return Report(
         schema_version=SCHEMA_VERSION,
         tool_version=__version__,
@@ -148,23 +149,23 @@ def _model_findings(machine: Machine, gpu_model: str | Unsupported, spec: GpuSpe
     ]
 
 
-def _plan(request: PlanRequest, source: SourceInfo, gpu_model: str | Unsupported, domains: tuple[Domain, ...]) -> Plan:
+def _plan(
+    request: PlanRequest, source: SourceInfo, gpu_model: str | Unsupported, domains: tuple[Domain, ...]
+) -> DeployPlan:
     """The deploy plan checked against this machine's domains.
 
     ConfigError (exit 4) when no card can be named to size on; UsageError (exit 2) when the request itself
     cannot be planned (a TP size that divides no head count, an impossible margin).
     """
-    from topoaudit.plan.attach import card_to_size, machine_domains
-    from topoaudit.plan.sizing import make_plan
+    from topoaudit.plan.sizing import plan_deployment
+    from topoaudit.plan.target import machine_domains, resolve_gpu
 
-    spec = card_to_size(request.gpu, gpu_model)
+    spec = resolve_gpu(request.gpu, gpu_model)
+    audited = machine_domains(source, gpu_model, domains) if domains else None  # no GPUs: the standard node only
     try:
-        return make_plan(request, spec, machine_domains(source, gpu_model, domains))
+        return plan_deployment(request, spec, audited)
     except ConfigError as exc:
         raise UsageError(str(exc), hint=exc.hint) from exc
-
-
-# >>> policy step (topoaudit/policy.py): after the rules, before the gate <<<
 
 
 def _policy_step(
@@ -173,42 +174,14 @@ def _policy_step(
     machine: Machine,
     domains: tuple[Domain, ...],
     spec: GpuSpec | None,
-    bench: object,
-    previous: PolicyOutcome | None,
+    bench: BenchResult | Unsupported,
 ) -> tuple[tuple[Finding, ...], PolicyOutcome | Unsupported]:
     """Apply ``options.policy`` (expectations, severity overrides, ignores); unchanged without a policy."""
     if not isinstance(options.policy, Policy):
         return findings, NO_POLICY
-    from topoaudit.policy import apply_policy
+    from topoaudit.judge.policy import apply_policy
 
-    return apply_policy(
-        options.policy, findings, machine=machine, domains=domains, spec=spec, bench=bench, previous=previous
-    )
-
-
-def _policy_gate(gate: Gate, outcome: PolicyOutcome | Unsupported) -> Gate:
-    if isinstance(outcome, PolicyOutcome):
-        return dataclasses.replace(gate, reason=f"{gate.reason} ({outcome.summary()})")
-    return gate
-
-
-def rejudge(report: Report) -> Report:
-    """Re-run the policy step and the gate once more facts are attached (bench results after ``analyze``).
-
-    Callers that add ``Report.bench`` (or bench findings) to a finished report call this so the policy's busbw
-    and latency expectations and its severity overrides see them. A report without a policy gets its gate
-    re-decided only.
-    """
-    spec = find_gpu(report.catalog_entry) if isinstance(report.catalog_entry, str) else None
-    previous = report.policy if isinstance(report.policy, PolicyOutcome) else None
-    findings, outcome = _policy_step(
-        report.options, report.findings, report.machine, report.domains, spec, report.bench, previous
-    )
-    gate = decide_gate(findings, report.skipped, report.input_issues, report.machine, report.options)
-    return dataclasses.replace(report, findings=findings, policy=outcome, gate=_policy_gate(gate, outcome))
-
-
-# <<< policy step
+    return apply_policy(options.policy, findings, machine=machine, domains=domains, spec=spec, bench=bench)
 
 
 def _gpu_model(machine: Machine, options: AuditOptions) -> str | Unsupported:
@@ -224,30 +197,3 @@ def _gpu_model(machine: Machine, options: AuditOptions) -> str | Unsupported:
 
 def _requested_tp(options: AuditOptions) -> set[int]:
     return {int(options.tp)} if isinstance(options.tp, int) else set()
-
-
-def decide_gate(
-    findings: tuple[Finding, ...],
-    skipped: tuple[Skipped, ...],
-    issues: tuple[InputIssue, ...],
-    machine: Machine,
-    options: AuditOptions,
-) -> Gate:
-    """Verdict and exit code. Problems found (1) and an incomplete audit (3) are separate answers."""
-    worst = verdict_of(findings)
-    verdict = "pass" if worst is None or worst == Severity.INFO else worst.value
-    lost = [g.index for g in machine.gpus if isinstance(g.status, Failed)]
-    incomplete = bool(skipped or lost or any(i.action == "recovered" for i in issues))
-    at_or_above = [f for f in findings if f.severity.rank >= options.fail_on.rank]
-    if at_or_above:
-        codes = sorted({f.code for f in at_or_above})
-        return Gate(
-            verdict,
-            int(ExitCode.FINDINGS),
-            f"{len(at_or_above)} finding(s) at or above '{options.fail_on}': {', '.join(codes)}",
-            incomplete,
-        )
-    if incomplete and options.strict:
-        what = f"{len(skipped)} rule(s) skipped" if skipped else "input recovered or GPUs lost"
-        return Gate(verdict, int(ExitCode.INCOMPLETE), f"audit incomplete under --strict: {what}", incomplete)
-    return Gate(verdict, int(ExitCode.OK), f"no finding at or above '{options.fail_on}'", incomplete)

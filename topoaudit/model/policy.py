@@ -1,6 +1,6 @@
 """A policy (what a fleet or instance type must look like) and what it decided about one report.
 
-Loaded and applied by :mod:`topoaudit.policy`; the loaded ``Policy`` travels in ``AuditOptions.policy`` and
+Loaded and applied by :mod:`topoaudit.judge.policy`; the loaded ``Policy`` travels in ``AuditOptions.policy`` and
 the outcome in ``Report.policy``, so a saved report says which policy judged it and what it ignored.
 """
 

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.bench import BenchResult  # all-reduce bench section (topoaudit/bench)
+from topoaudit.model.bench import BenchResult
 from topoaudit.model.codec import DecodeError, decode, encode
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
-from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome  # policies (topoaudit/policy.py)
+from topoaudit.model.plan import DeployPlan
+from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
-from topoaudit.plan.model import Plan  # deploy planner section (topoaudit/plan)
 
 SCHEMA_VERSION = 1
 """Bump on a breaking change to the JSON report; readers refuse newer versions with a clear message."""
@@ -56,7 +56,7 @@ class AuditOptions:
     gpu_model: Probed[str] = NOT_REQUESTED  # overrides the model the source reports
     fail_on: Severity = Severity.FAIL
     strict: bool = False
-    policy: Policy | Unsupported = NOT_REQUESTED  # --policy FILE | builtin:NAME (topoaudit/policy.py)
+    policy: Policy | Unsupported = NOT_REQUESTED  # --policy FILE | builtin:NAME
 
 
 @dataclass(frozen=True)
@@ -88,12 +88,12 @@ class Report:
     skipped: tuple[Skipped, ...]
     input_issues: tuple[InputIssue, ...]
     gate: Gate
-    extras: dict[str, Any] = field(default_factory=dict)  # sections other stages add (e.g. nccl-tests import)
-    # >>> deploy planner (topoaudit/plan): --plan-params / `topoaudit plan --from` <<<
-    plan: Plan | Unsupported = NOT_REQUESTED
-    # >>> all-reduce bench (topoaudit/bench): `bench`, `audit --bench`, an imported nccl-tests run <<<
+    extras: dict[str, Any] = field(default_factory=dict)  # loader facts shown as-is (the probe's summary)
+    # the deploy plan (--plan-params, `topoaudit plan`), checked against this machine's domains
+    plan: DeployPlan | Unsupported = NOT_REQUESTED
+    # an all-reduce sweep: `bench`, `audit --bench`, or an imported nccl-tests run
     bench: BenchResult | Unsupported = BENCH_NOT_RUN
-    # >>> policy (topoaudit/policy.py): which policy judged the report, what it ignored and overrode <<<
+    # which policy judged the report, what it ignored and overrode
     policy: PolicyOutcome | Unsupported = NO_POLICY
 
     @property

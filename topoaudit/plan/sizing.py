@@ -1,7 +1,7 @@
 """The deploy planner's arithmetic: model size -> footprint -> cards -> TP size -> NVLink-domain fit.
 
 Pure functions, no I/O. Every number the plan reports is also written as a human-readable step so a
-reader can redo the sum (``Plan.steps``). The rule is the seed article's: size the model first, then
+reader can redo the sum (``DeployPlan.steps``). The rule is the seed article's: size the model first, then
 check the card count against the node's real NVLink domain before anything else; when it does not
 fit, price fewer, higher-capacity cards first, then TP inside a domain with pipeline parallelism
 across, and only then tensor parallelism across nodes (the slow option).
@@ -14,15 +14,15 @@ import re
 
 from topoaudit.catalog import GpuSpec, all_gpus
 from topoaudit.errors import ConfigError
-from topoaudit.model.values import Unsupported
-from topoaudit.plan.model import (
+from topoaudit.model.plan import (
     Alternative,
+    DeployPlan,
     DomainFit,
     KvShape,
     MachineDomains,
-    Plan,
     PlanRequest,
 )
+from topoaudit.model.values import Unsupported
 from topoaudit.plan.precision import find_precision, kv_bytes_per_element
 
 GB = 10**9
@@ -322,7 +322,7 @@ def _alternatives(
     return tuple(out)
 
 
-def make_plan(request: PlanRequest, spec: GpuSpec, machine: MachineDomains | None = None) -> Plan:
+def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains | None = None) -> DeployPlan:
     """Size ``request`` on ``spec`` cards and check the TP group against the standard node and ``machine``.
 
     ConfigError (exit 4 through the CLI's error handler) on impossible inputs: no size given, both a
@@ -499,7 +499,7 @@ def make_plan(request: PlanRequest, spec: GpuSpec, machine: MachineDomains | Non
         if checked.at_edge
         else "fits-one-domain"
     )
-    return Plan(
+    return DeployPlan(
         params_b=params_b,
         active_params_b=active,
         precision=precision,

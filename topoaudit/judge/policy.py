@@ -31,7 +31,7 @@ from topoaudit.model.policy import (
     SeverityChange,
 )
 from topoaudit.model.topology import Domain
-from topoaudit.model.values import is_absent
+from topoaudit.model.values import Unsupported, is_absent
 from topoaudit.rules import finding
 from topoaudit.rules.codes import CODES
 
@@ -290,33 +290,26 @@ def apply_policy(
     machine: Machine,
     domains: tuple[Domain, ...],
     spec: GpuSpec | None,
-    bench: object = None,
-    previous: PolicyOutcome | None = None,
+    bench: BenchResult | Unsupported,
 ) -> tuple[tuple[Finding, ...], PolicyOutcome]:
-    """The policy step: expectations -> findings, then severity overrides, then ignores.
+    """The policy step, run once over every finding: expectations -> findings, severity overrides, ignores.
 
-    Idempotent: findings a previous pass generated are replaced, and its ignored findings kept, so the step can
-    run again once bench results are attached (:func:`topoaudit.pipeline.rejudge`).
+    What the policy changed is recorded in the returned :class:`PolicyOutcome` (never in a finding's evidence).
     """
-    kept = [f for f in findings if f.evidence.get("policy") != policy.name]
     met: list[str] = []
     not_checked: list[str] = []
     new = list(_expectations(policy, machine, domains, spec, bench, met, not_checked))
     overrides = dict(policy.severity)
     changes: dict[tuple[str, Severity, Severity], int] = {}
     judged: list[Finding] = []
-    for item in (*kept, *new):
-        if item.code in overrides:
-            was = Severity(item.evidence.get("policy_severity_from", item.severity.value))
-            now = overrides[item.code]
-            if now != item.severity or "policy_severity_from" in item.evidence:
-                changes[(item.code, was, now)] = changes.get((item.code, was, now), 0) + 1
-            if now != was:
-                item = dataclasses.replace(
-                    item, severity=now, evidence={**item.evidence, "policy_severity_from": was.value}
-                )
+    for item in (*findings, *new):
+        now = overrides.get(item.code, item.severity)
+        if now != item.severity:
+            key = (item.code, item.severity, now)
+            changes[key] = changes.get(key, 0) + 1
+            item = dataclasses.replace(item, severity=now)
         judged.append(item)
-    ignored = list(previous.ignored) if previous else []
+    ignored: list[IgnoredFinding] = []
     out: list[Finding] = []
     for item in judged:
         rule = next((r for r in policy.ignore if r.code == item.code and r.match in item.message), None)
@@ -324,7 +317,6 @@ def apply_policy(
             out.append(item)
         else:
             ignored.append(IgnoredFinding(item, rule.reason))
-    out.sort(key=lambda f: -f.severity.rank)
     outcome = PolicyOutcome(
         name=policy.name,
         source=policy.source,
@@ -348,7 +340,7 @@ def _expectations(
     machine: Machine,
     domains: tuple[Domain, ...],
     spec: GpuSpec | None,
-    bench: object,
+    bench: BenchResult | Unsupported,
     met: list[str],
     not_checked: list[str],
 ) -> Iterable[Finding]:
@@ -422,7 +414,11 @@ def _nic_local(policy: Policy, machine: Machine, met: list[str], not_checked: li
 
 
 def _bench_expectations(
-    policy: Policy, spec: GpuSpec | None, bench: object, met: list[str], not_checked: list[str]
+    policy: Policy,
+    spec: GpuSpec | None,
+    bench: BenchResult | Unsupported,
+    met: list[str],
+    not_checked: list[str],
 ) -> Iterable[Finding]:
     wanted = list(policy.busbw)
     if policy.busbw_catalog_floor:

@@ -27,7 +27,7 @@ class KvShape:
 class PlanRequest:
     """What the user asked: a model size (parameters x precision, or weights in GB) and serving knobs.
 
-    ``None`` here means "not given"; the :class:`Plan` records it as ``Unsupported``.
+    ``None`` here means "not given"; the :class:`DeployPlan` records it as ``Unsupported``.
     """
 
     params_b: float | None = None  # total parameters, billions
@@ -87,7 +87,7 @@ class Alternative:
 
 
 @dataclass(frozen=True)
-class Plan:
+class DeployPlan:
     """How many cards a model needs, its TP size, and whether that group fits one NVLink domain."""
 
     params_b: float | Unsupported

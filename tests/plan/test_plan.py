@@ -10,19 +10,10 @@ import pytest
 from topoaudit.catalog import find_gpu
 from topoaudit.errors import ConfigError
 from topoaudit.model.codec import decode, encode
+from topoaudit.model.plan import DeployPlan, KvShape, MachineDomains, PlanRequest
 from topoaudit.model.values import Unsupported
-from topoaudit.plan import (
-    PRECISIONS,
-    KvShape,
-    MachineDomains,
-    Plan,
-    PlanRequest,
-    find_precision,
-    make_plan,
-    parse_params,
-    standard_domains,
-    tp_for,
-)
+from topoaudit.plan.precision import PRECISIONS, find_precision
+from topoaudit.plan.sizing import parse_params, plan_deployment, standard_domains, tp_for
 
 SPLIT_BOX = MachineDomains("example h200-nvl-split", ((0, 1, 2, 3), (4, 5, 6, 7)), "NVIDIA H200 NVL")
 
@@ -37,7 +28,7 @@ def _spec(name: str):  # type: ignore[no-untyped-def]
 
 
 def test_glm52_744b_int4_is_410gb_510gb_four_h200_one_node() -> None:
-    plan = make_plan(PlanRequest(params_b=parse_params("744B"), precision="int4"), _spec("H200"))
+    plan = plan_deployment(PlanRequest(params_b=parse_params("744B"), precision="int4"), _spec("H200"))
     assert plan.weights_gb == pytest.approx(410, abs=1)  # "about 410GB"
     assert plan.footprint_gb == pytest.approx(510, abs=2)  # "close to 510GB"
     assert plan.cards == 4 and plan.tp_size == 4  # "clears at 3-4 cards of H200-class"
@@ -48,14 +39,14 @@ def test_glm52_744b_int4_is_410gb_510gb_four_h200_one_node() -> None:
 
 
 def test_glm52_on_b200_is_three_cards_by_memory() -> None:
-    plan = make_plan(PlanRequest(params_b=744, precision="int4"), _spec("B200"))
+    plan = plan_deployment(PlanRequest(params_b=744, precision="int4"), _spec("B200"))
     assert plan.cards_by_memory == 3  # "3-4 cards of H200-class or B200-class"
     assert plan.tp_size == 4  # TP rounds to a power of two
     assert plan.standard_node.fits_one_domain
 
 
 def test_deepseek_v4_pro_1600b_int4_is_1_1tb_eight_h200_at_the_edge() -> None:
-    plan = make_plan(
+    plan = plan_deployment(
         PlanRequest(params_b=parse_params("1.6T"), active_params_b=parse_params("49B"), precision="int4"),
         _spec("H200"),
     )
@@ -70,7 +61,7 @@ def test_deepseek_v4_pro_1600b_int4_is_1_1tb_eight_h200_at_the_edge() -> None:
 
 def test_deepseek_v4_pro_clears_the_node_once_batching_headroom_grows() -> None:
     # "... and clears it outright once you account for batching headroom"
-    plan = make_plan(PlanRequest(params_b=1600, precision="int4", kv_headroom=0.5), _spec("H200"))
+    plan = plan_deployment(PlanRequest(params_b=1600, precision="int4", kv_headroom=0.5), _spec("H200"))
     assert plan.tp_size == 16
     assert not plan.standard_node.fits_one_domain
     assert plan.verdict == "crosses-domain"
@@ -88,32 +79,32 @@ def test_deepseek_v4_pro_clears_the_node_once_batching_headroom_grows() -> None:
 def test_glm53_nvfp4_464gb_does_not_fit_one_gb300_needs_two() -> None:
     # The NVIDIA blog: 464 GB of NVFP4 weights > one GB300's 252 GB; TP=2 over two DGX Stations with an FP8
     # KV cache (each GPU holds 231 GB of weights and ~20 GB of cache, i.e. about 5% headroom).
-    plan = make_plan(PlanRequest(weights_gb=464, kv_headroom=0.05), _spec("GB300"))
+    plan = plan_deployment(PlanRequest(weights_gb=464, kv_headroom=0.05), _spec("GB300"))
     assert plan.card_memory_gb == 252
     assert plan.cards_for_weights == 2
     assert plan.cards == 2 and plan.tp_size == 2
     assert any("do not fit one NVIDIA GB300" in s for s in plan.steps)
     # With the seed's default 25% headroom it would take 3 cards (TP rounds to 4).
-    default = make_plan(PlanRequest(weights_gb=464), _spec("GB300"))
+    default = plan_deployment(PlanRequest(weights_gb=464), _spec("GB300"))
     assert default.cards_for_weights == 2 and default.cards_by_memory == 3 and default.tp_size == 4
 
 
 def test_glm53_753b_nvfp4_factor_matches_the_464gb_checkpoint() -> None:
-    plan = make_plan(PlanRequest(params_b=parse_params("753B"), precision="nvfp4"), _spec("GB300"))
+    plan = plan_deployment(PlanRequest(params_b=parse_params("753B"), precision="nvfp4"), _spec("GB300"))
     assert plan.weights_gb == pytest.approx(464, rel=0.02)
 
 
 def test_second_seed_fp8_and_bf16_weights() -> None:
     # "744GB (FP8) or 1.49TB (BF16) for full model weights"
-    assert make_plan(PlanRequest(params_b=744, precision="fp8"), _spec("H200")).weights_gb == 744
-    assert make_plan(PlanRequest(params_b=744, precision="bf16"), _spec("H200")).weights_gb == pytest.approx(1488)
+    assert plan_deployment(PlanRequest(params_b=744, precision="fp8"), _spec("H200")).weights_gb == 744
+    assert plan_deployment(PlanRequest(params_b=744, precision="bf16"), _spec("H200")).weights_gb == pytest.approx(1488)
 
 
 # --- the bundled two-domain H200 NVL box ------------------------------------------------------------
 
 
 def test_split_box_four_card_plan_fits_a_domain() -> None:
-    plan = make_plan(PlanRequest(params_b=744, precision="int4"), _spec("H200 NVL"), SPLIT_BOX)
+    plan = plan_deployment(PlanRequest(params_b=744, precision="int4"), _spec("H200 NVL"), SPLIT_BOX)
     assert isinstance(plan.machine, type(plan.standard_node))
     assert plan.machine.fits_one_domain
     assert plan.machine.placement == (0, 1, 2, 3)
@@ -121,7 +112,7 @@ def test_split_box_four_card_plan_fits_a_domain() -> None:
 
 
 def test_split_box_eight_card_plan_crosses_domains() -> None:
-    plan = make_plan(PlanRequest(params_b=1600, precision="int4"), _spec("H200 NVL"), SPLIT_BOX)
+    plan = plan_deployment(PlanRequest(params_b=1600, precision="int4"), _spec("H200 NVL"), SPLIT_BOX)
     assert plan.tp_size == 8
     assert not plan.fits_one_domain
     assert plan.machine.fits_machine  # type: ignore[union-attr]  # 8 GPUs are there, just not one domain
@@ -142,14 +133,14 @@ def test_h200_nvl_standard_node_is_two_domains_of_four() -> None:
 
 
 def test_pcie_only_cards_never_hold_a_tp_group_in_a_domain() -> None:
-    plan = make_plan(PlanRequest(params_b=70, precision="bf16"), _spec("L40S"))
+    plan = plan_deployment(PlanRequest(params_b=70, precision="bf16"), _spec("L40S"))
     assert plan.tp_size == 4
     assert not plan.standard_node.fits_one_domain
     assert "PCIe only" in plan.standard_node.target
 
 
 def test_small_model_fits_one_card() -> None:
-    plan = make_plan(PlanRequest(params_b=parse_params("8B"), precision="bf16"), _spec("H100"))
+    plan = plan_deployment(PlanRequest(params_b=parse_params("8B"), precision="bf16"), _spec("H100"))
     assert plan.cards == 1 and plan.tp_size == 1
     assert plan.standard_node.fits_one_domain
     assert any("no tensor parallelism needed" in s for s in plan.steps)
@@ -168,7 +159,7 @@ def test_tp_rounds_to_power_of_two_or_head_divisor() -> None:
 
 
 def test_head_divisor_tp_from_the_request() -> None:
-    plan = make_plan(PlanRequest(params_b=744, precision="bf16", attention_heads=40), _spec("H200"))
+    plan = plan_deployment(PlanRequest(params_b=744, precision="bf16", attention_heads=40), _spec("H200"))
     # 744 x 2 x 1.25 = 1860 GB / 139 GB usable -> 14 cards; the smallest divisor of 40 heads >= 14 is 20
     assert plan.cards_by_memory == 14
     assert plan.tp_size == 20
@@ -176,14 +167,14 @@ def test_head_divisor_tp_from_the_request() -> None:
 
 
 def test_more_cards_than_heads_spill_into_pipeline_stages() -> None:
-    plan = make_plan(PlanRequest(params_b=744, precision="bf16", attention_heads=8), _spec("H200"))
+    plan = plan_deployment(PlanRequest(params_b=744, precision="bf16", attention_heads=8), _spec("H200"))
     assert plan.tp_size == 8 and plan.pp_size == 2 and plan.cards == 16
 
 
 def test_kv_cache_from_model_shape() -> None:
     # Llama-3-70B-like: 80 layers, 8 KV heads x 128, 128k tokens, batch 4, fp8 cache
     shape = KvShape(context_tokens=131072, layers=80, kv_heads=8, head_dim=128, batch=4, kv_precision="fp8")
-    plan = make_plan(PlanRequest(params_b=70, precision="bf16", kv_shape=shape), _spec("H200"))
+    plan = plan_deployment(PlanRequest(params_b=70, precision="bf16", kv_shape=shape), _spec("H200"))
     expected_kv = 2 * 80 * 8 * 128 * 131072 * 4 * 1 / 1e9
     assert plan.kv_cache_gb == pytest.approx(expected_kv, rel=1e-3)
     assert plan.kv_method == "computed"
@@ -193,7 +184,7 @@ def test_kv_cache_from_model_shape() -> None:
 
 
 def test_safety_margin_and_reserve_are_configurable() -> None:
-    plan = make_plan(PlanRequest(params_b=744, precision="int4", safety_margin=0.2, reserve_gb=10), _spec("H200"))
+    plan = plan_deployment(PlanRequest(params_b=744, precision="int4", safety_margin=0.2, reserve_gb=10), _spec("H200"))
     assert plan.footprint_gb == pytest.approx(409.2 * 1.25 * 1.2)
     assert plan.usable_per_card_gb == 131
     assert plan.cards_by_memory == 5 and plan.tp_size == 8
@@ -261,26 +252,28 @@ def test_parse_params_refuses_with_a_sentence(text: str) -> None:
 )
 def test_impossible_requests_raise_config_error(request_: PlanRequest) -> None:
     with pytest.raises(ConfigError):
-        make_plan(request_, _spec("H200"))
+        plan_deployment(request_, _spec("H200"))
 
 
 # --- the result is a JSON-friendly frozen dataclass -------------------------------------------------
 
 
 def test_plan_is_frozen_and_round_trips_through_the_report_codec() -> None:
-    plan = make_plan(PlanRequest(params_b=1600, precision="int4"), _spec("H200 NVL"), SPLIT_BOX)
+    plan = plan_deployment(PlanRequest(params_b=1600, precision="int4"), _spec("H200 NVL"), SPLIT_BOX)
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.tp_size = 2  # type: ignore[misc]
     data = json.loads(json.dumps(encode(plan)))
     assert data["footprint_gb"] == 1100
     assert data["params_b"] == 1600
     assert data["active_params_b"]["status"] == "unsupported"
-    assert decode(Plan, data) == plan
+    assert decode(DeployPlan, data) == plan
 
 
 def test_workstation_cards_without_nvlink_point_to_cards_that_fit_one_domain() -> None:
     # the seed: "plain PCIe with no NVLink at all, which describes most workstation cards including the RTX PRO 6000"
-    plan = make_plan(PlanRequest(params_b=744, precision="int4"), _spec("NVIDIA RTX PRO 6000 Blackwell Server Edition"))
+    plan = plan_deployment(
+        PlanRequest(params_b=744, precision="int4"), _spec("NVIDIA RTX PRO 6000 Blackwell Server Edition")
+    )
     assert plan.gpu_key == "RTX-PRO-6000" and plan.card_memory_gb == 96
     assert plan.tp_size == 8 and not plan.fits_one_domain
     bigger = [a for a in plan.alternatives if a.kind == "cards-that-fit-one-domain"]
