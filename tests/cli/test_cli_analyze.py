@@ -9,7 +9,7 @@ import pytest
 
 from topoaudit.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "topo"
+EXAMPLES = Path(__file__).parents[2] / "topoaudit" / "examples"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -80,7 +80,7 @@ def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPat
 
     from topoaudit.loaders import examples
 
-    text = (Path(__file__).parents[1] / "topoaudit" / "examples" / examples()["pcie-only"].file).read_text()
+    text = (EXAMPLES / examples()["pcie-only"].file).read_text()
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
     code, out, _ = run(capsys, "analyze", "-", "--format", "json")
     assert code == 0 and len(json.loads(out)["gpus"]) == 8
@@ -92,7 +92,7 @@ def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPat
         (("analyze",), 2, "give either PATH or --example"),
         (("analyze", "--tp", "zero", "--example", "hgx-h100"), 2, "zero"),
         (("analyze", "--bogus"), 2, "--bogus"),
-        (("analyze", "--example", "nope"), 4, "unknown example 'nope'"),
+        (("analyze", "--example", "nope"), 2, "unknown example 'nope'"),
         (("analyze", "/nonexistent/topo.txt"), 4, "no such file"),
     ],
 )
@@ -124,7 +124,7 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
 def test_damaged_paste_recovered_or_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from topoaudit.loaders import examples
 
-    text = (Path(__file__).parents[1] / "topoaudit" / "examples" / examples()["dgx1-cube-mesh"].file).read_text()
+    text = (EXAMPLES / examples()["dgx1-cube-mesh"].file).read_text()
     lines = text.splitlines()
     row = lines[1].split()  # GPU0's row: drop its GPU3 cell; the mirror (GPU3's GPU0 cell) restores it
     one_missing = tmp_path / "one.txt"

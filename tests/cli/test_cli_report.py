@@ -14,7 +14,7 @@ from topoaudit.bundle import verify_bundle
 from topoaudit.cli import main
 from topoaudit.render import render
 
-TOPO = Path(__file__).parent / "fixtures" / "topo"
+TOPO = Path(__file__).parents[1] / "fixtures" / "topo"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -30,7 +30,7 @@ def test_analyze_out_writes_a_verified_bundle(capsys: pytest.CaptureFixture[str]
     assert code == 1  # the gate is unchanged by --out
     assert "bundle written to" in err and "NVLink domains" in stdout
     assert verify_bundle(out) == []
-    example = Path(__file__).parents[1] / "topoaudit" / "examples" / "h200-nvl-split.txt"
+    example = Path(__file__).parents[2] / "topoaudit" / "examples" / "h200-nvl-split.txt"
     assert (out / "evidence" / "example-h200-nvl-split.txt").read_text() == example.read_text()
     data = json.loads((out / "report.json").read_text())
     assert data["gate"]["exit_code"] == 1
@@ -56,15 +56,23 @@ def test_report_re_renders_a_saved_report(capsys: pytest.CaptureFixture[str], tm
     saved.write_text(render(report, "json"))
     target = tmp_path / f"out.{fmt}"
     code, _, err = run(capsys, "report", str(saved), "--format", fmt, "-o", str(target))
-    assert code == 0 and "report written to" in err
+    assert code == report.gate.exit_code == 1  # the saved audit failed: re-rendering it fails a CI step too
+    assert "FAIL (exit 1); report written to" in err
     assert target.read_text() == render(report, fmt)
+
+
+def test_report_of_a_passing_audit_exits_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    saved = tmp_path / "report.json"
+    run(capsys, "analyze", "--example", "hgx-h100", "--format", "json", "-o", str(saved))
+    code, out, _ = run(capsys, "report", str(saved), "--no-color")
+    assert code == 0 and "PASS" in out
 
 
 def test_report_redact_and_bundle(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     saved = tmp_path / "report.json"
     saved.write_text(render(rs.identity_report(), "json"))
     code, out, _ = run(capsys, "report", str(saved), "--format", "json", "--redact", "--out", str(tmp_path / "pub"))
-    assert code == 0
+    assert code == 1 == json.loads(out)["gate"]["exit_code"]
     assert rs.HOSTNAME not in out and json.loads(out)["host"]["hostname"] == "host-1"
     for p in (tmp_path / "pub").rglob("*"):
         if p.is_file():
@@ -93,7 +101,7 @@ def test_report_imports_neither_torch_nor_pynvml(tmp_path: Path) -> None:
         f"    main(['report', {str(saved)!r}, '--format', 'html', '-o', {str(tmp_path / 'r.html')!r}])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(sorted(m for m in ('torch', 'pynvml', 'jinja2') if m in sys.modules))\n"
+        "print(sorted(m for m in ('torch', 'pynvml') if m in sys.modules))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"

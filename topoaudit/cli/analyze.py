@@ -1,0 +1,52 @@
+"""`topoaudit analyze`: judge a captured machine (pasted topo -m, snapshot, saved report, nccl-tests output,
+or a bundled example)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from topoaudit.app import GateRequest, OutputRequest
+from topoaudit.cli.options import EXAMPLE_HELP, gate_options, output_options, plan_options, print_examples, show_report
+
+if TYPE_CHECKING:
+    from topoaudit.model.plan import PlanRequest
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--example", metavar="NAME", help=EXAMPLE_HELP)
+@gate_options
+@plan_options
+@output_options
+@click.pass_context
+def analyze(
+    ctx: click.Context,
+    path: str | None,
+    example: str | None,
+    gate: GateRequest,
+    plan: PlanRequest | None,
+    out: OutputRequest,
+) -> None:
+    """Analyse PATH (or - for standard input): `nvidia-smi topo -m` text, a topoaudit snapshot or
+    report.json, or the output of an nccl-tests run (all_reduce_perf ...).
+
+    \b
+    Examples:
+      nvidia-smi topo -m > topo.txt && topoaudit analyze topo.txt
+      nvidia-smi topo -m | topoaudit analyze -
+      topoaudit analyze topo.txt --expect-domain 8 --tp 8     # gate: exit 1 if TP=8 leaves NVLink
+      all_reduce_perf -b 8 -e 4G -f 2 -g 8 > nccl.txt && topoaudit analyze nccl.txt
+      topoaudit analyze --example h200-nvl-split --format json
+    """
+    from topoaudit import app
+
+    if example == "list":
+        print_examples(out.fmt)
+        ctx.exit(0)
+    request = app.AnalyzeRequest(app.MachineInput(path, example), gate, plan, keep_evidence=bool(out.out_dir))
+    judged = app.analyze_input(request)
+    published = app.publish(judged.report, out, judged.evidence)
+    show_report(published, out)
+    ctx.exit(judged.report.gate.exit_code)

@@ -1,0 +1,44 @@
+"""`topoaudit bench`: measure all-reduce over every GPU (or CPU ranks with gloo) and judge the numbers.
+
+torch is imported only when this command runs (``topoaudit.bench`` imports it inside functions).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from topoaudit.app import GateRequest, OutputRequest, SweepRequest
+from topoaudit.cli.options import gate_options, output_options, show_report, sweep_options, with_progress
+
+
+@click.command()
+@sweep_options(with_topology=True)
+@gate_options
+@output_options
+@click.pass_context
+def bench(ctx: click.Context, sweep: SweepRequest, gate: GateRequest, out: OutputRequest) -> None:
+    """Measure all-reduce bus bandwidth over the GPUs of this machine (or a torchrun job).
+
+    \b
+    Examples:
+      topoaudit bench                                   # all GPUs, NCCL, 8 B .. 4 GiB
+      topoaudit bench --groups all,domains,cross,pairs  # localise a slow path
+      topoaudit bench --backend gloo --nproc 4 --max-bytes 16M --out bench-run/
+      torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29500 -m topoaudit bench
+    """
+    from topoaudit import app
+    from topoaudit.model.bench import BenchResult
+
+    report = with_progress(lambda progress: app.bench(app.BenchRequest(sweep, gate), progress), out.fmt)
+    if report is None:  # a launched rank other than 0: rank 0 reports for the job
+        ctx.exit(0)
+        return
+    show_report(app.publish(report, out), out)
+    if isinstance(report.bench, BenchResult) and report.bench.status != "complete":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(report.gate.exit_code)  # a wedged communicator must not hang interpreter teardown
+    ctx.exit(report.gate.exit_code)
