@@ -22,21 +22,24 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import math
 import os
 import re
 import signal
 import socket
+import sys
+import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from topoaudit.bench import formulas
 from topoaudit.bench.expect import expected_busbw
 from topoaudit.bench.groups import GroupSpec, Plan, make_plan, map_gpus
 from topoaudit.bench.islands import islands
-from topoaudit.errors import ConfigError, EnvironmentUnusable
+from topoaudit.errors import ConfigError, EnvironmentUnusable, UsageError
 from topoaudit.model.bench import (
     BenchGroup,
     BenchResult,
@@ -78,6 +81,27 @@ class BenchConfig:
     inject: tuple[tuple[str, int], ...] = ()  # ("corrupt_rank", r), ("hang_rank", r), ("die_rank", r), ("at_bytes", s)
     host: str = "127.0.0.1"  # spawned mode: store address
     env: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # extra environment for spawned ranks
+
+    def __post_init__(self) -> None:
+        """Refuse a sweep that cannot be run, before any rank starts: a usage mistake, told in one sentence."""
+        for option, value, least in (
+            ("--nproc", self.nproc, 0),
+            ("--min-bytes", self.min_bytes, 1),
+            ("--max-bytes", self.max_bytes, 1),
+            ("--pair-bytes", self.pair_bytes, 0),
+            ("the size factor", self.factor, 2),
+            ("the warm-up count", self.warmup, 0),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise UsageError(f"{option} must be a whole number of at least {least}, not {value!r}")
+        if self.min_bytes > self.max_bytes:
+            raise UsageError(
+                f"--min-bytes {formulas.format_size(self.min_bytes)} is above --max-bytes "
+                f"{formulas.format_size(self.max_bytes)}: nothing to sweep"
+            )
+        for option, seconds in (("--timeout", self.timeout_s), ("the time per size", self.target_s)):
+            if not seconds > 0:
+                raise UsageError(f"{option} must be a positive number of seconds, not {seconds!r}")
 
     def hook(self, name: str) -> int | None:
         return next((v for k, v in self.inject if k == name), None)
@@ -147,11 +171,90 @@ def resolve_backend(requested: str) -> str:
         why = "no CUDA GPU is visible" if not gpu else "this torch build has no NCCL"
         raise EnvironmentUnusable(f"--backend nccl: {why}", hint="use --backend gloo for a CPU-only run")
     if requested not in ("nccl", "gloo"):
-        raise ConfigError(f"unknown backend {requested!r}: use nccl or gloo")
+        raise UsageError(f"unknown backend {requested!r}: use nccl or gloo")
     return requested
 
 
 # ---------------------------------------------------------------------------------------------- spawned mode
+
+
+class StopRequest:
+    """SIGINT or SIGTERM while ranks run, remembered and acted on by the watch loop (never raised mid-call)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.signal is None:
+            self.signal = signum
+
+    @property
+    def name(self) -> str:
+        if self.signal is None:
+            return ""
+        return {int(signal.SIGINT): "Ctrl-C (SIGINT)", int(signal.SIGTERM): "SIGTERM"}.get(
+            self.signal, signal.Signals(self.signal).name
+        )
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[StopRequest]:
+    """SIGINT and SIGTERM (CI runners, Slurm's scancel, Kubernetes) both ask the run to stop: the children are
+    ended and what was measured is returned. A second signal during the teardown is absorbed, not fatal."""
+    stop = StopRequest()
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield stop
+        return
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class LineProgress:
+    """Progress as plain lines on stderr when no progress bar is shown (CI logs, ``--format json``): the first
+    measured step, then at most one line every ``every_s`` seconds."""
+
+    def __init__(self, stream: TextIO | None = None, every_s: float = 10.0) -> None:
+        self.stream = stream
+        self.every_s = every_s
+        self.last = -math.inf
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if done < 1 or now - self.last < self.every_s:
+            return
+        self.last = now
+        stream = self.stream or sys.stderr
+        stream.write(f"topoaudit: bench {done}/{total} measured (last: {what})\n")
+        stream.flush()
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, as taskset/cgroups set it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def oversubscription_warning(ranks: int, cores: int) -> str:
+    """The terminal line for more ranks than cores on one host; empty when they fit."""
+    if ranks <= cores:
+        return ""
+    return (
+        f"topoaudit: warning: {ranks} ranks on {cores} CPU core(s): the ranks take turns on the cores, so the "
+        f"figures measure the scheduler, not the links (use --nproc {cores} or fewer)"
+    )
+
+
+def _warn_if_oversubscribed(world: int) -> None:
+    line = oversubscription_warning(world, usable_cores())
+    if line:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def _run_spawned(config: BenchConfig, progress: Progress | None) -> BenchResult:
@@ -165,58 +268,82 @@ def _run_spawned(config: BenchConfig, progress: Progress | None) -> BenchResult:
         gpus = torch.cuda.device_count()
         world = config.nproc or gpus
         if world > gpus:
-            raise ConfigError(f"--nproc {world} but only {gpus} GPU(s) are visible to NCCL")
+            raise UsageError(f"--nproc {world} but only {gpus} GPU(s) are visible to NCCL")
     else:
         world = config.nproc or 2
-    if world < 1:
-        raise ConfigError("--nproc must be at least 1")
+    _warn_if_oversubscribed(world)
+    progress = progress or LineProgress()
     started = time.monotonic()
-    store = dist.TCPStore(
-        config.host, 0, None, True, timeout=datetime.timedelta(seconds=config.timeout_s + 30), wait_for_workers=False
-    )
-    ctx = mp.get_context("spawn")
-    procs = [
-        ctx.Process(target=_spawned_rank, args=(r, world, config.host, store.port, backend, config), daemon=True)
-        for r in range(world)
-    ]
     errors: list[RankError] = []
-    for p in procs:
-        p.start()
-    first_failure: float | None = None
-    last_progress = (-1, time.monotonic())
-    try:
-        while True:
-            time.sleep(0.05)
-            done = int(store.add(KEY + "progress", 0))
-            total = _total_steps(store)
-            if done != last_progress[0]:
-                last_progress = (done, time.monotonic())
-                if progress is not None and total:
-                    progress(done, total, _last_label(store))
-            codes = [p.exitcode for p in procs]
-            if all(c is not None for c in codes):
-                break
-            failed = any(c not in (None, 0) for c in codes) or _any_error(store, world)
-            if failed and first_failure is None:
-                first_failure = time.monotonic()
-            # give the others time to report their own view (they fail fast once a peer is gone)
-            if first_failure is not None and time.monotonic() - first_failure > min(config.timeout_s, 5.0) + 1.0:
-                break
-            if time.monotonic() - last_progress[1] > 3 * config.timeout_s + 120:
-                errors.append(RankError(-1, "timeout", f"no progress for {3 * config.timeout_s + 120:.0f} s"))
-                break
-    except KeyboardInterrupt:
-        errors.append(RankError(-1, "interrupted", "interrupted (Ctrl-C); rows measured so far are kept"))
-    finally:
-        _end_children(procs)
+    with stop_signals() as stop:
+        store = dist.TCPStore(
+            config.host,
+            0,
+            None,
+            True,
+            timeout=datetime.timedelta(seconds=config.timeout_s + 30),
+            wait_for_workers=False,
+        )
+        ctx = mp.get_context("spawn")
+        procs: list[Any] = []
+        first_failure: float | None = None
+        errors_at_stop: set[int] | None = None
+        try:
+            for rank in range(world):
+                if stop.signal is not None:
+                    break
+                proc = ctx.Process(
+                    target=_spawned_rank,
+                    args=(rank, world, config.host, store.port, backend, config, os.getpid()),
+                    daemon=True,
+                )
+                proc.start()
+                procs.append(proc)
+            last_progress = (-1, time.monotonic())
+            while stop.signal is None:
+                time.sleep(0.05)
+                done = int(store.add(KEY + "progress", 0))
+                total = _total_steps(store)
+                if done != last_progress[0]:
+                    last_progress = (done, time.monotonic())
+                    if total:
+                        progress(done, total, _last_label(store))
+                codes = [p.exitcode for p in procs]
+                if all(c is not None for c in codes):
+                    break
+                failed = any(c not in (None, 0) for c in codes) or _any_error(store, world)
+                if failed and first_failure is None:
+                    first_failure = time.monotonic()
+                # give the others time to report their own view (they fail fast once a peer is gone)
+                if first_failure is not None and time.monotonic() - first_failure > min(config.timeout_s, 5.0) + 1.0:
+                    break
+                if time.monotonic() - last_progress[1] > 3 * config.timeout_s + 120:
+                    errors.append(RankError(-1, "timeout", f"no progress for {3 * config.timeout_s + 120:.0f} s"))
+                    break
+        finally:
+            if stop.signal is not None:
+                # errors ranks report from here on are the stop itself (a peer ended under them), not faults
+                errors_at_stop = {r for r in range(world) if _has_error(store, r)}
+            _end_children(procs)
+        if stop.signal is not None:
+            errors.append(RankError(-1, "interrupted", f"{stop.name} received"))
+        ended_by_us = stop.signal is not None or first_failure is not None or any(e.rank == -1 for e in errors)
+        errors.extend(_silent_deaths(procs, store, ended_by_us))
+        return build_result(
+            store, world, backend, config, errors, time.monotonic() - started, error_ranks=errors_at_stop
+        )
+
+
+def _silent_deaths(procs: list[Any], store: Any, ended_by_us: bool) -> list[RankError]:
+    """Ranks that ended badly without reporting why; a rank we ended by signal is not one of them."""
+    out = []
     for rank, p in enumerate(procs):
-        if p.exitcode not in (0, None) and not _has_error(store, rank):
-            how = f"signal {-p.exitcode}" if p.exitcode is not None and p.exitcode < 0 else f"exit code {p.exitcode}"
-            killed_by_us = any(e.rank == -1 for e in errors) or first_failure is not None
-            if not (killed_by_us and p.exitcode is not None and p.exitcode < 0):
-                errors.append(RankError(rank, "died", f"rank {rank} ended with {how} without reporting"))
-    result = build_result(store, world, backend, config, errors, time.monotonic() - started)
-    return result
+        code = p.exitcode
+        if code in (0, None) or _has_error(store, rank) or (ended_by_us and code < 0):
+            continue
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        out.append(RankError(rank, "died", f"rank {rank} ended with {how} without reporting"))
+    return out
 
 
 def _end_children(procs: list[Any]) -> None:
@@ -232,9 +359,10 @@ def _end_children(procs: list[Any]) -> None:
             p.join(2.0)
 
 
-def _spawned_rank(rank: int, world: int, host: str, port: int, backend: str, config: BenchConfig) -> None:
+def _spawned_rank(rank: int, world: int, host: str, port: int, backend: str, config: BenchConfig, parent: int) -> None:
     """Entry point of a spawned rank (module level so ``spawn`` can pickle it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it ends us by pid
+    _die_with_parent(parent)
     for key, value in config.env:
         os.environ[key] = value
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
@@ -243,6 +371,18 @@ def _spawned_rank(rank: int, world: int, host: str, port: int, backend: str, con
     store = dist.TCPStore(host, port, None, False, timeout=datetime.timedelta(seconds=config.timeout_s + 30))
     ok = _rank_main(rank, world, rank, world, backend, config, store, spawned=True)
     os._exit(0 if ok else 1)  # skip interpreter teardown: a wedged communicator must not hang the exit
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this rank when the spawning process dies, even by SIGKILL: a rank blocked in the
+    store connect would otherwise wait out its timeout as an orphan."""
+    with contextlib.suppress(Exception):  # not Linux, or no libc to ask: the parent still ends us by pid
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before we asked
+        os._exit(1)
 
 
 # --------------------------------------------------------------------------------------------- launched mode
@@ -299,7 +439,7 @@ def _launched_inner(
         )
     except (KeyboardInterrupt, _Stop):
         ok = False
-        errors.append(RankError(rank, "interrupted", "interrupted; rows measured so far are kept"))
+        errors.append(RankError(rank, "interrupted", "SIGTERM or Ctrl-C received"))
     store = holder.get("store")
     if store is None:
         raise EnvironmentUnusable("the process group could not be initialised (see the error above)")
@@ -418,7 +558,7 @@ def _mem_available() -> int:
 def _environment() -> dict[str, str]:
     import torch
 
-    env = {"torch": torch.__version__, "cuda": str(torch.version.cuda)}
+    env = {"torch": torch.__version__, "cuda": str(torch.version.cuda), "cpu_cores": str(usable_cores())}
     try:
         nccl = torch.cuda.nccl.version()
         env["nccl"] = ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl)
@@ -677,9 +817,18 @@ def _read_json(store: Any, key: str) -> Any:
 
 
 def build_result(
-    store: Any, world: int, backend: str, config: BenchConfig, errors: list[RankError], wall_s: float
+    store: Any,
+    world: int,
+    backend: str,
+    config: BenchConfig,
+    errors: list[RankError],
+    wall_s: float,
+    *,
+    error_ranks: set[int] | None = None,
 ) -> BenchResult:
-    """Everything in the store (plan, infos, rows, errors) -> a :class:`BenchResult`. Works on partial runs."""
+    """Everything in the store (plan, infos, rows, errors) -> a :class:`BenchResult`. Works on partial runs.
+
+    ``error_ranks``: read the errors of these ranks only (a stopped run: the others are the stop itself)."""
     infos = [i for r in range(world) if (i := _read_json(store, KEY + f"info/{r}")) is not None]
     ranks = tuple(_info_to_rank(i) for i in infos)
     plan_doc = _read_json(store, KEY + "plan")
@@ -688,7 +837,7 @@ def build_result(
         if store.check([KEY + f"nrec/{r}"]):
             n = int(store.get(KEY + f"nrec/{r}"))
             records.extend(json.loads(store.get(KEY + f"rec/{r}/{j}")) for j in range(n))
-    for r in range(world):
+    for r in range(world) if error_ranks is None else sorted(error_ranks):
         doc = _read_json(store, KEY + f"err/{r}")
         if doc is not None:
             errors.append(

@@ -1,13 +1,28 @@
-"""Findings from a bench result: corruption, below-expected bandwidth, islands vs domains, timeouts. Pure."""
+"""Findings from a bench result: corruption, below-expected bandwidth, islands vs domains, timeouts, a run
+stopped early or crowded onto too few cores. Pure: no torch, no processes.
+
+A group's expectation comes from its links when the machine model gave one (``expected_busbw_gbps``, set
+when the result was assembled); otherwise, for GPUs of one host whose model the catalog knows (a pasted
+nccl-tests log names them), from the catalog's measured all-reduce band for that many GPUs.
+"""
 
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
 
 from topoaudit.bench.expect import const, judge_ratio
 from topoaudit.bench.formulas import format_size
 from topoaudit.bench.islands import same_partition
-from topoaudit.model.bench import BenchResult
+from topoaudit.catalog import GpuSpec, find_gpu
+from topoaudit.exitcodes import ExitCode
+from topoaudit.model.bench import BenchGroup, BenchResult
 from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.report import Gate
 from topoaudit.rules.codes import info
+
+INTERRUPTED = "interrupted"
+"""``RankError.kind`` of a run stopped by Ctrl-C or SIGTERM: the run is incomplete, the box is not at fault."""
 
 
 def _finding(code: str, message: str, severity: Severity | None = None, **evidence: object) -> Finding:
@@ -15,69 +30,31 @@ def _finding(code: str, message: str, severity: Severity | None = None, **eviden
     return Finding(code, severity or entry.severity, message, dict(evidence), entry.remedy)
 
 
-def judge_bench(result: BenchResult, *, expect_busbw_gbps: float | None = None) -> tuple[Finding, ...]:
-    """Every bench finding, worst first. ``expect_busbw_gbps`` is the user's gate on the ``all`` plateau."""
+@dataclass(frozen=True)
+class Expected:
+    """What a group should reach, and where that figure comes from (said in the finding)."""
+
+    busbw_gbps: float
+    basis: str
+    evidence: dict[str, object]
+
+
+def judge_bench(
+    result: BenchResult, *, spec: GpuSpec | None = None, expect_busbw_gbps: float | None = None
+) -> tuple[Finding, ...]:
+    """Every bench finding, worst first.
+
+    ``spec`` is the catalog entry the audit judged the box against (``--gpu-model`` or the model the source
+    names); without one, the model the result's ranks name is looked up. ``expect_busbw_gbps`` is the user's
+    gate on the ``all`` plateau (``--expect-busbw``).
+    """
+    spec = spec or _spec_named_by_ranks(result)
     out: list[Finding] = []
     for group in result.groups:
-        bad = [(r.size_bytes, r.wrong) for r in group.rows if isinstance(r.wrong, int) and r.wrong > 0]
-        bad += [
-            (r.size_bytes, r.inplace_wrong)
-            for r in group.rows
-            if isinstance(r.inplace_wrong, int) and r.inplace_wrong > 0
-        ]
-        if bad:
-            sizes = ", ".join(f"{format_size(s)} ({w} wrong)" for s, w in bad[:6])
-            out.append(
-                _finding(
-                    "bench-data-corruption",
-                    f"all-reduce returned wrong data in group {group.name} (ranks {_ranks(group.ranks)}): {sizes}",
-                    group=group.name,
-                    ranks=list(group.ranks),
-                    wrong_by_size_bytes={str(s): w for s, w in bad},
-                )
-            )
-        if isinstance(group.ratio, float) and isinstance(group.expected_busbw_gbps, float):
-            verdict = judge_ratio(group.ratio)
-            if verdict in ("warn", "fail"):
-                out.append(
-                    _finding(
-                        "bench-below-expected",
-                        f"group {group.name} plateaus at {group.plateau_busbw_gbps} GB/s busbw, "
-                        f"{group.ratio:.0%} of the {group.expected_busbw_gbps:g} GB/s the topology predicts "
-                        f"({group.expected_basis})",
-                        severity=Severity(verdict),
-                        group=group.name,
-                        measured_busbw_gbps=group.plateau_busbw_gbps,
-                        expected_busbw_gbps=group.expected_busbw_gbps,
-                        ratio=group.ratio,
-                        warn_below=const("warn_below_ratio"),
-                        fail_below=const("fail_below_ratio"),
-                    )
-                )
+        out.extend(_corruption(group))
+        out.extend(_below_expected(result, group, spec))
     if expect_busbw_gbps:
-        whole = result.group("all") or (result.groups[0] if result.groups else None)
-        if whole is not None and isinstance(whole.plateau_busbw_gbps, float):
-            if whole.plateau_busbw_gbps < expect_busbw_gbps:
-                out.append(
-                    _finding(
-                        "bench-below-expected",
-                        f"group {whole.name} plateaus at {whole.plateau_busbw_gbps} GB/s busbw, below the "
-                        f"--expect-busbw {expect_busbw_gbps:g} GB/s",
-                        severity=Severity.FAIL,
-                        group=whole.name,
-                        measured_busbw_gbps=whole.plateau_busbw_gbps,
-                        expected_busbw_gbps=expect_busbw_gbps,
-                        basis="--expect-busbw",
-                    )
-                )
-        elif whole is not None or result.status != "complete":
-            out.append(
-                _finding(
-                    "bench-incomplete",
-                    f"--expect-busbw {expect_busbw_gbps:g} cannot be checked: no large-message plateau was measured",
-                    expected_busbw_gbps=expect_busbw_gbps,
-                )
-            )
+        out.extend(_below_user_gate(result, expect_busbw_gbps))
     measured, expected = result.measured_islands, result.expected_islands
     if isinstance(measured, tuple) and isinstance(expected, tuple) and not same_partition(measured, expected):
         out.append(
@@ -89,35 +66,8 @@ def judge_bench(result: BenchResult, *, expect_busbw_gbps: float | None = None) 
                 expected_domains=[list(x) for x in expected],
             )
         )
-    for err in result.errors:
-        if err.kind == "timeout":
-            where = f" in group {err.group} at {format_size(err.size_bytes)}" if err.group else ""
-            out.append(
-                _finding(
-                    "bench-timeout",
-                    f"a collective did not finish{where} (rank {err.rank}): {err.message}",
-                    group=err.group,
-                    size_bytes=err.size_bytes,
-                    rank=err.rank,
-                )
-            )
-            break
-    others = [e for e in result.errors if e.kind not in ("timeout",)]
-    if others and not any(f.code == "bench-timeout" for f in out):
-        first = others[0]
-        where = f" in group {first.group} at {format_size(first.size_bytes)}" if first.group else ""
-        out.append(
-            _finding(
-                "bench-rank-failed",
-                f"rank {first.rank} {first.kind}{where}: {first.message}"
-                + (f" (+{len(others) - 1} more)" if len(others) > 1 else ""),
-                errors=[{"rank": e.rank, "kind": e.kind, "message": e.message} for e in others],
-            )
-        )
-    if result.status != "complete" and not any(
-        f.code in ("bench-incomplete", "bench-timeout", "bench-rank-failed") for f in out
-    ):
-        out.append(_finding("bench-incomplete", f"the bench stopped early ({result.status})"))
+    out.extend(_oversubscribed(result))
+    out.extend(_failures(result, already=out))
     skipped = {s.size_bytes for g in result.groups for s in g.skipped_sizes}
     if skipped:
         out.append(
@@ -132,9 +82,229 @@ def judge_bench(result: BenchResult, *, expect_busbw_gbps: float | None = None) 
     return tuple(out)
 
 
+def was_interrupted(result: BenchResult | object) -> bool:
+    """True when the run was stopped by Ctrl-C or SIGTERM before it finished."""
+    return isinstance(result, BenchResult) and any(e.kind == INTERRUPTED for e in result.errors)
+
+
+def interrupted_gate(gate: Gate, result: BenchResult | object) -> Gate:
+    """A stopped bench ends with exit 130 (interrupted), whatever it found before the stop: the audit is
+    incomplete and the caller asked it to end. Any other gate is returned unchanged."""
+    if not was_interrupted(result):
+        return gate
+    assert isinstance(result, BenchResult)
+    rows = sum(len(g.rows) for g in result.groups)
+    stop = next(e for e in result.errors if e.kind == INTERRUPTED)
+    return dataclasses.replace(
+        gate,
+        exit_code=int(ExitCode.INTERRUPTED),
+        reason=f"the bench was stopped ({stop.message}) after {rows} measured row(s); {gate.reason}",
+        incomplete=True,
+    )
+
+
+# ------------------------------------------------------------------------------------------- the findings
+
+
+def _corruption(group: BenchGroup) -> list[Finding]:
+    bad = [(r.size_bytes, r.wrong) for r in group.rows if isinstance(r.wrong, int) and r.wrong > 0]
+    bad += [
+        (r.size_bytes, r.inplace_wrong) for r in group.rows if isinstance(r.inplace_wrong, int) and r.inplace_wrong > 0
+    ]
+    if not bad:
+        return []
+    sizes = ", ".join(f"{format_size(s)} ({w} wrong)" for s, w in bad[:6])
+    return [
+        _finding(
+            "bench-data-corruption",
+            f"all-reduce returned wrong data in group {group.name} (ranks {_ranks(group.ranks)}): {sizes}",
+            group=group.name,
+            ranks=list(group.ranks),
+            wrong_by_size_bytes={str(s): w for s, w in bad},
+        )
+    ]
+
+
+def _below_expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> list[Finding]:
+    """A plateau below half of its expectation fails, below three quarters warns (``expect.CONSTANTS``)."""
+    plateau = group.plateau_busbw_gbps
+    if not isinstance(plateau, float):
+        return []
+    expected = _expected(result, group, spec)
+    if expected is None or expected.busbw_gbps <= 0:
+        return []
+    ratio = plateau / expected.busbw_gbps  # judged unrounded: 0.4996 is below the 0.5 band, not on it
+    verdict = judge_ratio(ratio)
+    if verdict not in ("warn", "fail"):
+        return []
+    return [
+        _finding(
+            "bench-below-expected",
+            f"group {group.name} plateaus at {plateau:g} GB/s busbw, {ratio:.0%} of the "
+            f"{expected.busbw_gbps:g} GB/s {expected.basis}",
+            severity=Severity(verdict),
+            group=group.name,
+            measured_busbw_gbps=plateau,
+            expected_busbw_gbps=expected.busbw_gbps,
+            ratio=round(ratio, 3),
+            warn_below=const("warn_below_ratio"),
+            fail_below=const("fail_below_ratio"),
+            **expected.evidence,
+        )
+    ]
+
+
+def _expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
+    if isinstance(group.expected_busbw_gbps, float):
+        basis = f"the topology predicts ({group.expected_basis})" if group.expected_basis else "the topology predicts"
+        return Expected(group.expected_busbw_gbps, basis, {"basis": "links", "expected_basis": group.expected_basis})
+    return _catalog_expectation(result, group, spec)
+
+
+def _catalog_expectation(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
+    """The catalog's all-reduce band for this many GPUs of one host of this model (ring first: NVLS and tree
+    only raise the figure), its typical plateau where one was measured, else its floor."""
+    if spec is None or result.backend == "gloo" or len(group.ranks) < 2:
+        return None
+    by_rank = {r.rank: r for r in result.ranks}
+    members = [by_rank[r] for r in group.ranks if r in by_rank]
+    if len(members) != len(group.ranks) or any(m.device == "cpu" for m in members):
+        return None
+    if len({m.host for m in members}) != 1:  # across hosts the network, not the box, sets the figure
+        return None
+    band = spec.band(len(group.ranks))
+    if band is None:
+        return None
+    figure, which = (band.typical_gbps, "typical") if band.typical_gbps > 0 else (band.min_gbps, "floor")
+    at = format_size(band.size_bytes)
+    basis = (
+        f"the catalog gives {len(group.ranks)}x {spec.name} (entry {spec.key}: {band.algo} all-reduce, {which} "
+        f"at {at}; {band.source})"
+    )
+    return Expected(
+        figure,
+        basis,
+        {
+            "basis": "catalog",
+            "catalog_entry": spec.key,
+            "catalog_figure": which,
+            "catalog_algo": band.algo,
+            "catalog_size_bytes": band.size_bytes,
+            "catalog_min_gbps": band.min_gbps,
+            "catalog_source": band.source,
+        },
+    )
+
+
+def _spec_named_by_ranks(result: BenchResult) -> GpuSpec | None:
+    """The catalog entry of the one GPU model every rank names (an nccl-tests log prints it per rank)."""
+    names = {r.name for r in result.ranks}
+    if len(names) != 1:
+        return None
+    (name,) = names
+    return find_gpu(name) if isinstance(name, str) and name else None
+
+
+def _below_user_gate(result: BenchResult, expect_busbw_gbps: float) -> list[Finding]:
+    whole = result.group("all") or (result.groups[0] if result.groups else None)
+    if whole is not None and isinstance(whole.plateau_busbw_gbps, float):
+        if whole.plateau_busbw_gbps >= expect_busbw_gbps:
+            return []
+        return [
+            _finding(
+                "bench-below-expected",
+                f"group {whole.name} plateaus at {whole.plateau_busbw_gbps} GB/s busbw, below the "
+                f"--expect-busbw {expect_busbw_gbps:g} GB/s",
+                severity=Severity.FAIL,
+                group=whole.name,
+                measured_busbw_gbps=whole.plateau_busbw_gbps,
+                expected_busbw_gbps=expect_busbw_gbps,
+                basis="--expect-busbw",
+            )
+        ]
+    if whole is not None or result.status != "complete":
+        return [
+            _finding(
+                "bench-incomplete",
+                f"--expect-busbw {expect_busbw_gbps:g} cannot be checked: no large-message plateau was measured",
+                expected_busbw_gbps=expect_busbw_gbps,
+            )
+        ]
+    return []
+
+
+def _oversubscribed(result: BenchResult) -> list[Finding]:
+    """More ranks than CPU cores on the reporting host: the ranks take turns, the figures time the scheduler."""
+    cores_text = result.environment.get("cpu_cores", "")
+    if not cores_text.isdigit() or not result.ranks:
+        return []
+    cores = int(cores_text)
+    host = next((r.host for r in result.ranks if r.rank == 0), result.ranks[0].host)
+    ranks = sum(1 for r in result.ranks if r.host == host)
+    if ranks <= cores:
+        return []
+    return [
+        _finding(
+            "bench-oversubscribed",
+            f"{ranks} ranks ran on {cores} CPU core(s) of {host}: they took turns on the cores, so the figures "
+            "measure the scheduler, not the links",
+            host=host,
+            ranks=ranks,
+            cpu_cores=cores,
+        )
+    ]
+
+
+def _failures(result: BenchResult, already: list[Finding]) -> list[Finding]:
+    """Timeouts and failed ranks are faults; a stop by Ctrl-C or SIGTERM only makes the run incomplete."""
+    out: list[Finding] = []
+    stops = [e for e in result.errors if e.kind == INTERRUPTED]
+    for err in result.errors:
+        if err.kind == "timeout":
+            where = f" in group {err.group} at {format_size(err.size_bytes)}" if err.group else ""
+            out.append(
+                _finding(
+                    "bench-timeout",
+                    f"a collective did not finish{where} (rank {err.rank}): {err.message}",
+                    group=err.group,
+                    size_bytes=err.size_bytes,
+                    rank=err.rank,
+                )
+            )
+            break
+    others = [e for e in result.errors if e.kind not in ("timeout", INTERRUPTED)]
+    if others and not out:
+        first = others[0]
+        where = f" in group {first.group} at {format_size(first.size_bytes)}" if first.group else ""
+        out.append(
+            _finding(
+                "bench-rank-failed",
+                f"rank {first.rank} {first.kind}{where}: {first.message}"
+                + (f" (+{len(others) - 1} more)" if len(others) > 1 else ""),
+                errors=[{"rank": e.rank, "kind": e.kind, "message": e.message} for e in others],
+            )
+        )
+    if stops:
+        rows = sum(len(g.rows) for g in result.groups)
+        out.append(
+            _finding(
+                "bench-incomplete",
+                f"the bench was stopped before it finished ({stops[0].message}); {rows} measured row(s) are kept",
+                rows=rows,
+                stop=stops[0].message,
+            )
+        )
+    elif result.status != "complete" and not out and not any(f.code == "bench-incomplete" for f in already):
+        out.append(_finding("bench-incomplete", f"the bench stopped early ({result.status})"))
+    return out
+
+
 def _ranks(ranks: tuple[int, ...]) -> str:
     return ",".join(map(str, ranks))
 
 
 def _sets(parts: tuple[tuple[int, ...], ...]) -> str:
     return " ".join("{" + _ranks(p) + "}" for p in parts)
+
+
+__all__ = ["INTERRUPTED", "interrupted_gate", "judge_bench", "was_interrupted"]

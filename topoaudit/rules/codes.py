@@ -136,6 +136,12 @@ CODES: dict[str, CodeInfo] = {
             "Rerun without interruption; include sizes of at least 1 MiB so a plateau exists.",
         ),
         _c(
+            "bench-oversubscribed",
+            "warn",
+            "More bench ranks than CPU cores: the figures measure the scheduler, not the links",
+            "Run at most one rank per core (--nproc no larger than `nproc`), or on a machine with more cores.",
+        ),
+        _c(
             "bench-size-skipped",
             "info",
             "Some message sizes did not fit in free memory and were skipped",
