@@ -11,13 +11,14 @@ from builders import machine, nvswitch8, pairs, pcie, split_4_4
 
 from topoaudit.bench import formulas
 from topoaudit.bench.expect import CONSTANTS, expected_busbw, judge_ratio
-from topoaudit.bench.groups import make_plan, map_gpus, norm_bus_id, parse_groups
+from topoaudit.bench.groups import make_plan, map_gpus, parse_groups
 from topoaudit.bench.harness import assemble
 from topoaudit.bench.islands import islands
 from topoaudit.bench.judge import judge_bench
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, PairBw, RankError, RankInfo, SkippedSize
 from topoaudit.model.machine import Gpu, PcieLink
 from topoaudit.rules.codes import CODES
+from topoaudit.units import normalize_bus_id
 
 
 # --- formulas ------------------------------------------------------------------------------------------
@@ -136,7 +137,7 @@ def test_ranks_join_gpus_by_bus_id_not_by_index() -> None:
         RankInfo(1, 1, "h", "cuda:1", pci_bus_id="00000000:18:00.0"),
     )
     assert map_gpus(ranks, m) == {0: 1, 1: 0}
-    assert norm_bus_id("00000000:07:00.0") == "0000:07:00.0"
+    assert normalize_bus_id("00000000:07:00.0") == "0000:07:00.0"
 
 
 def test_bad_group_names_are_refused() -> None:

@@ -12,7 +12,6 @@ from fakenvml import Scenario
 from test_scenarios import audit, run
 
 from topoaudit.errors import InputError
-from topoaudit.probe.busid import normalize_bus_id
 from topoaudit.probe.collect import probe
 from topoaudit.probe.crosscheck import parse_nvlink_status
 from topoaudit.probe.snapshot import (
@@ -21,6 +20,7 @@ from topoaudit.probe.snapshot import (
     snapshot_to_dict,
     snapshot_to_json,
 )
+from topoaudit.units import normalize_bus_id
 
 SMI = Path(__file__).parents[1] / "fixtures" / "probe" / "smi"
 

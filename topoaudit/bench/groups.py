@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from topoaudit.model.bench import RankInfo
 from topoaudit.model.machine import Machine
 from topoaudit.model.topology import nvlink_domains, place_tp
+from topoaudit.units import normalize_bus_id
 
 GROUP_KINDS = ("all", "domains", "cross", "pairs")
 
@@ -47,30 +48,18 @@ def parse_groups(text: str) -> tuple[str, ...]:
     return tuple({"domain": "domains", "pair": "pairs"}.get(i, i) for i in items)
 
 
-def norm_bus_id(bus_id: str) -> str:
-    """``00000000:07:00.0`` / ``0000:07:00.0`` / ``0000:07:00`` -> ``0000:07:00.0`` (lower case)."""
-    text = bus_id.strip().lower()
-    parts = text.split(":")
-    if len(parts) == 3:
-        dom, bus, devfn = parts
-        if "." not in devfn:
-            devfn += ".0"
-        return f"{int(dom, 16):04x}:{int(bus, 16):02x}:{devfn}"
-    return text
-
-
 def map_gpus(ranks: tuple[RankInfo, ...], machine: Machine | None) -> dict[int, int]:
     """rank -> GPU index in ``machine`` (ranks whose GPU cannot be joined are left out)."""
     if machine is None:
         return {}
-    by_bus = {norm_bus_id(g.pci_bus_id): g.index for g in machine.gpus if isinstance(g.pci_bus_id, str)}
+    by_bus = {normalize_bus_id(g.pci_bus_id): g.index for g in machine.gpus if isinstance(g.pci_bus_id, str)}
     indices = {g.index for g in machine.gpus}
     out: dict[int, int] = {}
     for r in ranks:
         if r.device == "cpu":
             continue
         if isinstance(r.pci_bus_id, str) and by_bus:
-            gpu = by_bus.get(norm_bus_id(r.pci_bus_id))
+            gpu = by_bus.get(normalize_bus_id(r.pci_bus_id))
             if gpu is not None:
                 out[r.rank] = gpu
             continue

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from topoaudit.units import format_size, parse_size
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -149,17 +151,6 @@ _ENTRY_KEYS = {
     "memory_variants", "cite", "busbw",
 }  # fmt: skip
 _BAND_KEYS = {"gpus", "algo", "min_gbps", "typical_gbps", "size", "source", "note"}
-_SIZE_UNITS = {"": 1, "B": 1, "K": 2**10, "KIB": 2**10, "M": 2**20, "MIB": 2**20, "G": 2**30, "GIB": 2**30}
-
-
-def parse_size(text: str | int) -> int:
-    """'16GiB' / '8G' / '512MiB' / 1024 -> bytes (binary units, as nccl-tests' -b/-e flags)."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        return text
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
-    if not m or m.group(2).upper() not in _SIZE_UNITS:
-        raise ValueError(f"not a size: {text!r} (use e.g. 512MiB, 1GiB, 16G)")
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
 
 
 def _band(key: str, raw: dict[str, Any]) -> BusbwBand:
@@ -255,13 +246,6 @@ def _figure(value: float) -> str:
     return f"{value:g}" if value else "–"
 
 
-def _gib(size: int) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} B"
-
-
 def catalog_markdown() -> str:
     """The generated section of docs/catalog.md (tests fail when the committed file differs)."""
     out = [
@@ -297,7 +281,7 @@ def catalog_markdown() -> str:
             typical = f"typical {band.typical_gbps:g}, " if band.typical_gbps else ""
             note = f"; {band.note}" if band.note else ""
             out.append(
-                f"- busbw, {band.gpus} GPUs, {band.algo} @ {_gib(band.size_bytes)}: {typical}floor "
+                f"- busbw, {band.gpus} GPUs, {band.algo} @ {format_size(band.size_bytes)}: {typical}floor "
                 f"{band.min_gbps:g} GB/s — {band.source}{note}"
             )
         for field, source in s.cites:

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from topoaudit.catalog import GpuSpec, find_gpu, parse_size
+from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.errors import ConfigError
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, Severity
@@ -34,6 +34,7 @@ from topoaudit.model.topology import Domain
 from topoaudit.model.values import Unsupported, is_absent
 from topoaudit.rules import finding
 from topoaudit.rules.codes import CODES
+from topoaudit.units import format_size, parse_size
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -445,7 +446,7 @@ def _bench_expectations(
                     continue
                 floor, basis = band.min_gbps, f"catalog {spec.key if spec else ''} {band.algo} floor"
             value, at = _busbw_at(group, want.size_bytes)
-            label = f"busbw of {group.name}" + (f" at {_size(want.size_bytes)}" if want.size_bytes else "")
+            label = f"busbw of {group.name}" + (f" at {format_size(want.size_bytes)}" if want.size_bytes else "")
             if value is None:
                 not_checked.append(f"{label}: not measured{' at that size' if want.size_bytes else ''}")
             elif value < floor:
@@ -488,11 +489,4 @@ def _busbw_at(group: Any, size: int) -> tuple[float | None, int]:
 
 def _describe(want: BusbwExpectation) -> str:
     floor = "the catalog floor" if want.min_gbps < 0 else f"{want.min_gbps:g} GB/s"
-    return f"busbw of {want.group} >= {floor}" + (f" at {_size(want.size_bytes)}" if want.size_bytes else "")
-
-
-def _size(size: int) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} B"
+    return f"busbw of {want.group} >= {floor}" + (f" at {format_size(want.size_bytes)}" if want.size_bytes else "")

@@ -23,12 +23,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from topoaudit.bench import formulas
 from topoaudit.errors import InputError
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankInfo
+from topoaudit.model.busbw import peak, plateau
 from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.values import Unsupported
 from topoaudit.parse.topo_matrix import ParseIssue
+from topoaudit.units import parse_bus_id
 
 SOURCE = "nccl-tests"
 
@@ -67,7 +68,7 @@ def looks_like_nccl_tests(text: str) -> bool:
     return (has_header and (has_rank or has_perf)) or (has_rank and has_perf)
 
 
-def _num(token: str) -> float | None:
+def _float_or_none(token: str) -> float | None:
     try:
         return float(token)
     except ValueError:
@@ -75,10 +76,8 @@ def _num(token: str) -> float | None:
 
 
 def _bus_id(raw: str) -> str | Unsupported:
-    parts = raw.strip().lower().split(":")
-    if len(parts) == 3 and all(re.fullmatch(r"[0-9a-f]+", p) for p in parts):
-        return f"{int(parts[0], 16):04x}:{int(parts[1], 16):02x}:{int(parts[2], 16):02x}.0"
-    return Unsupported(SOURCE, f"only the PCI bus number is printed ({raw.strip()})")
+    """The rank's PCI bus id when the log prints a whole one; older logs print only the bus number."""
+    return parse_bus_id(raw) or Unsupported(SOURCE, f"only the PCI bus number is printed ({raw.strip()})")
 
 
 def _header_layout(line: str) -> tuple[bool, list[str]] | None:
@@ -135,7 +134,9 @@ def parse_nccl_tests(text: str, name: str = "") -> NcclTestsParse:
                 in_table = False if "concluded" in body else in_table
             elif body.startswith("Avg bus bandwidth"):
                 value = (
-                    _num(body.split(":", 1)[1].split()[0]) if ":" in body and body.split(":", 1)[1].split() else None
+                    _float_or_none(body.split(":", 1)[1].split()[0])
+                    if ":" in body and body.split(":", 1)[1].split()
+                    else None
                 )
                 if value is not None:
                     avg = value
@@ -217,7 +218,7 @@ def _data_row(
     )
     half = _half_width(names)
     oop, ip = rest[:half], rest[half : 2 * half]
-    if len(oop) < 3 or any(_num(t) is None for t in oop[:3]):
+    if len(oop) < 3 or any(_float_or_none(t) is None for t in oop[:3]):
         return None
     size, count = int(tokens[0]), int(tokens[1])
     if len(rest) < 2 * half:
@@ -225,7 +226,7 @@ def _data_row(
     wrong_name = names[3] if len(names) > 3 else "#wrong"
     t, algbw, busbw = (float(x) for x in oop[:3])
     wrong = _wrong(oop[3] if len(oop) > 3 else None, wrong_name)
-    ip_ok = len(ip) >= 3 and all(_num(x) is not None for x in ip[:3])
+    ip_ok = len(ip) >= 3 and all(_float_or_none(x) is not None for x in ip[:3])
     missing = Unsupported(SOURCE, "in-place half not in the input")
     return BenchRow(
         size_bytes=size,
@@ -254,7 +255,7 @@ def _wrong(token: str | None, column: str) -> int | Unsupported:
         return Unsupported(SOURCE, "#wrong column not in the input")
     if token.upper() == "N/A":
         return Unsupported(SOURCE, "data check disabled (-c 0): #wrong is N/A")
-    value = _num(token)
+    value = _float_or_none(token)
     if value is None:
         return Unsupported(SOURCE, f"unreadable #wrong {token!r}")
     if column == "error":  # old nccl-tests: the maximum deviation, not a count
@@ -276,7 +277,7 @@ def _result(
 ) -> BenchResult:
     rows = sorted(rows, key=lambda r: r.size_bytes)
     curve = [(r.size_bytes, r.busbw_gbps) for r in rows]
-    plat, top = formulas.plateau(curve), formulas.peak(curve)
+    plat, top = plateau(curve), peak(curve)
     world = len(ranks) or 0
     if not ranks:
         issues.append(ParseIssue(0, "recovered", "no '#  Rank' lines: ranks, hosts and devices unknown"))

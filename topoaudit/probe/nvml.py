@@ -31,8 +31,8 @@ import pynvml
 
 from topoaudit.errors import EnvironmentUnusable
 from topoaudit.model.values import Failed, Probed, Unsupported
-from topoaudit.probe.busid import normalize_bus_id
 from topoaudit.probe.snapshot import GpuRecord, NvLinkRecord, PairRecord, SystemRecord
+from topoaudit.units import normalize_bus_id
 
 DEFAULT_CALL_TIMEOUT_S = 10.0
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from topoaudit.model.values import Failed, Probed, Unsupported
-from topoaudit.probe.busid import normalize_bus_id
 from topoaudit.probe.snapshot import OsRecord, PcieDevice, RdmaNic
+from topoaudit.units import normalize_bus_id
 
 SYSFS = "sysfs"
 NVIDIA_VENDOR = "0x10de"
