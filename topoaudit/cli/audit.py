@@ -9,7 +9,7 @@ from topoaudit.cli.options import gate_options, output_options, probe_options, s
 
 
 @click.command("probe")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the snapshot to FILE (default: stdout).")
+@click.option("-o", "--output", type=click.Path(), help="Write the snapshot to FILE (default: stdout).")
 @probe_options
 def probe(output: str | None, probe_request: ProbeRequest) -> None:
     """Capture this machine (NVML, nvidia-smi, sysfs, environment) into a snapshot JSON.

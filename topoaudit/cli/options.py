@@ -146,7 +146,7 @@ output_options = typed(
     "out",
     [
         _format_option(REPORT_FORMATS),
-        click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE."),
+        click.option("-o", "--output", type=click.Path(), help="Write the report to FILE."),
         click.option("-v", "--verbose", is_flag=True, help="List every fact the source could not give."),
         _COLOR,
         click.option(
@@ -172,7 +172,7 @@ def plan_output_options(choices: tuple[str, ...]) -> Decorator:
         "out",
         [
             _format_option(choices),
-            click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the plan to FILE."),
+            click.option("-o", "--output", type=click.Path(), help="Write the plan to FILE."),
             _COLOR,
         ],
         _output,
@@ -389,7 +389,7 @@ planner_options = typed("plan", _size_options("--", full=True), lambda values: p
 
 
 def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    from topoaudit.bench.formulas import parse_size
+    from topoaudit.units import parse_size
 
     if value is None:
         return None
