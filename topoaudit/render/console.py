@@ -43,7 +43,7 @@ def render(report: Report, options: RenderOptions) -> str:
         highlight=False,
     )
     v = rv.view(report)
-    console.print(_header(v, report))
+    console.print(_header(v))
     console.print(_findings(v))
     if v.policy:
         console.print(Text("Policy", style="italic"))
@@ -71,11 +71,11 @@ def render(report: Report, options: RenderOptions) -> str:
     return buffer.getvalue()
 
 
-def _header(v: rv.ReportView, report: Report) -> Panel:
+def _header(v: rv.ReportView) -> Panel:
     title = Text.assemble(("topoaudit ", "bold"), (v.verdict.upper(), VERDICT_STYLE.get(v.verdict, "")))
     body = Text(v.summary + "\n")
     body.append(f"exit {v.exit_code}: {v.gate_reason}\n", style="dim")
-    body.append(f"source: {report.source.kind} {report.source.name}", style="dim")
+    body.append(f"source: {v.source}", style="dim")
     if v.demo:
         body.append(f"\nDEMO: {v.demo}", style="bold magenta")
     if v.redaction:

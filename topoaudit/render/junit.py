@@ -119,7 +119,7 @@ def render(report: Report, options: RenderOptions) -> str:
     gate = case("topoaudit", "gate")
     if report.gate.exit_code != 0:
         failures += 1
-        el = ET.SubElement(gate, "failure", {"message": x(report.gate.reason), "type": report.gate.verdict})
+        el = ET.SubElement(gate, "failure", {"message": x(report.gate.reason), "type": x(report.gate.verdict)})
         el.text = x(f"exit {report.gate.exit_code}: {report.gate.reason}")
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))

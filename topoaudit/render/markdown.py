@@ -67,7 +67,7 @@ def render(report: Report, options: RenderOptions) -> str:
         lines += [f"> **Demo:** {cell(v.demo)}", ""]
     if v.redaction:
         lines += [f"> **Redacted.** {cell(v.redaction)}", ""]
-    verdict = Md(f"**{v.verdict.upper()}** (exit {v.exit_code}: {cell(v.gate_reason)})")
+    verdict = Md(f"**{cell(v.verdict.upper())}** (exit {v.exit_code}: {cell(v.gate_reason)})")
     lines += table(["", ""], [["Verdict", verdict], *([label, c.text] for label, c in v.identity)])
     lines += ["", f"Generated {cell(v.generated)}."]
     if v.gpus:
@@ -83,7 +83,7 @@ def render(report: Report, options: RenderOptions) -> str:
             )
     lines += ["", "## Findings", ""]
     for f in v.findings:
-        lines.append(f"- **{f.severity.upper()}** `{f.code}`: {cell(f.message)}")
+        lines.append(f"- **{f.severity.upper()}** {code_span(f.code)}: {cell(f.message)}")
         if f.evidence:
             lines.append(f"  - evidence: {code_span('; '.join(f.evidence))}")
         if f.remedy:
@@ -126,8 +126,8 @@ def render(report: Report, options: RenderOptions) -> str:
     if v.input_issues or v.skipped or v.not_available:
         lines += ["", "## What could not be probed", ""]
         lines += [f"- {cell(line)}" for line in v.input_issues]
-        lines += [f"- rule `{cell(rule)}` skipped: {cell(reason)}" for rule, reason in v.skipped]
-        lines += [f"- {cell(f.where)} `{f.what}`: {cell(f.why)}" for f in v.not_available]
+        lines += [f"- rule {code_span(rule)} skipped: {cell(reason)}" for rule, reason in v.skipped]
+        lines += [f"- {cell(f.where)} {code_span(f.what)}: {cell(f.why)}" for f in v.not_available]
         if v.not_available:
             lines += ["", f"{len(v.not_available)} fact(s) not available from this source."]
     return "\n".join(lines) + "\n"

@@ -7,7 +7,9 @@ plain words, never ``unsupported (...)`` nested in another sentence.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +128,7 @@ class ReportView:
     gate_reason: str
     incomplete: bool
     summary: str
+    source: str  # "kind name": where the machine facts came from
     demo: str  # "" unless the report is of a bundled example
     redaction: str
     identity: tuple[tuple[str, Cell], ...]
@@ -149,6 +152,10 @@ class ReportView:
     not_available: tuple[Fact, ...]
     generated: str
     sections: frozenset[str] = field(default_factory=frozenset)
+
+
+def _view_types() -> tuple[type, ...]:
+    return (Cell, Table, FindingView, PlacementView, Fact, BenchView, PlanView, ReportView)
 
 
 def absent_text(value: Unsupported | Failed) -> str:
@@ -178,17 +185,46 @@ def _cells(*texts: str) -> tuple[Cell, ...]:
     return tuple(Cell(t) for t in texts)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (terminal escapes, bells, carriage returns): each becomes
+    U+FFFD, so a string from the machine can neither drive a terminal nor break an XML file."""
+    return _CONTROL.sub("\ufffd", text)
+
+
+def _printable_tree(value: Any) -> Any:
+    """Every string of a view object made printable (the raw bench result and plan, drawn by the SVG
+    code that scrubs its own text, are left as they are)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, tuple):
+        return tuple(_printable_tree(v) for v in value)
+    if isinstance(value, _VIEW_TYPES):
+        fields = {f.name: _printable_tree(getattr(value, f.name)) for f in dataclasses.fields(value)}  # type: ignore[arg-type]
+        return type(value)(**fields)
+    return value
+
+
 def view(report: Report) -> ReportView:
-    """Everything a human format shows, decided once."""
+    """Everything a human format shows, decided once, every string printable."""
+    printable_view: ReportView = _printable_tree(_view(report))
+    return printable_view
+
+
+def _view(report: Report) -> ReportView:
     has_gpus = bool(report.machine.gpus)
     bench = bench_view(report.bench) if isinstance(report.bench, BenchResult) else None
     plan = plan_view(report.plan) if isinstance(report.plan, DeployPlan) else None
+    verdict = report.gate.verdict if report.gate.verdict in ("pass", "warn", "fail") else "fail"
     return ReportView(
-        verdict=report.gate.verdict,
+        verdict=verdict,
         exit_code=report.gate.exit_code,
         gate_reason=sentence(report.gate.reason),
         incomplete=report.gate.incomplete,
         summary=summary(report),
+        source=f"{report.source.kind} {report.source.name}",
         demo=_demo(report),
         redaction=_redaction(report),
         identity=_identity(report),
@@ -517,6 +553,8 @@ def _extras(report: Report) -> tuple[tuple[str, str], ...]:
         for key in sorted(shown)
     )
 
+
+_VIEW_TYPES = _view_types()
 
 _GPU_FACTS = ("name", "uuid", "serial", "pci_bus_id", "memory_total_bytes", "cpu_affinity", "numa_nodes")
 _HOST_FACTS = ("hostname", "product", "driver_version", "cuda_driver_version", "kernel")
