@@ -123,7 +123,7 @@ def _load_snapshot(text: str, name: str) -> Loaded:
 
 def loaded_from_snapshot(snapshot: Any, name: str, kind: str = "snapshot") -> Loaded:
     """A probe snapshot (live: kind "live") -> Loaded; the same Machine either way, so the same verdict."""
-    from topoaudit.probe.snapshot import snapshot_summary, snapshot_to_machine
+    from topoaudit.probe.interpret import snapshot_summary, snapshot_to_machine
 
     summary = snapshot_summary(snapshot)
     return Loaded(

@@ -12,6 +12,7 @@ import re
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, Link, PathLevel, SourceDisagreement
 from topoaudit.model.values import Failed, Probed, Unsupported
+from topoaudit.probe.snapshot import Snapshot
 
 TOPO_M = "nvidia-smi topo -m"
 NVLINK_S = "nvidia-smi nvlink -s"
@@ -43,11 +44,8 @@ def parse_nvlink_status(text: str) -> dict[int, dict[int, str]]:
     return out
 
 
-def cross_check(snapshot: object, gpus: tuple[Gpu, ...], links: list[Link]) -> Probed[tuple[SourceDisagreement, ...]]:
+def cross_check(snapshot: Snapshot, gpus: tuple[Gpu, ...], links: list[Link]) -> Probed[tuple[SourceDisagreement, ...]]:
     """Disagreements between NVML's answers and the ``topo -m`` / ``nvlink -s`` texts of the same probe."""
-    from topoaudit.probe.snapshot import Snapshot
-
-    assert isinstance(snapshot, Snapshot)
     texts = {c.command: c.text for c in snapshot.commands}
     if not any(isinstance(t, str) for t in texts.values()):
         reasons = "; ".join(f"{cmd}: {t}" for cmd, t in texts.items()) or "no nvidia-smi text captured"

@@ -48,4 +48,3 @@ def fabric_manager(proc: Path) -> Probed[str]:
         if comm in FABRIC_MANAGER_NAMES:
             return "running"
     return "not running"
-
