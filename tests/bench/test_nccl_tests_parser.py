@@ -32,6 +32,7 @@ EXPECTED = {
     "derived-gh200-wrong-elements.txt": (2, 2, 8, 22.86, 134217728),
     "derived-gh200-json-J.json": (2, 2, 8, 22.86, 134217728),
     "derived-4090-old-format-error-column.txt": (8, 1, 25, 15.04, 33554432),
+    "derived-8xh200-slow-busbw-scaled.txt": (8, 1, 28, 45.0, 8589934592),
 }
 
 
@@ -116,3 +117,25 @@ def test_analyze_reports_an_imported_nccl_tests_run(capsys: pytest.CaptureFixtur
         main(["analyze", str(path)])
     out = capsys.readouterr().out
     assert "all_reduce bench, imported from nccl-tests" in out and "235.14" in out
+
+
+def test_a_slow_8x_h200_log_fails_against_the_catalog_entry_it_names(capsys: pytest.CaptureFixture[str]) -> None:
+    """8x NVIDIA H200 plateauing at 45 GB/s busbw (a real run, scaled): the log carries no link matrix, but it
+    names the model and count, so the catalog's ring figure for 8x H200 SXM is the expectation."""
+    path = FIXTURES / "derived-8xh200-slow-busbw-scaled.txt"
+    with pytest.raises(SystemExit) as stop:
+        main(["analyze", str(path), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert stop.value.code == 1 == doc["gate"]["exit_code"] and doc["gate"]["verdict"] == "fail"
+    (below,) = [f for f in doc["findings"] if f["code"] == "bench-below-expected"]
+    assert below["severity"] == "fail"
+    assert below["evidence"]["catalog_entry"] == "H200-SXM" and below["evidence"]["expected_busbw_gbps"] == 367.61
+    assert "H200-SXM" in below["message"] and "367.61 GB/s" in below["message"]
+
+
+def test_a_healthy_8x_a100_log_passes_against_its_catalog_entry(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "nccltest-a100sxm4-40g-oci-bmgpu48-1node-8gpu-fullsweep-1.txt"
+    with pytest.raises(SystemExit) as stop:
+        main(["analyze", str(path), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert stop.value.code == 0 and not [f for f in doc["findings"] if f["code"].startswith("bench-")]

@@ -164,7 +164,7 @@ def _expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> E
 def _catalog_expectation(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
     """The catalog's all-reduce band for this many GPUs of one host of this model (ring first: NVLS and tree
     only raise the figure), its typical plateau where one was measured, else its floor."""
-    if spec is None or result.backend == "gloo" or len(group.ranks) < 2:
+    if spec is None or result.backend == "gloo" or result.collective != "all_reduce" or len(group.ranks) < 2:
         return None
     by_rank = {r.rank: r for r in result.ranks}
     members = [by_rank[r] for r in group.ranks if r in by_rank]
@@ -178,8 +178,8 @@ def _catalog_expectation(result: BenchResult, group: BenchGroup, spec: GpuSpec |
     figure, which = (band.typical_gbps, "typical") if band.typical_gbps > 0 else (band.min_gbps, "floor")
     at = format_size(band.size_bytes)
     basis = (
-        f"the catalog gives {len(group.ranks)}x {spec.name} (entry {spec.key}: {band.algo} all-reduce, {which} "
-        f"at {at}; {band.source})"
+        f"the catalog expects of {len(group.ranks)}x {spec.name} (catalog entry {spec.key}: {band.algo} "
+        f"all-reduce, {which} plateau at {at})"
     )
     return Expected(
         figure,
