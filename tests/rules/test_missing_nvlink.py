@@ -167,3 +167,18 @@ def test_the_same_rules_fire_with_and_without_the_gpu_model(case: str) -> None:
         assert "nvlink-degraded" in plain
         assert audit(text).gate.verdict in ("warn", "fail")
         assert audit(text, gpu_model=model).gate.verdict == "fail"
+
+
+def _station(fifth: str) -> Machine:
+    """A DGX Station A100 shape (constructed): four A100s on NVLink and a fifth GPU with none."""
+    from builders import machine
+
+    box = machine(5, lambda i, j: "NV4" if j < 4 else "SYS")
+    names = ["NVIDIA A100-SXM4-80GB"] * 4 + [fifth]
+    return dataclasses.replace(box, gpus=tuple(dataclasses.replace(g, name=names[g.index]) for g in box.gpus))
+
+
+def test_a_gpu_of_another_model_beside_the_domain_is_not_missing_links() -> None:
+    assert check(missing_nvlink, _station("NVIDIA DGX Display")) == set()
+    (found,) = degraded(_station("NVIDIA A100-SXM4-80GB"))
+    assert found.severity == Severity.FAIL and found.evidence["gpus"] == [{"gpu": 4, "nvlinks": 0}]

@@ -151,8 +151,11 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
     alone = sorted(d.gpus[0] for d in ctx.domains if d.size == 1 and d.build != "unknown" and d.gpus[0] not in lost)
     if not linked or not alone:
         return
-    total = len(ctx.machine.gpus)
     main = linked[0]  # domains come largest first
+    alone = [g for g in alone if _same_kind(ctx, g, main)]
+    if not alone:
+        return
+    total = len(ctx.machine.gpus)
     siblings = _modal_links(ctx, main)
     spec = ctx.spec
     majority = main.size >= 3 and main.size * 2 > total and main.build != "bridged-pair"
@@ -181,6 +184,14 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
         expected_nvlinks=expected,
         reason=why,
     )
+
+
+def _same_kind(ctx: RuleContext, gpu: int, domain: Domain) -> bool:
+    """Whether ``gpu`` could be a sibling of the domain's GPUs: true unless the source names the models and
+    they differ (a display GPU beside four SXM GPUs, as on a DGX Station, is not missing links)."""
+    names = {g.index: g.name for g in ctx.machine.gpus}
+    own, theirs = names.get(gpu), {names.get(g) for g in domain.gpus}
+    return not (isinstance(own, str) and all(isinstance(n, str) for n in theirs) and own not in theirs)
 
 
 def _pairs_missing_behind_switches(ctx: RuleContext) -> Iterable[Finding]:
