@@ -26,7 +26,7 @@ def _c(code: str, severity: str, title: str, remedy: str) -> CodeInfo:
 CODES: dict[str, CodeInfo] = {
     c.code: c
     for c in (
-        # --- topology (core) ---
+        # The NVLink/PCIe topology.
         _c(
             "nvlink-split-domain",
             "warn",
@@ -93,7 +93,7 @@ CODES: dict[str, CodeInfo] = {
             "The GPU model is not in the catalog (or not in the input); expectations come from link counts alone",
             "Pass --gpu-model, or analyse a snapshot from `topoaudit probe`, for model-specific expectations.",
         ),
-        # --- bench (topoaudit/bench; issue 4) ---
+        # The all-reduce bench.
         _c(
             "bench-data-corruption",
             "fail",
@@ -147,8 +147,7 @@ CODES: dict[str, CodeInfo] = {
             "Some message sizes did not fit in free memory and were skipped",
             "Free GPU memory (stop other processes) or lower --max-bytes.",
         ),
-        # --- end bench ---
-        # --- probe (topoaudit/probe, topoaudit/rules/probe_rules.py; issue 3) ---
+        # Facts only a live probe (or its snapshot) has.
         _c(
             "nvlink-link-down",
             "fail",
@@ -205,7 +204,6 @@ CODES: dict[str, CodeInfo] = {
             "Run the audit again; a disagreement that persists points at a flapping link or a driver bug: "
             "attach the snapshot (raw nvidia-smi texts are inside) to a ticket.",
         ),
-        # --- end probe ---
     )
 }
 
