@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -55,14 +55,16 @@ def render(report: Report, options: RenderOptions) -> str:
             console.print(Text(v.ring))
     if v.bottleneck:
         console.print(fit_table(v.bottleneck, width))
-    if v.has_gpus:
+    if v.links_known:
         console.print(_placements(v))
+    if v.topology_note:
+        console.print(Text(v.topology_note, style="dim"))
     if v.matrix:
         console.print(matrix_blocks(v.matrix, width))
     if v.affinity:
         console.print(fit_table(v.affinity, width))
     if v.plan:
-        console.print(_plan(v.plan, width))
+        console.print(_plan(v.plan))
     if v.bench:
         console.print(_bench(v.bench, width, options.verbose))
     extra = _not_learned(v, options.verbose)
@@ -96,25 +98,29 @@ def _findings(v: rv.ReportView) -> Table | Text:
 
 
 def fit_table(t: rv.Table, width: int) -> Group:
-    """A shared-model table at ``width`` columns: cells wrap; columns that cannot fit are left out
-    (last first, never the first) and named below the table."""
-    widths = [
-        max([len(h) for h in t.header[k].split()] + [len(row[k].text) for row in t.rows] + [1])
-        for k in range(len(t.header))
-    ]
+    """A shared-model table at ``width`` columns: prose and headers wrap at spaces, numbers and codes
+    keep their full width; columns that still cannot fit are left out (last first, never the first)
+    and named below the table."""
+    prose = [_wraps(t, k) for k in range(len(t.header))]
+    words = [max([len(word) for word in t.header[k].split()] + [1]) for k in range(len(t.header))]
+    cells = [max([len(row[k].text) for row in t.rows] + [1]) for k in range(len(t.header))]
+    # numbers and codes keep their full width, their header wrapping at spaces when room is short
+    natural = [max(len(t.header[k]), cells[k]) for k in range(len(t.header))]
+    narrow = [max(words[k], cells[k]) for k in range(len(t.header))]
     keep = list(range(len(t.header)))
     dropped: list[str] = []
 
-    def needed(cols: list[int]) -> int:
-        # numbers and codes keep their full width; text columns can wrap down to 12 characters
-        return sum(min(widths[k], 12) if _wraps(t, k) else widths[k] for k in cols) + 3 * len(cols) + 1
+    def needed(cols: list[int], widths: list[int]) -> int:
+        return sum(max(words[k], 12) if prose[k] else widths[k] for k in cols) + 3 * len(cols) + 1
 
-    while len(keep) > 1 and needed(keep) > width:
+    fixed = natural if needed(keep, natural) <= width else narrow
+    while len(keep) > 1 and needed(keep, fixed) > width:
         dropped.insert(0, t.header[keep.pop()])
     table = Table(title=t.title, title_justify="left")
     for k in keep:
-        wrap = _wraps(t, k)
-        table.add_column(t.header[k], no_wrap=not wrap, overflow="fold", min_width=None if wrap else widths[k])
+        table.add_column(
+            t.header[k], overflow="fold", width=None if prose[k] else fixed[k], ratio=1 if prose[k] else None
+        )
     for row in t.rows:
         table.add_row(*(_cell(row[k]) for k in keep))
     parts: list[RenderableType] = [table]
@@ -141,7 +147,7 @@ def matrix_blocks(t: rv.Table, width: int) -> Group:
     labels = [row[0].text for row in t.rows]
     head = list(t.header[1:])
     label_w = max([len(x) for x in labels] + [4]) + 1
-    cell_w = max([5] + [len(h) + 1 for h in head] + [len(c.text) + 1 for row in t.rows for c in row[1:]])
+    cell_w = max([6] + [len(h) + 1 for h in head] + [len(c.text) + 2 for row in t.rows for c in row[1:]])
     per_block = max(1, (width - label_w) // cell_w)
     blocks = [range(s, min(s + per_block, len(head))) for s in range(0, len(head), per_block)]
     lines: list[RenderableType] = []
@@ -189,12 +195,23 @@ def _not_learned(v: rv.ReportView, verbose: bool) -> Group | None:
     return Group(*parts) if parts else None
 
 
-def plan_section(plan: DeployPlan, width: int = 120) -> Group:
-    """The plan: the key numbers, the arithmetic step by step, the domain fit and the alternatives."""
-    return _plan(rv.plan_view(plan), width)
+class _FitToConsole:
+    """A shared-model table fitted to whatever width the console it is printed on has."""
+
+    def __init__(self, table: rv.Table) -> None:
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield fit_table(self.table, options.max_width)
 
 
-def _plan(p: rv.PlanView, width: int) -> Group:
+def plan_section(plan: DeployPlan) -> Group:
+    """The plan: the key numbers, the arithmetic step by step, the domain fit and the alternatives, at
+    the width of the console it is printed on."""
+    return _plan(rv.plan_view(plan))
+
+
+def _plan(p: rv.PlanView) -> Group:
     numbers = Table(title="Deploy plan", title_justify="left", show_header=False, box=None, pad_edge=False)
     numbers.add_column("what", style="bold", no_wrap=True)
     numbers.add_column("value")
@@ -207,7 +224,7 @@ def _plan(p: rv.PlanView, width: int) -> Group:
         steps.add_row(f"{i}.", Text(step))
     parts: list[RenderableType] = [numbers, steps]
     if p.alternatives:
-        parts.append(fit_table(p.alternatives, width))
+        parts.append(_FitToConsole(p.alternatives))
     return Group(*parts)
 
 

@@ -58,7 +58,7 @@ def render(report: Report, options: RenderOptions) -> str:
         title=title,
         csp=Markup(CSP),  # our own constant: kept literal for readers of the page source
         tones={name: css for name, (_, css) in TONES.items()},
-        topology=Markup(topology_svg(report)) if v.has_gpus else "",
+        topology=Markup(topology_svg(report)) if v.links_known else "",
         plots=plots,
         heatmap=heatmap,
     )

@@ -72,7 +72,9 @@ def render(report: Report, options: RenderOptions) -> str:
     lines += ["", f"Generated {cell(v.generated)}."]
     if v.gpus:
         lines += ["", "## GPUs", "", *rows_table(v.gpus)]
-    if v.has_gpus:
+    if v.topology_note:
+        lines += ["", cell(v.topology_note)]
+    if v.links_known:
         lines += ["", "## Topology", ""]
         if options.picture:
             lines.append(f"![Topology: NVLink domains, NICs and NUMA nodes]({options.picture})")
@@ -98,7 +100,7 @@ def render(report: Report, options: RenderOptions) -> str:
             lines += ["", cell(v.ring)]
     if v.bottleneck:
         lines += ["", f"## {v.bottleneck.title}", "", *rows_table(v.bottleneck)]
-    if v.has_gpus:
+    if v.links_known:
         lines += ["", "## Tensor-parallel placements", ""]
         if not v.placements:
             lines.append("None computed: the source describes no GPU-to-GPU links.")

@@ -135,6 +135,8 @@ class ReportView:
     findings: tuple[FindingView, ...]
     policy: tuple[tuple[str, str], ...]
     has_gpus: bool  # False for a CPU-only bench: no domain, matrix or GPU sections
+    links_known: bool  # False when the source names GPUs but no links (nccl-tests logs)
+    topology_note: str  # why the topology sections are missing, "" when they are there
     gpus: Table | None
     domains: Table | None
     bottleneck: Table | None
@@ -215,6 +217,12 @@ def view(report: Report) -> ReportView:
 
 def _view(report: Report) -> ReportView:
     has_gpus = bool(report.machine.gpus)
+    known = has_gpus and not all(d.build == "unknown" for d in report.domains)
+    note = ""
+    if not has_gpus:
+        note = "No GPUs in this report (a CPU-only run): no domains, placements or link matrix."
+    elif not known:
+        note = "The source describes no links between GPUs: NVLink domains, placements and the link matrix are unknown."
     bench = bench_view(report.bench) if isinstance(report.bench, BenchResult) else None
     plan = plan_view(report.plan) if isinstance(report.plan, DeployPlan) else None
     verdict = report.gate.verdict if report.gate.verdict in ("pass", "warn", "fail") else "fail"
@@ -231,12 +239,14 @@ def _view(report: Report) -> ReportView:
         findings=tuple(_finding(f) for f in report.findings),
         policy=tuple(policy_lines(report)),
         has_gpus=has_gpus,
+        links_known=known,
+        topology_note=note,
         gpus=_gpus(report) if has_gpus else None,
-        domains=_domains(report) if has_gpus else None,
-        bottleneck=_bottleneck(report) if has_gpus and report.bottlenecks else None,
-        ring=_ring(report) if has_gpus else "",
-        placements=tuple(_placement(p) for p in report.placements) if has_gpus else (),
-        matrix=link_matrix(report) if has_gpus else None,
+        domains=_domains(report) if known else None,
+        bottleneck=_bottleneck(report) if known and report.bottlenecks else None,
+        ring=_ring(report) if known else "",
+        placements=tuple(_placement(p) for p in report.placements) if known else (),
+        matrix=link_matrix(report) if known else None,
         legend=tuple((lv.label, LEVEL_TONE[lv]) for lv in PathLevel if lv != PathLevel.SELF),
         affinity=_affinity(report) if has_gpus else None,
         nics=_nics(report),
