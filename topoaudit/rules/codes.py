@@ -51,7 +51,7 @@ CODES: dict[str, CodeInfo] = {
         _c(
             "nvlink-degraded",
             "fail",
-            "A GPU pair has fewer NVLinks than its siblings",
+            "A GPU or GPU pair has fewer NVLinks than its siblings, or none",
             "A link is down or a bridge is badly seated: run `nvidia-smi nvlink -s`, reseat the bridge or "
             "ask the provider to replace the baseboard.",
         ),
