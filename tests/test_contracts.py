@@ -51,3 +51,12 @@ def test_analyze_and_help_import_neither_torch_nor_pynvml() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+def test_import_contracts_hold() -> None:
+    """The layers, the forbidden imports and the no-cycles rule in .importlinter (also run as lint-imports)."""
+    root = Path(__file__).parents[1]
+    check = "from importlinter.cli import lint_imports; raise SystemExit(lint_imports('.importlinter', no_cache=True))"
+    result = subprocess.run([sys.executable, "-c", check], cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout

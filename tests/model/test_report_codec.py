@@ -44,10 +44,19 @@ def test_json_has_the_documented_top_level_fields() -> None:
     assert "null" not in json.dumps(data)
 
 
+def test_the_schema_version_is_a_contract() -> None:
+    # A literal on purpose: changing the JSON report's shape is a decision, made here and in the changelog.
+    data = report_to_dict(_report())
+    assert data["schema_version"] == 1 and next(iter(data)) == "schema_version"
+    assert data["plan"] == {"status": "unsupported", "source": "options", "reason": "not requested"}
+    assert data["bench"] == {"status": "unsupported", "source": "bench", "reason": "not run"}
+    assert data["policy"] == {"status": "unsupported", "source": "policy", "reason": "no policy given"}
+
+
 def test_newer_schema_is_refused_clearly() -> None:
     data = report_to_dict(_report())
-    data["schema_version"] = 99
-    with pytest.raises(InputError, match="newer"):
+    data["schema_version"] = 2
+    with pytest.raises(InputError, match=r"schema_version 2 is newer than this topoaudit understands \(1\)"):
         report_from_dict(data)
 
 

@@ -127,11 +127,11 @@ class DeployPlan:
     def model_text(self) -> str:
         """ "744B at int4, 40B active" or "464 GB of weights (given)"."""
         if isinstance(self.params_b, float) and self.weights_basis != "given":
-            text = f"{_num(self.params_b)}B parameters at {self.precision}"
+            text = f"{_plain_number(self.params_b)}B parameters at {self.precision}"
         else:
-            text = f"{_num(self.weights_gb)} GB of weights (given)"
+            text = f"{_plain_number(self.weights_gb)} GB of weights (given)"
         if isinstance(self.active_params_b, float):
-            text += f", {_num(self.active_params_b)}B active"
+            text += f", {_plain_number(self.active_params_b)}B active"
         return text
 
     @property
@@ -144,5 +144,5 @@ class DeployPlan:
         return self.checked.fits_one_domain
 
 
-def _num(x: float) -> str:
+def _plain_number(x: float) -> str:
     return f"{x:,.0f}" if abs(x - round(x)) < 0.05 else f"{x:,.1f}"
