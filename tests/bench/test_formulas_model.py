@@ -13,9 +13,8 @@ from topoaudit.bench import formulas
 from topoaudit.bench.expect import CONSTANTS, expected_busbw, judge_ratio
 from topoaudit.bench.groups import make_plan, map_gpus, parse_groups
 from topoaudit.bench.harness import assemble
-from topoaudit.bench.islands import islands
 from topoaudit.bench.judge import judge_bench
-from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, PairBw, RankError, RankInfo, SkippedSize
+from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankError, RankInfo, SkippedSize
 from topoaudit.model.machine import Gpu, PcieLink
 from topoaudit.rules.codes import CODES
 from topoaudit.units import normalize_bus_id
@@ -92,15 +91,6 @@ def test_pcie_box_without_generation_has_no_expectation_and_says_why() -> None:
 
 def test_every_constant_names_its_provenance() -> None:
     assert all(c.provenance and c.unit for c in CONSTANTS.values())
-
-
-# --- islands -------------------------------------------------------------------------------------------
-def test_islands_split_at_the_largest_gap_and_uniform_pairs_form_one_island() -> None:
-    fast = {(0, 1), (2, 3)}
-    ps = tuple(PairBw(a, b, 100.0 if (a, b) in fast else 9.0, 1 << 24) for a in range(4) for b in range(a + 1, 4))
-    assert islands((0, 1, 2, 3), ps) == ((0, 1), (2, 3))
-    noisy = tuple(PairBw(a, b, 10.0 + a + b, 1 << 24) for a in range(4) for b in range(a + 1, 4))
-    assert islands((0, 1, 2, 3), noisy) == ((0, 1, 2, 3),)
 
 
 # --- groups --------------------------------------------------------------------------------------------

@@ -53,7 +53,11 @@ def test_groups_are_the_world_every_pair_and_the_tp_chunk(sweep: BenchResult) ->
     assert names == [("all", (0, 1, 2)), ("pair 0-1", (0, 1)), ("pair 0-2", (0, 2)), ("pair 1-2", (1, 2)),
                      ("tp2 #0", (0, 1))]  # fmt: skip
     assert len(sweep.pairs) == 3 and all(p.busbw_gbps > 0 for p in sweep.pairs)
-    assert sweep.measured_islands == ((0, 1, 2),) == sweep.expected_islands  # one host, loopback everywhere
+    assert sweep.expected_islands == ((0, 1, 2),)  # CPU ranks of one host: one domain
+    # Loopback pairs on a loaded 2-core runner differ by chance, so which islands they form is not asserted
+    # here (the clustering is tested on fixed bandwidths in test_islands.py); only that they cover every rank.
+    assert isinstance(sweep.measured_islands, tuple)
+    assert sorted(r for island in sweep.measured_islands for r in island) == [0, 1, 2]
 
 
 def test_a_corrupting_rank_is_caught_at_its_size_in_every_group_it_joins(sweep: BenchResult) -> None:
