@@ -182,3 +182,16 @@ def test_a_gpu_of_another_model_beside_the_domain_is_not_missing_links() -> None
     assert check(missing_nvlink, _station("NVIDIA DGX Display")) == set()
     (found,) = degraded(_station("NVIDIA A100-SXM4-80GB"))
     assert found.severity == Severity.FAIL and found.evidence["gpus"] == [{"gpu": 4, "nvlinks": 0}]
+
+
+def test_a_rack_scale_domain_with_one_broken_pair_is_judged_and_placed() -> None:
+    """An NVL72-sized switched domain (constructed) with one pair down: the pair is named, and TP groups are
+    found without it (a near-complete graph has too many cliques to list them all)."""
+    from builders import machine
+
+    box = machine(72, lambda i, j: "SYS" if (i, j) == (2, 5) else "NV18")
+    report = audit(box, tp=8)
+    (found,) = [f for f in report.findings if f.code == "nvlink-degraded"]
+    assert found.evidence["pairs"] == [{"gpus": [2, 5], "nvlinks": 0, "path": "SYS"}]
+    (eight,) = [p for p in report.placements if p.tp == 8]
+    assert len(eight.groups) == 9 and not any({2, 5} <= set(g) for g in eight.groups)

@@ -24,6 +24,10 @@ must reach its peers through NVSwitches, not point-to-point links."""
 EXACT_RING_LIMIT = 10
 """Bottleneck rings are searched exactly up to this many GPUs; above, a spanning-tree bound is used."""
 
+EXACT_CLIQUE_LIMIT = 16
+"""A partial mesh is split into TP groups by enumerating its cliques up to this many GPUs (direct-link
+meshes are at most 8 today); above, and behind NVSwitches, groups are taken greedily."""
+
 
 @dataclass(frozen=True)
 class Domain:
@@ -330,6 +334,8 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
     for (i, j), link in pairs.items():
         if i in graph and j in graph and on_nvlink(link):
             graph.add_edge(i, j)
+    if domain.build != "partial-mesh" or domain.size > EXACT_CLIQUE_LIMIT:
+        return _linked_groups(graph, domain.gpus, tp)
     groups: list[tuple[int, ...]] = []
     free = set(domain.gpus)
     for clique in sorted(nx.enumerate_all_cliques(graph), key=lambda c: (-len(c), sorted(c))):
@@ -338,8 +344,6 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
                 if free.issuperset(combo):
                     groups.append(combo)
                     free -= set(combo)
-    if domain.build != "partial-mesh":
-        return sorted(groups)
     # Whatever is left stays on NVLink as long as it is connected through NVLink inside the domain.
     rest = sorted(free)
     for k in range(0, len(rest) - tp + 1, tp):
@@ -347,3 +351,23 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
         if nx.is_connected(graph.subgraph(chunk)):
             groups.append(chunk)
     return sorted(groups)
+
+
+def _linked_groups(graph: nx.Graph, gpus: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
+    """Disjoint groups of ``tp`` GPUs whose every pair is linked, taken greedily in GPU order (a switched
+    domain with a few broken pairs is nearly complete: enumerating its cliques would never end)."""
+    groups: list[tuple[int, ...]] = []
+    free = list(gpus)
+    while len(free) >= tp:
+        group: list[int] = []
+        for gpu in free:
+            if all(graph.has_edge(gpu, member) for member in group):
+                group.append(gpu)
+                if len(group) == tp:
+                    break
+        if len(group) == tp:
+            groups.append(tuple(group))
+            free = [g for g in free if g not in group]
+        else:
+            free = free[1:]  # no full group starts here: leave this GPU out
+    return groups
