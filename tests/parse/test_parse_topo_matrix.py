@@ -381,6 +381,8 @@ def test_72_gpu_matrix() -> None:
 def test_parse_cpu_list() -> None:
     assert parse_cpu_list("0-3,8") == (0, 1, 2, 3, 8)
     assert parse_cpu_list("0-51,104-155") == (*range(52), *range(104, 156))
-    for bad in ("-31,64-95", "0-", "3-1", "N/A", ""):
+    assert parse_cpu_list("65535") == (65535,)
+    # a CPU number no Linux has (text damage; expanding it would exhaust memory), digits that are not ASCII
+    for bad in ("-31,64-95", "0-", "3-1", "N/A", "", "0-99999999999", "0-65536", "9" * 5000, "\u0660-\u0663"):
         with pytest.raises(ValueError):
             parse_cpu_list(bad)

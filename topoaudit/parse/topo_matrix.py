@@ -242,10 +242,10 @@ def impossible_link_count(code: str) -> str | None:
     if m is None:
         return None
     count = m.group(1)
+    if len(count) > 2 or int(count) > MAX_NVLINKS:
+        return f"{_quoted(code)} is not a possible NVLink count (no GPU has more than {MAX_NVLINKS} NVLinks)"
     if int(count) == 0 or count.startswith("0"):
         return f"{code!r} is not a possible NVLink count (nvidia-smi prints NV1 to NV{MAX_NVLINKS}, never 0)"
-    if int(count) > MAX_NVLINKS:
-        return f"{code!r} is not a possible NVLink count (no GPU has more than {MAX_NVLINKS} NVLinks)"
     return None
 
 
@@ -445,7 +445,7 @@ class _Parser:
         last = row.cells[-1]
         if row.line == self.cut_line and not row.rest and last != "X" and not last.startswith(_UNREADABLE):
             row.cells[-1] = _UNREADABLE + last
-            row.unreadable.append(f"the paste ends inside the cell {last!r}")
+            row.unreadable.append(f"the paste ends inside the cell {_quoted(last)}")
 
     def resolve(self, header: _Header, rows: dict[str, _Row], gpu_labels: list[str]) -> None:
         """Fill ``self.cells``: intact rows as they are, damaged rows re-aligned against the mirror."""
@@ -576,7 +576,7 @@ class _Parser:
             self.note(
                 line,
                 "ignored",
-                f"link code {code!r} is not an NVIDIA topo code{meaning}; kept verbatim with level UNKNOWN",
+                f"link code {_quoted(code)} is not an NVIDIA topo code{meaning}; kept verbatim with level UNKNOWN",
             )
         if unknown:
             self.note_unknown_links(unknown, cols, rows)
@@ -661,7 +661,7 @@ class _Parser:
             return out
         values = row.rest
         if len(values) > len(columns):
-            self.note(row.line, "ignored", f"text after the last column: {' '.join(values[len(columns) :])!r}")
+            self.note(row.line, "ignored", f"text after the last column: {_quoted(' '.join(values[len(columns) :]))}")
         if len(values) < len(columns) and not row.glue:
             missing = ", ".join(title for _kind, title in columns[len(values) :])
             self.note(
@@ -681,20 +681,25 @@ class _Parser:
             elif row.glue:
                 out.set(kind, Failed(SOURCE, row.glue))
             elif len(values) < len(columns) and j == len(values) - 1:
-                out.set(kind, Failed(SOURCE, f"{title} {raw!r} in the {label} row (line {row.line}) may be cut"))
+                out.set(kind, Failed(SOURCE, f"{title} {_quoted(raw)} in the {label} row (line {row.line}) may be cut"))
             elif raw.upper() == "N/A":
                 out.set(kind, Unsupported(SOURCE, f"{title} is N/A{_NA_WHY[kind]}"))
             else:
                 try:
-                    out.set(kind, int(raw) if kind == "gpu_numa" else parse_cpu_list(raw))
+                    out.set(kind, _node_number(raw) if kind == "gpu_numa" else parse_cpu_list(raw))
                     if kind == "cpu":
                         out.cpu_text = raw
                 except ValueError:
-                    out.set(kind, Failed(SOURCE, f"{title} {raw!r} in the {label} row (line {row.line}) is unreadable"))
+                    out.set(
+                        kind,
+                        Failed(SOURCE, f"{title} {_quoted(raw)} in the {label} row (line {row.line}) is unreadable"),
+                    )
                     if kind == "cpu" and raw.startswith(("-", ",")):
                         out.cpu_cut = raw  # reported once for the whole column
                     else:
-                        self.note(row.line, "recovered", f"{label}: {title} {raw!r} unreadable; recorded as failed")
+                        self.note(
+                            row.line, "recovered", f"{label}: {title} {_quoted(raw)} unreadable; recorded as failed"
+                        )
         return out
 
     def unglue_cpu_lists(self, rows: list[_Row], columns: list[tuple[str, str]]) -> None:
@@ -728,12 +733,12 @@ class _Parser:
                 self.note(
                     row.line,
                     "recovered",
-                    f"{row.label} row: CPU Affinity and NUMA Affinity are glued together ({glued!r}; the row is one "
-                    f"value short); read as {cpu!r} and {numa!r}",
+                    f"{row.label} row: CPU Affinity and NUMA Affinity are glued together ({_quoted(glued)}; the row "
+                    f"is one value short); read as {cpu!r} and {numa!r}",
                 )
             else:
                 row.glue = (
-                    f"CPU Affinity {glued!r} in the {row.label} row (line {row.line}) looks glued to the NUMA "
+                    f"CPU Affinity {_quoted(glued)} in the {row.label} row (line {row.line}) looks glued to the NUMA "
                     f"Affinity after it (the row is one value short; read whole, the list reaches CPU {max(listed)} "
                     f"where the other rows stop at {top})"
                 )
@@ -743,14 +748,14 @@ class _Parser:
         """Columns topo -m does not print are kept as text, once per column, in an input issue."""
         for kind, title in header.trailing:
             if kind == "text":
-                shown = ", ".join(f"{label} {v.text[title]!r}" for label, v in values.items() if title in v.text)
+                shown = ", ".join(f"{label} {_quoted(v.text[title])}" for label, v in values.items() if title in v.text)
                 self.text_columns.append(
                     TextColumn(title, tuple((k, v.text[title]) for k, v in values.items() if title in v.text))
                 )
                 self.note(
                     header.line,
                     "ignored",
-                    f"column {title!r} is not one nvidia-smi topo -m prints; its values are kept as text only"
+                    f"column {_quoted(title)} is not one nvidia-smi topo -m prints; its values are kept as text only"
                     + (f": {shown}" if shown else ""),
                 )
 
@@ -768,7 +773,7 @@ class _Parser:
         if not bad:
             return
         order = sorted(bad, key=_natural)
-        shown = ", ".join(f"{label} {bad[label]!r}" for label in order)
+        shown = ", ".join(f"{label} {_quoted(bad[label])}" for label in order)
         self.note(
             rows[order[0]].line,
             "recovered",
@@ -797,6 +802,19 @@ def _splits(glued: str) -> list[tuple[str, str]]:
     return out
 
 
-def _natural(label: str) -> tuple[str, int]:
+def _node_number(text: str) -> int:
+    """A NUMA node number as nvidia-smi prints it: plain ASCII digits (``int`` alone also takes ``1_0``)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 5):
+        raise ValueError(f"not a NUMA node number: {text[:40]!r}")
+    return int(text)
+
+
+def _quoted(text: str, limit: int = 40) -> str:
+    """``repr`` of a value from the paste, shortened: a damaged paste can hold a token of any length."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+def _natural(label: str) -> tuple[str, int, str]:
+    """Sort key: NIC2 before NIC10 (compares the digits by length first, so any length is safe)."""
     m = re.fullmatch(r"(\D*)(\d*)", label)
-    return (m.group(1), int(m.group(2) or 0)) if m else (label, 0)
+    return (m.group(1), len(m.group(2)), m.group(2)) if m else (label, 0, "")
