@@ -130,3 +130,18 @@ def test_a_failure_while_building_leaves_the_old_directory_untouched(tmp_path: P
     assert [p.name for p in out.iterdir()] == ["a.txt"]
     assert (out / "a.txt").read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
+
+
+def test_cli_o_into_an_unusable_place_is_exit_4_with_one_sentence_naming_the_path(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    targets = [tmp_path / "notes.txt" / "r.json", tmp_path / "missing" / "r.json", Path("/proc/topoaudit-r.json")]
+    if Path("/dev/full").exists():
+        targets.append(Path("/dev/full"))
+    for target in targets:
+        command = [sys.executable, "-m", "topoaudit", "analyze", "--example", "hgx-h100", "-o", str(target)]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 4, (target, proc.stderr)
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("topoaudit: error:")]
+        assert len(errors) == 1 and str(target) in errors[0], proc.stderr
+        assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "missing").exists()
