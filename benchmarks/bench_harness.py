@@ -25,8 +25,9 @@ def _rank(rank: int, world: int, port: int, backend: str, queue: object) -> None
     import torch
     import torch.distributed as dist
 
+    from topoaudit.bench.config import BenchConfig
     from topoaudit.bench.groups import GroupSpec
-    from topoaudit.bench.harness import BenchConfig, measure
+    from topoaudit.bench.rank import measure
 
     device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
     if backend == "nccl":

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from topoaudit.bench.harness import BenchConfig, oversubscription_warning
+from topoaudit.bench.config import BenchConfig
+from topoaudit.bench.launch import oversubscription_warning
 from topoaudit.errors import UsageError
 from topoaudit.exitcodes import ExitCode
 

@@ -12,7 +12,6 @@ import dataclasses
 from dataclasses import dataclass
 
 from topoaudit.bench.expect import const, judge_ratio
-from topoaudit.bench.formulas import format_size
 from topoaudit.bench.islands import same_partition
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.exitcodes import ExitCode
@@ -20,6 +19,7 @@ from topoaudit.model.bench import BenchGroup, BenchResult
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.report import Gate
 from topoaudit.rules.codes import info
+from topoaudit.units import format_size
 
 INTERRUPTED = "interrupted"
 """``RankError.kind`` of a run stopped by Ctrl-C or SIGTERM: the run is incomplete, the box is not at fault."""

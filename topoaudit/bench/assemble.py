@@ -1,0 +1,254 @@
+"""The pure assembly of a run's results: what the ranks wrote (rank infos, the plan, rows, errors) -> groups
+with their plateau, latency and expectation -> the pairwise matrix and its islands -> a :class:`BenchResult`.
+No torch, no processes, no store: every function here takes and returns plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from topoaudit.bench import formulas
+from topoaudit.bench.expect import expected_busbw
+from topoaudit.bench.groups import GroupSpec, Plan, map_gpus
+from topoaudit.bench.islands import islands
+from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, PairBw, RankError, RankInfo, SkippedSize
+from topoaudit.model.machine import Machine
+from topoaudit.model.values import Unsupported
+from topoaudit.units import format_size
+
+ONE_RANK = Unsupported(
+    "bench", "one rank: an all-reduce over a single rank moves no data, only its latency is measured"
+)
+
+
+@dataclass(frozen=True)
+class RunDocuments:
+    """What the ranks of one run wrote, as JSON documents: each rank's info, rank 0's plan (absent when the run
+    stopped before it), the measured rows (one per group and size), the errors ranks reported."""
+
+    infos: tuple[dict[str, Any], ...] = ()
+    plan: dict[str, Any] | None = None
+    records: tuple[dict[str, Any], ...] = ()
+    errors: tuple[dict[str, Any], ...] = ()
+
+
+def result_from_documents(
+    documents: RunDocuments,
+    *,
+    backend: str,
+    world: int,
+    errors: list[RankError],
+    machine: Machine | None,
+    wall_s: float,
+) -> BenchResult:
+    """A run's documents, plus the errors the launcher saw itself, -> a :class:`BenchResult`. Works on partial
+    runs: without a plan nothing was measured (``failed``); rows of an unfinished run are kept (``partial``)."""
+    ranks = tuple(rank_from_info(i) for i in documents.infos)
+    errors = [
+        *errors,
+        *(
+            RankError(int(doc["rank"]), doc["kind"], doc["message"], doc.get("group", ""), int(doc.get("size", 0)))
+            for doc in documents.errors
+        ),
+    ]
+    env: dict[str, str] = next((i["env"] for i in documents.infos if i["rank"] == 0 and "env" in i), {})
+    plan_doc = documents.plan
+    if plan_doc is None:
+        return BenchResult(
+            source="topoaudit",
+            collective="all_reduce",
+            backend=backend,
+            world_size=world,
+            hosts=tuple(sorted({r.host for r in ranks})),
+            ranks=ranks,
+            groups=(),
+            status="failed",
+            errors=tuple(errors),
+            environment=env,
+            wall_s=round(wall_s, 3),
+        )
+    return assemble(
+        backend=backend,
+        world=world,
+        ranks=ranks,
+        plan=plan_from_document(plan_doc),
+        records=list(documents.records),
+        skipped=[SkippedSize(int(s["size"]), s["reason"]) for s in plan_doc["skipped"]],
+        errors=errors,
+        machine=machine,
+        environment=env,
+        wall_s=wall_s,
+    )
+
+
+def plan_from_document(doc: dict[str, Any]) -> Plan:
+    return Plan(
+        tuple(GroupSpec(g["name"], g["kind"], tuple(g["ranks"]), bool(g["sweep"])) for g in doc["groups"]),
+        tuple(tuple(d) for d in doc["domains"]),
+        doc["domain_basis"],
+        tuple(doc["notes"]),
+    )
+
+
+def rank_from_info(i: dict[str, Any]) -> RankInfo:
+    """One rank's own account of itself (written by the rank into the store) -> :class:`RankInfo`."""
+    return RankInfo(
+        rank=int(i["rank"]),
+        local_rank=int(i["local_rank"]),
+        host=str(i["host"]),
+        device=str(i["device"]),
+        pci_bus_id=i["pci_bus_id"] if "pci_bus_id" in i else Unsupported("torch", "no PCI bus id (CPU rank)"),
+        name=i["name"] if "name" in i else Unsupported("torch", "CPU rank"),
+        pid=int(i.get("pid", 0)),
+    )
+
+
+def assemble(
+    *,
+    backend: str,
+    world: int,
+    ranks: tuple[RankInfo, ...],
+    plan: Plan,
+    records: list[dict[str, Any]],
+    skipped: list[SkippedSize],
+    errors: list[RankError],
+    machine: Machine | None,
+    environment: dict[str, str],
+    wall_s: float,
+) -> BenchResult:
+    """Rows per group, plateau / latency, expectation, pair matrix and islands (pure; unit-testable)."""
+    gpu_of = map_gpus(ranks, machine)
+    hosts = {r.rank: r.host for r in ranks}
+    gpu_label = {r.rank: f"{r.host}:{r.device}" for r in ranks}
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for rec in records:
+        by_group.setdefault(rec["group"], []).append(rec)
+    failed_groups = {e.group: e for e in errors if e.group}
+    groups: list[BenchGroup] = []
+    pairs: list[PairBw] = []
+    for spec in plan.groups:
+        recs = sorted(by_group.get(spec.name, []), key=lambda r: r["size"])
+        n = len(spec.ranks)
+        rows = tuple(_row(rec, n) for rec in recs)
+        # One rank moves no data (NCCL returns without touching the fabric: 0.07 us per call on an H200),
+        # so a "bandwidth" would be bytes / launch overhead. Only its latency means anything.
+        curve = [(r.size_bytes, r.busbw_gbps) for r in rows] if n > 1 else []
+        plat, top = formulas.plateau(curve), formulas.peak(curve)
+        no_bw = ONE_RANK if n < 2 else None
+        small = [t for rec in recs if rec["size"] <= formulas.LATENCY_MAX_BYTES for t in rec["trial_us"]]
+        expected, basis = _expectation(spec, machine, gpu_of, hosts, backend)
+        ratio: float | Unsupported = Unsupported("bench", "no expectation or no plateau")
+        if isinstance(expected, float) and plat is not None and expected > 0:
+            ratio = round(plat[1] / expected, 3)
+        err = failed_groups.get(spec.name)
+        groups.append(
+            BenchGroup(
+                name=spec.name,
+                kind=spec.kind,
+                ranks=spec.ranks,
+                gpus=tuple(gpu_label.get(r, f"rank{r}") for r in spec.ranks),
+                rows=rows,
+                skipped_sizes=tuple(skipped) if spec.sweep else (),
+                plateau_busbw_gbps=round(plat[1], 3)
+                if plat
+                else no_bw or Unsupported("bench", "no size >= 1 MiB measured"),
+                plateau_size_bytes=plat[0] if plat else no_bw or Unsupported("bench", "no size >= 1 MiB measured"),
+                peak_busbw_gbps=round(top[1], 3) if top else no_bw or Unsupported("bench", "nothing measured"),
+                peak_size_bytes=top[0] if top else no_bw or Unsupported("bench", "nothing measured"),
+                latency_p50_us=round(formulas.percentile(small, 50), 2) if small else _no_small,
+                latency_p99_us=round(formulas.percentile(small, 99), 2) if small else _no_small,
+                expected_busbw_gbps=expected,
+                expected_basis=basis,
+                ratio=ratio,
+                error=f"{err.kind} at {format_size(err.size_bytes)}: {err.message}" if err else "",
+            )
+        )
+        if spec.kind == "pair" and rows:
+            # The pair's capability is its best trial: a slow trial says another process took the CPU or
+            # the link for a moment, not that the path is slow (the median split loopback pairs 2.2x apart
+            # on a loaded 2-core runner).
+            row = rows[-1]
+            fastest_us = row.min_us if isinstance(row.min_us, float) else row.time_us
+            pairs.append(
+                PairBw(spec.ranks[0], spec.ranks[1], formulas.algbw_gbps(row.size_bytes, fastest_us), row.size_bytes)
+            )
+    all_ranks = tuple(sorted(r.rank for r in ranks)) or tuple(range(world))
+    n_pairs = world * (world - 1) // 2
+    measured: tuple[tuple[int, ...], ...] | Unsupported
+    if world >= 2 and len(pairs) == n_pairs:
+        measured = islands(all_ranks, tuple(pairs))
+    else:
+        measured = Unsupported("bench", "needs every pair measured (--groups pairs)")
+    expected_islands: tuple[tuple[int, ...], ...] | Unsupported = (
+        plan.domains if plan.domains else Unsupported("bench", "NVLink domains of these ranks unknown")
+    )
+    status = "complete"
+    if errors:
+        status = "partial" if records else "failed"
+    notes = list(plan.notes)
+    if plan.domain_basis == "host":
+        notes.append("CPU ranks: each host counts as one domain")
+    for g in groups:
+        if isinstance(g.ratio, float) and g.ratio > 1.15:
+            notes.append(f"{g.name}: above the ring model ({g.ratio:.2f}x); NVLS or tree can exceed it")
+    timed = sum(float(rec.get("timed_s", 0.0)) for rec in records)
+    return BenchResult(
+        source="topoaudit",
+        collective="all_reduce",
+        backend=backend,
+        world_size=world,
+        hosts=tuple(sorted(set(hosts.values()))),
+        ranks=ranks,
+        groups=tuple(groups),
+        status=status,
+        pairs=tuple(pairs),
+        measured_islands=measured,
+        expected_islands=expected_islands,
+        errors=tuple(errors),
+        notes=tuple(notes),
+        environment=environment,
+        wall_s=round(wall_s, 3),
+        timed_s=round(timed, 6),
+    )
+
+
+_no_small = Unsupported("bench", "no size <= 64 KiB measured")
+
+
+def _row(rec: dict[str, Any], n: int) -> BenchRow:
+    trials = [float(t) for t in rec["trial_us"]]
+    t = formulas.median(trials)
+    size = int(rec["size"])
+    return BenchRow(
+        size_bytes=size,
+        count=int(rec["count"]),
+        dtype="float32",
+        time_us=round(t, 3),
+        algbw_gbps=formulas.algbw_gbps(size, t),
+        busbw_gbps=formulas.busbw_gbps(size, t, n),
+        wrong=int(rec["wrong"]),
+        p50_us=round(formulas.percentile(trials, 50), 3),
+        p99_us=round(formulas.percentile(trials, 99), 3),
+        min_us=round(min(trials), 3),
+        calls=int(rec["calls"]),
+    )
+
+
+def _expectation(
+    spec: GroupSpec, machine: Machine | None, gpu_of: dict[int, int], hosts: dict[int, str], backend: str
+) -> tuple[float | Unsupported, str]:
+    if backend == "gloo":
+        return Unsupported("bench-model", "gloo on CPU: no link model"), ""
+    if machine is None:
+        return Unsupported("bench-model", "no machine model (probe unavailable)"), ""
+    if len({hosts.get(r) for r in spec.ranks}) > 1:
+        return Unsupported("bench-model", "the group spans hosts; NIC rates are not modelled"), ""
+    if not all(r in gpu_of for r in spec.ranks):
+        return Unsupported("bench-model", "ranks not joined to the machine's GPUs"), ""
+    exp = expected_busbw(machine, tuple(gpu_of[r] for r in spec.ranks))
+    value = exp.busbw_gbps
+    return (float(value), exp.basis) if isinstance(value, (int, float)) else (value, exp.basis)
+
+
+__all__ = ["ONE_RANK", "RunDocuments", "assemble", "plan_from_document", "rank_from_info", "result_from_documents"]
