@@ -122,6 +122,15 @@ def test_a_directory_under_a_file_or_a_missing_parent_is_refused(tmp_path: Path)
     assert not (tmp_path / "missing").exists()
 
 
+def test_the_current_directory_is_never_swapped_away(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "bundle"
+    write_directory(out, {"a.txt": b"1"})
+    monkeypatch.chdir(out)
+    with pytest.raises(OutputError, match="holds the current directory"):
+        write_directory(".", {"b.txt": b"2"})
+    assert [p.name for p in out.iterdir()] == ["a.txt"]
+
+
 def test_a_failure_while_building_leaves_the_old_directory_untouched(tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     write_directory(out, {"a.txt": b"old"})

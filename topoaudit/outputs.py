@@ -77,6 +77,8 @@ def write_directory(path: str | os.PathLike[str], files: Mapping[str, bytes]) ->
     _check_parent(target)
     if target.exists() and not target.is_dir():
         raise OutputError(f"cannot write {path}: it exists and is not a directory")
+    if Path.cwd().is_relative_to(target):
+        raise OutputError(f"cannot replace {path}: it holds the current directory; give another directory")
     staging = target.with_name(f".{target.name}.{secrets.token_hex(4)}.new")
     try:
         os.mkdir(staging)
