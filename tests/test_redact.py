@@ -100,6 +100,7 @@ ENV_VARIABLES = (
     "MASTER_PORT=29500",
     "SLURM_NNODES=2",
     "NCCL_SOCKET_IFNAME=ib0",
+    "NCCL_IB_ADDR_FAMILY=AF_INET6",
 )
 
 
@@ -121,7 +122,7 @@ def test_hosts_inside_environment_values_are_hidden_and_ports_and_counts_kept() 
     assert isinstance(environment, tuple)
     assert environment[0].startswith("NCCL_COMM_ID=host-") and environment[0].endswith(":29500")
     assert "SLURM_NNODES=2" in environment and "MASTER_PORT=29500" in environment
-    assert "NCCL_SOCKET_IFNAME=ib0" in environment
+    assert "NCCL_SOCKET_IFNAME=ib0" in environment and "NCCL_IB_ADDR_FAMILY=AF_INET6" in environment
 
 
 def test_a_known_value_right_after_a_json_escape_is_replaced() -> None:

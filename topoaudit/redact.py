@@ -65,6 +65,8 @@ _PROMPT = re.compile(
 _VARIABLE = re.compile(r"(?<![A-Za-z0-9_])(?P<name>[A-Z][A-Z0-9_]*)=(?P<value>[A-Za-z0-9_.:%\[\],-]+)")
 # variables whose value names hosts: NCCL_COMM_ID=head:29500, MASTER_ADDR, SLURM_NODELIST=node-[17-18], HOSTNAME
 _HOST_VARIABLE = re.compile(r"HOST|NODE|ADDR|MASTER|COMM_ID|SERVER|PEER|COORDINATOR|ENDPOINT")
+# ... unless the name says the value is a number or a setting (SLURM_NNODES, MASTER_PORT, NCCL_IB_ADDR_FAMILY)
+_NOT_A_HOST_VARIABLE = re.compile(r"PORT|RANK|COUNT|NUM|NNODES|SIZE|FAMILY|(?<!COMM)_ID$")
 _HOST_RANGE = re.compile(r"\[([0-9,\-]+)\]")
 _MAX_EXPANDED = 1024  # hosts expanded from one Slurm host list
 _NOT_A_VALUE = frozenset({"n/a", "none", "unknown", "not", "[n/a]", "-", "null", "true", "false"})
@@ -139,7 +141,7 @@ class Redactor:
 
     def learn_variable(self, name: str, value: str) -> None:
         """The hosts named by an environment variable (``NCCL_COMM_ID=head-3:29500``, ``SLURM_NODELIST=n[1-2]``)."""
-        if _HOST_VARIABLE.search(name.upper()):
+        if _HOST_VARIABLE.search(name.upper()) and not _NOT_A_HOST_VARIABLE.search(name.upper()):
             for host in _hosts_in(value):
                 self.learn("host", host)
 
