@@ -13,6 +13,7 @@ import enum
 import functools
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, TypeVar, Union
 
 from topoaudit.model.values import Failed, Unsupported, absent_from_dict, absent_to_dict
@@ -26,28 +27,52 @@ class DecodeError(ValueError):
 
 def encode(value: Any) -> Any:
     """Dataclass tree -> JSON-ready structure."""
-    if value is None or isinstance(value, (str, bool, float)) or type(value) is int:
-        return value
-    if isinstance(value, (Unsupported, Failed)):
-        return absent_to_dict(value)
-    names = _field_names(value.__class__) if dataclasses.is_dataclass(value) else None
-    if names is not None:
-        return {name: encode(getattr(value, name)) for name in names}
-    if isinstance(value, enum.IntEnum):
-        return value.name
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (tuple, list, frozenset, set)):
-        return [encode(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): encode(v) for k, v in value.items()}
+    encoder = _ENCODERS.get(type(value))
+    if encoder is None:
+        encoder = _ENCODERS[type(value)] = _encoder_for(type(value))
+    return encoder(value)
+
+
+def _same(value: Any) -> Any:
     return value
 
 
-@functools.cache
-def _field_names(cls: Any) -> tuple[str, ...]:
-    """Field names of a dataclass type; cached, as reports hold many thousands of links."""
-    return tuple(f.name for f in dataclasses.fields(cls))
+def _encode_absent(value: Any) -> Any:
+    return absent_to_dict(value)
+
+
+def _encode_sequence(value: Any) -> Any:
+    return [encode(v) for v in value]
+
+
+def _encode_mapping(value: Any) -> Any:
+    return {str(k): encode(v) for k, v in value.items()}
+
+
+def _encoder_for(cls: type) -> Callable[[Any], Any]:
+    """How to encode every value of type ``cls``: decided once per type, as a report holds many thousands
+    of links and GPUs of the same few types."""
+    if cls in (str, bool, float, int, type(None)):
+        return _same
+    if cls in (Unsupported, Failed):
+        return _encode_absent
+    if dataclasses.is_dataclass(cls):
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        return lambda value: {name: encode(getattr(value, name)) for name in names}
+    if issubclass(cls, enum.IntEnum):
+        return lambda value: value.name
+    if issubclass(cls, enum.Enum):
+        return lambda value: value.value
+    if issubclass(cls, (tuple, list, frozenset, set)):
+        return _encode_sequence
+    if issubclass(cls, dict):
+        return _encode_mapping
+    if issubclass(cls, (str, int, float)):  # a subclass of a scalar (not an enum) is written as its value
+        return _same
+    return _same
+
+
+_ENCODERS: dict[type, Callable[[Any], Any]] = {}
 
 
 @functools.cache

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -484,18 +483,20 @@ def _matrix_summary(report: Report) -> Table:
         name = f"NICs ({len(machine.nics)})"
         names.append(name)
         block.update({n.label: name for n in machine.nics})
-    between: dict[tuple[str, str], Counter[str]] = {}
-    inside: dict[str, Counter[str]] = {}
+    between: dict[tuple[str, str], dict[str, int]] = {}
+    inside: dict[str, dict[str, int]] = {}
     for link in machine.links:
         a, b = block.get(link.a), block.get(link.b)
         if a is None or b is None:
             continue
-        between.setdefault((a, b), Counter())[link.code] += 1
-        if a != b:
-            between.setdefault((b, a), Counter())[link.code] += 1
-        else:
-            inside.setdefault(a, Counter())[link.code] += 1
-    usual = {name: counts.most_common(1)[0][0] for name, counts in inside.items()}
+        for key in ((a, b), (b, a)) if a != b else ((a, a),):
+            counts = between.get(key)
+            if counts is None:
+                counts = between[key] = {}
+            counts[link.code] = counts.get(link.code, 0) + 1
+        if a == b:
+            inside[a] = between[(a, a)]
+    usual = {name: max(counts, key=counts.__getitem__) for name, counts in inside.items()}
     exceptions = [
         f"{link.a}-{link.b}: {link.code} (its domain's usual link is {usual[block[link.a]]})"
         for link in machine.links

@@ -221,7 +221,9 @@ def _gpu_box(parent: ET.Element, gpu: Gpu, x: float, y: float) -> None:
         sub(g, "text", caption, x=x + GPU_W / 2, y=y + 35, text_anchor="middle", font_size=11, fill="#455a64")
 
 
-def _draw_cluster(parent: ET.Element, c: _Cluster, machine: Machine, pairs: dict[tuple[int, int], Link]) -> None:
+def _draw_cluster(
+    parent: ET.Element, c: _Cluster, machine: Machine, pairs: dict[tuple[int, int], Link], most: dict[int, int]
+) -> None:
     d = c.domain
     ox, oy = c.x, c.y
     nv = d.build != "single"
@@ -232,7 +234,7 @@ def _draw_cluster(parent: ET.Element, c: _Cluster, machine: Machine, pairs: dict
         fill="#1b5e20" if nv else "#616161")  # fmt: skip
     gpus = {gpu.index: gpu for gpu in machine.gpus}
     if c.kind == "switch":
-        _draw_switch(g, c, pairs)
+        _draw_switch(g, c, most)
     elif c.kind == "ring":
         _draw_ring(g, c, pairs)
     else:
@@ -242,18 +244,14 @@ def _draw_cluster(parent: ET.Element, c: _Cluster, machine: Machine, pairs: dict
         _gpu_box(g, gpus[index], ox + px, oy + py)
 
 
-def _draw_switch(parent: ET.Element, c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
+def _draw_switch(parent: ET.Element, c: _Cluster, most: dict[int, int]) -> None:
     d = c.domain
     ox, oy = c.x, c.y
     bar_y = oy + HEAD + 4
     sub(parent, "rect", x=ox + PAD, y=bar_y, width=c.w - 2 * PAD, height=BAR_H, rx=4, fill=NVLINK_COLOR)
     sub(parent, "text", "NVSwitch fabric", x=ox + c.w / 2, y=bar_y + 11, text_anchor="middle", font_size=10.5,
         font_weight="bold", fill="#ffffff")  # fmt: skip
-    per_gpu = dict.fromkeys(d.gpus, 0)
-    for (i, j), lk in pairs.items():
-        for g in (i, j):
-            if g in per_gpu and lk.nvlinks > per_gpu[g]:
-                per_gpu[g] = lk.nvlinks
+    per_gpu = {g: most.get(g, 0) for g in d.gpus}
     best = max(per_gpu.values(), default=0)
     multi_row = len({round(y) for _, y in c.pos.values()}) > 1
     buses: dict[float, float] = {}
@@ -275,6 +273,16 @@ def _draw_switch(parent: ET.Element, c: _Cluster, pairs: dict[tuple[int, int], L
                     fill=color)  # fmt: skip
     for bus_x, bottom in buses.items():
         sub(parent, "line", x1=bus_x, y1=bar_y + BAR_H, x2=bus_x, y2=bottom, stroke=NVLINK_COLOR, stroke_width=4)
+
+
+def _most_nvlinks(pairs: dict[tuple[int, int], Link]) -> dict[int, int]:
+    """The largest bonded NVLink count of each GPU, over all its pairs."""
+    most: dict[int, int] = {}
+    for (i, j), lk in pairs.items():
+        if lk.nvlinks:
+            most[i] = max(most.get(i, 0), lk.nvlinks)
+            most[j] = max(most.get(j, 0), lk.nvlinks)
+    return most
 
 
 def _draw_ring(parent: ET.Element, c: _Cluster, pairs: dict[tuple[int, int], Link]) -> None:
@@ -469,8 +477,9 @@ def topology_svg(report: Report, *, standalone: bool = False) -> str:
                 continue
             what = f"best path between domain {a.domain.id} and domain {b.domain.id}"
             _connector(drawing, a.x + a.w, b.x, max(a.y, b.y) + min(a.h, b.h) / 2, lk, what)
+    most = _most_nvlinks(pairs)
     for c in clusters:
-        _draw_cluster(drawing, c, machine, pairs)
+        _draw_cluster(drawing, c, machine, pairs, most)
     top = height + 22
     sub(drawing, "text", "Host: NUMA nodes (sockets), their CPUs, GPUs and nearest NICs", x=0, y=top, font_size=12,
         font_weight="bold", fill="#455a64")  # fmt: skip
