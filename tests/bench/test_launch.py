@@ -54,3 +54,19 @@ def test_progress_lines_show_the_first_row_then_at_most_one_per_interval() -> No
 
 def test_usable_cores_follow_the_affinity_mask() -> None:
     assert usable_cores() == len(os.sched_getaffinity(0)) >= 1
+
+
+def test_a_stop_before_any_rank_started_starts_none_and_reports_the_stop() -> None:
+    """SIGTERM while torch loads (before the ranks exist): no rank is started, the run is reported stopped."""
+    pytest.importorskip("torch")
+    import multiprocessing
+
+    from topoaudit.bench.config import BenchConfig
+    from topoaudit.bench.launch import StopRequest, _run_spawned
+
+    stop = StopRequest()
+    stop(signal.SIGTERM, None)
+    result = _run_spawned(BenchConfig(backend="gloo", nproc=2), None, stop)
+    assert multiprocessing.active_children() == []
+    assert result.status == "failed" and result.groups == ()
+    assert [(e.rank, e.kind, e.message) for e in result.errors] == [(-1, "interrupted", "SIGTERM received")]

@@ -66,6 +66,16 @@ def launched_env(environ: dict[str, str] | None = None) -> dict[str, int | str] 
 
 def run_bench(config: BenchConfig, progress: Progress | None = None) -> BenchResult | None:
     """Run the sweep; the result on rank 0 / the spawning process, ``None`` on other launched ranks."""
+    launched = launched_env()
+    if launched is not None:
+        _require_torch()
+        return _run_launched(config, launched, progress)
+    with stop_signals() as stop:  # from here on Ctrl-C and SIGTERM end the run cleanly, even while torch loads
+        _require_torch()
+        return _run_spawned(config, progress, stop)
+
+
+def _require_torch() -> None:
     try:
         import torch  # noqa: F401  (the optional `bench` extra)
     except ImportError as exc:
@@ -73,10 +83,6 @@ def run_bench(config: BenchConfig, progress: Progress | None = None) -> BenchRes
             "the bench needs PyTorch, which is not installed",
             hint="pip install 'topoaudit[bench]' (CPU wheels: --index-url https://download.pytorch.org/whl/cpu)",
         ) from exc
-    launched = launched_env()
-    if launched is not None:
-        return _run_launched(config, launched, progress)
-    return _run_spawned(config, progress)
 
 
 def resolve_backend(requested: str) -> str:
@@ -188,7 +194,8 @@ def _warn_if_oversubscribed(world: int) -> None:
         sys.stderr.flush()
 
 
-def _run_spawned(config: BenchConfig, progress: Progress | None) -> BenchResult:
+def _run_spawned(config: BenchConfig, progress: Progress | None, stop: StopRequest) -> BenchResult:
+    """Host the store, spawn the ranks, watch them; on a stop signal, a failure or no progress, end them all."""
     import multiprocessing as mp
 
     import torch
@@ -206,61 +213,60 @@ def _run_spawned(config: BenchConfig, progress: Progress | None) -> BenchResult:
     progress = progress or LineProgress()
     started = time.monotonic()
     errors: list[RankError] = []
-    with stop_signals() as stop:
-        store = dist.TCPStore(
-            config.host,
-            0,
-            None,
-            True,
-            timeout=datetime.timedelta(seconds=config.timeout_s + 30),
-            wait_for_workers=False,
-        )
-        ctx = mp.get_context("spawn")
-        procs: list[Any] = []
-        first_failure: float | None = None
-        errors_at_stop: set[int] | None = None
-        try:
-            for rank in range(world):
-                if stop.signal is not None:
-                    break
-                proc = ctx.Process(
-                    target=spawned_rank,
-                    args=(rank, world, config.host, store.port, backend, config, os.getpid()),
-                    daemon=True,
-                )
-                proc.start()
-                procs.append(proc)
-            last_progress = (-1, time.monotonic())
-            while stop.signal is None:
-                time.sleep(0.05)
-                done = int(store.add(store_keys.KEY + "progress", 0))
-                total = store_keys.total_steps(store)
-                if done != last_progress[0]:
-                    last_progress = (done, time.monotonic())
-                    if total:
-                        progress(done, total, store_keys.last_label(store))
-                codes = [p.exitcode for p in procs]
-                if all(c is not None for c in codes):
-                    break
-                failed = any(c not in (None, 0) for c in codes) or store_keys.any_error(store, world)
-                if failed and first_failure is None:
-                    first_failure = time.monotonic()
-                # give the others time to report their own view (they fail fast once a peer is gone)
-                if first_failure is not None and time.monotonic() - first_failure > min(config.timeout_s, 5.0) + 1.0:
-                    break
-                if time.monotonic() - last_progress[1] > 3 * config.timeout_s + 120:
-                    errors.append(RankError(-1, "timeout", f"no progress for {3 * config.timeout_s + 120:.0f} s"))
-                    break
-        finally:
+    store = dist.TCPStore(
+        config.host,
+        0,
+        None,
+        True,
+        timeout=datetime.timedelta(seconds=config.timeout_s + 30),
+        wait_for_workers=False,
+    )
+    ctx = mp.get_context("spawn")
+    procs: list[Any] = []
+    first_failure: float | None = None
+    errors_at_stop: set[int] | None = None
+    try:
+        for rank in range(world):
             if stop.signal is not None:
-                # errors ranks report from here on are the stop itself (a peer ended under them), not faults
-                errors_at_stop = {r for r in range(world) if store_keys.has_error(store, r)}
-            _end_children(procs)
+                break
+            proc = ctx.Process(
+                target=spawned_rank,
+                args=(rank, world, config.host, store.port, backend, config, os.getpid()),
+                daemon=True,
+            )
+            proc.start()
+            procs.append(proc)
+        last_progress = (-1, time.monotonic())
+        while stop.signal is None:
+            time.sleep(0.05)
+            done = int(store.add(store_keys.KEY + "progress", 0))
+            total = store_keys.total_steps(store)
+            if done != last_progress[0]:
+                last_progress = (done, time.monotonic())
+                if total:
+                    progress(done, total, store_keys.last_label(store))
+            codes = [p.exitcode for p in procs]
+            if all(c is not None for c in codes):
+                break
+            failed = any(c not in (None, 0) for c in codes) or store_keys.any_error(store, world)
+            if failed and first_failure is None:
+                first_failure = time.monotonic()
+            # give the others time to report their own view (they fail fast once a peer is gone)
+            if first_failure is not None and time.monotonic() - first_failure > min(config.timeout_s, 5.0) + 1.0:
+                break
+            if time.monotonic() - last_progress[1] > 3 * config.timeout_s + 120:
+                errors.append(RankError(-1, "timeout", f"no progress for {3 * config.timeout_s + 120:.0f} s"))
+                break
+    finally:
         if stop.signal is not None:
-            errors.append(RankError(-1, "interrupted", f"{stop.name} received"))
-        ended_by_us = stop.signal is not None or first_failure is not None or any(e.rank == -1 for e in errors)
-        errors.extend(_silent_deaths(procs, store, ended_by_us))
-        return _gather(store, world, backend, config, errors, time.monotonic() - started, error_ranks=errors_at_stop)
+            # errors ranks report from here on are the stop itself (a peer ended under them), not faults
+            errors_at_stop = {r for r in range(world) if store_keys.has_error(store, r)}
+        _end_children(procs)
+    if stop.signal is not None:
+        errors.append(RankError(-1, "interrupted", f"{stop.name} received"))
+    ended_by_us = stop.signal is not None or first_failure is not None or any(e.rank == -1 for e in errors)
+    errors.extend(_silent_deaths(procs, store, ended_by_us))
+    return _gather(store, world, backend, config, errors, time.monotonic() - started, error_ranks=errors_at_stop)
 
 
 def _silent_deaths(procs: list[Any], store: Any, ended_by_us: bool) -> list[RankError]:
