@@ -116,15 +116,17 @@ def write_bundle(
 
 
 def _check_replaceable(out: Path) -> None:
-    """Refuse a path that is not a directory, or a non-empty directory that is not a complete earlier bundle."""
+    """Refuse a path that is not a directory, or a non-empty directory that is not an earlier bundle (one whose
+    manifest lists every file in it)."""
     if not out.exists():
         return
     if not out.is_dir():
         raise OutputError(f"cannot write a bundle to {out}: it exists and is not a directory; --out needs a directory")
     try:
         present = _files_in(out)
+        listed = set(_listed(out)) if MANIFEST in present else set()
     except OSError as exc:
-        raise OutputError(f"cannot write a bundle to {out}: cannot list it ({exc.strerror})") from exc
+        raise OutputError(f"cannot write a bundle to {out}: cannot read it ({exc.strerror})") from exc
     if not present:
         return
     if MANIFEST not in present:
@@ -132,7 +134,7 @@ def _check_replaceable(out: Path) -> None:
             f"{out} is not empty and is not a topoaudit bundle (it has no {MANIFEST}); "
             "give a new or empty directory to --out"
         )
-    unlisted = sorted(present - set(_listed(out)) - {MANIFEST})
+    unlisted = sorted(present - listed - {MANIFEST})
     if unlisted:
         raise OutputError(
             f"{out} holds files its {MANIFEST} does not list ({', '.join(unlisted[:3])}"
