@@ -9,6 +9,7 @@ from topoaudit.catalog import render_doc
 
 
 def main(argv: list[str]) -> int:
+    """Rewrite the generated table of the catalog document; exit 0."""
     path = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "docs" / "catalog.md"
     text = path.read_text(encoding="utf-8")
     new = render_doc(text)

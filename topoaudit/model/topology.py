@@ -42,11 +42,14 @@ class Domain:
 
     @property
     def size(self) -> int:
+        """How many GPUs the domain holds."""
         return len(self.gpus)
 
 
 @dataclass(frozen=True)
 class Hop:
+    """One step of a ring: the pair, its ``topo -m`` code, its level and its NVLink count."""
+
     a: int
     b: int
     code: str
@@ -67,6 +70,7 @@ class Bottleneck:
 
     @property
     def describe(self) -> str:
+        """The slowest hop as people say it: "NVLink x18", "cross-socket SMP link (SYS)"."""
         if self.slowest_hop is None:
             return "single GPU (no communication)"
         if self.level == PathLevel.NVLINK:
@@ -86,6 +90,7 @@ class Placement:
 
     @property
     def cuda_visible_devices(self) -> tuple[str, ...]:
+        """The environment setting that pins each group's process to its GPUs."""
         return tuple("CUDA_VISIBLE_DEVICES=" + ",".join(map(str, g)) for g in self.groups)
 
 
@@ -95,10 +100,6 @@ def format_gpus(gpus: Iterable[int]) -> str:
     if len(g) > 2 and g == list(range(g[0], g[-1] + 1)):
         return f"{{{g[0]}-{g[-1]}}}"
     return "{" + ",".join(map(str, g)) + "}"
-
-
-def gpu_label(index: int) -> str:
-    return f"GPU{index}"
 
 
 def on_nvlink(link: Link | None) -> bool:
@@ -354,8 +355,10 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
 
 
 def _linked_groups(graph: nx.Graph, gpus: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
-    """Disjoint groups of ``tp`` GPUs whose every pair is linked, taken greedily in GPU order (a switched
-    domain with a few broken pairs is nearly complete: enumerating its cliques would never end)."""
+    """Disjoint groups of ``tp`` GPUs whose every pair is linked, taken greedily in GPU order.
+
+    A switched domain with a few broken pairs is nearly complete: enumerating its cliques would never end.
+    """
     groups: list[tuple[int, ...]] = []
     free = list(gpus)
     while len(free) >= tp:

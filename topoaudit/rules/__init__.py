@@ -19,6 +19,8 @@ from topoaudit.rules.codes import info
 
 @dataclass(frozen=True)
 class RuleContext:
+    """What every rule sees: the machine, its domains, the requested placements, the options, the catalog."""
+
     machine: Machine
     domains: tuple[Domain, ...]
     placements: tuple[Placement, ...]

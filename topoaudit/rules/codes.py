@@ -13,6 +13,8 @@ from topoaudit.model.finding import Severity
 
 @dataclass(frozen=True)
 class CodeInfo:
+    """One registered finding code."""
+
     code: str
     severity: Severity  # the default; rules may lower or raise it with a stated reason
     title: str

@@ -1,5 +1,7 @@
-"""Rules over facts only a live probe (or its snapshot) has: NVLink port state and counters, fabric state,
-P2P status, PCIe link state, the NCCL environment, GPU visibility, and NVML against ``nvidia-smi``.
+"""Rules over facts only a live probe (or its snapshot) has.
+
+NVLink port state and counters, fabric state, P2P status, PCIe link state, the NCCL environment, GPU
+visibility, and NVML against ``nvidia-smi``.
 
 On a machine from another source (a pasted ``topo -m``) these facts are simply not there and the rules
 say nothing. On a probed machine, a fact the hardware does not support is not a fault: a rule that
@@ -28,9 +30,12 @@ def _live(machine: Machine) -> list[Gpu]:
 
 
 def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """NVLink ports down: fewer active ports than the model has active by design (H100 NVL: 12 of 18), or,
-    for a model the catalog does not know, fewer than the best GPU of the same box. A box where no GPU has
-    an active port is left to ``nvlink-absent`` (no bridge, fabric not up, a VM)."""
+    """NVLink ports down.
+
+    Fewer active ports than the model has active by design (H100 NVL: 12 of 18), or, for a model the
+    catalog does not know, fewer than the best GPU of the same box. A box where no GPU has an active port
+    is left to ``nvlink-absent`` (no bridge, fabric not up, a VM).
+    """
     machine = ctx.machine
     if not _probed(machine):
         return
@@ -75,8 +80,10 @@ _COUNTERS = ("replay_errors", "recovery_errors", "crc_flit_errors", "crc_data_er
 
 
 def nvlink_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Non-zero NVLink error counters (replay, recovery, CRC) since the driver loaded: a marginal link that
-    retrains or retransmits, often before it goes down."""
+    """Non-zero NVLink error counters (replay, recovery, CRC) since the driver loaded.
+
+    A marginal link retrains or retransmits, often before it goes down.
+    """
     if not _probed(ctx.machine):
         return
     bad: dict[str, dict[str, dict[str, int]]] = {}
@@ -110,8 +117,11 @@ def nvlink_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """An NVSwitch system whose GPUs are not registered with the fabric (state not COMPLETED, or a
-    registration status that is not SUCCESS): CUDA then fails with "system not yet initialized"."""
+    """An NVSwitch system whose GPUs are not registered with the fabric.
+
+    The state is not COMPLETED, or the registration status is not SUCCESS: CUDA then fails with "system
+    not yet initialized".
+    """
     machine = ctx.machine
     if not _probed(machine):
         return
@@ -156,9 +166,11 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """GPU pairs whose P2P read/write is not OK although the path should allow it (NVLink, or PCIe below
-    the host bridge): NCCL then stages through host memory. Names ACS or the IOMMU when they are the likely
-    cause; GPU_NOT_SUPPORTED on consumer cards is by design (info)."""
+    """GPU pairs whose P2P read/write is not OK although the path should allow it.
+
+    On NVLink, or PCIe below the host bridge, NCCL then stages through host memory. Names ACS or the IOMMU
+    when they are the likely cause; GPU_NOT_SUPPORTED on consumer cards is by design (info).
+    """
     machine = ctx.machine
     if not _probed(machine) or not machine.p2p:
         return
@@ -206,8 +218,11 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """A GPU's PCIe link below its maximum. Narrower than max: warn (fail under load). Slower generation:
-    normal power saving at idle (info), a fault under load (fail). A slot slower than the GPU model: warn."""
+    """A GPU's PCIe link below its maximum.
+
+    Narrower than max: warn (fail under load). Slower generation: normal power saving at idle (info), a
+    fault under load (fail). A slot slower than the GPU model: warn.
+    """
     if not _probed(ctx.machine):
         return
     spec = ctx.spec
@@ -257,8 +272,10 @@ NCCL_QUIET_VARS = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_T
 
 
 def nccl_env_override(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """NCCL variables (in the environment or /etc/nccl.conf) that change the path NCCL takes: a leftover
-    ``NCCL_P2P_DISABLE=1`` turns an NVLink box into a host-memory box."""
+    """NCCL variables (in the environment or /etc/nccl.conf) that change the path NCCL takes.
+
+    A leftover ``NCCL_P2P_DISABLE=1`` turns an NVLink box into a host-memory box.
+    """
     host = ctx.machine.host
     if not _probed(ctx.machine):
         return
@@ -285,8 +302,11 @@ def nccl_env_override(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def gpu_visibility_restricted(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Only part of the box's GPUs are visible: NVML sees fewer NVIDIA GPUs than the PCI bus holds (a
-    container or cgroup hides them), or CUDA_VISIBLE_DEVICES narrows what CUDA programs will use."""
+    """Only part of the box's GPUs are visible.
+
+    NVML sees fewer NVIDIA GPUs than the PCI bus holds (a container or cgroup hides them), or
+    CUDA_VISIBLE_DEVICES narrows what CUDA programs will use.
+    """
     machine = ctx.machine
     if not _probed(machine):
         return
@@ -315,8 +335,10 @@ def gpu_visibility_restricted(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def probe_sources_disagree(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """NVML and ``nvidia-smi`` text answer the same question differently (link counts, link states): one
-    of them is stale or a link is flapping; the audit trusts NVML."""
+    """NVML and ``nvidia-smi`` text answer the same question differently (link counts, link states).
+
+    One of them is stale or a link is flapping; the audit trusts NVML.
+    """
     disagreements = ctx.machine.host.disagreements
     if not _probed(ctx.machine) or not isinstance(disagreements, tuple) or not disagreements:
         return

@@ -110,8 +110,10 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """A domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh): all-to-all traffic and
-    some TP groups cross PCIe/SYS even though rings stay on NVLink."""
+    """A domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh).
+
+    All-to-all traffic and some TP groups cross PCIe/SYS even though rings stay on NVLink.
+    """
     for domain in ctx.domains:
         if domain.build != "partial-mesh":
             continue
@@ -187,8 +189,11 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
 
 
 def _same_kind(ctx: RuleContext, gpu: int, domain: Domain) -> bool:
-    """Whether ``gpu`` could be a sibling of the domain's GPUs: true unless the source names the models and
-    they differ (a display GPU beside four SXM GPUs, as on a DGX Station, is not missing links)."""
+    """Whether ``gpu`` could be a sibling of the domain's GPUs.
+
+    True unless the source names the models and they differ (a display GPU beside four SXM GPUs, as on a
+    DGX Station, is not missing links).
+    """
     names = {g.index: g.name for g in ctx.machine.gpus}
     own, theirs = names.get(gpu), {names.get(g) for g in domain.gpus}
     return not (isinstance(own, str) and all(isinstance(n, str) for n in theirs) and own not in theirs)
@@ -222,8 +227,10 @@ def _pairs_missing_behind_switches(ctx: RuleContext) -> Iterable[Finding]:
 
 
 def _known_without_nvlink(link: Link) -> bool:
-    """The source says this pair has no NVLink (a PCIe/SMP path, or a zero link count), as opposed to a cell
-    that could not be read at all."""
+    """Whether the source says this pair has no NVLink.
+
+    A PCIe/SMP path or a zero link count says so; a cell that could not be read at all does not.
+    """
     return not on_nvlink(link) and (link.level != PathLevel.UNKNOWN or link.code.upper().startswith("NV"))
 
 
@@ -282,9 +289,12 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 def _degraded_against_catalog(
     ctx: RuleContext, pairs: list[tuple[int, int, int]], reported: set[tuple[int, int]]
 ) -> Iterable[Finding]:
-    """The catalog's links per GPU: per pair on NVSwitch domains (NV18 = the GPU's shared links), per GPU on
-    direct-link domains (a mesh, a cube-mesh, bridges: the links to its peers add up to the GPU's count).
-    GPUs left with no NVLink at all are :func:`missing_nvlink`'s."""
+    """Pairs and GPUs below the catalog's links per GPU.
+
+    Per pair on NVSwitch domains (NV18 = the GPU's shared links), per GPU on direct-link domains (a mesh,
+    a cube-mesh, bridges: the links to its peers add up to the GPU's count). GPUs left with no NVLink at
+    all are :func:`missing_nvlink`'s.
+    """
     spec = ctx.spec
     if spec is None or not spec.nvlinks_per_gpu:
         return
@@ -333,8 +343,10 @@ def _degraded_finding(
 
 
 def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """NICs exist but a GPU has none behind its PCIe switch (PIX/PXB): GPUDirect RDMA for it crosses the
-    host bridge or the socket, and multi-node all-reduce slows down."""
+    """NICs exist but a GPU has none behind its PCIe switch (PIX/PXB).
+
+    GPUDirect RDMA for that GPU crosses the host bridge or the socket, and multi-node all-reduce slows down.
+    """
     if not ctx.machine.nics:
         return
     far: list[int] = []
@@ -368,8 +380,10 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """The requested tensor-parallel size cannot stay inside one NVLink domain: every layer's all-reduce
-    would run over the slowest hop between domains."""
+    """The requested tensor-parallel size cannot stay inside one NVLink domain.
+
+    Every layer's all-reduce would then run over the slowest hop between domains.
+    """
     if isinstance(ctx.options.tp, int) and not ctx.placements:
         yield Skipped("tp-group-crosses-domain", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
     for placement in ctx.placements:
@@ -417,8 +431,11 @@ def expectations(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """A GPU fell off the bus while it was probed (NVML ``GPU_IS_LOST``): its links and NVLink ports are
-    unknown, and the box cannot run a job on all its GPUs until it is reset or repaired."""
+    """A GPU fell off the bus while it was probed (NVML ``GPU_IS_LOST``).
+
+    Its links and NVLink ports are unknown, and the box cannot run a job on all its GPUs until it is reset
+    or repaired.
+    """
     reasons = {g.index: g.status.reason for g in ctx.machine.gpus if isinstance(g.status, Failed)}
     if reasons:
         yield finding(
