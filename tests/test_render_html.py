@@ -17,6 +17,7 @@ from topoaudit.loaders import examples
 from topoaudit.model.report import SourceInfo
 from topoaudit.pipeline import analyze
 from topoaudit.render import FORMATS, render
+from topoaudit.render.common import summary
 from topoaudit.render.svg_topology import topology_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -85,8 +86,11 @@ def test_every_example_renders_a_picture_with_every_gpu(name: str) -> None:
     for gpu in report.machine.gpus:
         assert gpu.label in labels
     assert len([g for g in svg.iter(f"{SVG}g") if g.get("class") == "gpu"]) == len(report.machine.gpus)
-    html = render(report, "html")
-    assert_inert(html)
+    page = assert_inert(render(report, "html"))
+    text = " ".join(page.text)
+    assert summary(report) in text and f"Exit {report.gate.exit_code}:" in text
+    for gpu in report.machine.gpus:
+        assert gpu.label in text  # every GPU in the identity table and the matrix
 
 
 def test_link_matrix_cells_are_coloured_by_path() -> None:
