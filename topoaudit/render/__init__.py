@@ -16,7 +16,7 @@ from topoaudit.model.report import Report
 @dataclass(frozen=True)
 class RenderOptions:
     color: bool = False  # ANSI colours (console only; the CLI turns it on for a TTY)
-    width: int = 120  # console width in columns
+    width: int = 120  # console width in columns (the CLI passes the terminal's, or COLUMNS)
     verbose: bool = False  # include every link and absent fact, not only a summary
     picture: str = ""  # Markdown: file name of the topology SVG next to it (set by the bundle writer)
 
@@ -28,7 +28,7 @@ FORMATS: dict[str, str] = {
     "html": "topoaudit.render.html",
     "junit": "topoaudit.render.junit",
 }
-"""Format name -> module with a ``render(report, options) -> str`` function. Other areas add theirs here."""
+"""Format name -> module with a ``render(report, options) -> str`` function."""
 
 
 def renderer(fmt: str) -> Callable[[Report, RenderOptions], str]:
