@@ -150,23 +150,25 @@ def test_nv0_is_no_link_everywhere_domains_placements_and_rules(pairs: list[tupl
 
 
 CASES = {
-    "gpu-lost-every-nvlink": (lost_every_link(5), A100_MODEL),
-    "half-nvswitch": (half_nvswitch(), H100_MODEL),
-    "pair-without-nvlink": (pair_without_nvlink(), A100_MODEL),
-    "undamaged": (real(A100), A100_MODEL),
+    "gpu-lost-every-nvlink": (lambda: lost_every_link(5), A100_MODEL),
+    "half-nvswitch": (half_nvswitch, H100_MODEL),
+    "pair-without-nvlink": (pair_without_nvlink, A100_MODEL),
+    "nv0-pair": (lambda: _with_links(audit(A100).machine, {(2, 5): ("NV0", PathLevel.NVLINK, 0)}), A100_MODEL),
+    "undamaged": (lambda: real(A100), A100_MODEL),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_same_rules_fire_with_and_without_the_gpu_model(case: str) -> None:
-    text, model = CASES[case]
-    plain = check(None, text) - {"model-unknown"}
-    named = check(None, text, gpu_model=model)
+    make, model = CASES[case]
+    source = make()
+    plain = check(None, source) - {"model-unknown"}
+    named = check(None, source, gpu_model=model)
     assert plain == named
     if case != "undamaged":
         assert "nvlink-degraded" in plain
-        assert audit(text).gate.verdict in ("warn", "fail")
-        assert audit(text, gpu_model=model).gate.verdict == "fail"
+        assert audit(source).gate.verdict in ("warn", "fail")
+        assert audit(source, gpu_model=model).gate.verdict == "fail"
 
 
 def _station(fifth: str) -> Machine:
