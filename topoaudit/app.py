@@ -239,17 +239,18 @@ def plan(request: PlanCommandRequest) -> Report:
         return _judge(loaded, GateRequest(), request.plan)
     if not request.plan.gpu:
         raise UsageError("the planner needs a GPU model: --gpu MODEL, or --from/--example a machine")
-    from topoaudit.loaders import Loaded
     from topoaudit.model.machine import Machine
     from topoaudit.model.report import SourceInfo
+    from topoaudit.pipeline import analyze
     from topoaudit.plan.target import resolve_gpu
 
     spec = _planner_call(lambda: resolve_gpu(request.plan.gpu))
-    catalog_node = Loaded(
+    return analyze(  # no machine: the plan is checked against the catalog's standard node
         Machine(source="plan", gpus=()),
-        SourceInfo("plan", "catalog standard node", description=f"the standard {spec.name} node"),
+        source=SourceInfo("plan", "catalog standard node", description=f"the standard {spec.name} node"),
+        options=audit_options(GateRequest(gpu_model=spec.name)),
+        plan_request=request.plan,
     )
-    return _judge(catalog_node, GateRequest(gpu_model=spec.name), request.plan, machine_required=False)
 
 
 def load_saved_report(path: str) -> Report:
@@ -400,12 +401,11 @@ def _judge(
     *,
     bench: BenchResult | None = None,
     expect_busbw_gbps: float | None = None,
-    machine_required: bool = True,
 ) -> Report:
     """The one call into the pipeline: the machine, a bench and a plan request judged together, once."""
     from topoaudit.pipeline import analyze
 
-    if machine_required and not loaded.machine.gpus and bench is None:
+    if not loaded.machine.gpus and bench is None:
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
     return analyze(
         loaded.machine,

@@ -1,0 +1,60 @@
+"""Startup: every command imports only what it uses (checked in a fresh interpreter, by ``sys.modules``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from topoaudit.cli import COMMANDS
+
+HEAVY = ("networkx", "rich.console", "torch", "pynvml", "jinja2", "tomllib")
+TOPOAUDIT_HEAVY = ("topoaudit.plan", "topoaudit.judge.policy", "topoaudit.pipeline", "topoaudit.model.report")
+
+
+def loaded_after(*args: str) -> set[str]:
+    """The modules a fresh interpreter holds after ``topoaudit ARGS`` ran."""
+    code = (
+        "import json, sys\n"
+        "from topoaudit.cli import main\n"
+        "try:\n"
+        f"    main({list(args)!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def heavy_in(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if n in modules or any(m.startswith(n + ".") for m in modules))
+
+
+@pytest.mark.parametrize("args", [("--help",), *((name, "--help") for name in sorted(COMMANDS))])
+def test_help_loads_no_graph_library_planner_or_policy_parser(args: tuple[str, ...]) -> None:
+    modules = loaded_after(*args)
+    assert heavy_in(modules, HEAVY) == []
+    assert heavy_in(modules, TOPOAUDIT_HEAVY) == []
+
+
+def test_examples_list_judges_and_renders_nothing() -> None:
+    modules = loaded_after("examples", "--format", "json")
+    assert heavy_in(modules, ("rich.console", "torch", "pynvml", "jinja2")) == []
+    assert heavy_in(modules, ("topoaudit.plan", "topoaudit.judge", "topoaudit.pipeline", "topoaudit.render")) == []
+
+
+def test_plan_without_a_machine_reads_no_capture_and_no_policy() -> None:
+    modules = loaded_after("plan", "--params", "744B", "--precision", "int4", "--gpu", "H200", "--format", "json")
+    assert heavy_in(modules, ("torch", "pynvml", "rich.console", "jinja2")) == []
+    assert (
+        heavy_in(modules, ("topoaudit.loaders", "topoaudit.parse", "topoaudit.judge.policy", "topoaudit.probe")) == []
+    )
+
+
+def test_analyze_json_loads_no_terminal_renderer_torch_or_nvml() -> None:
+    modules = loaded_after("analyze", "--example", "hgx-h100", "--format", "json")
+    assert heavy_in(modules, ("torch", "pynvml", "rich.console", "jinja2", "topoaudit.judge.policy")) == []
+    assert "networkx" in modules  # the graph is what analyze is for
