@@ -197,3 +197,10 @@ def test_a_rack_scale_domain_with_one_broken_pair_is_judged_and_placed() -> None
     assert found.evidence["pairs"] == [{"gpus": [2, 5], "nvlinks": 0, "path": "SYS"}]
     (eight,) = [p for p in report.placements if p.tp == 8]
     assert len(eight.groups) == 9 and not any({2, 5} <= set(g) for g in eight.groups)
+
+
+def test_a_cell_that_could_not_be_read_is_not_called_a_missing_link() -> None:
+    """A paste cut inside its last cell (``N`` of ``NV12``) leaves that pair unknown, not without NVLink."""
+    cut = _with_links(audit(A100).machine, {(6, 7): ("N", PathLevel.UNKNOWN, 0)})
+    assert check(missing_nvlink, cut) == set()
+    assert [d.gpus for d in nvlink_domains(cut)] == [tuple(range(8))]
