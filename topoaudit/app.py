@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO, TypeVar
 from topoaudit.errors import InputError, UsageError
 
 if TYPE_CHECKING:
+    from topoaudit.bench.config import BenchConfig
     from topoaudit.loaders import Example, Loaded
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.machine import Machine
@@ -170,6 +171,8 @@ def audit(request: AuditRequest, progress: Progress | None = None) -> Judged | N
     """
     if request.demo and request.sweep is not None:
         raise UsageError("--bench measures this machine; --demo audits a bundled example box, not this one")
+    if request.sweep is not None:
+        _bench_config(request.sweep)  # a sweep that cannot run is refused before the probe
     evidence: dict[str, str | bytes]
     if request.demo:
         loaded, evidence = _load_machine(MachineInput(example=DEMO_EXAMPLE), keep_evidence=True)
@@ -207,6 +210,7 @@ def probe(request: ProbeRequest) -> ProbeResult:
 
 def bench(request: BenchRequest, progress: Progress | None = None) -> Report | None:
     """Measure all-reduce and judge the numbers; None on a launched rank other than 0."""
+    _bench_config(request.sweep)  # a sweep that cannot run is refused before the probe
     machine = _topology(request.sweep.topology) if request.sweep.topology else _probed_machine()
     measured = _sweep(request.sweep, machine, progress)
     if measured is None:
@@ -436,13 +440,11 @@ def _probe(request: ProbeRequest) -> Snapshot:
     return collect(request.sysfs_root, call_timeout_s=request.call_timeout_s, smi_timeout_s=request.smi_timeout_s)
 
 
-def _sweep(sweep: SweepRequest, machine: Machine | None, progress: Progress | None) -> BenchResult | None:
-    """Run the sweep (judged later, with everything else, by the pipeline)."""
-    from topoaudit.bench import BenchConfig, run_bench
+def _bench_config(sweep: SweepRequest, machine: Machine | None = None) -> BenchConfig:
+    """The bench's own config; it refuses a sweep that cannot run (UsageError, exit 2) before any rank starts."""
+    from topoaudit.bench import BenchConfig
 
-    if sweep.min_bytes > sweep.max_bytes:
-        raise UsageError(f"--min-bytes {sweep.min_bytes} is above --max-bytes {sweep.max_bytes}")
-    config = BenchConfig(
+    return BenchConfig(
         groups=sweep.groups,
         backend=sweep.backend,
         nproc=sweep.nproc,
@@ -452,7 +454,13 @@ def _sweep(sweep: SweepRequest, machine: Machine | None, progress: Progress | No
         timeout_s=sweep.timeout_s,
         machine=machine if machine is not None and machine.gpus else None,
     )
-    return run_bench(config, progress)
+
+
+def _sweep(sweep: SweepRequest, machine: Machine | None, progress: Progress | None) -> BenchResult | None:
+    """Run the sweep (judged later, with everything else, by the pipeline)."""
+    from topoaudit.bench import run_bench
+
+    return run_bench(_bench_config(sweep, machine), progress)
 
 
 def _topology(path: str) -> Machine:

@@ -102,3 +102,17 @@ def test_bench_takes_out_and_redact_like_every_judging_command(
     saved = (bundle / "report.json").read_text()
     assert json.loads(saved)["bench"]["groups"][0]["name"] == "all"
     assert rs.HOSTNAME not in saved and rs.HOSTNAME not in out
+
+
+@pytest.mark.parametrize("command", ["bench", "audit"])
+def test_a_sweep_that_cannot_run_is_refused_before_any_probe(
+    run: Run, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    def no_probe(*_: object, **__: object) -> None:
+        raise AssertionError("probed the machine for a sweep that was refused")
+
+    monkeypatch.setattr(app, "_probed_machine", no_probe)
+    monkeypatch.setattr(app, "_probe", no_probe)
+    bench_flag = ("--bench",) if command == "audit" else ()
+    code, _, err = run(command, *bench_flag, "--min-bytes", "1M", "--max-bytes", "1K")
+    assert code == 2 and "--min-bytes 1 MiB is above --max-bytes 1 KiB" in err and "Traceback" not in err
