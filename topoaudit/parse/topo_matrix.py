@@ -44,6 +44,7 @@ HOW IT READS (and why):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -225,17 +226,30 @@ def _split_cells(tokens: Sequence[str], limit: int) -> tuple[list[str], list[str
     cells: list[str] = []
     glued: list[str] = []
     i = 0
-    while i < len(tokens) and len(cells) < limit and _CELL.fullmatch(tokens[i]):
+    while i < len(tokens) and len(cells) < limit:
         tok = tokens[i]
-        if _GLUED.fullmatch(tok):
-            cells.extend(_GLUED_PART.findall(tok))
+        parts = _cell_parts(tok)
+        if parts is None:
+            break
+        if len(parts) > 1 or parts[0] != tok:
             glued.append(tok)
-        else:
-            cells.append(tok)
+        cells.extend(parts)
         i += 1
     return cells, list(tokens[i:]), glued
 
 
+@functools.lru_cache(maxsize=512)
+def _cell_parts(token: str) -> tuple[str, ...] | None:
+    """The cells a token holds (two for a glued ``NV18NV18``), None when it is not a cell.
+
+    Cached: a matrix repeats a handful of codes thousands of times.
+    """
+    if not _CELL.fullmatch(token):
+        return None
+    return tuple(_GLUED_PART.findall(token)) if _GLUED.fullmatch(token) else (token,)
+
+
+@functools.lru_cache(maxsize=512)
 def impossible_link_count(code: str) -> str | None:
     """Why an ``NV#`` cell cannot be real (``NV0``, ``NV99``); None for every other cell."""
     m = _NV_COUNT.fullmatch(code)
@@ -332,7 +346,7 @@ class _Parser:
         self.cut_line = len(self.lines) if text and not text[-1].isspace() else 0
         self.issues: list[ParseIssue] = []
         self.text_columns: list[TextColumn] = []
-        self.cells: dict[tuple[str, str], str] = {}  # (row label, column label) -> verbatim code
+        self.cells: dict[str, dict[str, str]] = {}  # row label -> column label -> verbatim code
 
     # -- helpers -------------------------------------------------------------------------------------------
     def fail(self, line: int, message: str) -> TopoParseError:
@@ -454,13 +468,9 @@ class _Parser:
         damaged: list[_Row] = []
         for row in rows.values():
             diag = index.get(row.label)
-            intact = (
-                not row.unreadable
-                and len(row.cells) == len(cols)
-                and all((c == "X") == (p == diag) for p, c in enumerate(row.cells))
-            )
+            intact = not row.unreadable and len(row.cells) == len(cols) and _x_only_at(row.cells, diag)
             if intact:
-                self.cells.update(((row.label, col), c) for col, c in zip(cols, row.cells, strict=True))
+                self.cells[row.label] = dict(zip(cols, row.cells, strict=True))
             else:
                 damaged.append(row)
         gpu_cols = [index[g] for g in gpu_labels]
@@ -491,7 +501,7 @@ class _Parser:
         return max(before, default=header.line) + 1
 
     def realign(self, row: _Row, cols: list[str], index: dict[str, int], gpu_cols: list[int], strict: bool) -> bool:
-        mirror = [self.cells.get((col, row.label)) for col in cols]
+        mirror = [self.cells.get(col, {}).get(row.label) for col in cols]
         outcomes = _align(row.cells, mirror, index.get(row.label))
         if outcomes is None:
             return False
@@ -503,10 +513,10 @@ class _Parser:
             if value is None:
                 unknown.append(col)
             else:
-                self.cells[(row.label, col)] = value
+                self.cells.setdefault(row.label, {})[col] = value
         diag = index.get(row.label)
         what = []
-        if len(row.cells) != len(cols) or any((c == "X") != (p == diag) for p, c in enumerate(row.cells)):
+        if len(row.cells) != len(cols) or not _x_only_at(row.cells, diag):
             how = "cut short" if len(row.cells) < len(cols) else "misaligned"
             what.append(f" has {len(row.cells)} of {len(cols)} cells ({how})")
         if row.unreadable:
@@ -516,7 +526,7 @@ class _Parser:
         return True
 
     def why_not(self, row: _Row, cols: list[str], index: dict[str, int], gpu_cols: list[int]) -> str:
-        mirror = [self.cells.get((col, row.label)) for col in cols]
+        mirror = [self.cells.get(col, {}).get(row.label) for col in cols]
         outcomes = _align(row.cells, mirror, index.get(row.label))
         cells = f"{len(row.cells)} of {len(cols)} cells"
         if row.unreadable:
@@ -543,9 +553,17 @@ class _Parser:
         first_seen: dict[str, str] = {}
         cols = set(header.labels)
         gpu_codes: set[str] = set()
+        codes: set[str] = set().union(*(row.values() for row in self.cells.values()))
+        levels = {code: level_from_code(code) for code in codes}
+        nvidia_codes = {code for code in codes if _NVIDIA_CODE.fullmatch(code)}
+        row_of = [self.cells.get(device, {}) for device in devices]
+        is_gpu = [device in gpus for device in devices]
         for i, a in enumerate(devices):
-            for b in devices[i + 1 :]:
-                ab, ba = self.cells.get((a, b)), self.cells.get((b, a))
+            row_a = row_of[i]
+            for j in range(i + 1, len(devices)):
+                b = devices[j]
+                ab, ba = row_a.get(b), row_of[j].get(a)
+                both_gpus = is_gpu[i] and is_gpu[j]
                 if ab is not None and ba is not None and ab != ba:
                     line = rows[a].line if a in rows else 0
                     raise self.fail(
@@ -555,15 +573,15 @@ class _Parser:
                     )
                 code = ab if ab is not None else ba
                 if code is None:
-                    if a in gpus and b in gpus:
+                    if both_gpus:
                         raise self.fail(header.line, f"no cell gives the {a}-{b} link")
                     unknown.append((a, b))
                     continue
-                if a in gpus and b in gpus:
+                if both_gpus:
                     gpu_codes.add(code)
-                if not _NVIDIA_CODE.fullmatch(code):
-                    first_seen.setdefault(code, a if (a, b) in self.cells else b)
-                level, nvlinks = level_from_code(code)
+                if code not in nvidia_codes:
+                    first_seen.setdefault(code, a if ab is not None else b)
+                level, nvlinks = levels[code]
                 out.append(Link(a, b, code, level, nvlinks))
         if gpu_codes - {"X"} and gpu_codes - {"X"} <= _P2P_CODES:
             raise self.fail(
@@ -767,9 +785,9 @@ class _Parser:
         """
         texts = {label: v.cpu_text for label, v in values.items() if v.cpu_text}
         bad = {label: v.cpu_cut for label, v in values.items() if v.cpu_cut}
-        for label, text in texts.items():
-            if any(o != text and (o.endswith(text) or o.startswith(text)) for o in texts.values()):
-                bad[label] = text
+        distinct = set(texts.values())
+        fragments = {t for t in distinct if any(o != t and (o.endswith(t) or o.startswith(t)) for o in distinct)}
+        bad.update((label, text) for label, text in texts.items() if text in fragments)
         if not bad:
             return
         order = sorted(bad, key=_natural)
@@ -800,6 +818,11 @@ def _splits(glued: str) -> list[tuple[str, str]]:
         if readable and numa.isdigit() and (numa == "0" or not numa.startswith("0")):
             out.append((cpu, numa))
     return out
+
+
+def _x_only_at(cells: list[str], diag: int | None) -> bool:
+    """True when ``X`` (self) is exactly the diagonal cell: a row with no cell lost or shifted."""
+    return cells.count("X") == (diag is not None) and (diag is None or cells[diag] == "X")
 
 
 def _node_number(text: str) -> int:
