@@ -19,7 +19,7 @@ def _section(marker: str) -> str:
 
 
 def test_readme_exit_code_table_matches_the_enum() -> None:
-    rows = dict(re.findall(r"^\| (\d) \| (.+?) \|$", _section("exit-codes"), re.M))
+    rows = dict(re.findall(r"^\| (\d+) \| (.+?) \|$", _section("exit-codes"), re.M))
     assert {int(k) for k in rows} == {int(c) for c in ExitCode}
     for code, meaning in EXIT_CODE_MEANINGS.items():
         assert rows[str(int(code))] == meaning

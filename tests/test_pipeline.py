@@ -94,3 +94,19 @@ def test_the_plan_and_its_finding_come_from_the_same_pass() -> None:
 def test_no_plan_without_a_request() -> None:
     report = analyze(machine(8, nvswitch8, name="NVIDIA H200"), source=SRC)
     assert not isinstance(report.plan, DeployPlan) and report.gate.exit_code == 0
+
+
+def test_a_family_name_for_the_plan_means_the_audited_cards_variant() -> None:
+    box = machine(8, split_4_4, name="NVIDIA H200 NVL")
+    family = analyze(box, source=SRC, plan_request=PlanRequest(params_b=744, precision="int4", gpu="H200"))
+    assert isinstance(family.plan, DeployPlan) and family.plan.gpu_key == "H200-NVL"  # not H200 SXM
+    other = analyze(box, source=SRC, plan_request=PlanRequest(params_b=744, precision="int4", gpu="H200 SXM"))
+    assert isinstance(other.plan, DeployPlan) and other.plan.gpu_key == "H200-SXM"  # named on purpose
+
+
+def test_the_plans_card_names_a_box_whose_source_does_not() -> None:
+    box = machine(8, split_4_4)  # a pasted topo -m names no model
+    assert "model-unknown" in _codes(analyze(box, source=SRC).findings)
+    planned = analyze(box, source=SRC, plan_request=PlanRequest(params_b=744, precision="int4", gpu="H200 NVL"))
+    assert planned.catalog_entry == "H200-NVL" and "model-unknown" not in _codes(planned.findings)
+    assert isinstance(planned.plan, DeployPlan) and planned.plan.gpu_key == "H200-NVL"

@@ -7,6 +7,7 @@ go through it, so a pasted matrix, a snapshot and a live probe are judged by the
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -55,7 +56,7 @@ def analyze(
     """
     options = options or AuditOptions()
     issues = tuple(input_issues)
-    gpu_model = _gpu_model(machine, options)
+    gpu_model = _gpu_model(machine, options, plan_request)
     spec = find_gpu(gpu_model) if isinstance(gpu_model, str) else None
     catalog_entry: str | Unsupported = (
         spec.key if spec else Unsupported("catalog", f"no catalog entry for {gpu_model!s}")
@@ -160,12 +161,25 @@ def _plan(
     from topoaudit.plan.sizing import plan_deployment
     from topoaudit.plan.target import machine_domains, resolve_gpu
 
-    spec = resolve_gpu(request.gpu, gpu_model)
+    spec = resolve_gpu(_plan_card(request.gpu, gpu_model), gpu_model)
     audited = machine_domains(source, gpu_model, domains) if domains else None  # no GPUs: the standard node only
     try:
         return plan_deployment(request, spec, audited)
     except ConfigError as exc:
         raise UsageError(str(exc), hint=exc.hint) from exc
+
+
+def _plan_card(asked: str | None, machine_model: str | Unsupported) -> str | None:
+    """The card to size on. A family name that the audited machine's model refines ("H200" on an H200 NVL
+    box) means the machine's card, so the box is not judged against another variant (H200 SXM)."""
+    if not asked or not isinstance(machine_model, str):
+        return asked
+    machine_spec, asked_spec = find_gpu(machine_model), find_gpu(asked)
+    if machine_spec is None or asked_spec is None or machine_spec.key == asked_spec.key:
+        return asked
+    words = set(re.findall(r"[a-z0-9]+", asked.lower()))
+    machine_words = set(re.findall(r"[a-z0-9]+", f"{machine_model} {machine_spec.key} {machine_spec.name}".lower()))
+    return machine_model if words <= machine_words else asked
 
 
 def _policy_step(
@@ -184,7 +198,9 @@ def _policy_step(
     return apply_policy(options.policy, findings, machine=machine, domains=domains, spec=spec, bench=bench)
 
 
-def _gpu_model(machine: Machine, options: AuditOptions) -> str | Unsupported:
+def _gpu_model(machine: Machine, options: AuditOptions, plan_request: PlanRequest | None) -> str | Unsupported:
+    """The GPU model the machine is judged as: --gpu-model, else what the source reports, else the card the
+    deploy plan was asked to size on (the user named this box's card there)."""
     if isinstance(options.gpu_model, str):
         return options.gpu_model
     model = machine.gpu_model
@@ -192,6 +208,8 @@ def _gpu_model(machine: Machine, options: AuditOptions) -> str | Unsupported:
         return model
     if any(isinstance(g.name, str) for g in machine.gpus):
         return Unsupported(machine.source, "GPUs report different models")
+    if plan_request is not None and plan_request.gpu and machine.gpus:
+        return plan_request.gpu
     return Unsupported(machine.source, "the source does not name the GPU model (use --gpu-model)")
 
 

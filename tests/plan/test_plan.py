@@ -287,3 +287,45 @@ def test_catalog_additions_for_the_planner() -> None:
     assert _spec("NVIDIA H20").memory_bytes == 96 * 10**9 and _spec("NVIDIA H200").key == "H200-SXM"
     assert _spec("NVIDIA A10G").key == "A10" and _spec("NVIDIA A100-SXM4-80GB").key == "A100-SXM"
     assert _spec("NVIDIA RTX 6000 Ada Generation").domain_size == 1
+
+
+# --- wording, order of the alternatives, the binding limit ----------------------------------------------
+
+
+def test_plan_text_speaks_of_formulas_and_sources_not_of_how_it_was_made() -> None:
+    texts = [p.basis for p in PRECISIONS]
+    for precision in ("int4", "fp8", "bf16", "nvfp4", "q4_k_m"):
+        plan = plan_deployment(PlanRequest(params_b=1600, precision=precision), _spec("H200"), SPLIT_BOX)
+        texts += [*plan.steps, *(a.summary for a in plan.alternatives), *(a.cost for a in plan.alternatives)]
+    assert not [t for t in texts if "seed" in t.lower()]
+    int4 = find_precision("int4").basis
+    assert "0.55 B per parameter" in int4 and "group scales" in int4
+
+
+def test_split_box_alternatives_start_with_what_the_box_can_do_then_what_to_rent() -> None:
+    plan = plan_deployment(PlanRequest(params_b=1600, precision="int4"), _spec("H200 NVL"), SPLIT_BOX)
+    kinds = [a.kind for a in plan.alternatives]
+    assert kinds[0] == "tp-in-domain-pp-across" and (plan.alternatives[0].tp_size, plan.alternatives[0].pp_size) == (
+        4,
+        2,
+    )
+    assert kinds[1] == "cross-node-tp" and "across the domains of the audited machine" in plan.alternatives[1].summary
+    assert set(kinds[2:]) == {"cards-that-fit-one-domain"}
+    assert all(a.summary.startswith("rent or buy") for a in plan.alternatives[2:])
+    assert any("memory binds: the footprint needs 8 cards" in s for s in plan.steps)
+
+
+def test_a_group_larger_than_the_node_is_spread_over_machines_last() -> None:
+    plan = plan_deployment(PlanRequest(params_b=1600, precision="int4", kv_headroom=0.5), _spec("H200"))
+    kinds = [a.kind for a in plan.alternatives]
+    # 16 cards: no box at hand holds them, so other cards come first and several machines last
+    assert kinds[0] == "cards-that-fit-one-domain" and kinds[-2:] == ["tp-in-domain-pp-across", "cross-node-tp"]
+    assert "stages span machines" in plan.alternatives[-2].summary
+
+
+def test_the_domain_binds_when_memory_would_fit_it() -> None:
+    # 5 cards by memory on a box of two 6-GPU domains: memory alone fits a domain, TP rounds up to 8
+    box = MachineDomains("six-six", (tuple(range(6)), tuple(range(6, 12))), None)
+    plan = plan_deployment(PlanRequest(weights_gb=600, kv_headroom=0.0), _spec("H200"), box)
+    assert plan.cards_by_memory == 5 and plan.tp_size == 8 and not plan.fits_one_domain
+    assert any(s.startswith("the domain binds: 5 card(s) would hold the model") for s in plan.steps)

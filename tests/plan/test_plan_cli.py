@@ -74,7 +74,15 @@ def test_split_example_eight_cards_cross_domains_exit_1(capsys: pytest.CaptureFi
     assert doc["plan"]["machine"]["domain_sizes"] == [4, 4]
     assert [f["code"] for f in doc["findings"] if f["severity"] == "fail"] == ["tp-group-crosses-domain"]
     kinds = [a["kind"] for a in doc["plan"]["alternatives"]]
-    assert "tp-in-domain-pp-across" in kinds and kinds[-1] == "cross-node-tp"
+    # what the box can do first (TP4 x PP2 on its two domains, then TP8 across them), then cards to rent
+    assert kinds[:2] == ["tp-in-domain-pp-across", "cross-node-tp"]
+    assert set(kinds[2:]) == {"cards-that-fit-one-domain"}
+    assert "uses 2 of the 2 domains" in doc["plan"]["alternatives"][0]["summary"]
+    [crossing] = [f for f in doc["findings"] if f["code"] == "tp-group-crosses-domain"]
+    assert "memory binds: the footprint needs 8 cards" in crossing["message"]
+    assert "First alternative: TP4 inside each NVLink domain x PP2" in crossing["message"]
+    assert crossing["evidence"]["binding_limit"] == "memory"
+    assert "smaller TP with more replicas" not in crossing["remedy"]
 
 
 def test_split_example_console_shows_the_arithmetic(capsys: pytest.CaptureFixture[str]) -> None:

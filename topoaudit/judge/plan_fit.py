@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from topoaudit.model.finding import Finding
 from topoaudit.model.plan import DeployPlan
+from topoaudit.plan.sizing import binding_limit
 from topoaudit.rules import finding
 
 FINDING_CODE = "tp-group-crosses-domain"
@@ -14,11 +17,13 @@ def plan_finding(plan: DeployPlan) -> Finding | None:
     if plan.fits_one_domain:
         return None
     checked = plan.checked
+    largest = max(checked.domain_sizes, default=0)
     first = plan.alternatives[0].summary if plan.alternatives else ""
-    return finding(
+    limit = binding_limit(plan.cards_by_memory, plan.tp_size, plan.tp_rule, largest)
+    crossing = finding(
         FINDING_CODE,
-        f"The deploy plan needs TP{plan.tp_size} ({plan.footprint_gb:,.0f} GB on {plan.gpu_name}), but the "
-        f"largest NVLink domain of the {checked.target} has {max(checked.domain_sizes, default=0)} GPUs."
+        f"The deploy plan needs TP{plan.tp_size} ({plan.footprint_gb:,.0f} GB on {plan.gpu_name}) on the "
+        f"{checked.target}: {limit}."
         + (f" First alternative: {first} (all {len(plan.alternatives)} in the plan)." if first else ""),
         plan_tp=plan.tp_size,
         plan_cards=plan.cards,
@@ -26,4 +31,13 @@ def plan_finding(plan: DeployPlan) -> Finding | None:
         gpu=plan.gpu_key,
         target=checked.target,
         domain_sizes=list(checked.domain_sizes),
+        cards_by_memory=plan.cards_by_memory,
+        binding_limit="memory" if plan.cards_by_memory > largest else "domain",
     )
+    if plan.cards_by_memory > largest:  # replicas of a smaller TP group cannot hold a model this large
+        remedy = (
+            "Keep each TP group inside one NVLink domain: TP inside each domain with pipeline stages across "
+            "domains, or cards with more memory per GPU or a larger domain (the plan lists them in that order)."
+        )
+        return dataclasses.replace(crossing, remedy=remedy)
+    return crossing

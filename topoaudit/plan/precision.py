@@ -41,7 +41,7 @@ PRECISIONS: tuple[Precision, ...] = (
         "fp8",
         1.0,
         "exact",
-        "8 bits per weight; per-tensor/per-block scales are <1% (seed: 744B at FP8 = 744 GB)",
+        "8 bits per weight; per-tensor/per-block scales are <1% (744B at FP8 = 744 GB)",
         ("e4m3", "e5m2", "fp8_e4m3", "w8a8-fp8"),
     ),
     Precision("int8", 1.0, "exact", "8 bits per weight; per-channel scales are <1%", ("w8a8", "w8a16")),
@@ -49,8 +49,8 @@ PRECISIONS: tuple[Precision, ...] = (
         "int4",
         0.55,
         "typical",
-        "4 bits (0.5 B) plus group scales and layers left unquantised; the seed article's "
-        "0.55 GB per billion parameters",
+        "4 bits (0.5 B) + a 10% allowance for group scales (an FP16 scale and zero point per 128 "
+        "weights add 0.03 B) and layers left at 16 bits (embeddings, output head) = 0.55 B per parameter",
         ("w4a16", "awq", "gptq", "4bit"),
     ),
     Precision(

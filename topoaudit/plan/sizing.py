@@ -1,10 +1,11 @@
 """The deploy planner's arithmetic: model size -> footprint -> cards -> TP size -> NVLink-domain fit.
 
 Pure functions, no I/O. Every number the plan reports is also written as a human-readable step so a
-reader can redo the sum (``DeployPlan.steps``). The rule is the seed article's: size the model first, then
-check the card count against the node's real NVLink domain before anything else; when it does not
-fit, price fewer, higher-capacity cards first, then TP inside a domain with pipeline parallelism
-across, and only then tensor parallelism across nodes (the slow option).
+reader can redo the sum (``DeployPlan.steps``). Size the model first, then check the card count against
+the node's real NVLink domain before anything else. When it does not fit, the alternatives come in the
+order a user can act on them: what the box (or node) at hand can do -- TP inside each domain with
+pipeline parallelism across, then TP across its domains (the slow option) -- then which cards to rent
+instead, then spreading over several machines.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ from topoaudit.plan.precision import find_precision, kv_bytes_per_element
 GB = 10**9
 
 DEFAULT_KV_HEADROOM = 0.25
-"""The seed article's allowance for KV cache and activations, as a fraction of the weights."""
+"""Allowance for KV cache and activations, as a fraction of the weights (a serving rule of thumb: 20-30%)."""
 
 DEFAULT_MARGIN_WITH_HEADROOM = 0.0
-"""No extra margin on top of the headroom fraction: the seed's 25% is its whole allowance (744B INT4
--> 510 GB -> 4 H200; 1600B INT4 -> 1.1 TB -> 8 H200 "at the edge of one node")."""
+"""No extra margin on top of the headroom fraction: the 25% is the whole allowance (744B INT4 -> 510 GB
+-> 4 H200; 1600B INT4 -> 1.1 TB -> 8 H200, at the edge of one node)."""
 
 DEFAULT_MARGIN_WITH_KV_SHAPE = 0.10
 """When the KV cache is computed from the model shape it counts only the cache; 10% covers
@@ -221,6 +222,20 @@ def _cards_for(footprint_gb: float, usable_gb: float) -> int:
     return max(1, math.ceil(footprint_gb / usable_gb - 1e-9))
 
 
+def binding_limit(cards_by_memory: int, tp: int, tp_rule: str, largest_domain: int) -> str:
+    """Which limit puts the TP group outside one domain, in one sentence: the memory or the domain size."""
+    if cards_by_memory > largest_domain:
+        return (
+            f"memory binds: the footprint needs {cards_by_memory} cards and the largest NVLink domain holds "
+            f"{largest_domain}, so a smaller TP cannot hold the model; split it with pipeline stages or use "
+            "cards with more memory"
+        )
+    return (
+        f"the domain binds: {cards_by_memory} card(s) would hold the model, but TP must be {tp_rule} "
+        f"(TP{tp}) and the largest NVLink domain holds {largest_domain}"
+    )
+
+
 def _alternatives(
     *,
     spec: GpuSpec,
@@ -230,42 +245,11 @@ def _alternatives(
     reserve_gb: float,
     checked: DomainFit,
 ) -> tuple[Alternative, ...]:
-    out: list[Alternative] = []
-    # (1) fewer, higher-capacity cards (or the same memory in a bigger domain) that fit one domain
-    candidates = []
-    for other in all_gpus():
-        if other.key == spec.key or other.memory_bytes < spec.memory_bytes:
-            continue
-        usable = _usable_gb(other, reserve_gb)
-        if usable <= 0:
-            continue
-        need = _cards_for(footprint_gb, usable)
-        tp, _ = tp_for(need, heads)
-        if tp <= max(1, other.domain_size) and need <= tp:
-            candidates.append((tp, other.memory_bytes, other, need))
-    # fewest cards first, then the smallest step up in card class (the seed: H200 -> B200 before more)
-    candidates.sort(key=lambda c: (c[0], c[1]))
-    for tp, _mem, other, need in candidates[:4]:
-        mem = other.memory_bytes / GB
-        out.append(
-            Alternative(
-                kind="cards-that-fit-one-domain",
-                summary=(
-                    f"{tp} x {other.name} ({_fmt(mem)} GB each, {need} by memory): TP{tp} inside one "
-                    f"{_domain_word(other.build)} of {other.domain_size}"
-                ),
-                gpu_key=other.key,
-                cards=tp,
-                tp_size=tp,
-                pp_size=1,
-                fits_one_domain=True,
-                cost=(
-                    f"a different card class: {tp} x {_fmt(mem)} GB = {_fmt(tp * mem)} GB bought; "
-                    f"price it against {cards_by_memory}+ x {spec.name} plus the interconnect penalty"
-                ),
-            )
-        )
-    # (2) TP inside a domain, pipeline parallelism across domains (inside the box when it has them)
+    """Ways out, in the order a user can act on them: with the box (or node) at hand, then other cards to
+    rent or buy, then spreading over several machines."""
+    on_hand: list[Alternative] = []
+    elsewhere: list[Alternative] = []
+    # TP inside a domain, pipeline parallelism across domains (inside the box when it has enough of them)
     largest = max(checked.domain_sizes, default=1)
     tp_in, _ = tp_for(cards_by_memory, heads, limit=largest)
     pp = math.ceil(cards_by_memory / tp_in) if tp_in else cards_by_memory
@@ -277,7 +261,7 @@ def _alternatives(
             if in_target
             else f"needs {pp} domains; the {checked.target} has {domains_big_enough}, so stages span machines"
         )
-        out.append(
+        (on_hand if in_target else elsewhere).append(
             Alternative(
                 kind="tp-in-domain-pp-across",
                 summary=f"TP{tp_in} inside each NVLink domain x PP{pp} across domains ({tp_in * pp} cards): {where}",
@@ -292,34 +276,70 @@ def _alternatives(
                 ),
             )
         )
-    # (3) tensor parallelism across nodes over the network: named as the slow option
+    # tensor parallelism across domains (on the box) or nodes (over the network): named as the slow option
     node = max(1, spec.node_gpus)
     tp_all, _ = tp_for(cards_by_memory, heads)
     nodes = math.ceil(tp_all / node)
-    if tp_all <= checked.gpu_count and checked.kind == "machine":
+    on_target = tp_all <= checked.gpu_count
+    if on_target:
         summary = (
             f"TP{tp_all} across the domains of the {checked.target} anyway: the all-reduce crosses "
             f"PCIe/SYS between domains"
         )
     else:
         summary = f"TP{tp_all} across {max(nodes, 2)} machines over InfiniBand/Ethernet"
-    if nodes >= 2 or not checked.fits_one_domain:
-        out.append(
-            Alternative(
-                kind="cross-node-tp",
-                summary=summary,
-                gpu_key=spec.key,
-                cards=tp_all,
-                tp_size=tp_all,
-                pp_size=1,
-                fits_one_domain=False,
-                cost=(
-                    "the slow option: every layer's all-reduce waits on the network/PCIe hop, TP scaling is "
-                    "far from linear and p99 latency suffers; choose it only when the others are impossible"
-                ),
-            )
+    across = Alternative(
+        kind="cross-node-tp",
+        summary=summary,
+        gpu_key=spec.key,
+        cards=tp_all,
+        tp_size=tp_all,
+        pp_size=1,
+        fits_one_domain=False,
+        cost=(
+            "the slow option: every layer's all-reduce waits on the network/PCIe hop, TP scaling is "
+            "far from linear and p99 latency suffers; choose it only when the others are impossible"
+        ),
+    )
+    # other cards, to rent or buy: fewer, higher-capacity cards (or the same memory in a bigger domain)
+    candidates = []
+    for other in all_gpus():
+        if other.key == spec.key or other.memory_bytes < spec.memory_bytes:
+            continue
+        usable = _usable_gb(other, reserve_gb)
+        if usable <= 0:
+            continue
+        need = _cards_for(footprint_gb, usable)
+        tp, _ = tp_for(need, heads)
+        if tp <= max(1, other.domain_size) and need <= tp:
+            candidates.append((tp, other.memory_bytes, other, need))
+    # fewest cards first, then the smallest step up in card class (H200 -> B200 before B300)
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    rent = [
+        Alternative(
+            kind="cards-that-fit-one-domain",
+            summary=(
+                f"rent or buy {tp} x {other.name} instead ({_fmt(other.memory_bytes / GB)} GB each, {need} by "
+                f"memory): TP{tp} inside one {_domain_word(other.build)} of {other.domain_size}"
+            ),
+            gpu_key=other.key,
+            cards=tp,
+            tp_size=tp,
+            pp_size=1,
+            fits_one_domain=True,
+            cost=(
+                f"a different card class: {tp} x {_fmt(other.memory_bytes / GB)} GB = "
+                f"{_fmt(tp * other.memory_bytes / GB)} GB; price it against {cards_by_memory}+ x {spec.name} "
+                "plus the interconnect penalty"
+            ),
         )
-    return tuple(out)
+        for tp, _mem, other, need in candidates[:4]
+    ]
+    if on_target:
+        on_hand.append(across)
+    elif nodes >= 2 or not checked.fits_one_domain:
+        elsewhere.append(across)
+    return (*on_hand, *rent, *elsewhere)
 
 
 def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains | None = None) -> DeployPlan:
@@ -484,6 +504,7 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
     checked = machine_fit if isinstance(machine_fit, DomainFit) else standard
     alternatives: tuple[Alternative, ...] = ()
     if not checked.fits_one_domain:
+        steps.append(binding_limit(by_memory, tp, rule, max(checked.domain_sizes, default=0)))
         alternatives = _alternatives(
             spec=spec,
             footprint_gb=footprint,
