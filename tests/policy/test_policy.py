@@ -4,6 +4,7 @@ and ignores change findings and exit code the way the policy says; the report re
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -72,25 +73,52 @@ H100 = "NVIDIA H100 80GB HBM3"
         ),
         ("[[expect.busbw]]\nmin_gbps = 3\n", 1, "missing key 'group'"),
         ("[gate]\nfail_on = 'never'\n", 2, "gate.fail_on"),
-        ("[expect\ngpus = 8\n", 1, "not valid TOML"),
-        ("[expect]\ngpus = 8\ngpus = 9\n", 3, "not valid TOML"),
+        ("[expect\ngpus = 8\n", 1, "not valid TOML: Expected ']' at the end of a table declaration (column 8)"),
+        ("[expect]\ngpus = 8\ngpus = 9\n", 3, "not valid TOML: Cannot overwrite a value (column 9)"),
+        ("[policy]\nname = 'x\n", 2, "not valid TOML"),  # the string runs to the end of its line
+        ("[expect]\ndomains = [8,\n", 2, "not valid TOML: Invalid value at the end of the file"),
+        ('[policy]\ndescription = """open\n\n', 2, "not valid TOML: Unterminated string at the end of the file"),
     ],
 )
 def test_mistakes_name_the_file_and_line(text: str, line: int, words: str) -> None:
-    with pytest.raises(ConfigError) as exc:
+    with pytest.raises(ConfigError, match=rf"^fleet\.toml:{line}: .*{re.escape(words)}") as exc:
         policy(text)
-    assert str(exc.value).startswith(f"fleet.toml:{line}: "), str(exc.value)
-    assert words in str(exc.value)
     assert exc.value.exit_code == ExitCode.UNUSABLE == 4
+    assert "docs/" not in exc.value.hint and "built-in policies show the format" in exc.value.hint
+
+
+def test_an_unknown_code_suggests_the_one_meant() -> None:
+    with pytest.raises(
+        ConfigError, match=r"unknown finding code 'nvlink-degarded' \(did you mean 'nvlink-degraded'\?\)"
+    ):
+        policy("[severity]\nnvlink-degarded = 'warn'\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("missing.toml", r"policy file .*missing\.toml does not exist$"),
+        (".", r"policy .* is a directory, not a policy file$"),
+    ],
+)
+def test_a_policy_file_that_cannot_be_read_is_one_sentence(tmp_path: Path, name: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=words) as exc:
+        load_policy(str(tmp_path / name))
+    assert "Errno" not in str(exc.value) and exc.value.hint.startswith("built-in policies: builtin:")
+    assert exc.value.exit_code == 4
 
 
 def test_cli_reports_policy_errors_with_exit_4(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     bad = tmp_path / "fleet.toml"
     bad.write_text("[expect]\ngpus = 8\nmin_domian = 8\n")
     code, _, err = run(capsys, "analyze", "--example", "hgx-h100", "--policy", str(bad))
-    assert code == 4 and f"{bad}:3: expect.min_domian: unknown key" in err and "docs/policy.md" in err
+    assert code == 4 and f"{bad}:3: expect.min_domian: unknown key" in err and "docs/policy.md" not in err
+    assert "built-in policies show the format" in err
+    bad.write_text("[expect]\ngpus = 8\n[expect]\n")
+    code, _, err = run(capsys, "analyze", "--example", "hgx-h100", "--policy", str(bad))
+    assert code == 4 and f"{bad}:3: not valid TOML" in err and ":?:" not in err
     code, _, err = run(capsys, "analyze", "--example", "hgx-h100", "--policy", str(tmp_path / "missing.toml"))
-    assert code == 4 and "cannot read policy" in err
+    assert code == 4 and "missing.toml does not exist" in err and "Errno" not in err
     code, _, err = run(capsys, "analyze", "--example", "hgx-h100", "--policy", "builtin:nope")
     assert code == 4 and "builtin:hgx-8gpu" in err
 
@@ -138,6 +166,7 @@ def test_hgx_policy_on_a_split_box_says_what_was_expected() -> None:
     assert any("H200-NVL" in m for m in messages)
     split = next(f for f in r.findings if f.code == "nvlink-split-domain")
     assert split.severity == Severity.FAIL and "policy_severity_from" not in split.evidence
+    assert r.gate.exit_code == ExitCode.FINDINGS
     assert isinstance(r.policy, PolicyOutcome)
     assert ("nvlink-split-domain", Severity.INFO, Severity.FAIL) in {
         (c.code, c.was, c.now) for c in r.policy.overridden
@@ -218,6 +247,8 @@ def test_ignore_can_target_one_message() -> None:
     miss = judge(m, "[[ignore]]\ncode = 'nic-not-local'\nmatch = 'GPUs {0-3}'\nreason = 'r'\n")
     hit = judge(m, "[[ignore]]\ncode = 'nic-not-local'\nmatch = 'GPUs {4-7}'\nreason = 'r'\n")
     assert "nic-not-local" in codes(miss) and "nic-not-local" not in codes(hit)
+    assert miss.gate.verdict == "warn" and hit.gate.verdict == "pass"  # a warning: exit 0 either way
+    assert miss.gate.exit_code == hit.gate.exit_code == ExitCode.OK
 
 
 def test_fail_on_and_strict_from_the_policy_and_the_cli_wins(
@@ -301,12 +332,13 @@ def test_analyze_imports_nccl_tests_and_the_policy_sees_them(
     assert code == 1 and any("below the 300 GB/s" in f["message"] for f in doc["findings"])
     path.write_text("[[expect.busbw]]\ngroup = 'all'\nmin_gbps = 200\n")
     code, out, _ = run(capsys, "analyze", str(log), "--policy", str(path), "--format", "json")
-    assert json.loads(out)["policy"]["met"]
+    assert json.loads(out)["policy"]["met"] and code == json.loads(out)["gate"]["exit_code"] == 0
 
 
 def test_report_without_policy_says_so() -> None:
     r = analyze(machine(2, lambda i, j: "NV4"), source=SRC)
     assert not isinstance(r.policy, PolicyOutcome) and report_to_dict(r)["policy"]["status"] == "unsupported"
+    assert r.gate.exit_code == 0 and "policy" not in r.gate.reason
 
 
 def test_nic_fixture_types_still_line_up() -> None:  # guards the hand-built machines above

@@ -3,12 +3,14 @@
 ``load_policy("FILE" | "builtin:NAME") -> Policy`` reads and validates one (an unknown key or a bad value is
 a :class:`~topoaudit.errors.ConfigError` naming the file and line: exit 4). ``apply_policy`` is the pipeline's
 policy step: it checks the expectations (``expectation-not-met`` findings), applies severity overrides and
-ignores (kept, with their reasons, in ``Report.policy``). The format is documented in docs/policy.md.
+ignores (kept, with their reasons, in ``Report.policy``). The built-in policies (``topoaudit/policies``) show
+the format.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import re
 import sys
@@ -17,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from topoaudit.catalog import GpuSpec, find_gpu
+from topoaudit.catalog import GpuSpec, all_gpus, find_gpu
 from topoaudit.errors import ConfigError
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, Severity
@@ -69,18 +71,33 @@ def load_policy(ref: str) -> Policy:
         name = ref[len(BUILTIN_PREFIX) :]
         known = builtin_policies()
         if name not in known:
-            raise ConfigError(
-                f"no built-in policy {name!r}",
-                hint="built-in policies: " + ", ".join(BUILTIN_PREFIX + k for k in known),
-            )
+            raise ConfigError(f"no built-in policy {name!r}", hint=_builtins_hint())
         text = resources.files("topoaudit.policies").joinpath(f"{name}.toml").read_text(encoding="utf-8")
         return parse_policy(text, ref, default_name=name)
     path = Path(ref)
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read policy {ref}: {exc}") from exc
+    except FileNotFoundError:
+        raise ConfigError(f"policy file {ref} does not exist", hint=_builtins_hint()) from None
+    except IsADirectoryError:
+        raise ConfigError(f"policy {ref} is a directory, not a policy file", hint=_builtins_hint()) from None
+    except PermissionError:
+        raise ConfigError(f"cannot read policy file {ref}: permission denied") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"policy file {ref} is not UTF-8 text (a policy is a TOML file)") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read policy file {ref}: {exc.strerror or exc}") from None
     return parse_policy(text, ref, default_name=path.stem)
+
+
+def _builtins_hint() -> str:
+    """What a user can use instead of a missing file: the built-in policies, by name."""
+    return "built-in policies: " + ", ".join(BUILTIN_PREFIX + k for k in builtin_policies())
+
+
+def _format_hint() -> str:
+    """Where the installed package shows the policy format: its built-in policies, as files on disk."""
+    return f"the built-in policies show the format: {resources.files('topoaudit.policies')}"
 
 
 def parse_policy(text: str, source: str, *, default_name: str = "policy") -> Policy:
@@ -88,9 +105,19 @@ def parse_policy(text: str, source: str, *, default_name: str = "policy") -> Pol
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = re.search(r"line (\d+)", str(exc))
-        raise ConfigError(f"{source}:{line.group(1) if line else '?'}: not valid TOML: {exc}") from exc
+        raise ConfigError(_toml_error(source, text, str(exc)), hint=_format_hint()) from None
     return _Parser(text, source).policy(data, default_name)
+
+
+def _toml_error(source: str, text: str, message: str) -> str:
+    """``source:LINE: not valid TOML: what (column N)``; an error at the end of the file names its last line."""
+    where = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
+    if where:
+        what = message[: where.start()]
+        return f"{source}:{where.group(1)}: not valid TOML: {what} (column {where.group(2)})"
+    what = re.sub(r"\s*\(at end of document\)$", "", message)
+    last = len(text.rstrip("\n").splitlines()) or 1
+    return f"{source}:{last}: not valid TOML: {what} at the end of the file"
 
 
 class _Parser:
@@ -109,7 +136,7 @@ class _Parser:
                 break
         where = f"{self.source}:{line}" if line else self.source
         dotted = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path).replace(".[", "[")
-        return ConfigError(f"{where}: {dotted}: {message}", hint="the policy format is described in docs/policy.md")
+        return ConfigError(f"{where}: {dotted}: {message}", hint=_format_hint())
 
     def table(self, value: Any, path: tuple[str | int, ...], allowed: set[str]) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -138,7 +165,9 @@ class _Parser:
     def code(self, value: Any, path: tuple[str | int, ...]) -> str:
         code = self.string(value, path)
         if code not in CODES:
-            raise self.error(path, f"unknown finding code {code!r} (see the finding table in README)")
+            close = difflib.get_close_matches(code, CODES, n=1)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            raise self.error(path, f"unknown finding code {code!r}{guess}")
         return code
 
     def severity(self, value: Any, path: tuple[str | int, ...]) -> Severity:
@@ -187,7 +216,8 @@ class _Parser:
                 )
                 spec = find_gpu(self.string(model, path))
                 if spec is None:
-                    raise self.error(path, f"{model!r} is not in the hardware catalog (see docs/catalog.md)")
+                    known = ", ".join(s.key for s in all_gpus())
+                    raise self.error(path, f"{model!r} is not in the hardware catalog (known: {known})")
                 keys.append(spec.key)
             out["gpu_models"] = tuple(keys)
         if "domains" in exp:
