@@ -14,6 +14,7 @@ from typing import Any
 from topoaudit import __version__
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.errors import ConfigError, UsageError
+from topoaudit.judge.expectations import Expectations, check_expectations
 from topoaudit.judge.gate import decide_gate
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, worst_first
@@ -79,7 +80,8 @@ def analyze(
         else ()
     )
     findings, skipped = run_rules(RuleContext(machine, domains, requested, options, spec))
-    found = [*findings, *imported_findings]
+    stated = check_expectations(Expectations.of_options(options), machine, domains, spec, bench)
+    found = [*findings, *stated.findings, *imported_findings]
     if isinstance(bench, BenchResult):
         from topoaudit.bench.judge import judge_bench
 

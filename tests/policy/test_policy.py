@@ -344,3 +344,18 @@ def test_report_without_policy_says_so() -> None:
 def test_nic_fixture_types_still_line_up() -> None:  # guards the hand-built machines above
     m = Machine("t", (Gpu(0),), (Nic("NIC0"),), (Link("GPU0", "NIC0", "PIX", PathLevel.PIX),))
     assert judge(m, "[expect]\nnic_local = true\n").policy.met == ("every GPU has a NIC at PIX/PXB",)  # type: ignore[union-attr]
+
+
+def test_the_command_line_and_a_policy_state_expectations_the_same_way() -> None:
+    m = machine(8, split_4_4, name="NVIDIA H200 NVL")
+    by_options = analyze(m, source=SRC, options=AuditOptions(expect_gpus=4, expect_domain=8))
+    by_policy = judge(m, "[expect]\ngpus = 4\nmin_domain = 8\n")
+    cli = [f for f in by_options.findings if f.code == "expectation-not-met"]
+    pol = [f for f in by_policy.findings if f.code == "expectation-not-met"]
+    assert [f.message for f in cli] == [
+        "Expected 4 GPUs, found 8.",
+        "Expected an NVLink domain of at least 8 GPUs, the largest has 4 ({0-3} {4-7}).",
+    ]
+    assert [f.message for f in pol] == [f"Policy 'fleet': e{m.message[1:]}" for m in cli]
+    assert [{k: v for k, v in f.evidence.items() if k != "policy"} for f in pol] == [f.evidence for f in cli]
+    assert by_options.gate.exit_code == by_policy.gate.exit_code == ExitCode.FINDINGS

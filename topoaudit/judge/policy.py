@@ -21,9 +21,10 @@ from typing import Any
 
 from topoaudit.catalog import GpuSpec, all_gpus, find_gpu
 from topoaudit.errors import ConfigError
+from topoaudit.judge.expectations import Expectations, check_expectations
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, Severity
-from topoaudit.model.machine import Machine, PathLevel
+from topoaudit.model.machine import Machine
 from topoaudit.model.policy import (
     BusbwExpectation,
     IgnoredFinding,
@@ -33,10 +34,9 @@ from topoaudit.model.policy import (
     SeverityChange,
 )
 from topoaudit.model.topology import Domain
-from topoaudit.model.values import Unsupported, is_absent
-from topoaudit.rules import finding
+from topoaudit.model.values import Unsupported
 from topoaudit.rules.codes import CODES
-from topoaudit.units import format_size, parse_size
+from topoaudit.units import parse_size
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -327,9 +327,8 @@ def apply_policy(
 
     What the policy changed is recorded in the returned :class:`PolicyOutcome` (never in a finding's evidence).
     """
-    met: list[str] = []
-    not_checked: list[str] = []
-    new = list(_expectations(policy, machine, domains, spec, bench, met, not_checked))
+    checked = check_expectations(Expectations.of_policy(policy), machine, domains, spec, bench)
+    new = checked.findings
     overrides = dict(policy.severity)
     changes: dict[tuple[str, Severity, Severity], int] = {}
     judged: list[Finding] = []
@@ -353,170 +352,10 @@ def apply_policy(
         source=policy.source,
         sha256=policy.sha256,
         description=policy.description,
-        met=tuple(met),
+        met=checked.met,
         not_met=tuple(f.message for f in new),
-        not_checked=tuple(not_checked),
+        not_checked=checked.not_checked,
         overridden=tuple(SeverityChange(c, w, n, k) for (c, w, n), k in changes.items()),
         ignored=tuple(ignored),
     )
     return tuple(out), outcome
-
-
-def _expect(policy: Policy, message: str, **evidence: Any) -> Finding:
-    return finding("expectation-not-met", f"Policy '{policy.name}': {message}", policy=policy.name, **evidence)
-
-
-def _expectations(
-    policy: Policy,
-    machine: Machine,
-    domains: tuple[Domain, ...],
-    spec: GpuSpec | None,
-    bench: BenchResult | Unsupported,
-    met: list[str],
-    not_checked: list[str],
-) -> Iterable[Finding]:
-    count = len(machine.gpus)
-    if not is_absent(policy.gpus):
-        if count != policy.gpus:
-            yield _expect(
-                policy, f"expected {policy.gpus} GPUs, found {count}.", expected_gpus=policy.gpus, found_gpus=count
-            )
-        else:
-            met.append(f"{count} GPUs")
-    if policy.gpu_models:
-        if spec is None or spec.key not in policy.gpu_models:
-            found = spec.key if spec else (machine.gpu_model or "unknown")
-            yield _expect(
-                policy,
-                f"expected a GPU model in {', '.join(policy.gpu_models)}, found {found}.",
-                expected_models=list(policy.gpu_models),
-                found_model=found,
-            )
-        else:
-            met.append(f"GPU model {spec.key}")
-    sizes = tuple(sorted((d.size for d in domains if d.size >= 2), reverse=True))
-    if isinstance(policy.domains, tuple):
-        if sizes != policy.domains:
-            yield _expect(
-                policy,
-                f"expected NVLink domains of {_sizes(policy.domains)}, found {_sizes(sizes) or 'none'}.",
-                expected_domains=list(policy.domains),
-                found_domains=[list(d.gpus) for d in domains if d.size >= 2],
-            )
-        else:
-            met.append(f"NVLink domains {_sizes(sizes)}")
-    if isinstance(policy.min_domain, int):
-        largest = max((d.size for d in domains), default=0)
-        if largest < policy.min_domain:
-            yield _expect(
-                policy,
-                f"expected an NVLink domain of at least {policy.min_domain} GPUs, the largest has {largest}.",
-                expected_min_domain=policy.min_domain,
-                largest_domain=largest,
-            )
-        else:
-            met.append(f"largest NVLink domain {largest} >= {policy.min_domain}")
-    if policy.nic_local:
-        yield from _nic_local(policy, machine, met, not_checked)
-    yield from _bench_expectations(policy, spec, bench, met, not_checked)
-
-
-def _sizes(sizes: tuple[int, ...]) -> str:
-    return " + ".join(map(str, sizes))
-
-
-def _nic_local(policy: Policy, machine: Machine, met: list[str], not_checked: list[str]) -> Iterable[Finding]:
-    if not machine.nics:
-        not_checked.append("NIC locality: the input names no NIC")
-        return
-    far = []
-    for gpu in machine.gpus:
-        levels = [lk.level for nic in machine.nics if (lk := machine.link(gpu.label, nic.label)) is not None]
-        if not levels or min(levels) > PathLevel.PXB:
-            far.append(gpu.index)
-    if far:
-        yield _expect(
-            policy,
-            f"expected a NIC at PIX/PXB for every GPU; GPUs {','.join(map(str, far))} have none.",
-            gpus=far,
-        )
-    else:
-        met.append("every GPU has a NIC at PIX/PXB")
-
-
-def _bench_expectations(
-    policy: Policy,
-    spec: GpuSpec | None,
-    bench: BenchResult | Unsupported,
-    met: list[str],
-    not_checked: list[str],
-) -> Iterable[Finding]:
-    wanted = list(policy.busbw)
-    if policy.busbw_catalog_floor:
-        wanted.append(BusbwExpectation("all", -1.0))  # resolved below from the catalog
-    if not wanted and is_absent(policy.max_latency_us):
-        return
-    if not isinstance(bench, BenchResult):  # read guarded: no bench run (or a report from an older topoaudit)
-        not_checked.extend(f"{_describe(w)}: no bench results" for w in wanted)
-        if not is_absent(policy.max_latency_us):
-            not_checked.append(f"latency of {policy.latency_group} <= {policy.max_latency_us:g} us: no bench results")
-        return
-    for want in wanted:
-        groups = [g for g in bench.groups if want.group in (g.name, g.kind)]
-        if not groups:
-            not_checked.append(f"{_describe(want)}: the bench has no group {want.group!r}")
-            continue
-        for group in groups:
-            floor = want.min_gbps
-            basis = "policy"
-            if floor < 0:
-                band = spec.band(len(group.ranks)) if spec else None
-                if band is None:
-                    not_checked.append(f"busbw of {group.name}: the catalog has no figure for {len(group.ranks)} GPUs")
-                    continue
-                floor, basis = band.min_gbps, f"catalog {spec.key if spec else ''} {band.algo} floor"
-            value, at = _busbw_at(group, want.size_bytes)
-            label = f"busbw of {group.name}" + (f" at {format_size(want.size_bytes)}" if want.size_bytes else "")
-            if value is None:
-                not_checked.append(f"{label}: not measured{' at that size' if want.size_bytes else ''}")
-            elif value < floor:
-                yield _expect(
-                    policy,
-                    f"{label} is {value:g} GB/s, below the {floor:g} GB/s required ({basis}).",
-                    group=group.name,
-                    busbw_gbps=value,
-                    min_gbps=floor,
-                    size_bytes=at,
-                )
-            else:
-                met.append(f"{label} {value:g} >= {floor:g} GB/s")
-    limit = policy.max_latency_us
-    if isinstance(limit, float):
-        chosen = next((g for g in bench.groups if policy.latency_group in (g.name, g.kind)), None)
-        latency = chosen.latency_p50_us if chosen is not None else None
-        if chosen is None or not isinstance(latency, (int, float)):
-            not_checked.append(f"latency of {policy.latency_group}: not measured")
-        elif latency > limit:
-            yield _expect(
-                policy,
-                f"small-message latency of {chosen.name} is {latency:g} us, above the {limit:g} us allowed.",
-                group=chosen.name,
-                latency_p50_us=latency,
-                max_latency_us=limit,
-            )
-        else:
-            met.append(f"latency of {chosen.name} {latency:g} <= {limit:g} us")
-
-
-def _busbw_at(group: Any, size: int) -> tuple[float | None, int]:
-    if size == 0:
-        plateau = group.plateau_busbw_gbps
-        at = group.plateau_size_bytes
-        return (plateau, at if isinstance(at, int) else 0) if isinstance(plateau, (int, float)) else (None, 0)
-    row = next((r for r in group.rows if r.size_bytes == size), None)
-    return (row.busbw_gbps, size) if row is not None else (None, size)
-
-
-def _describe(want: BusbwExpectation) -> str:
-    floor = "the catalog floor" if want.min_gbps < 0 else f"{want.min_gbps:g} GB/s"
-    return f"busbw of {want.group} >= {floor}" + (f" at {format_size(want.size_bytes)}" if want.size_bytes else "")

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
 from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, on_nvlink
-from topoaudit.model.values import Failed, is_absent
+from topoaudit.model.values import Failed
 from topoaudit.rules import RuleContext, finding
 
 
@@ -405,31 +405,6 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
 
 
-def expectations(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """What the user said the box must be (``--expect-gpus``, ``--expect-domain``) against what it is."""
-    opts = ctx.options
-    count = len(ctx.machine.gpus)
-    if not is_absent(opts.expect_gpus) and opts.expect_gpus != count:
-        yield finding(
-            "expectation-not-met",
-            f"Expected {opts.expect_gpus} GPUs, found {count}.",
-            expected_gpus=opts.expect_gpus,
-            found_gpus=count,
-        )
-    if not is_absent(opts.expect_domain):
-        largest = max(ctx.domains, key=lambda d: d.size, default=None)
-        size = largest.size if largest else 0
-        if size < int(opts.expect_domain):  # type: ignore[arg-type]
-            yield finding(
-                "expectation-not-met",
-                f"Expected an NVLink domain of {opts.expect_domain} GPUs; the largest has {size} "
-                f"({' '.join(format_gpus(d.gpus) for d in ctx.domains if d.size >= 2) or 'no NVLink'}).",
-                expected_domain=opts.expect_domain,
-                largest_domain=size,
-                domains=[list(d.gpus) for d in ctx.domains],
-            )
-
-
 def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """A GPU fell off the bus while it was probed (NVML ``GPU_IS_LOST``).
 
@@ -449,7 +424,6 @@ def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 RULES = (
     gpu_lost,
-    expectations,
     split_domain,
     nvlink_absent,
     missing_nvlink,
