@@ -37,6 +37,7 @@ PASTES = sorted((FIXTURES / "topo").glob("topo-*.txt"))
 REGRESSIONS = FIXTURES / "parse" / "fuzz"
 
 _CODE = re.compile(r"(?<![\w-])(?:NV\d+|SYS|SOC|NODE|PHB|PXB|PIX|X|HT)(?![\w-])")
+_NV_CELL = re.compile(r"(?<![\w-])NV\d+(?![\w-])")
 _COUNT = re.compile(r"(?<=NV)\d+")
 _SPACE = re.compile(r"[ \t]+")
 REPLACEMENT_CODES = [
@@ -62,6 +63,10 @@ REPLACEMENT_CODES = [
     "?",
     "NV" + "9" * 5000,
 ]
+# Replacements made in every cell at once (a consistent damage, no mirror to contradict it): none of them
+# may turn the paste into a different box without an input issue.
+EVERYWHERE = ["NV0", "NV99", "NV48", "NV19", "NV012", "HT", "N", "NV", "NV8", "NV18"]
+OPS = ["delete", "repeat", "code", "count", "everywhere", "space", "unicode", "huge", "crlf"]
 WHITESPACE = ["", " ", "\t", "  \t ", "\r\n", "\n", "\u00a0", "\u3000", "\x0b"]
 HUGE = [
     "A" * 100_000,
@@ -136,13 +141,7 @@ def damaged_paste(draw: st.DrawFn) -> tuple[str, bytes, list[str]]:
     path = draw(st.sampled_from(PASTES))
     text = path.read_text(encoding="utf-8")
     steps: list[str] = []
-    for op in draw(
-        st.lists(
-            st.sampled_from(["delete", "repeat", "code", "count", "space", "unicode", "huge", "crlf"]),
-            min_size=1,
-            max_size=2,
-        )
-    ):
+    for op in draw(st.lists(st.sampled_from(OPS), min_size=1, max_size=2)):
         lines = text.split("\n")
         if op == "delete":
             i = draw(st.integers(0, len(lines) - 1))
@@ -161,9 +160,15 @@ def damaged_paste(draw: st.DrawFn) -> tuple[str, bytes, list[str]]:
             steps.append(f"cell {m.group() if m else None!r} at {m.start() if m else None} -> {new[:20]!r}")
         elif op == "count":
             m = _pick_match(draw, _COUNT, text)
-            new = str(draw(st.integers(0, 120)))
+            new = str(draw(st.sampled_from([0, 19, 48, 99]) | st.integers(0, 120)))
             text = _splice(text, m, new)
             steps.append(f"NV count {m.group() if m else None!r} at {m.start() if m else None} -> {new}")
+        elif op == "everywhere":
+            m = _pick_match(draw, _NV_CELL, text)
+            new = draw(st.sampled_from(EVERYWHERE))
+            if m is not None:
+                text = re.sub(rf"(?<![\w-]){m.group()}(?![\w-])", new, text)
+            steps.append(f"every {m.group() if m else None!r} -> {new!r}")
         elif op == "space":
             m = _pick_match(draw, _SPACE, text)
             new = draw(st.sampled_from(WHITESPACE))

@@ -22,6 +22,7 @@ from topoaudit.parse.topo_matrix import (
 TOPO = Path(__file__).parent.parent / "fixtures" / "topo"
 A100 = "topo-8xa100sxm4-80g-8nic-roce-deepep-1.txt"  # 8x NV12 over NVSwitch, 8 NICs, no trailing blank issues
 H800_4 = "topo-4xh800sxm-nv8-trailingspaces-forum-1.txt"  # 4x NV8, no affinity columns, no legend
+L4 = "topo-8xl4-pcie-phb-sys-2socket-1.txt"  # CPU Affinity 0-23,48-71 / 24-47,72-95, NUMA 0 / 1, GPU NUMA ID N/A
 
 
 def read(name: str) -> str:
@@ -200,6 +201,15 @@ def test_custom_column_after_the_known_ones_keeps_them() -> None:
     assert parsed.text_columns[0].values[4] == ("GPU4", "U4")
 
 
+def test_note_after_the_known_columns_does_not_reject_the_header() -> None:
+    lines = matrix_only(read(L4))
+    lines[0] += "    (captured on node-17)"
+    parsed = parse_topo_matrix("\n".join(lines) + "\n")
+    assert parsed.machine.gpus[4].numa_nodes == (1,) and len(parsed.machine.gpus) == 8
+    assert [(i.line, i.action) for i in parsed.issues] == [(1, "ignored")]
+    assert "(captured on node-17)" in parsed.issues[0].message
+
+
 def test_sentence_mentioning_gpu0_is_not_a_header() -> None:
     text = "GPU0 is the one that fails\n" + read(H800_4)
     parsed = parse_topo_matrix(text)
@@ -207,8 +217,6 @@ def test_sentence_mentioning_gpu0_is_not_a_header() -> None:
 
 
 # --- a CPU list glued to the NUMA value after it ---------------------------------------------------------
-
-L4 = "topo-8xl4-pcie-phb-sys-2socket-1.txt"  # CPU Affinity 0-23,48-71 / 24-47,72-95, NUMA 0 / 1, GPU NUMA ID N/A
 
 
 def test_glued_cpu_list_and_numa_are_split() -> None:

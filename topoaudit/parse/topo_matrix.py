@@ -199,26 +199,24 @@ def _read_header(line: str, line_no: int) -> _Header | None:
 def _trailing_columns(text: str) -> list[tuple[str, str]] | None:
     """``CPU Affinity  NUMA Affinity`` -> kinds; other titles (split on tabs or wide gaps) kept as text.
 
-    None when a title starts in lower case: that is a sentence, not a header.
+    None when no affinity column is named and a title starts in lower case: that is a sentence that
+    mentions GPU0 (``GPU0 is the one that fails``), not a header.
     """
     out: list[tuple[str, str]] = []
 
-    def others(segment: str) -> bool:
-        for title in _WIDE_GAP.split(segment.strip()):
-            if title:
-                if not title[0].isupper():
-                    return False
-                out.append(("text", title))
-        return True
+    def others(segment: str) -> None:
+        out.extend(("text", title) for title in _WIDE_GAP.split(segment.strip()) if title)
 
     at = 0
     for name in _AFFINITY_NAME.finditer(text):
-        if not others(text[at : name.start()]):
-            return None
+        others(text[at : name.start()])
         kind = _AFFINITY_KINDS[(name.lastindex or 1) - 1]
         out.append((kind, _AFFINITY_TITLES[kind]))
         at = name.end()
-    return out if others(text[at:]) else None
+    others(text[at:])
+    if all(kind == "text" for kind, _title in out) and any(not title[0].isupper() for _kind, title in out):
+        return None
+    return out
 
 
 def _split_cells(tokens: Sequence[str], limit: int) -> tuple[list[str], list[str], list[str]]:
@@ -256,10 +254,10 @@ def impossible_link_count(code: str) -> str | None:
     if m is None:
         return None
     count = m.group(1)
+    if count.startswith("0"):
+        return f"{_quoted(code)} is not a possible NVLink count (nvidia-smi prints NV1 to NV{MAX_NVLINKS}, never 0)"
     if len(count) > 2 or int(count) > MAX_NVLINKS:
         return f"{_quoted(code)} is not a possible NVLink count (no GPU has more than {MAX_NVLINKS} NVLinks)"
-    if int(count) == 0 or count.startswith("0"):
-        return f"{code!r} is not a possible NVLink count (nvidia-smi prints NV1 to NV{MAX_NVLINKS}, never 0)"
     return None
 
 
@@ -680,8 +678,13 @@ class _Parser:
         values = row.rest
         if len(values) > len(columns):
             self.note(row.line, "ignored", f"text after the last column: {_quoted(' '.join(values[len(columns) :]))}")
-        if len(values) < len(columns) and not row.glue:
-            missing = ", ".join(title for _kind, title in columns[len(values) :])
+        # A row may stop before hand-added text columns at the end; only a missing topo -m value is a cut.
+        needed = len(columns)
+        while needed > len(values) and columns[needed - 1][0] == "text":
+            needed -= 1
+        short = len(values) < needed
+        if short and not row.glue:
+            missing = ", ".join(title for _kind, title in columns[len(values) : needed])
             self.note(
                 row.line,
                 "recovered",
@@ -698,7 +701,7 @@ class _Parser:
                 out.text[title] = raw
             elif row.glue:
                 out.set(kind, Failed(SOURCE, row.glue))
-            elif len(values) < len(columns) and j == len(values) - 1:
+            elif short and j == len(values) - 1:
                 out.set(kind, Failed(SOURCE, f"{title} {_quoted(raw)} in the {label} row (line {row.line}) may be cut"))
             elif raw.upper() == "N/A":
                 out.set(kind, Unsupported(SOURCE, f"{title} is N/A{_NA_WHY[kind]}"))
