@@ -45,6 +45,8 @@ def test_example_list_as_json(run: Run, command: tuple[str, ...]) -> None:
     assert {row["name"] for row in rows} == EXAMPLE_NAMES
     split = next(row for row in rows if row["name"] == "h200-nvl-split")
     assert split["gpu_model"] == "NVIDIA H200 NVL" and split["description"]
+    assert split["provenance"].startswith("Constructed")  # a made-up box says so
+    assert all(row["provenance"].startswith(("Real capture", "Constructed")) for row in rows)
 
 
 def _broken(*_: object, **__: object) -> None:

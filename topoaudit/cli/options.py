@@ -519,7 +519,10 @@ def print_examples(fmt: str) -> None:
 
     found = example_list()
     if fmt == "json":
-        rows = [{"name": e.name, "gpu_model": e.gpu_model, "description": e.description} for e in found]
+        rows = [
+            {"name": e.name, "gpu_model": e.gpu_model, "description": e.description, "provenance": e.provenance}
+            for e in found
+        ]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     for example in found:
