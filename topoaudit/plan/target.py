@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from topoaudit.catalog import GpuSpec, all_gpus, find_gpu
 from topoaudit.errors import ConfigError
 from topoaudit.model.plan import MachineDomains
-from topoaudit.model.report import SourceInfo
-from topoaudit.model.topology import Domain
 from topoaudit.model.values import Probed
+
+if TYPE_CHECKING:  # the planner alone (no audited machine) must not load networkx through the report model
+    from topoaudit.model.report import SourceInfo
+    from topoaudit.model.topology import Domain
 
 
 def machine_domains(source: SourceInfo, gpu_model: Probed[str], domains: tuple[Domain, ...]) -> MachineDomains:
