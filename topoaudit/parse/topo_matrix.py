@@ -304,8 +304,12 @@ def _align(tokens: Sequence[str], mirror: Sequence[str | None], diag: int | None
     it O(columns x cells) instead of enumerating placements.
     """
     n, k = len(mirror), len(tokens)
-    fits = [[_fits(tok, p, diag, mirror[p]) for p in range(n)] for tok in tokens]
     gap = ["X" if p == diag else mirror[p] for p in range(n)]
+    if k == n:  # as many cells as columns: the one placement keeps every cell where it is
+        if not all(_fits(tok, p, diag, mirror[p]) for p, tok in enumerate(tokens)):
+            return None
+        return [{gap[p] if tok.startswith(_UNREADABLE) else tok} for p, tok in enumerate(tokens)]
+    fits = [[_fits(tok, p, diag, mirror[p]) for p in range(n)] for tok in tokens]
     reach = [[False] * (k + 1) for _ in range(n + 1)]
     reach[0][0] = True
     for p in range(n):
