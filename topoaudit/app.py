@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 Evidence = Mapping[str, "str | bytes"]
 Progress = Callable[[int, int, str], None]
 _T = TypeVar("_T")
-STDIN_EXAMPLE = "nvidia-smi topo -m | topoaudit analyze -"
+STDIN_CAPTURE = "a capture, e.g. nvidia-smi topo -m | topoaudit analyze -"
+STDIN_REPORT = "a saved report, e.g. topoaudit analyze topo.txt --format json | topoaudit report - --format html"
 DEMO_EXAMPLE = "hgx-h100"
 
 
@@ -263,7 +264,7 @@ def load_saved_report(path: str) -> Report:
 
     from topoaudit.model.report import report_from_dict
 
-    text = _read_input(path)
+    text = _read_input(path, STDIN_REPORT)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -335,23 +336,21 @@ def _load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Loaded, di
         return loaded, input_evidence(None, source.example) if keep_evidence else {}
     path = str(source.path)
     if path == "-":  # standard input can be read once: keep the text for the bundle
-        text = _read_input("-")
+        text = _read_input("-", STDIN_CAPTURE)
         return load_text(text, "<stdin>"), {"stdin.txt": text} if keep_evidence else {}
     _refuse_empty_file(path)
     return load_path(path), input_evidence(path, None) if keep_evidence else {}
 
 
-def _read_input(path: str, stdin: TextIO | None = None) -> str:
+def _read_input(path: str, expected: str, stdin: TextIO | None = None) -> str:
     """The text of a file or of standard input (``-``), refusing a terminal and empty input by name."""
     if path == "-":
         stream = stdin or sys.stdin
         if stream.isatty():
-            raise UsageError(
-                f"'-' reads a capture from standard input, which is a terminal here; pipe one in: {STDIN_EXAMPLE}"
-            )
+            raise UsageError(f"'-' reads standard input, which is a terminal here: pipe in {expected}")
         text = stream.read()
         if not text.strip():
-            raise InputError("standard input is empty", hint=f"pipe a capture in: {STDIN_EXAMPLE}")
+            raise InputError("standard input is empty", hint=f"pipe in {expected}")
         return text
     _refuse_empty_file(path)
     try:

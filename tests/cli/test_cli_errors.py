@@ -32,19 +32,34 @@ def test_an_empty_file_says_it_is_empty(run: Run, tmp_path: Path, content: str, 
     assert f"{empty}: the file is empty" in err and "not a format" not in err
 
 
-@pytest.mark.parametrize("command", [("analyze", "-"), ("report", "-")])
-def test_empty_stdin_says_it_is_empty(run: Run, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("command", "pipe"),
+    [(("analyze", "-"), "nvidia-smi topo -m | topoaudit analyze -"), (("report", "-"), "topoaudit report -")],
+)
+def test_empty_stdin_says_it_is_empty(
+    run: Run, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...], pipe: str
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     code, _, err = run(*command)
     assert code == 4
-    assert "standard input is empty" in err and "nvidia-smi topo -m | topoaudit analyze -" in err
+    assert "standard input is empty" in err and pipe in err
 
 
-def test_stdin_on_a_terminal_is_refused_with_what_to_pipe(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("command", "pipe"),
+    [
+        (("analyze", "-"), "nvidia-smi topo -m | topoaudit analyze -"),
+        (("plan", "--weights-gb", "100", "--from", "-"), "nvidia-smi topo -m | topoaudit analyze -"),
+        (("report", "-"), "--format json | topoaudit report -"),
+    ],
+)
+def test_stdin_on_a_terminal_is_refused_with_what_to_pipe(
+    run: Run, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...], pipe: str
+) -> None:
     monkeypatch.setattr("sys.stdin", Terminal())
-    code, _, err = run("analyze", "-")
+    code, _, err = run(*command)
     assert code == 2
-    assert "standard input, which is a terminal" in err and "nvidia-smi topo -m | topoaudit analyze -" in err
+    assert "standard input, which is a terminal here" in err and pipe in err
 
 
 def test_output_into_a_missing_directory_exits_4_naming_it(run: Run, tmp_path: Path) -> None:
