@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
@@ -161,7 +161,7 @@ def example_list() -> list[Example]:
 def analyze_input(request: AnalyzeRequest) -> Judged:
     """Judge a captured machine (a file, standard input or a bundled example)."""
     loaded, evidence = _load_machine(request.machine, keep_evidence=request.keep_evidence)
-    report = _judge(loaded, request.gate, request.plan)
+    report = _judge(loaded, _gate_knowing_the_card(request.gate, request.plan, loaded.machine), request.plan)
     return Judged(report, evidence)
 
 
@@ -241,7 +241,7 @@ def plan(request: PlanCommandRequest) -> Report:
     """
     if request.machine is not None:
         loaded, _ = _load_machine(request.machine, keep_evidence=False)
-        return _judge(loaded, GateRequest(), request.plan)
+        return _judge(loaded, _gate_knowing_the_card(GateRequest(), request.plan, loaded.machine), request.plan)
     if not request.plan.gpu:
         raise UsageError("the planner needs a GPU model: --gpu MODEL, or --from/--example a machine")
     from topoaudit.model.machine import Machine
@@ -370,6 +370,20 @@ def _refuse_empty_file(path: str) -> None:
         return  # the loader names a missing or unreadable file
     if empty:
         raise InputError(f"{path}: the file is empty", hint="capture it with `nvidia-smi topo -m > topo.txt`")
+
+
+def _gate_knowing_the_card(gate: GateRequest, plan: PlanRequest | None, machine: Machine) -> GateRequest:
+    """A machine that does not name its GPU model (``topo -m`` text) is judged as the card the plan names.
+
+    ``--gpu-model`` always wins, and a source that names its model keeps it: the plan then sizes on the
+    card the user asked about and says where it differs from the box.
+    """
+    if gate.gpu_model or plan is None or not plan.gpu or machine.gpu_model:
+        return gate
+    from topoaudit.catalog import find_gpu
+
+    spec = find_gpu(plan.gpu)
+    return replace(gate, gpu_model=spec.name) if spec is not None else gate
 
 
 def audit_options(gate: GateRequest) -> AuditOptions:

@@ -76,3 +76,25 @@ def test_console_follows_columns(run: Run, monkeypatch: pytest.MonkeyPatch, colu
                  ("plan", "--params", "1.6T", "--precision", "int4", "--example", "h200-nvl-split")):  # fmt: skip
         _, out, _ = run(*args, "--no-color")
         assert max(len(line) for line in out.splitlines()) <= columns
+
+
+def test_the_plans_card_names_the_model_a_pasted_matrix_lacks(run: Run, tmp_path: Path) -> None:
+    paste = tmp_path / "topo.txt"  # topo -m text: no GPU model in it
+    paste.write_text((Path(__file__).parents[2] / "topoaudit" / "examples" / "h200-nvl-split.txt").read_text())
+    code, out, _ = run("analyze", str(paste), "--format", "json",
+                       "--plan-params", "744B", "--plan-precision", "int4", "--plan-gpu", "H200 NVL")  # fmt: skip
+    data = json.loads(out)
+    assert data["gpu_model"] == "NVIDIA H200 NVL" and data["catalog_entry"] == "H200-NVL"
+    assert "model-unknown" not in [f["code"] for f in data["findings"]]
+    assert data["plan"]["gpu_key"] == "H200-NVL" and code == 0
+    code, out, _ = run("analyze", str(paste), "--format", "json", "--gpu-model", "NVIDIA H200 NVL",
+                       "--plan-params", "744B", "--plan-precision", "int4")  # fmt: skip
+    assert json.loads(out)["plan"]["gpu_key"] == "H200-NVL"  # and --gpu-model names the plan's card
+
+
+def test_a_box_that_names_its_model_keeps_it_when_the_plan_asks_about_another_card(run: Run) -> None:
+    code, out, _ = run("analyze", "--example", "h200-nvl-split", "--format", "json",
+                       "--plan-params", "744B", "--plan-precision", "int4", "--plan-gpu", "B200")  # fmt: skip
+    data = json.loads(out)
+    assert code == data["gate"]["exit_code"]
+    assert data["gpu_model"] == "NVIDIA H200 NVL" and data["plan"]["gpu_key"] == "B200"
