@@ -51,11 +51,14 @@ ALGOS = ("ring", "nvls", "default")
 """Algorithm of a busbw band: NCCL_ALGO=Ring (or NVLS off), NVLS, or whatever NCCL chose (not stated)."""
 
 PCIE_RAW_GBPS_X16 = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
-"""Theoretical unidirectional GB/s of a x16 link by PCIe generation (anchors s9 notes, from ml-engineering)."""
+"""Theoretical unidirectional GB/s of a x16 link by PCIe generation: Gen3-5 are 8/16/32 GT/s x 16 lanes with
+128b/130b encoding; Gen6 is the 121 GB/s that stas00/ml-engineering's network chapter gives."""
 
 NVLINK_RATE_GBPS = {1: 20.0, 2: 25.0, 3: 25.0, 4: 25.0, 5: 50.0}
 """Unidirectional GB/s per NVLink by generation (NVLink 2: 25, 3: 25, 4: 25 (26.56 shown), 5: 50 (53.1 shown)).
-Source: nvml-nccl.md D4 (hwloc#574, bottlerocket#4418, k8s-test-infra#371)."""
+Sources: open-mpi/hwloc#574 (NVLink 1: 20, NVLink 2-4: 25 per direction); `nvidia-smi nvlink -s` per-link figures
+in bottlerocket-os/bottlerocket#4418 (26.562) and NVIDIA/k8s-test-infra#371 (53.125); NVLink 5 is 1.8 TB/s over
+18 links, both directions (NVIDIA HGX B200 datasheet)."""
 
 _CITED = ("memory_gb", "nvlinks_per_gpu", "nvlink_rate_gbps", "build", "pcie_generation", "pcie_host_gbps")
 """Scalar figures that need a ``[gpu.KEY.cite]`` entry whenever the entry states them (non-zero)."""
