@@ -61,7 +61,7 @@ class BenchGroup:
     latency_p50_us: Probed[float] = NOT_MEASURED
     latency_p99_us: Probed[float] = NOT_MEASURED
     expected_busbw_gbps: Probed[float] = NOT_MEASURED
-    expected_basis: str = ""  # "18 NVLink4 x 25 GB/s x ring efficiency 0.80 (anchors s9)"
+    expected_basis: str = ""  # "18 NVLink4 x 25 GB/s x ring efficiency 0.80 (NVIDIA/nccl#1054)"
     ratio: Probed[float] = NOT_MEASURED  # plateau / expected
     error: str = ""  # set when the group did not finish (timeout, dead rank, corruption)
 
