@@ -14,7 +14,7 @@ from topoaudit.errors import InputError
 from topoaudit.exitcodes import ExitCode
 from topoaudit.loaders import load_path
 from topoaudit.parse.text import capture_failure, decode_capture
-from topoaudit.parse.topo_matrix import looks_like_topo_matrix
+from topoaudit.parse.topo_matrix import TopoParseError, looks_like_topo_matrix, parse_topo_matrix
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 PASTE = FIXTURES / "topo" / "topo-8xa100sxm4-80g-8nic-roce-deepep-1.txt"
@@ -39,6 +39,7 @@ def links_of(path: Path) -> dict[tuple[str, str], str]:
         (codecs.BOM_UTF16_BE, "utf-16-be"),
         (codecs.BOM_UTF8, "utf-8"),  # PowerShell 7 `Out-File -Encoding utf8BOM`
         (b"", "utf-16-le"),  # UTF-16 written without a mark
+        (b"", "utf-16-be"),
     ],
 )
 def test_utf16_and_bom_captures_read_like_the_utf8_paste(tmp_path: Path, bom: bytes, encoding: str) -> None:
@@ -88,6 +89,24 @@ def test_failed_capture_says_the_capture_failed_and_why(
     assert out == ""
     assert "the capture failed" in err and why in err and "line 1" in err
     assert "not a format topoaudit reads" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("printed", "why"),
+    [
+        ("No devices were found\n", "found no NVIDIA GPU"),
+        ("Failed to initialize NVML: Unknown Error\n", "could not initialise NVML"),
+        ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n", "fallen off the bus"),
+        ("bash: nvidia-smi: command not found\n", "not installed"),
+    ],
+)
+def test_other_nvidia_smi_failures_are_named(printed: str, why: str) -> None:
+    text = "$ nvidia-smi topo -m\n" + printed
+    assert looks_like_topo_matrix(text)
+    with pytest.raises(TopoParseError) as err:
+        parse_topo_matrix(text)
+    assert err.value.exit_code == ExitCode.UNUSABLE
+    assert str(err.value).startswith("the capture failed: ") and why in str(err.value) and "line 2" in str(err.value)
 
 
 def test_failure_text_beside_a_real_matrix_does_not_hide_the_matrix() -> None:
