@@ -14,8 +14,15 @@ HEAVY = ("networkx", "rich.console", "torch", "pynvml", "jinja2", "tomllib")
 TOPOAUDIT_HEAVY = ("topoaudit.plan", "topoaudit.judge.policy", "topoaudit.pipeline", "topoaudit.model.report")
 
 
+def _modules(code: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def loaded_after(*args: str) -> set[str]:
-    """The modules a fresh interpreter holds after ``topoaudit ARGS`` ran."""
+    """The modules ``topoaudit ARGS`` added to a fresh interpreter (beyond what the interpreter itself holds,
+    e.g. a coverage tracer started in every child process)."""
+    bare = _modules("import json, sys\nprint(json.dumps(sorted(sys.modules)))\n")
     code = (
         "import json, sys\n"
         "from topoaudit.cli import main\n"
@@ -25,8 +32,7 @@ def loaded_after(*args: str) -> set[str]:
         "    pass\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+    return _modules(code) - bare
 
 
 def heavy_in(modules: set[str], names: tuple[str, ...]) -> list[str]:
