@@ -486,7 +486,7 @@ class _Parser:
             pending = still
         for row in damaged:
             if row.label not in gpu_labels and not self.realign(row, cols, index, gpu_cols, strict=False):
-                raise self.fail(row.line, f"{row.label} row contradicts the GPU rows: {' '.join(row.cells)}")
+                raise self.fail(row.line, f"{row.label} row contradicts the GPU rows: {_shown(row.cells)}")
         for label in gpu_labels:
             if label not in rows:
                 self.note(
@@ -534,7 +534,7 @@ class _Parser:
         if row.unreadable:
             cells += f"; {row.why_unreadable()}"
         if outcomes is None:
-            return f"{row.label} row ({cells}) contradicts the other rows: {' '.join(row.cells)}"
+            return f"{row.label} row ({cells}) contradicts the other rows: {_shown(row.cells)}"
         for p in gpu_cols:
             if outcomes[p] == {None}:
                 return (
@@ -825,6 +825,15 @@ def _splits(glued: str) -> list[tuple[str, str]]:
         if readable and numa.isdigit() and (numa == "0" or not numa.startswith("0")):
             out.append((cpu, numa))
     return out
+
+
+def _shown(cells: list[str], limit: int = 200) -> str:
+    """A row's cells as the user pasted them, unreadable ones marked, shortened for a message."""
+    text = " ".join(
+        "(unreadable)" if cell == _UNREADABLE else f"{cell[1:]}(cut)" if cell.startswith(_UNREADABLE) else cell
+        for cell in cells
+    )
+    return text if len(text) <= limit else text[:limit] + f"... ({len(cells)} cells)"
 
 
 def _x_only_at(cells: list[str], diag: int | None) -> bool:
