@@ -19,7 +19,8 @@ from topoaudit.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from topoaudit.bench.config import BenchConfig
-    from topoaudit.loaders import Example, Loaded
+    from topoaudit.examples import Example
+    from topoaudit.loaders import Loaded
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.machine import Machine
     from topoaudit.model.plan import PlanRequest
@@ -153,7 +154,7 @@ class ProbeResult:
 
 def example_list() -> list[Example]:
     """The bundled example boxes, by name."""
-    from topoaudit.loaders import examples
+    from topoaudit.examples import examples
 
     return [example for _, example in sorted(examples().items())]
 
@@ -303,15 +304,10 @@ def write_text_file(path: str, text: str) -> None:
 def input_evidence(path: str | None, example: str | None) -> dict[str, str | bytes]:
     """The raw input of a judged machine, for the bundle's evidence/ directory."""
     if example:
-        from importlib import resources
-
-        from topoaudit.loaders import examples
+        from topoaudit.examples import examples
 
         known = examples().get(example)
-        if known is None:
-            return {}
-        text = resources.files("topoaudit.examples").joinpath(known.file).read_text(encoding="utf-8")
-        return {f"example-{known.file}": text}
+        return {f"example-{known.file}": known.text()} if known is not None else {}
     if path and path != "-":
         try:
             return {Path(path).name: Path(path).read_bytes()}
@@ -324,7 +320,8 @@ def input_evidence(path: str | None, example: str | None) -> dict[str, str | byt
 
 
 def _load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Loaded, dict[str, str | bytes]]:
-    from topoaudit.loaders import examples, load_example, load_path, load_text
+    from topoaudit.examples import examples
+    from topoaudit.loaders import load_example, load_path, load_text
 
     if bool(source.path) == bool(source.example):
         raise UsageError("give either PATH or --example NAME (see --example list)")

@@ -17,16 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from topoaudit.errors import InputError
+from topoaudit.examples import Example as Example  # re-exported: the bundled boxes are read in one place
+from topoaudit.examples import examples
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import BENCH_NOT_RUN, InputIssue, SourceInfo
 from topoaudit.model.values import Unsupported
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -177,25 +174,6 @@ def load_path(path: str) -> Loaded:
 
 
 # --- bundled examples -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Example:
-    name: str
-    file: str
-    gpu_model: str
-    description: str
-    provenance: str
-
-
-def examples() -> dict[str, Example]:
-    """Bundled example boxes (topoaudit/examples/index.toml)."""
-    root = resources.files("topoaudit.examples")
-    index = tomllib.loads(root.joinpath("index.toml").read_text(encoding="utf-8"))
-    return {
-        name: Example(name, e["file"], e["gpu_model"], e["description"], e["provenance"])
-        for name, e in index["example"].items()
-    }
 
 
 def load_example(name: str) -> Loaded:

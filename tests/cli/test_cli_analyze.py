@@ -71,7 +71,7 @@ def test_saved_report_is_rejudged_with_new_options(run: Run, tmp_path: Path) -> 
 def test_stdin(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from topoaudit.loaders import examples
+    from topoaudit.examples import examples
 
     text = (EXAMPLES / examples()["pcie-only"].file).read_text()
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
@@ -113,7 +113,7 @@ def test_version_and_help(run: Run) -> None:
 
 
 def test_damaged_paste_recovered_or_refused(run: Run, tmp_path: Path) -> None:
-    from topoaudit.loaders import examples
+    from topoaudit.examples import examples
 
     text = (EXAMPLES / examples()["dgx1-cube-mesh"].file).read_text()
     lines = text.splitlines()

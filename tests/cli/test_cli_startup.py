@@ -46,9 +46,9 @@ def test_help_loads_no_graph_library_planner_or_policy_parser(args: tuple[str, .
     assert heavy_in(modules, TOPOAUDIT_HEAVY) == []
 
 
-def test_examples_list_judges_and_renders_nothing() -> None:
+def test_examples_list_loads_no_graph_judge_or_renderer() -> None:
     modules = loaded_after("examples", "--format", "json")
-    assert heavy_in(modules, ("rich.console", "torch", "pynvml", "jinja2")) == []
+    assert heavy_in(modules, ("networkx", "rich.console", "torch", "pynvml", "jinja2")) == []
     assert heavy_in(modules, ("topoaudit.plan", "topoaudit.judge", "topoaudit.pipeline", "topoaudit.render")) == []
 
 
