@@ -7,11 +7,6 @@ import sys
 from dataclasses import dataclass
 from importlib import resources
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 
 @dataclass(frozen=True)
 class Example:
@@ -30,6 +25,11 @@ class Example:
 
 def examples() -> dict[str, Example]:
     """The bundled example boxes by name (reads ``index.toml``; no graph or report code is loaded)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     index = tomllib.loads(resources.files(__name__).joinpath("index.toml").read_text(encoding="utf-8"))
     return {
         name: Example(name, e["file"], e["gpu_model"], e["description"], e["provenance"])
