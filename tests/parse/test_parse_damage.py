@@ -119,6 +119,15 @@ def test_cut_inside_a_nic_cell_is_read_from_the_mirror() -> None:
     assert "'PX'" in parsed.issues[0].message
 
 
+def test_cut_inside_a_cell_then_a_line_break_is_still_a_cut() -> None:
+    text = read(A100)
+    nic7 = text.index("NIC7    SYS")
+    cut = text[: text.index("NODE", nic7) + 3] + "\n"  # "... SYS     NOD" and the editor's line break
+    parsed = parse_topo_matrix(cut)
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert issue_lines(parsed) == [(17, "recovered")] and "'NOD'" in parsed.issues[0].message
+
+
 def test_cut_cell_without_a_mirror_is_refused() -> None:
     text = read(H800_4)
     cut = text[: text.index("NV8") + 1]  # only the GPU0 row, cut inside its GPU1 cell

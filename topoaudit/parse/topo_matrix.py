@@ -114,6 +114,10 @@ _NV_COUNT = re.compile(r"NV(\d+)")
 # survived a cut (``?NV1``) it fits where the mirrored cell starts with that text. Real cells never start
 # with ``?`` (see _CELL).
 _UNREADABLE = "?"
+# Beginnings of topo -m codes that are no code themselves: what a cut leaves of ``NV12``, ``NODE``, ``SYS``.
+_CODE_STARTS = frozenset(
+    code[:i] for code in ("NV", "SYS", "SOC", "NODE", "PHB", "PXB", "PIX") for i in range(1, len(code) + 1)
+) - {"SYS", "SOC", "NODE", "PHB", "PXB", "PIX"}
 _P2P_CODES = frozenset({"OK", "NS", "CNS", "GNS", "TNS", "DR", "U"})
 _LEGEND_START = re.compile(r"^\s*(?:NIC\s+)?Legend\s*:", re.I)
 _NIC_LEGEND = re.compile(r"\s*(NIC\d+)\s*:\s*(\S+)\s*")
@@ -442,7 +446,7 @@ class _Parser:
             if glued:
                 self.note(no, "recovered", f"{label} row: split glued cells {', '.join(glued)}")
             row = _Row(label, no, cells, rest)
-            self.mark_unreadable(row)
+            self.mark_unreadable(row, n)
             if label in rows:
                 if rows[label].cells != cells:
                     raise self.fail(no, f"{label} row appears twice (lines {rows[label].line} and {no}) and differs")
@@ -451,17 +455,26 @@ class _Parser:
             rows[label] = row
         return rows
 
-    def mark_unreadable(self, row: _Row) -> None:
-        """Replace cells that cannot be what nvidia-smi printed by _UNREADABLE, so the mirror decides them."""
+    def mark_unreadable(self, row: _Row, columns: int) -> None:
+        """Replace cells that cannot be what nvidia-smi printed by _UNREADABLE, so the mirror decides them.
+
+        The last cell of a row is cut when the paste ends right after it, or when the row is short and the
+        cell is only the start of a code (``N`` of ``NV12``, ``NOD`` of ``NODE``).
+        """
         for i, cell in enumerate(row.cells):
             why = impossible_link_count(cell)
             if why:
                 row.cells[i] = _UNREADABLE
                 row.unreadable.append(why)
         last = row.cells[-1]
-        if row.line == self.cut_line and not row.rest and last != "X" and not last.startswith(_UNREADABLE):
+        if row.rest or last == "X" or last.startswith(_UNREADABLE):
+            return
+        if row.line == self.cut_line:
             row.cells[-1] = _UNREADABLE + last
             row.unreadable.append(f"the paste ends inside the cell {_quoted(last)}")
+        elif len(row.cells) < columns and last in _CODE_STARTS:
+            row.cells[-1] = _UNREADABLE + last
+            row.unreadable.append(f"the row ends inside the cell {_quoted(last)}")
 
     def resolve(self, header: _Header, rows: dict[str, _Row], gpu_labels: list[str]) -> None:
         """Fill ``self.cells``: intact rows as they are, damaged rows re-aligned against the mirror."""
