@@ -3,6 +3,7 @@ the gate run once over all of them; a loader only loads."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from builders import machine, nvswitch8, split_4_4
@@ -13,7 +14,8 @@ from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow
 from topoaudit.model.finding import Severity
 from topoaudit.model.plan import DeployPlan, PlanRequest
 from topoaudit.model.policy import PolicyOutcome
-from topoaudit.model.report import AuditOptions, SourceInfo
+from topoaudit.model.report import AuditOptions, SourceInfo, report_to_dict
+from topoaudit.model.values import Unsupported
 from topoaudit.pipeline import analyze
 
 SRC = SourceInfo("test", "one-pass")
@@ -110,3 +112,14 @@ def test_the_plans_card_names_a_box_whose_source_does_not() -> None:
     planned = analyze(box, source=SRC, plan_request=PlanRequest(params_b=744, precision="int4", gpu="H200 NVL"))
     assert planned.catalog_entry == "H200-NVL" and "model-unknown" not in _codes(planned.findings)
     assert isinstance(planned.plan, DeployPlan) and planned.plan.gpu_key == "H200-NVL"
+
+
+def test_an_unnamed_model_reads_cleanly_in_every_field() -> None:
+    report = analyze(machine(8, split_4_4), source=SRC)
+    doc = json.dumps(report_to_dict(report))
+    assert "no catalog entry for unsupported" not in doc and "((" not in doc and "))" not in doc
+    assert report.catalog_entry == Unsupported("catalog", "not looked up: the GPU model is unknown")
+    [unknown] = [f for f in report.findings if f.code == "model-unknown"]
+    assert unknown.evidence == {"gpu_model_reason": "the source does not name the GPU model; pass --gpu-model"}
+    named = analyze(machine(8, split_4_4, name="NVIDIA Z900"), source=SRC)
+    assert named.catalog_entry == Unsupported("catalog", "no catalog entry for 'NVIDIA Z900'")

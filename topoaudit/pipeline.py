@@ -31,7 +31,7 @@ from topoaudit.model.report import (
     SourceInfo,
 )
 from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_domains, place_tp
-from topoaudit.model.values import Unsupported, is_absent
+from topoaudit.model.values import Unsupported
 from topoaudit.rules import RuleContext, finding, run_rules
 
 
@@ -60,7 +60,11 @@ def analyze(
     gpu_model = _gpu_model(machine, options, plan_request)
     spec = find_gpu(gpu_model) if isinstance(gpu_model, str) else None
     catalog_entry: str | Unsupported = (
-        spec.key if spec else Unsupported("catalog", f"no catalog entry for {gpu_model!s}")
+        spec.key
+        if spec
+        else Unsupported("catalog", f"no catalog entry for {gpu_model!r}")
+        if isinstance(gpu_model, str)
+        else Unsupported("catalog", "not looked up: the GPU model is unknown")
     )
     domains = nvlink_domains(machine)
     n = len(machine.gpus)
@@ -142,14 +146,10 @@ def _input_findings(issues: tuple[InputIssue, ...]) -> list[Finding]:
 def _model_findings(machine: Machine, gpu_model: str | Unsupported, spec: GpuSpec | None) -> list[Finding]:
     if spec is not None or not machine.gpus:
         return []
-    return [
-        finding(
-            "model-unknown",
-            f"GPU model {'not in the input' if is_absent(gpu_model) else repr(gpu_model) + ' not in the catalog'}"
-            "; expectations come from link counts alone.",
-            gpu_model=str(gpu_model),
-        )
-    ]
+    why = "; expectations come from link counts alone."
+    if isinstance(gpu_model, str):
+        return [finding("model-unknown", f"GPU model {gpu_model!r} not in the catalog{why}", gpu_model=gpu_model)]
+    return [finding("model-unknown", f"GPU model not in the input{why}", gpu_model_reason=gpu_model.reason)]
 
 
 def _plan(
@@ -212,7 +212,7 @@ def _gpu_model(machine: Machine, options: AuditOptions, plan_request: PlanReques
         return Unsupported(machine.source, "GPUs report different models")
     if plan_request is not None and plan_request.gpu and machine.gpus:
         return plan_request.gpu
-    return Unsupported(machine.source, "the source does not name the GPU model (use --gpu-model)")
+    return Unsupported(machine.source, "the source does not name the GPU model; pass --gpu-model")
 
 
 def _requested_tp(options: AuditOptions) -> set[int]:
