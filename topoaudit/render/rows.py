@@ -740,7 +740,8 @@ def _bench_footer(result: BenchResult) -> tuple[str, ...]:
 
 def bench_view(result: BenchResult) -> BenchView:
     shown = [g for g in result.groups if g.kind != "pair"]
-    header, rows = BENCH_GROUP_HEADER, [_group_row(g) for g in shown]
+    header: tuple[str, ...] = BENCH_GROUP_HEADER
+    rows = [_group_row(g) for g in shown]
     if not any(g.error for g in shown):  # the error column only when a group stopped
         header, rows = header[:-1], [row[:-1] for row in rows]
     groups = Table(bench_title(result), header, tuple(rows), anchor="bench")
