@@ -261,16 +261,9 @@ def plan(request: PlanCommandRequest) -> Report:
 
 def load_saved_report(path: str) -> Report:
     """A saved report.json (or ``-``); InputError with a sentence when it is not one."""
-    import json
+    from topoaudit.model.report import report_from_json
 
-    from topoaudit.model.report import report_from_dict
-
-    text = _read_input(path, STDIN_REPORT)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}); give a topoaudit report.json") from exc
-    return report_from_dict(data)
+    return report_from_json(_read_input(path, STDIN_REPORT), path)
 
 
 def publish(report: Report, out: OutputRequest, evidence: Evidence | None = None) -> Published:

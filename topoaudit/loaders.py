@@ -8,7 +8,6 @@ reads it. A loader only loads: what it read is judged by ``pipeline.analyze``.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,13 +49,9 @@ def _is_report(text: str) -> bool:
 
 
 def _load_report(text: str, name: str) -> Loaded:
-    from topoaudit.model.report import report_from_dict
+    from topoaudit.model.report import report_from_json
 
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
-    report = report_from_dict(data)
+    report = report_from_json(text, name)
     return Loaded(
         report.machine,
         SourceInfo("report", name, report.source.demo, f"re-judged from a saved report ({report.source.kind})"),

@@ -9,7 +9,7 @@ import pytest
 from builders import machine, split_4_4
 
 from topoaudit.errors import InputError
-from topoaudit.model.report import AuditOptions, SourceInfo, report_from_dict, report_to_dict
+from topoaudit.model.report import AuditOptions, SourceInfo, report_from_dict, report_from_json, report_to_dict
 from topoaudit.pipeline import analyze
 
 
@@ -70,3 +70,9 @@ def test_damaged_report_names_the_field() -> None:
 def test_not_a_report() -> None:
     with pytest.raises(InputError, match="not a topoaudit report"):
         report_from_dict({"hello": 1})
+
+
+def test_a_saved_report_that_is_not_json_names_its_line() -> None:
+    with pytest.raises(InputError, match=r"^saved\.json: not JSON \(line 2: .*\); give a topoaudit report\.json$"):
+        report_from_json('{\n  "schema_version": 1,,\n}', "saved.json")
+    assert report_from_json(json.dumps(report_to_dict(_report())), "saved.json") == _report()

@@ -7,6 +7,7 @@ saved report re-renders on any machine without a GPU.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +118,15 @@ def report_to_dict(report: Report) -> dict[str, Any]:
                 out[mkey] = machine[mkey]
     out["verdict"] = report.gate.verdict
     return out
+
+
+def report_from_json(text: str, name: str) -> Report:
+    """Read a saved report's JSON text; InputError naming ``name`` when it is not JSON or not a report."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}: not JSON (line {exc.lineno}: {exc.msg}); give a topoaudit report.json") from exc
+    return report_from_dict(data)
 
 
 def report_from_dict(data: Any) -> Report:
