@@ -123,3 +123,14 @@ def test_an_unnamed_model_reads_cleanly_in_every_field() -> None:
     assert unknown.evidence == {"gpu_model_reason": "the source does not name the GPU model; pass --gpu-model"}
     named = analyze(machine(8, split_4_4, name="NVIDIA Z900"), source=SRC)
     assert named.catalog_entry == Unsupported("catalog", "no catalog entry for 'NVIDIA Z900'")
+
+
+def test_gpu_model_names_the_card_the_plan_sizes_on() -> None:
+    box = machine(8, split_4_4)  # a pasted topo -m names no model
+    report = analyze(
+        box,
+        source=SRC,
+        options=AuditOptions(gpu_model="NVIDIA H200 NVL"),
+        plan_request=PlanRequest(params_b=744, precision="int4"),
+    )
+    assert isinstance(report.plan, DeployPlan) and report.plan.gpu_key == report.catalog_entry == "H200-NVL"
