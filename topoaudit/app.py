@@ -338,7 +338,10 @@ def _read_input(path: str, expected: str, stdin: TextIO | None = None) -> str:
         stream = stdin or sys.stdin
         if stream.isatty():
             raise UsageError(f"'-' reads standard input, which is a terminal here: pipe in {expected}")
-        text = stream.read()
+        from topoaudit.parse.text import decode_capture  # UTF-16 from a Windows pipe reads too
+
+        raw = getattr(stream, "buffer", None)
+        text = decode_capture(raw.read()) if raw is not None else stream.read()
         if not text.strip():
             raise InputError("standard input is empty", hint=f"pipe in {expected}")
         return text
