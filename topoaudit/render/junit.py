@@ -140,6 +140,8 @@ def _not_judged(
     """Why ``code`` could not be judged on this report ("" when it was judged)."""
     if code in skip_reasons:
         return "; ".join(skip_reasons[code])
+    if code.startswith("fleet-"):
+        return "judged across many nodes by `topoaudit fleet`, not on one node's report"
     if area == "bench" and not has_bench:
         return "no bench in this report (run `topoaudit bench` to measure)"
     if code in PROBE_ONLY_CODES and not probed:

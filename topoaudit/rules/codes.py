@@ -206,6 +206,54 @@ CODES: dict[str, CodeInfo] = {
             "Run the audit again; a disagreement that persists points at a flapping link or a driver bug: "
             "attach the snapshot (raw nvidia-smi texts are inside) to a ticket.",
         ),
+        # Fleets: what only a comparison of many node reports shows (`topoaudit fleet`).
+        _c(
+            "fleet-figure-outlier",
+            "warn",
+            "A node's measured figure is far from its hardware group's median (median/MAD rule; fail below 0.9x)",
+            "Rerun the node's audit to rule out a noisy run; a figure that stays low marks the node to drain "
+            "and hand back (the drain list has the command).",
+        ),
+        _c(
+            "fleet-duplicate-identity",
+            "fail",
+            "Two node reports claim one GPU UUID or serial (or one host name)",
+            "Two reports describe one machine: check which node really holds the GPU (a copied report, a "
+            "wrong host name, or a virtualised GPU shown twice) and audit that node again.",
+        ),
+        _c(
+            "fleet-stale-report",
+            "warn",
+            "A node's report is much older than the others",
+            "Audit the node again so the fleet verdict describes the machine as it is now.",
+        ),
+        _c(
+            "fleet-node-missing",
+            "fail",
+            "A node expected in the fleet never reported",
+            "Find out why the node did not run its audit (down, unreachable, job failed) before using it.",
+        ),
+        _c(
+            "fleet-node-unreadable",
+            "fail",
+            "A node's input could not be read or judged",
+            "Capture the node again (`topoaudit audit --out DIR` or `topoaudit probe`); the message says "
+            "what was wrong with the file.",
+        ),
+        _c(
+            "fleet-rack-incomplete",
+            "fail",
+            "An NVL rack's NVLink domain holds fewer GPUs than the rack is sold with (72 or 36)",
+            "Trays are missing from the fabric or did not report: check each tray's fabric state and the "
+            "IMEX/fabric manager, and audit the missing trays.",
+        ),
+        _c(
+            "fleet-tray-mismatch",
+            "fail",
+            "An NVL tray's fabric state, status or health differs from its rack's (or it names no rack)",
+            "Drain the tray and check its fabric registration (`nvidia-smi -q -d FABRIC`), NVLink cabling "
+            "and firmware against its rack siblings.",
+        ),
     )
 }
 
