@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,18 @@ def test_utf16_capture_through_analyze(tmp_path: Path, capsys: pytest.CaptureFix
     report = json.loads(out)
     assert [d["gpus"] for d in report["domains"]] == [[0, 1, 2, 3, 4, 5, 6, 7]]
     assert report["input_issues"] == []
+
+
+def test_utf16_capture_piped_to_standard_input() -> None:
+    data = codecs.BOM_UTF16_LE + PASTE.read_text(encoding="utf-8").encode("utf-16-le")
+    proc = subprocess.run(
+        [sys.executable, "-m", "topoaudit", "analyze", "-", "--format", "json"],
+        input=data,
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    assert [d["gpus"] for d in json.loads(proc.stdout)["domains"]] == [[0, 1, 2, 3, 4, 5, 6, 7]]
 
 
 def test_binary_data_is_still_refused(tmp_path: Path) -> None:
