@@ -2,8 +2,10 @@
 
 All functions are pure over :class:`~topoaudit.model.machine.Machine`. Every GPU-to-GPU fact is read
 through :func:`gpu_pair_links`, which is where a cell that claims NVLink without a link (``NV0``) becomes
-"no NVLink", so domains, placements and rules never disagree about one pair. networkx finds the
-connected components (domains) and the cliques (placements on a partly linked domain).
+"no NVLink", so domains, placements and rules never disagree about one pair. A box of hundreds of GPUs
+has a hundred thousand pairs, so each pass over them is made once per Machine and kept (the NVLink
+pairs, the pairs by hop class); domains, placements and ring bounds then work from those. networkx finds
+the cliques of a partly linked domain.
 """
 
 from __future__ import annotations
@@ -128,27 +130,57 @@ def gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
     return pairs
 
 
+def nvlink_pairs(machine: Machine) -> tuple[tuple[int, int, int], ...]:
+    """``(a, b, nvlinks)`` for every GPU pair :func:`on_nvlink`, in the source's order; computed once per Machine."""
+    cached: tuple[tuple[int, int, int], ...] | None = machine.__dict__.get("_nvlink_pairs")
+    if cached is None:
+        cached = tuple((a, b, link.nvlinks) for (a, b), link in gpu_pair_links(machine).items() if on_nvlink(link))
+        object.__setattr__(machine, "_nvlink_pairs", cached)
+    return cached
+
+
+def nvlink_peers(machine: Machine) -> dict[int, dict[int, int]]:
+    """Each GPU's NVLink peers and the link count to each; computed once per Machine."""
+    cached: dict[int, dict[int, int]] | None = machine.__dict__.get("_nvlink_peers")
+    if cached is None:
+        cached = {g.index: {} for g in machine.gpus}
+        for a, b, count in nvlink_pairs(machine):
+            cached[a][b] = count
+            cached[b][a] = count
+        object.__setattr__(machine, "_nvlink_peers", cached)
+    return cached
+
+
+def pairs_among(machine: Machine, gpus: Iterable[int]) -> Iterable[tuple[tuple[int, int], Link]]:
+    """The known GPU pairs with both ends in ``gpus``: looked up pair by pair for a small set, filtered
+    from all pairs for a large one (either way each pair is read once)."""
+    pairs = gpu_pair_links(machine)
+    members = sorted(set(gpus))
+    if len(members) * (len(members) - 1) // 2 <= len(pairs):
+        return (
+            ((i, j), link) for i, j in itertools.combinations(members, 2) if (link := pairs.get((i, j))) is not None
+        )
+    inside = set(members)
+    return (item for item in pairs.items() if item[0][0] in inside and item[0][1] in inside)
+
+
 def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
     """Connected components of the NVLink subgraph (through switches), largest first then by GPU index."""
     pairs = gpu_pair_links(machine)
     links_known = len(machine.gpus) < 2 or bool(pairs) or any(isinstance(g.nvlink_ports, tuple) for g in machine.gpus)
-    graph = nx.Graph()
-    graph.add_nodes_from(g.index for g in machine.gpus)
-    for (i, j), link in pairs.items():
-        if on_nvlink(link):
-            graph.add_edge(i, j, nvlinks=link.nvlinks)
+    peers = nvlink_peers(machine)
     switched = _switch_groups(machine)
+    joined = {g: set(linked) for g, linked in peers.items()}
     for group in switched:
-        for i, j in itertools.combinations(sorted(group), 2):
-            if not graph.has_edge(i, j):
-                graph.add_edge(i, j, nvlinks=0, via_switch=True)
-    components = sorted((tuple(sorted(c)) for c in nx.connected_components(graph)), key=lambda c: (-len(c), c))
+        for gpu in group:
+            joined[gpu] |= group - {gpu}
+    components = sorted((tuple(sorted(c)) for c in _components(joined)), key=lambda c: (-len(c), c))
     domains = []
     for number, gpus in enumerate(components):
-        sub = graph.subgraph(gpus)
-        counts = [d["nvlinks"] for _, _, d in sub.edges(data=True) if d["nvlinks"] > 0]
+        counts = [count for g in gpus for count in peers[g].values()]
         n = len(gpus)
-        all_pairs = sub.number_of_edges() == n * (n - 1) // 2
+        pairs_joined = sum(len(joined[g]) for g in gpus) // 2
+        all_pairs = pairs_joined == n * (n - 1) // 2
         domains.append(
             Domain(
                 id=number,
@@ -156,7 +188,7 @@ def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
                 all_pairs=all_pairs,
                 min_links=min(counts, default=0),
                 max_links=max(counts, default=0),
-                build=_build_of(sub, gpus, all_pairs, any(set(gpus) <= g for g in switched))
+                build=_build_of(peers, gpus, all_pairs, any(set(gpus) <= g for g in switched))
                 if links_known
                 else "unknown",
             )
@@ -183,13 +215,31 @@ def _switch_groups(machine: Machine) -> list[set[int]]:
     return [set(c) for c in nx.connected_components(graph)]
 
 
-def _build_of(sub: nx.Graph, gpus: tuple[int, ...], all_pairs: bool, seen_switch: bool) -> str:
+def _components(adjacent: dict[int, set[int]]) -> list[set[int]]:
+    """The connected parts of a graph given as each node's neighbours."""
+    seen: set[int] = set()
+    parts = []
+    for start in adjacent:
+        if start in seen:
+            continue
+        part, todo = {start}, [start]
+        while todo:
+            for nxt in adjacent[todo.pop()]:
+                if nxt not in part:
+                    part.add(nxt)
+                    todo.append(nxt)
+        seen |= part
+        parts.append(part)
+    return parts
+
+
+def _build_of(peers: dict[int, dict[int, int]], gpus: tuple[int, ...], all_pairs: bool, seen_switch: bool) -> str:
     n = len(gpus)
     if n == 1:
         return "single"
     if seen_switch:
         return "nvswitch"
-    per_gpu_total = max(sum(d["nvlinks"] for _, _, d in sub.edges(g, data=True)) for g in gpus)
+    per_gpu_total = max(sum(peers[g].values()) for g in gpus)
     if per_gpu_total > MAX_NVLINKS_PER_GPU:
         return "nvswitch"  # more links than any GPU has ports: the peers share switches
     if n == 2:
@@ -209,7 +259,7 @@ def bottleneck(machine: Machine, gpus: tuple[int, ...] | list[int]) -> Bottlenec
 
     Exact up to :data:`EXACT_RING_LIMIT` GPUs (threshold search with a Hamiltonian-cycle DP). Above,
     the largest edge of a minimum spanning tree is a lower bound that is tight for boxes made of fully
-    linked domains, and ``exact`` is False.
+    linked domains, and ``exact`` is False (see :func:`_spanning_tree_bound`).
     """
     members = tuple(sorted(set(gpus)))
     if len(members) < 2:
@@ -235,12 +285,7 @@ def bottleneck(machine: Machine, gpus: tuple[int, ...] | list[int]) -> Bottlenec
         worst = max(hops, key=lambda h: key(*h))
         exact = True
     else:
-        graph = nx.Graph()
-        for i, j in itertools.combinations(members, 2):
-            level, neg = key(i, j)
-            graph.add_edge(i, j, weight=level * 1000 + neg)
-        tree = nx.minimum_spanning_tree(graph)
-        worst = max(tree.edges(), key=lambda e: key(*e))
+        worst = _spanning_tree_bound(machine, members)
         ring, exact = (), False
     a, b = min(worst), max(worst)
     link = pairs.get((a, b))
@@ -248,6 +293,71 @@ def bottleneck(machine: Machine, gpus: tuple[int, ...] | list[int]) -> Bottlenec
     nvlinks = link.nvlinks if link else 0
     hop = Hop(a, b, link.code if link else "?", level, nvlinks)
     return Bottleneck(members, level, nvlinks, ring, hop, exact)
+
+
+def _spanning_tree_bound(machine: Machine, members: tuple[int, ...]) -> tuple[int, int]:
+    """The slowest hop of a minimum spanning tree over ``members`` (sorted): no ring can do better.
+
+    Hops fall into a handful of classes (NV18, NV12, PIX, ..., SYS, no link at all), so rather than sorting
+    every pair, whole classes are merged fastest first (union-find) until the GPUs are connected. The class
+    that connects them is the bound, and the hop named is the first pair in GPU order of that class that
+    joins two parts the faster classes left apart: the hop Kruskal's algorithm over all pairs would name.
+    """
+    parent = {g: g for g in members}
+
+    def root(g: int) -> int:
+        while parent[g] != g:
+            parent[g] = parent[parent[g]]
+            g = parent[g]
+        return g
+
+    parts = len(members)
+    by_class = _pairs_by_class(machine, members)
+    for hop_class in sorted(by_class):
+        before = {g: root(g) for g in members}
+        for a, b in by_class[hop_class]:
+            ra, rb = root(a), root(b)
+            if ra != rb:
+                parent[ra] = rb
+                parts -= 1
+                if parts == 1:
+                    break
+        if parts == 1:
+            return min((a, b) for a, b in by_class[hop_class] if before[a] != before[b])
+    # Still apart: only pairs with no link fact join the parts (they count as the slowest hop).
+    for k, a in enumerate(members):
+        for b in members[k + 1 :]:
+            if root(a) != root(b):
+                return (a, b)
+    raise AssertionError("a set of two or more GPUs always has a hop")  # pragma: no cover
+
+
+def _pairs_by_class(machine: Machine, members: tuple[int, ...]) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """The known pairs among ``members`` grouped by their :func:`_edge_key`.
+
+    The grouping of the whole machine is kept on it: the ring over every GPU is the largest asked for.
+    """
+    everyone: dict[tuple[int, int], list[tuple[int, int]]] | None = machine.__dict__.get("_pairs_by_class")
+    if everyone is None:
+        everyone = _group_by_class(gpu_pair_links(machine).items())
+        object.__setattr__(machine, "_pairs_by_class", everyone)
+    if len(members) == len(machine.gpus) and set(members) == {g.index for g in machine.gpus}:
+        return everyone
+    return _group_by_class(pairs_among(machine, members))
+
+
+def _group_by_class(
+    pairs: Iterable[tuple[tuple[int, int], Link]],
+) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    by_class: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for pair, link in pairs:
+        hop_class = (int(link.level), -link.nvlinks)
+        group = by_class.get(hop_class)
+        if group is None:
+            by_class[hop_class] = [pair]
+        else:
+            group.append(pair)
+    return by_class
 
 
 def _within(key: Callable[[int, int], tuple[int, int]], limit: tuple[int, int], i: int, j: int) -> bool:
@@ -283,11 +393,11 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
     """Disjoint groups of ``tp`` GPUs, each inside one NVLink domain; alternatives when none exist."""
     total = len(machine.gpus)
     groups: list[tuple[int, ...]] = []
-    pairs = gpu_pair_links(machine)
+    peers = nvlink_peers(machine)
     for domain in domains:
         if domain.size < tp or (tp > 1 and domain.size == 1):
             continue
-        groups.extend(_carve(domain, tp, pairs))
+        groups.extend(_carve(domain, tp, peers))
     used = {g for group in groups for g in group}
     unused = tuple(sorted(g.index for g in machine.gpus if g.index not in used))
     largest = max((d.size for d in domains), default=0)
@@ -321,7 +431,7 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
     return Placement(tp, tuple(groups), bool(groups), unused, tuple(alternatives))
 
 
-def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[tuple[int, ...]]:
+def _carve(domain: Domain, tp: int, peers: dict[int, dict[int, int]]) -> list[tuple[int, ...]]:
     """Split a domain into disjoint groups of ``tp``: fully linked groups first, in GPU order.
 
     Only a partial mesh (DGX-1's cube-mesh, partial by design) also groups GPUs that reach each other
@@ -330,13 +440,11 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
     """
     if domain.all_pairs or tp == 1:
         return [domain.gpus[k : k + tp] for k in range(0, domain.size - tp + 1, tp)]
+    if domain.build != "partial-mesh" or domain.size > EXACT_CLIQUE_LIMIT:
+        return _linked_groups(peers, domain.gpus, tp)
     graph = nx.Graph()
     graph.add_nodes_from(domain.gpus)
-    for (i, j), link in pairs.items():
-        if i in graph and j in graph and on_nvlink(link):
-            graph.add_edge(i, j)
-    if domain.build != "partial-mesh" or domain.size > EXACT_CLIQUE_LIMIT:
-        return _linked_groups(graph, domain.gpus, tp)
+    graph.add_edges_from((i, j) for i in domain.gpus for j in peers[i] if i < j)
     groups: list[tuple[int, ...]] = []
     free = set(domain.gpus)
     for clique in sorted(nx.enumerate_all_cliques(graph), key=lambda c: (-len(c), sorted(c))):
@@ -354,7 +462,7 @@ def _carve(domain: Domain, tp: int, pairs: dict[tuple[int, int], Link]) -> list[
     return sorted(groups)
 
 
-def _linked_groups(graph: nx.Graph, gpus: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
+def _linked_groups(peers: dict[int, dict[int, int]], gpus: tuple[int, ...], tp: int) -> list[tuple[int, ...]]:
     """Disjoint groups of ``tp`` GPUs whose every pair is linked, taken greedily in GPU order.
 
     A switched domain with a few broken pairs is nearly complete: enumerating its cliques would never end.
@@ -364,7 +472,7 @@ def _linked_groups(graph: nx.Graph, gpus: tuple[int, ...], tp: int) -> list[tupl
     while len(free) >= tp:
         group: list[int] = []
         for gpu in free:
-            if all(graph.has_edge(gpu, member) for member in group):
+            if all(member in peers[gpu] for member in group):
                 group.append(gpu)
                 if len(group) == tp:
                     break

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
-from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, on_nvlink
+from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, on_nvlink, pairs_among
 from topoaudit.model.values import Failed
 from topoaudit.rules import RuleContext, finding
 
@@ -117,12 +117,7 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     for domain in ctx.domains:
         if domain.build != "partial-mesh":
             continue
-        members = set(domain.gpus)
-        missing = sorted(
-            pair
-            for pair, link in gpu_pair_links(ctx.machine).items()
-            if not on_nvlink(link) and pair[0] in members and pair[1] in members
-        )
+        missing = sorted(pair for pair, link in pairs_among(ctx.machine, domain.gpus) if not on_nvlink(link))
         by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
         yield finding(
             "nvlink-partial-mesh",
@@ -200,15 +195,11 @@ def _same_kind(ctx: RuleContext, gpu: int, domain: Domain) -> bool:
 
 
 def _pairs_missing_behind_switches(ctx: RuleContext) -> Iterable[Finding]:
-    pairs = gpu_pair_links(ctx.machine)
     for domain in ctx.domains:
         if domain.build != "nvswitch" or domain.all_pairs:
             continue
-        members = set(domain.gpus)
         missing = sorted(
-            (a, b, link)
-            for (a, b), link in pairs.items()
-            if a in members and b in members and _known_without_nvlink(link)
+            (a, b, link) for (a, b), link in pairs_among(ctx.machine, domain.gpus) if _known_without_nvlink(link)
         )
         if not missing:
             continue
@@ -237,11 +228,7 @@ def _known_without_nvlink(link: Link) -> bool:
 def _modal_links(ctx: RuleContext, domain: Domain) -> int:
     """The NVLink count most pairs of ``domain`` show: what its healthy pairs carry."""
     members = set(domain.gpus)
-    counts = Counter(
-        link.nvlinks
-        for (a, b), link in gpu_pair_links(ctx.machine).items()
-        if a in members and b in members and on_nvlink(link)
-    )
+    counts = Counter(n for a, b, n in nvlink_pairs(ctx.machine) if a in members and b in members)
     return counts.most_common(1)[0][0] if counts else 0
 
 
@@ -252,7 +239,7 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     among NV12), against the catalog's links per GPU (per pair behind NVSwitches, summed over the peers on
     meshes and bridges), and flags odd bridge widths (NV3 where bridges come in even link counts).
     """
-    pairs = [(a, b, link.nvlinks) for (a, b), link in gpu_pair_links(ctx.machine).items() if on_nvlink(link)]
+    pairs = list(nvlink_pairs(ctx.machine))
     domain_of = {g: d for d in ctx.domains for g in d.gpus}
     reported: set[tuple[int, int]] = set()
     # Fully linked domains: the modal count is what healthy pairs show.
