@@ -21,7 +21,8 @@ from topoaudit.examples import examples
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
-from topoaudit.model.report import BENCH_NOT_RUN, InputIssue, SourceInfo
+from topoaudit.model.nccl import NcclView
+from topoaudit.model.report import BENCH_NOT_RUN, NCCL_LOG_NOT_GIVEN, InputIssue, SourceInfo
 from topoaudit.model.values import Unsupported
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -37,6 +38,7 @@ class Loaded:
     extras: dict[str, Any] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
     bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an imported nccl-tests run, not yet judged
+    nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN  # NCCL's own view from an NCCL_DEBUG=INFO log
 
 
 Sniff = Callable[[str], bool]
@@ -71,7 +73,9 @@ def _load_topo(text: str, name: str) -> Loaded:
 
     parsed = parse_topo_matrix(text)
     issues = tuple(InputIssue(i.line, i.action, i.message) for i in parsed.issues)
-    return Loaded(parsed.machine, SourceInfo("topo-matrix", name), issues)
+    # Columns the paste adds to topo -m (a re-typed NUMA column) are kept as text, per GPU.
+    extras = {"text_columns": {c.title: dict(c.values) for c in parsed.text_columns}} if parsed.text_columns else {}
+    return Loaded(parsed.machine, SourceInfo("topo-matrix", name), issues, extras=extras)
 
 
 # --- nccl-tests / rccl-tests output ---
@@ -90,12 +94,41 @@ def _load_nccl_tests(text: str, name: str) -> Loaded:
     parsed = parse_nccl_tests(text, name)
     issues = tuple(InputIssue(i.line, i.action, i.message) for i in parsed.issues)
     description = f"{parsed.flavour} {parsed.format} output: {parsed.result.world_size} ranks"
-    return Loaded(
-        machine_from_result(parsed.result),
-        SourceInfo("nccl-tests", name, description=description),
-        issues,
-        bench=parsed.result,
-    )
+    machine, nccl = machine_from_result(parsed.result), _nccl_view_beside(text, name)
+    if not machine.gpus and isinstance(nccl, NcclView):  # the table's rank lines were cut: NCCL's lines place the GPUs
+        from topoaudit.parse.nccl_log import machine_from_nccl_view
+
+        machine = machine_from_nccl_view(nccl)
+    return Loaded(machine, SourceInfo("nccl-tests", name, description=description), issues, bench=parsed.result, nccl=nccl)
+
+
+# --- NCCL_DEBUG=INFO log ---
+def _is_nccl_log(text: str) -> bool:
+    if "NCCL" not in text[:200_000]:  # cheap test before the parser loads
+        return False
+    from topoaudit.parse.nccl_log import looks_like_nccl_log
+
+    return looks_like_nccl_log(text)
+
+
+def _load_nccl_log(text: str, name: str) -> Loaded:
+    """The ranks' GPUs on the first host become the machine; the log becomes the report's NCCL view."""
+    from topoaudit.parse.nccl_log import machine_from_nccl_view, parse_nccl_log
+
+    view = parse_nccl_log(text, name)
+    version = view.version if isinstance(view.version, str) else "version not logged"
+    hosts = f", {len(view.hosts)} host(s)" if view.hosts else ""
+    description = f"NCCL_DEBUG=INFO log (NCCL {version}): {len(view.ranks)} rank(s){hosts}"
+    return Loaded(machine_from_nccl_view(view), SourceInfo("nccl-log", name, description=description), nccl=view)
+
+
+def _nccl_view_beside(text: str, name: str) -> NcclView | Unsupported:
+    """The NCCL log lines an nccl-tests run printed beside its table (NCCL_DEBUG=INFO), when there are any."""
+    if not _is_nccl_log(text):
+        return NCCL_LOG_NOT_GIVEN
+    from topoaudit.parse.nccl_log import parse_nccl_log
+
+    return parse_nccl_log(text, name)
 
 
 # --- topoaudit snapshot ---
@@ -130,6 +163,7 @@ LOADERS: list[tuple[str, Sniff, Load]] = [
     ("report", _is_report, _load_report),
     # the topo matrix sniff is the loosest: it goes last
     ("nccl-tests", _is_nccl_tests, _load_nccl_tests),
+    ("nccl-log", _is_nccl_log, _load_nccl_log),
     ("topo-matrix", _is_topo, _load_topo),
 ]
 
@@ -143,7 +177,7 @@ def load_text(text: str, name: str) -> Loaded:
             return load(text, name)
     raise InputError(
         f"{name}: not a format topoaudit reads (expected `nvidia-smi topo -m` output, a topoaudit snapshot "
-        "or report, or nccl-tests output)",
+        "or report, nccl-tests output or an NCCL_DEBUG=INFO log)",
         hint="capture it with `nvidia-smi topo -m > topo.txt`",
     )
 
