@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from topoaudit.catalog import all_gpus
+from topoaudit.cli import main
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.machine import Machine
 from topoaudit.model.topology import nvlink_domains
@@ -197,6 +199,19 @@ def test_custom_trailing_column_instead_of_the_affinity_columns_is_kept_as_text(
     assert issue.line == 1 and issue.action == "ignored" and "'NUMA'" in issue.message and "GPU7 '1'" in issue.message
     g = parsed.machine.gpus[0]  # not guessed from a column topo -m does not print
     assert "no CPU Affinity column" in str(g.cpu_affinity) and "no NUMA Affinity column" in str(g.numa_nodes)
+
+
+def test_custom_column_is_kept_as_text_in_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = matrix_only(read(H100_HT))
+    lines[0] = lines[0].replace("CPU Affinity    NUMA Affinity", "NUMA")
+    lines[1:] = ["    ".join([*line.split()[:9], line.split()[-1]]) for line in lines[1:]]
+    (tmp_path / "retyped.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(SystemExit) as stop:
+        main(["analyze", str(tmp_path / "retyped.txt"), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert stop.value.code in (0, 1)
+    assert report["extras"]["text_columns"]["NUMA"]["GPU7"] == "1"
+    assert [d["gpus"] for d in report["domains"]] == [[0, 1, 2, 3, 4, 5, 6, 7]]
 
 
 def test_custom_column_after_the_known_ones_keeps_them() -> None:
