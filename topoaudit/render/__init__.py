@@ -27,6 +27,7 @@ FORMATS: dict[str, str] = {
     "markdown": "topoaudit.render.markdown",
     "html": "topoaudit.render.html",
     "junit": "topoaudit.render.junit",
+    "prometheus": "topoaudit.render.prometheus",
 }
 """Format name -> module with a ``render(report, options) -> str`` function."""
 

@@ -1,0 +1,6 @@
+"""Orchestration tests: the fake probe box of tests/probe is importable here too."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "probe"))
