@@ -430,6 +430,7 @@ def _judge(
     )
 
 
+        nccl=loaded.nccl,
 def _planner_call(call: Callable[[], _T]) -> _T:
     """A planner refusal caused by option values is a usage error (exit 2), said in one sentence."""
     from topoaudit.errors import ConfigError

@@ -99,7 +99,9 @@ def _load_nccl_tests(text: str, name: str) -> Loaded:
         from topoaudit.parse.nccl_log import machine_from_nccl_view
 
         machine = machine_from_nccl_view(nccl)
-    return Loaded(machine, SourceInfo("nccl-tests", name, description=description), issues, bench=parsed.result, nccl=nccl)
+    return Loaded(
+        machine, SourceInfo("nccl-tests", name, description=description), issues, bench=parsed.result, nccl=nccl
+    )
 
 
 # --- NCCL_DEBUG=INFO log ---

@@ -19,10 +19,12 @@ from topoaudit.judge.gate import decide_gate
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, worst_first
 from topoaudit.model.machine import Machine
+from topoaudit.model.nccl import NcclView
 from topoaudit.model.plan import DeployPlan, PlanRequest
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
+    NCCL_LOG_NOT_GIVEN,
     NOT_REQUESTED,
     SCHEMA_VERSION,
     AuditOptions,
@@ -47,12 +49,14 @@ def analyze(
     imported_findings: Iterable[Finding] = (),
     extras: dict[str, Any] | None = None,
     generated_at: str | None = None,
+    nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN,
 ) -> Report:
     """Judge one machine and every fact gathered about it, once, and return the complete report.
 
     ``bench`` is a measured or imported all-reduce sweep (judged here, with ``expect_busbw_gbps`` as the
     user's floor for the whole-machine plateau); ``plan_request`` asks for a deploy plan checked against the
-    machine's domains; ``imported_findings`` are findings a loaded source brings with it. The rules, the bench
+    machine's domains; ``imported_findings`` are findings a loaded source brings with it; ``nccl`` is NCCL's own
+    view from an NCCL_DEBUG=INFO log, judged against the machine. The rules, the bench
     judge, the plan's finding, the policy and the gate each run exactly once, in that order.
     """
     options = options or AuditOptions()
@@ -90,6 +94,10 @@ def analyze(
         from topoaudit.bench.judge import judge_bench
 
         found += judge_bench(bench, spec=spec, expect_busbw_gbps=expect_busbw_gbps)
+    if isinstance(nccl, NcclView):
+        from topoaudit.rules.nccl_rules import judge_nccl
+
+        found += judge_nccl(nccl, machine, spec)
     found += [*_input_findings(issues), *_model_findings(machine, gpu_model, spec)]
     plan: DeployPlan | Unsupported = NOT_REQUESTED
     if plan_request is not None:
@@ -126,6 +134,7 @@ def analyze(
         plan=plan,
         bench=bench,
         policy=policy_outcome,
+        nccl=nccl,
     )
 
 

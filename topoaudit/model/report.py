@@ -16,6 +16,7 @@ from topoaudit.model.bench import BenchResult
 from topoaudit.model.codec import DecodeError, decode, encode
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
+from topoaudit.model.nccl import NcclView
 from topoaudit.model.plan import DeployPlan
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.topology import Bottleneck, Domain, Placement
@@ -26,6 +27,7 @@ SCHEMA_VERSION = 1
 
 NOT_REQUESTED = Unsupported(source="options", reason="not requested")
 BENCH_NOT_RUN = Unsupported(source="bench", reason="not run")
+NCCL_LOG_NOT_GIVEN = Unsupported(source="nccl-log", reason="no NCCL_DEBUG=INFO log in the input")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class Report:
     bench: BenchResult | Unsupported = BENCH_NOT_RUN
     # which policy judged the report, what it ignored and overrode
     policy: PolicyOutcome | Unsupported = NO_POLICY
+    # NCCL's own view from an NCCL_DEBUG=INFO log: the transport per rank pair, channels, NVLS, GPUDirect RDMA
+    nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN
 
     @property
     def verdict(self) -> str:

@@ -149,6 +149,53 @@ CODES: dict[str, CodeInfo] = {
             "Some message sizes did not fit in free memory and were skipped",
             "Free GPU memory (stop other processes) or lower --max-bytes.",
         ),
+        # NCCL's own view, from an NCCL_DEBUG=INFO log.
+        _c(
+            "nccl-transport-below-topology",
+            "warn",
+            "NCCL connected two GPUs of one host through host memory or the network although they are NVLink or "
+            "PCIe peers",
+            "NCCL could not use peer access between them: check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL / NCCL_SHM_DISABLE "
+            "in the job's environment, ACS and the IOMMU (`nvidia-smi topo -p2p r`), and that the ranks share one "
+            "container (IPC namespace) on the host.",
+        ),
+        _c(
+            "nccl-p2p-disabled",
+            "warn",
+            "NCCL reports P2P disabled between GPUs it sees as connected",
+            "NVML reports peer access unavailable for the pair: disable ACS on the PCIe bridges above the GPUs or "
+            "set the IOMMU to passthrough (iommu=pt), check `nvidia-smi topo -p2p r`; between NVLink-connected GPUs "
+            "it points at a hardware or fabric fault: reset the GPUs or ask the provider to check the baseboard.",
+        ),
+        _c(
+            "nccl-nvls-off",
+            "warn",
+            "NVLink SHARP (NVLS) is off on an NVSwitch Hopper or Blackwell box",
+            "All-reduce runs on rings at about 370 instead of about 480 GB/s on 8x H100: check that the fabric "
+            "manager is running and healthy (`nvidia-smi -q | grep -A4 Fabric`), that NCCL_NVLS_ENABLE is not 0, "
+            "and that NCCL is 2.17 or newer with CUDA 12.1+ and driver 530+.",
+        ),
+        _c(
+            "nccl-gdr-disabled",
+            "warn",
+            "GPUDirect RDMA is off for traffic between nodes",
+            "Network traffic is staged through host memory: load nvidia_peermem (or use DMA-BUF: kernel 5.12+, "
+            "open driver), check ACS/IOMMU on the GPU-NIC path, and that NCCL_NET_GDR_LEVEL is not lowered.",
+        ),
+        _c(
+            "nccl-fabric-manager-down",
+            "fail",
+            "NCCL failed with CUDA error 802 'system not yet initialized': the fabric manager is not running",
+            "Start the fabric manager matching the driver version (`systemctl enable --now nvidia-fabricmanager`; "
+            "NVLSM too on Blackwell) and rerun; check `nvidia-smi -q | grep -A4 Fabric` shows Completed/Success.",
+        ),
+        _c(
+            "nccl-nvls-invalid-argument",
+            "fail",
+            "NCCL's NVLS setup failed with 'invalid argument' (seen after a fabric manager restart with GPUs in use)",
+            "Reset the GPUs (`nvidia-smi -r` with no process on them) or reboot the node; until then run with "
+            "NCCL_NVLS_ENABLE=0 to avoid the failure at a cost in all-reduce bandwidth.",
+        ),
         # Facts only a live probe (or its snapshot) has.
         _c(
             "nvlink-link-down",

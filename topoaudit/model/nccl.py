@@ -1,0 +1,207 @@
+"""NCCL's own view of the box, as its ``NCCL_DEBUG=INFO`` log tells it.
+
+Which transport NCCL chose between each pair of ranks, how many channels of each kind it built, whether
+NVLS and GPUDirect RDMA were usable, and what it warned about. Every fact keeps the log line it came from
+(``line``, 1-based, and the line's text) so a finding can quote its evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topoaudit.model.values import Probed, Unsupported
+
+NOT_LOGGED = Unsupported(source="nccl-log", reason="not in the log")
+
+TRANSPORT_KINDS = ("P2P", "SHM", "NET", "COLLNET", "OTHER")
+"""Transport families, fastest first within one host: P2P (NVLink or PCIe peer access), SHM (through host
+memory), NET (a network plugin: IB, RoCE, sockets, libfabric)."""
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One line of the log, as evidence: its 1-based number and its text (prefix kept, long lines cut)."""
+
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class NcclRank:
+    """One rank as the log places it: host, CUDA and NVML device, PCI bus id, communicator shape."""
+
+    rank: int
+    host: Probed[str] = NOT_LOGGED
+    cuda_device: Probed[int] = NOT_LOGGED
+    nvml_device: Probed[int] = NOT_LOGGED
+    pci_bus_id: Probed[str] = NOT_LOGGED  # normalised "0000:18:00.0"
+    ranks_in_comm: Probed[int] = NOT_LOGGED
+    nodes_in_comm: Probed[int] = NOT_LOGGED
+    local_ranks: Probed[int] = NOT_LOGGED
+    local_rank: Probed[int] = NOT_LOGGED
+    mnnvl: Probed[bool] = NOT_LOGGED
+    init_complete: bool = False
+
+
+@dataclass(frozen=True)
+class NcclDevice:
+    """A CUDA device that printed lines (the ``[dev]`` of ``host:pid:tid [dev]``), ranks known or not."""
+
+    host: Probed[str]
+    cuda_device: int
+
+
+@dataclass(frozen=True)
+class NcclTransport:
+    """The connections NCCL set up from ``src_rank`` to ``dst_rank`` over one transport, across channels.
+
+    ``via`` is the transport as logged after ``via`` (``P2P/CUMEM/read``, ``SHM/direct/direct``,
+    ``NET/IB/0/GDRDMA``). ``direction`` is ``send``/``receive`` on network lines and "" elsewhere.
+    """
+
+    src_rank: int
+    dst_rank: int
+    kind: str  # one of TRANSPORT_KINDS
+    via: str
+    direction: str
+    gdr: bool  # network transport with GPUDirect RDMA (/GDRDMA)
+    proxy_rank: Probed[int]  # PXN: the local rank whose NIC carries the traffic
+    channels: tuple[int, ...]
+    first: LogLine
+    line_count: int
+
+
+@dataclass(frozen=True)
+class NcclRing:
+    """A ring order NCCL printed for one or more channels (``Channel 00/24 : 0 1 2 3``)."""
+
+    order: tuple[int, ...]
+    channels: tuple[int, ...]
+    first: LogLine
+
+
+@dataclass(frozen=True)
+class NcclTree:
+    """One rank's tree neighbours as printed (``Trees [0] 1/-1/-1->0->-1 ...``), identical channels merged."""
+
+    rank: int
+    shape: str  # "1/-1/-1->0->-1" (children->rank->parent)
+    channels: tuple[int, ...]
+    first: LogLine
+
+
+@dataclass(frozen=True)
+class ChannelCounts:
+    """``24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer``."""
+
+    coll: int
+    collnet: Probed[int]  # absent in NCCL 2.18-2.19 and before 2.9
+    nvls: Probed[int]  # absent before 2.17
+    p2p: int
+    p2p_per_peer: int
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
+class NvlsSupport:
+    """``NVLS multicast support is [not] available on dev N``."""
+
+    host: Probed[str]
+    device: int
+    available: bool
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
+class GdrDecision:
+    """Whether NCCL uses GPUDirect RDMA with an HCA (per HCA, or per GPU and HCA in older logs)."""
+
+    host: Probed[str]
+    hca: str  # "0 'mlx5_0'" or the HCA index
+    enabled: bool
+    gpu_bus_id: Probed[str]  # the older per-GPU form names the GPU
+    distance: Probed[str]  # the older form's "7 > 4": path distance against the limit
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
+class NetDevices:
+    """``NET/IB : Using [0]mlx5_0:1/IB ...`` or ``NET/IB : No device found.``: the NICs a network plugin found."""
+
+    host: Probed[str]
+    plugin: str  # "IB", "Socket", "OFI", ...
+    devices: tuple[str, ...]  # "mlx5_0:1/IB", "eth0:10.0.0.1"; empty when none was found
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
+class P2pDisabled:
+    """``P2P is disabled between [NVLINK] connected GPUs a and b``: NCCL will not use peer access there."""
+
+    host: Probed[str]
+    gpu_a: int
+    gpu_b: int
+    nvlink: bool  # the NVLink variant: a WARN, and NCCL stops
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
+class GraphPattern:
+    """``Pattern 4, crossNic 0, nChannels 2, bw 24.0/24.0, type SYS/PIX, sameChannels 1`` (GRAPH subsystem)."""
+
+    pattern: int  # 1 balanced tree, 2 split tree, 3 tree, 4 ring, 5 NVLS, 6 CollNet direct
+    channels: int
+    intra_gbps: float
+    inter_gbps: float
+    intra_path: str  # NCCL's path type inside a node: NVL, PIX, PXB, PHB, SYS, ...
+    inter_path: str
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
+class NcclWarning:
+    """A ``NCCL WARN`` line: where in NCCL's source it was raised and what it said."""
+
+    source_location: str  # "transport/nvls.cc:154", "" when the line does not say
+    message: str
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
+class NcclEvent:
+    """A milestone NCCL logs once per rank: ``Connected all rings``, ``Connected all trees``, ``Connected NVLS
+    tree``, ``Using network IB``."""
+
+    what: str
+    count: int
+    first: LogLine
+
+
+@dataclass(frozen=True)
+class NcclView:
+    """Everything one ``NCCL_DEBUG=INFO`` log (possibly interleaved from many ranks and hosts) said."""
+
+    version: Probed[str]  # "2.23.4" from the banner
+    bracket_value: str  # "device-index" (2.18+) | "pci-bus-id" (up to 2.17) | "none": what R[x] means
+    bracket_basis: str  # "version banner" | "form of the values" | "no rank lines"
+    hosts: tuple[str, ...]  # in order of first appearance; empty when the prefixes were stripped
+    ranks: tuple[NcclRank, ...]
+    devices: tuple[NcclDevice, ...]
+    transports: tuple[NcclTransport, ...]
+    rings: tuple[NcclRing, ...]
+    trees: tuple[NcclTree, ...]
+    channel_counts: tuple[ChannelCounts, ...]
+    nvls_support: tuple[NvlsSupport, ...]
+    gdr: tuple[GdrDecision, ...]
+    net_devices: tuple[NetDevices, ...]
+    networks: tuple[str, ...]  # "IB", "Socket", "AWS Libfabric" from "Using network X"
+    p2p_disabled: tuple[P2pDisabled, ...]
+    patterns: tuple[GraphPattern, ...]
+    warnings: tuple[NcclWarning, ...]
+    events: tuple[NcclEvent, ...]
+    nccl_lines: int  # lines that carried NCCL INFO/WARN
+    lines_total: int
+
+    def rank(self, rank: int) -> NcclRank | None:
+        """The rank's record, or None when the log never placed it."""
+        return next((r for r in self.ranks if r.rank == rank), None)

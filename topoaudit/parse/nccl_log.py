@@ -1,0 +1,577 @@
+"""Read an ``NCCL_DEBUG=INFO`` log (NCCL 2.4 to 2.30) into an :class:`~topoaudit.model.nccl.NcclView`.
+
+Logs arrive interleaved from many ranks and hosts (mpirun, torchrun, Slurm), with or without the
+``host:pid:tid [dev]`` prefix, timestamps, ``[1,0]<stdout>:`` or ``0:`` launcher prefixes and indentation.
+Each line is read on its own: whatever comes before ``NCCL INFO`` / ``NCCL WARN`` is the prefix, and the
+message after it is matched against the formats NCCL prints (src/transport/p2p.cc, shm.cc, net.cc,
+src/init.cc, src/graph/paths.cc, search.cc, rings.cc, src/transport/nvls.cc, generic.cc).
+
+The value in brackets after a rank (``0[1b000]``) is the PCI bus id up to NCCL 2.17 and the device index
+from 2.18: decided from the version banner, else from the form of the values (a bus id has at least four
+hex digits).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from topoaudit.errors import InputError
+from topoaudit.model.machine import Gpu, Host, Machine
+from topoaudit.model.nccl import (
+    NOT_LOGGED,
+    ChannelCounts,
+    GdrDecision,
+    GraphPattern,
+    LogLine,
+    NcclDevice,
+    NcclEvent,
+    NcclRank,
+    NcclRing,
+    NcclTransport,
+    NcclTree,
+    NcclView,
+    NcclWarning,
+    NetDevices,
+    NvlsSupport,
+    P2pDisabled,
+)
+from topoaudit.model.values import Probed, Unsupported
+from topoaudit.units import parse_bus_id
+
+SOURCE = "nccl-log"
+MAX_EVIDENCE_CHARS = 300
+MAX_WARNINGS = 200
+DEVICE_INDEX_FROM = (2, 18)  # NCCL 2.18 prints the device index in brackets; earlier versions the bus id
+
+_MARKER = re.compile(r"\bNCCL (INFO|WARN)\b ?")
+_PREFIX = re.compile(r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\]")
+_WARN_WHERE = re.compile(r"(?P<where>[\w./-]+\.(?:cc|cu|h|cpp|c):\d+)\s*(?:\([^)]*\))?\s*$")
+_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+(?:\.\d+)?)(?P<rest>[^\s]*)")
+_TRANSPORT = re.compile(
+    r"^(?:Ring|Channel) (?P<ch>\d+)(?:/(?P<conn>\d+))? : (?P<src>\d+)\[(?P<sdev>[0-9a-fA-F]+)\] -> "
+    r"(?P<dst>\d+)\[(?P<ddev>[0-9a-fA-F]+)\](?: \[(?P<dir>send|receive)\])? via (?P<via>.+?)\s*$"
+)
+_RING = re.compile(r"^(?:Channel|Ring) (?P<ch>\d+)(?:/(?P<n>\d+))? :(?P<order>(?:\s+\d+)+)\s*$")
+_TREES = re.compile(r"^Trees(?P<body>(?:\s+\[\d+\]\s+\S+)+)\s*$")
+_TREE_ITEM = re.compile(r"\[(?P<ch>\d+)\]\s+(?P<shape>\S+)")
+_TREE_RANK = re.compile(r"->(?P<rank>-?\d+)->")
+_COMM = re.compile(
+    r"\bcomm \S+ rank (?P<rank>\d+) nRanks (?P<n>\d+) nNodes (?P<nodes>\d+) localRanks (?P<lranks>\d+) "
+    r"localRank (?P<lrank>\d+)(?: MNNVL (?P<mnnvl>\d+))?"
+)
+_INIT_DONE = re.compile(
+    r"\bcomm \S+ rank (?P<rank>\d+) nranks (?P<n>\d+) cudaDev (?P<cuda>\d+)(?: nvmlDev (?P<nvml>\d+))? "
+    r"busId (?P<bus>[0-9a-fA-F]+)\b.*- Init COMPLETE"
+)
+_COUNTS = re.compile(
+    r"^(?P<coll>\d+) coll channels, (?:(?P<collnet>\d+) collnet channels, )?(?:(?P<nvls>\d+) nvls channels, )?"
+    r"(?P<p2p>\d+) p2p channels, (?P<peer>\d+) p2p channels per peer"
+)
+_NVLS = re.compile(r"NVLS multicast support is (?P<not>not )?available on dev (?P<dev>\d+)")
+_NET_USING = re.compile(r"^NET/(?P<plugin>[^:]+?) ?: Using (?P<devs>.*)$")
+_NET_NONE = re.compile(r"^NET/(?P<plugin>[^:]+?) ?: No device found")
+_NET_DEVICE = re.compile(r"\[\d+\](?P<dev>[^\s\[\];]+)")
+_NETWORK = re.compile(r"^Using network (?P<net>.+?)\s*$")
+_GDR_HCA = re.compile(r"GPU Direct RDMA (?P<state>Enabled|Disabled) for HCA (?P<hca>\d+) '(?P<name>[^']*)'")
+_GDR_GPU = re.compile(
+    r"GPU Direct RDMA (?P<state>Enabled|Disabled) for GPU (?P<gpu>[0-9a-fA-F]+) / HCA (?P<hca>\d+)"
+    r"(?: \(distance (?P<dist>\d+ [<>]=? \d+)\))?"
+)
+_P2P_OFF = re.compile(r"P2P is disabled between (?P<nv>NVLINK )?connected GPUs (?P<a>\d+) and (?P<b>\d+)")
+_PATTERN = re.compile(
+    r"Pattern (?P<p>\d+), crossNic \d+, nChannels (?P<n>\d+), bw (?P<bi>[\d.]+)/(?P<be>[\d.]+), "
+    r"type (?P<ti>\w+)/(?P<te>\w+)"
+)
+_EVENTS = (
+    ("Connected all rings", re.compile(r"^Connected all rings\b")),
+    ("Connected all trees", re.compile(r"^Connected all trees\b")),
+    ("Connected NVLS tree", re.compile(r"^Connected NVLS tree\b")),
+)
+
+
+def looks_like_nccl_log(text: str) -> bool:
+    """A cheap sniff: a version banner or NCCL INFO/WARN lines that NCCL's formats match."""
+    head = text[:200_000]
+    if "NCCL INFO" not in head and "NCCL WARN" not in head and "NCCL version" not in head:
+        return False
+    hits = 0
+    for line in head.splitlines():
+        if _VERSION.search(line) or (_MARKER.search(line) and _message_kind(_split(line)[2]) != ""):
+            hits += 1
+            if hits >= 1:
+                return True
+    return False
+
+
+def parse_nccl_log(text: str, name: str = "") -> NcclView:
+    """The log's view; InputError when no line of it is an NCCL log line."""
+    builder = _Builder()
+    lines = text.splitlines()
+    for number, raw in enumerate(lines, 1):
+        try:
+            builder.read(number, raw)
+        except (ValueError, IndexError, OverflowError):  # a number too damaged to read: skip the line
+            continue
+    if builder.nccl_lines == 0 and builder.version is NOT_LOGGED:
+        where = f"{name}: " if name else ""
+        raise InputError(f"{where}no NCCL_DEBUG=INFO line (NCCL INFO / NCCL WARN / NCCL version) in the input")
+    return builder.view(len(lines))
+
+
+def bus_id_from_nccl(value: str) -> str | None:
+    """NCCL's busId integer in hex (``1b000``, ``101c0``: domain, bus, device, function digits) -> ``0000:1b:00.0``."""
+    digits = value.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{4,16}", digits):
+        return None
+    digits = digits.rjust(9, "0")
+    domain, bus, device, function = digits[:-5], digits[-5:-3], digits[-3:-1], digits[-1]
+    if int(function, 16) > 7 or int(device, 16) > 0x1F:
+        return None
+    return parse_bus_id(f"{domain}:{bus}:{device}.{function}")
+
+
+def _split(raw: str) -> tuple[str, str, str]:
+    """(prefix, "INFO"|"WARN"|"", message) of a line."""
+    m = _MARKER.search(raw)
+    if not m:
+        return raw, "", raw.strip()
+    return raw[: m.start()], m.group(1), raw[m.end() :].strip()
+
+
+def _message_kind(message: str) -> str:
+    for kind, pattern in (
+        ("transport", _TRANSPORT),
+        ("ring", _RING),
+        ("trees", _TREES),
+        ("counts", _COUNTS),
+        ("net", _NET_USING),
+        ("network", _NETWORK),
+    ):
+        if pattern.search(message):
+            return kind
+    for fragment in ("Init COMPLETE", "nRanks", "NVLS multicast", "GPU Direct RDMA", "P2P is disabled", "Connected"):
+        if fragment in message:
+            return "other"
+    return ""
+
+
+def _evidence(number: int, raw: str) -> LogLine:
+    text = raw.strip()
+    if len(text) > MAX_EVIDENCE_CHARS:
+        text = text[: MAX_EVIDENCE_CHARS - 3] + "..."
+    return LogLine(number, text)
+
+
+def _version_tuple(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+@dataclass
+class _RankFacts:
+    host: Probed[str] = NOT_LOGGED
+    cuda: Probed[int] = NOT_LOGGED
+    nvml: Probed[int] = NOT_LOGGED
+    bus: Probed[str] = NOT_LOGGED
+    bracket: str = ""  # the raw bracket value printed beside this rank
+    n: Probed[int] = NOT_LOGGED
+    nodes: Probed[int] = NOT_LOGGED
+    lranks: Probed[int] = NOT_LOGGED
+    lrank: Probed[int] = NOT_LOGGED
+    mnnvl: Probed[bool] = NOT_LOGGED
+    done: bool = False
+
+
+@dataclass
+class _Link:
+    kind: str
+    gdr: bool
+    proxy: Probed[int]
+    first: LogLine
+    channels: list[int] = field(default_factory=list)
+    count: int = 0
+
+
+@dataclass
+class _Builder:
+    version: Probed[str] = NOT_LOGGED
+    nccl_lines: int = 0
+    hosts: dict[str, None] = field(default_factory=dict)
+    devices: dict[tuple[str, int], None] = field(default_factory=dict)
+    ranks: dict[int, _RankFacts] = field(default_factory=dict)
+    links: dict[tuple[int, int, str, str], _Link] = field(default_factory=dict)
+    rings: dict[tuple[int, ...], tuple[list[int], LogLine]] = field(default_factory=dict)
+    trees: dict[tuple[int, str], tuple[list[int], LogLine]] = field(default_factory=dict)
+    counts: dict[tuple[object, ...], ChannelCounts] = field(default_factory=dict)
+    nvls: dict[tuple[object, ...], NvlsSupport] = field(default_factory=dict)
+    gdr: dict[tuple[object, ...], GdrDecision] = field(default_factory=dict)
+    net: dict[tuple[object, ...], NetDevices] = field(default_factory=dict)
+    networks: dict[str, None] = field(default_factory=dict)
+    p2p_off: dict[tuple[object, ...], P2pDisabled] = field(default_factory=dict)
+    patterns: dict[tuple[object, ...], GraphPattern] = field(default_factory=dict)
+    warnings: list[NcclWarning] = field(default_factory=list)
+    events: dict[str, NcclEvent] = field(default_factory=dict)
+    brackets: list[str] = field(default_factory=list)
+
+    def read(self, number: int, raw: str) -> None:
+        if "NCCL" not in raw:
+            return
+        prefix, level, message = _split(raw)
+        version = _VERSION.search(raw)
+        if version and self.version is NOT_LOGGED:
+            self.version = version.group("version")
+        if not level:
+            return
+        self.nccl_lines += 1
+        where = _PREFIX.search(prefix)
+        host: Probed[str] = NOT_LOGGED
+        dev: int | None = None
+        if where:
+            host = where.group("host")
+            self.hosts.setdefault(host, None)
+            dev = int(where.group("dev"))
+            self.devices.setdefault((host, dev), None)
+        evidence = _evidence(number, raw)
+        if level == "WARN":
+            self._warning(prefix, message, evidence, host, dev)
+            return
+        for handler in (
+            self._transport,
+            self._ring,
+            self._trees,
+            self._comm,
+            self._counts,
+            self._nvls,
+            self._net,
+            self._gdr,
+            self._p2p_disabled,
+            self._pattern,
+            self._event,
+        ):
+            if handler(message, evidence, host, dev):
+                return
+
+    # --- one handler per line format; each returns True when the line was its format ---
+
+    def _transport(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _TRANSPORT.match(message)
+        if not m:
+            return False
+        src, dst, direction, via = int(m["src"]), int(m["dst"]), m["dir"] or "", m["via"]
+        self.brackets += [m["sdev"], m["ddev"]]
+        self._rank(src).bracket = self._rank(src).bracket or m["sdev"]
+        self._rank(dst).bracket = self._rank(dst).bracket or m["ddev"]
+        printer = dst if direction == "receive" else src  # NCCL prints a connection on the side that sets it up
+        self._place(printer, host, dev)
+        if _kind(via) in ("P2P", "SHM"):  # transports inside one host: the peer runs on the printer's host
+            self._place(dst if printer == src else src, host, None)
+        key = (src, dst, via, direction)
+        link = self.links.get(key)
+        if link is None:
+            link = self.links[key] = _Link(_kind(via), "/GDRDMA" in via, _proxy(via), evidence)
+        link.channels.append(int(m["ch"]))
+        link.count += 1
+        return True
+
+    def _ring(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _RING.match(message)
+        if not m:
+            return False
+        order = tuple(int(x) for x in m["order"].split())
+        channels, _ = self.rings.setdefault(order, ([], evidence))
+        channels.append(int(m["ch"]))
+        return True
+
+    def _trees(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _TREES.match(message)
+        if not m:
+            return False
+        for item in _TREE_ITEM.finditer(m["body"]):
+            shape = item["shape"]
+            who = _TREE_RANK.search(shape)
+            if who is None:  # the 2.7-era double tree "1/-1/-1->0->-1|-1->0->1/-1/-1": first half names the rank
+                who = _TREE_RANK.search(shape.split("|")[0] + "->")
+            if who is None:
+                continue
+            rank = int(who["rank"])
+            self._place(rank, host, dev)
+            channels, _ = self.trees.setdefault((rank, shape), ([], evidence))
+            channels.append(int(item["ch"]))
+        return True
+
+    def _comm(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _COMM.search(message)
+        if m:
+            facts = self._rank(int(m["rank"]))
+            self._place(int(m["rank"]), host, dev)
+            facts.n, facts.nodes = int(m["n"]), int(m["nodes"])
+            facts.lranks, facts.lrank = int(m["lranks"]), int(m["lrank"])
+            if m["mnnvl"] is not None:
+                facts.mnnvl = m["mnnvl"] != "0"
+            return True
+        m = _INIT_DONE.search(message)
+        if m:
+            facts = self._rank(int(m["rank"]))
+            self._place(int(m["rank"]), host, None)
+            facts.n, facts.cuda, facts.done = int(m["n"]), int(m["cuda"]), True
+            if m["nvml"] is not None:
+                facts.nvml = int(m["nvml"])
+            bus = bus_id_from_nccl(m["bus"])
+            if bus:
+                facts.bus = bus
+            return True
+        return False
+
+    def _counts(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _COUNTS.match(message)
+        if not m:
+            return False
+        counts = ChannelCounts(
+            coll=int(m["coll"]),
+            collnet=int(m["collnet"]) if m["collnet"] is not None else _not_printed("collnet channels"),
+            nvls=int(m["nvls"]) if m["nvls"] is not None else _not_printed("nvls channels"),
+            p2p=int(m["p2p"]),
+            p2p_per_peer=int(m["peer"]),
+            evidence=evidence,
+        )
+        key = (counts.coll, counts.collnet, counts.nvls, counts.p2p, counts.p2p_per_peer)
+        self.counts.setdefault(key, counts)
+        return True
+
+    def _nvls(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _NVLS.search(message)
+        if not m:
+            return False
+        support = NvlsSupport(host, int(m["dev"]), not m["not"], evidence)
+        self.nvls.setdefault((host, support.device, support.available), support)
+        return True
+
+    def _net(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _NET_USING.match(message)
+        if m:
+            devices = tuple(d["dev"] for d in _NET_DEVICE.finditer(m["devs"].split(";")[0]))
+            plugin = m["plugin"].strip()
+            self.net.setdefault((host, plugin, devices), NetDevices(host, plugin, devices, evidence))
+            return True
+        m = _NET_NONE.match(message)
+        if m:
+            plugin = m["plugin"].strip()
+            self.net.setdefault((host, plugin, ()), NetDevices(host, plugin, (), evidence))
+            return True
+        m = _NETWORK.match(message)
+        if m:
+            self.networks.setdefault(m["net"], None)
+            self._note_event(f"Using network {m['net']}", evidence)
+            return True
+        return False
+
+    def _gdr(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _GDR_HCA.search(message)
+        if m:
+            decision = GdrDecision(
+                host,
+                f"{m['hca']} '{m['name']}'",
+                m["state"] == "Enabled",
+                _not_printed("the GPU (per-HCA form)"),
+                _not_printed("the distance (per-HCA form)"),
+                evidence,
+            )
+            self.gdr.setdefault((host, decision.hca, decision.enabled), decision)
+            return True
+        m = _GDR_GPU.search(message)
+        if m:
+            bus = bus_id_from_nccl(m["gpu"])
+            decision = GdrDecision(
+                host,
+                m["hca"],
+                m["state"] == "Enabled",
+                bus if bus else _not_printed("a readable GPU bus id"),
+                m["dist"] if m["dist"] else _not_printed("the distance"),
+                evidence,
+            )
+            self.gdr.setdefault((host, decision.hca, decision.gpu_bus_id, decision.enabled), decision)
+            return True
+        return False
+
+    def _p2p_disabled(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _P2P_OFF.search(message)
+        if not m:
+            return False
+        a, b = sorted((int(m["a"]), int(m["b"])))
+        off = P2pDisabled(host, a, b, bool(m["nv"]), evidence)
+        self.p2p_off.setdefault((host, a, b, off.nvlink), off)
+        return True
+
+    def _pattern(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _PATTERN.search(message)
+        if not m:
+            return False
+        pattern = GraphPattern(int(m["p"]), int(m["n"]), float(m["bi"]), float(m["be"]), m["ti"], m["te"], evidence)
+        key = (pattern.pattern, pattern.channels, pattern.intra_path, pattern.inter_path)
+        self.patterns.setdefault(key, pattern)
+        return True
+
+    def _event(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        for what, pattern in _EVENTS:
+            if pattern.match(message):
+                self._note_event(what, evidence)
+                return True
+        return False
+
+    def _warning(self, prefix: str, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> None:
+        where = _WARN_WHERE.search(prefix)
+        off = _P2P_OFF.search(message)
+        if off:
+            self._p2p_disabled(message, evidence, host, dev)
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(NcclWarning(where["where"] if where else "", message, evidence))
+
+    # --- helpers ---
+
+    def _note_event(self, what: str, evidence: LogLine) -> None:
+        seen = self.events.get(what)
+        self.events[what] = NcclEvent(what, 1, evidence) if seen is None else replace(seen, count=seen.count + 1)
+
+    def _rank(self, rank: int) -> _RankFacts:
+        return self.ranks.setdefault(rank, _RankFacts())
+
+    def _place(self, rank: int, host: Probed[str], dev: int | None) -> None:
+        """The rank printed this line: it runs on the prefix's host with the prefix's CUDA device."""
+        facts = self._rank(rank)
+        if isinstance(host, str) and facts.host is NOT_LOGGED:
+            facts.host = host
+        if dev is not None and facts.cuda is NOT_LOGGED:
+            facts.cuda = dev
+
+    def _bracket_meaning(self) -> tuple[str, str]:
+        if not self.brackets:
+            return "none", "no rank lines"
+        looks_like_bus = any(len(b) >= 4 for b in self.brackets)
+        if isinstance(self.version, str):
+            by_banner = "device-index" if _version_tuple(self.version) >= DEVICE_INDEX_FROM else "pci-bus-id"
+            if by_banner == "device-index" and looks_like_bus:
+                return "pci-bus-id", "form of the values (the banner's version prints device indexes)"
+            return by_banner, "version banner"
+        return ("pci-bus-id" if looks_like_bus else "device-index"), "form of the values"
+
+    def view(self, lines_total: int) -> NcclView:
+        meaning, basis = self._bracket_meaning()
+        ranks = []
+        for number in sorted(self.ranks):
+            facts = self.ranks[number]
+            nvml, bus = facts.nvml, facts.bus
+            if facts.bracket and meaning == "device-index" and nvml is NOT_LOGGED and facts.bracket.isdigit():
+                nvml = int(facts.bracket)
+            if facts.bracket and meaning == "pci-bus-id" and bus is NOT_LOGGED:
+                read = bus_id_from_nccl(facts.bracket)
+                if read:
+                    bus = read
+            ranks.append(
+                NcclRank(
+                    number,
+                    facts.host,
+                    facts.cuda,
+                    nvml,
+                    bus,
+                    facts.n,
+                    facts.nodes,
+                    facts.lranks,
+                    facts.lrank,
+                    facts.mnnvl,
+                    facts.done,
+                )
+            )
+        transports = tuple(
+            NcclTransport(
+                src,
+                dst,
+                link.kind,
+                via,
+                direction,
+                link.gdr,
+                link.proxy,
+                tuple(sorted(set(link.channels))),
+                link.first,
+                link.count,
+            )
+            for (src, dst, via, direction), link in sorted(self.links.items(), key=lambda kv: kv[0][:2])
+        )
+        return NcclView(
+            version=self.version,
+            bracket_value=meaning,
+            bracket_basis=basis,
+            hosts=tuple(self.hosts),
+            ranks=tuple(ranks),
+            devices=tuple(NcclDevice(host, dev) for host, dev in self.devices),
+            transports=transports,
+            rings=tuple(NcclRing(order, tuple(chs), first) for order, (chs, first) in self.rings.items()),
+            trees=tuple(
+                NcclTree(rank, shape, tuple(chs), first) for (rank, shape), (chs, first) in sorted(self.trees.items())
+            ),
+            channel_counts=tuple(self.counts.values()),
+            nvls_support=tuple(self.nvls.values()),
+            gdr=tuple(self.gdr.values()),
+            net_devices=tuple(self.net.values()),
+            networks=tuple(self.networks),
+            p2p_disabled=tuple(self.p2p_off.values()),
+            patterns=tuple(self.patterns.values()),
+            warnings=tuple(self.warnings),
+            events=tuple(self.events.values()),
+            nccl_lines=self.nccl_lines,
+            lines_total=lines_total,
+        )
+
+
+def _not_printed(what: str) -> Unsupported:
+    return Unsupported(SOURCE, f"this NCCL version does not print {what}")
+
+
+def _kind(via: str) -> str:
+    head = via.split("/", 1)[0].strip()
+    if head == "P2P":
+        return "P2P"
+    if head == "SHM" or via.startswith("direct shared memory"):
+        return "SHM"
+    if head == "NET":
+        return "NET"
+    if head.upper().startswith("COLLNET"):
+        return "COLLNET"
+    return "OTHER"
+
+
+def _proxy(via: str) -> Probed[int]:
+    m = re.match(r"NET/[^/]+/\d+\((?P<proxy>\d+)\)", via)
+    if m:
+        return int(m["proxy"])
+    return Unsupported(SOURCE, "no proxy rank: the connection does not go through another GPU's NIC (PXN)")
+
+
+def transports_between(view: NcclView, a: int, b: int) -> Iterator[NcclTransport]:
+    """Every transport NCCL set up between ranks ``a`` and ``b``, in either direction."""
+    for t in view.transports:
+        if {t.src_rank, t.dst_rank} == {a, b}:
+            yield t
+
+
+def machine_from_nccl_view(view: NcclView) -> Machine:
+    """The first host's GPUs as the log places them (NVML index when logged, else the CUDA index).
+
+    A log names no links between GPUs, so the machine has none: the judge claims nothing about the fabric
+    from it, and NCCL's transports are shown beside the links of a topology when one is known.
+    """
+    host = view.hosts[0] if view.hosts else None
+    bus_ids: dict[int, Probed[str]] = {}
+    for r in view.ranks:
+        if host is not None and r.host != host:
+            continue
+        index = r.nvml_device if isinstance(r.nvml_device, int) else r.cuda_device
+        if isinstance(index, int):
+            known = bus_ids.get(index)
+            bus_ids[index] = r.pci_bus_id if not isinstance(known, str) else known
+    for d in view.devices:
+        if (host is None or d.host == host) and d.cuda_device not in bus_ids and not view.ranks:
+            bus_ids[d.cuda_device] = NOT_LOGGED
+    gpus = tuple(Gpu(index=i, pci_bus_id=bus_ids[i]) for i in sorted(bus_ids))
+    return Machine(source=SOURCE, gpus=gpus, host=Host(hostname=host if host is not None else NOT_LOGGED))

@@ -1,0 +1,198 @@
+"""Judge NCCL's own view (an ``NCCL_DEBUG=INFO`` log) against the machine: the path NCCL took between GPUs
+against the one the topology allows, P2P refused between connected GPUs, NVLS off on NVSwitch boxes,
+GPUDirect RDMA off between nodes, and WARN lines whose cause is known.
+
+Every finding quotes its evidence: the log lines, with their line numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from topoaudit.catalog import GpuSpec
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.machine import Machine, PathLevel
+from topoaudit.model.nccl import LogLine, NcclRank, NcclTransport, NcclView
+from topoaudit.rules import finding
+
+EVIDENCE_LINES = 6
+"""Log lines quoted per finding; the count of the rest is given."""
+
+PEER_LEVELS = (PathLevel.NVLINK, PathLevel.PIX, PathLevel.PXB)
+"""Paths NCCL uses peer access on by default (NCCL_P2P_LEVEL defaults to PXB: src/graph/paths.cc)."""
+
+_CUDA_802 = re.compile(r"system not yet initialized|\b802\b", re.IGNORECASE)
+_INVALID_ARGUMENT = re.compile(r"invalid argument", re.IGNORECASE)
+
+
+def judge_nccl(view: NcclView, machine: Machine, spec: GpuSpec | None) -> list[Finding]:
+    """Every finding NCCL's log supports about this machine."""
+    return [
+        *_transports_below_topology(view, machine),
+        *_p2p_disabled(view),
+        *_nvls_off(view, machine, spec),
+        *_gdr_disabled(view),
+        *_known_warnings(view),
+    ]
+
+
+def quote(lines: Iterable[LogLine]) -> list[str]:
+    """Evidence lines as ``line N: text``, the first EVIDENCE_LINES of them and a count of the rest."""
+    unique = sorted({ln.line: ln for ln in lines}.values(), key=lambda ln: ln.line)
+    quoted = [f"line {ln.line}: {ln.text}" for ln in unique[:EVIDENCE_LINES]]
+    if len(unique) > EVIDENCE_LINES:
+        quoted.append(f"... and {len(unique) - EVIDENCE_LINES} more line(s)")
+    return quoted
+
+
+def gpu_of(rank: NcclRank | None, machine: Machine) -> int | None:
+    """The machine's GPU index a rank runs on, when the log places the rank on the machine's host."""
+    if rank is None:
+        return None
+    hostname = machine.host.hostname
+    if isinstance(hostname, str) and isinstance(rank.host, str) and rank.host != hostname:
+        return None
+    by_bus = {g.pci_bus_id: g.index for g in machine.gpus if isinstance(g.pci_bus_id, str)}
+    if isinstance(rank.pci_bus_id, str) and rank.pci_bus_id in by_bus:
+        return by_bus[rank.pci_bus_id]
+    indexes = {g.index for g in machine.gpus}
+    for index in (rank.nvml_device, rank.cuda_device):
+        if isinstance(index, int) and index in indexes:
+            return index
+    return None
+
+
+def same_host(view: NcclView, a: int, b: int) -> bool:
+    ra, rb = view.rank(a), view.rank(b)
+    return ra is not None and rb is not None and isinstance(ra.host, str) and ra.host == rb.host
+
+
+def _transports_below_topology(view: NcclView, machine: Machine) -> Iterator[Finding]:
+    slow: dict[tuple[int, int], list[NcclTransport]] = {}
+    for t in view.transports:
+        if t.kind in ("SHM", "NET"):
+            slow.setdefault((min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank)), []).append(t)
+    for (a, b), transports in sorted(slow.items()):
+        gpu_a, gpu_b = gpu_of(view.rank(a), machine), gpu_of(view.rank(b), machine)
+        link = machine.link(f"GPU{gpu_a}", f"GPU{gpu_b}") if gpu_a is not None and gpu_b is not None else None
+        vias = sorted({t.via for t in transports})
+        lines = quote(t.first for t in transports)
+        if link is not None and link.level in PEER_LEVELS:
+            nvlink = link.level == PathLevel.NVLINK
+            yield finding(
+                "nccl-transport-below-topology",
+                f"NCCL connects rank {a} (GPU{gpu_a}) and rank {b} (GPU{gpu_b}) via {', '.join(vias)}, but the GPUs "
+                f"are {link.level.label} peers ({link.code}).",
+                severity=Severity.FAIL if nvlink else None,
+                ranks=[a, b],
+                gpus=[gpu_a, gpu_b],
+                link=link.code,
+                transports=vias,
+                log_lines=lines,
+                **({"severity_reason": "the GPUs share NVLink"} if nvlink else {}),
+            )
+        elif link is None and any(t.kind == "NET" for t in transports) and same_host(view, a, b):
+            rank_a = view.rank(a)
+            host = rank_a.host if rank_a is not None else ""
+            yield finding(
+                "nccl-transport-below-topology",
+                f"NCCL connects rank {a} and rank {b}, both on host {host}, through the network "
+                f"({', '.join(vias)}): neither peer access nor shared memory was used inside the host.",
+                ranks=[a, b],
+                host=host,
+                transports=vias,
+                log_lines=lines,
+            )
+
+
+def _p2p_disabled(view: NcclView) -> Iterator[Finding]:
+    if not view.p2p_disabled:
+        return
+    nvlink = [p for p in view.p2p_disabled if p.nvlink]
+    pairs = sorted({(p.gpu_a, p.gpu_b) for p in view.p2p_disabled})
+    shown = ", ".join(f"GPU{a}-GPU{b}" for a, b in pairs[:8]) + (
+        f" and {len(pairs) - 8} more" if len(pairs) > 8 else ""
+    )
+    kind = "NVLink-connected GPUs" if nvlink else "connected GPUs"
+    yield finding(
+        "nccl-p2p-disabled",
+        f"NCCL reports P2P disabled between {kind}: {shown}"
+        + (" (NCCL stops: it calls this a hardware issue)." if nvlink else "; it falls back to host memory."),
+        severity=Severity.FAIL if nvlink else None,
+        gpu_pairs=[list(p) for p in pairs],
+        log_lines=quote(p.evidence for p in view.p2p_disabled),
+        **({"severity_reason": "P2P refused between NVLink-connected GPUs"} if nvlink else {}),
+    )
+
+
+def nvswitch_box(machine: Machine, spec: GpuSpec | None) -> bool:
+    """An NVSwitch Hopper or Blackwell box: the catalog says so for the model, or the probe saw NVSwitches."""
+    if spec is not None:
+        return spec.build == "nvswitch" and spec.nvlink_generation >= 4
+    return bool(machine.nvswitches)
+
+
+def _nvls_off(view: NcclView, machine: Machine, spec: GpuSpec | None) -> Iterator[Finding]:
+    if not nvswitch_box(machine, spec):
+        return
+    said_off = [s.evidence for s in view.nvls_support if not s.available]
+    zero_channels = [c.evidence for c in view.channel_counts if isinstance(c.nvls, int) and c.nvls == 0]
+    multi_gpu = (
+        any(isinstance(r.local_ranks, int) and r.local_ranks > 1 for r in view.ranks)
+        or len({(t.src_rank, t.dst_rank) for t in view.transports if t.kind == "P2P"}) > 0
+    )
+    if not (said_off or zero_channels) or not multi_gpu:
+        return
+    model = spec.name if spec is not None else "an NVSwitch box"
+    yield finding(
+        "nccl-nvls-off",
+        f"NCCL runs without NVLS on {model}: "
+        + ("multicast support is not available" if said_off else "it built 0 NVLS channels")
+        + "; all-reduce falls back to rings.",
+        log_lines=quote([*said_off, *zero_channels]),
+    )
+
+
+def _gdr_disabled(view: NcclView) -> Iterator[Finding]:
+    multi_node = len(view.hosts) > 1 or any(
+        isinstance(r.nodes_in_comm, int) and r.nodes_in_comm > 1 for r in view.ranks
+    )
+    net = [t for t in view.transports if t.kind == "NET"]
+    if not (multi_node or net):
+        return
+    off = [g for g in view.gdr if not g.enabled]
+    plain_net = [t for t in net if not t.gdr and not t.via.startswith("NET/Socket")]
+    if not off and not plain_net:
+        return
+    hcas = sorted({g.hca for g in off})
+    what = f"for HCA {', '.join(hcas)}" if hcas else f"on {len(plain_net)} network connection(s) without /GDRDMA"
+    yield finding(
+        "nccl-gdr-disabled",
+        f"NCCL has GPUDirect RDMA disabled {what}: inter-node traffic is copied through host memory.",
+        hcas=hcas,
+        log_lines=quote([*(g.evidence for g in off), *(t.first for t in plain_net)]),
+    )
+
+
+def _known_warnings(view: NcclView) -> Iterator[Finding]:
+    fm = [w.evidence for w in view.warnings if _CUDA_802.search(w.message) and "cuda" in w.message.lower()]
+    if fm:
+        yield finding(
+            "nccl-fabric-manager-down",
+            "NCCL failed with CUDA error 802 ('system not yet initialized'): the NVSwitch fabric manager is not "
+            "running, so the GPUs cannot use NVLink.",
+            log_lines=quote(fm),
+        )
+    nvls = [
+        w.evidence
+        for w in view.warnings
+        if _INVALID_ARGUMENT.search(w.message) and ("nvls" in w.source_location.lower() or "NVLS" in w.message)
+    ]
+    if nvls:
+        yield finding(
+            "nccl-nvls-invalid-argument",
+            "NCCL's NVLS setup failed with 'invalid argument', the signature of a fabric manager restarted while "
+            "processes held the GPUs.",
+            log_lines=quote(nvls),
+        )
