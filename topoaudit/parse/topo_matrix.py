@@ -8,9 +8,11 @@ CONTRACT (used by the rest of topoaudit; keep it):
   names it, ``device`` from the NIC Legend), one :class:`Link` per unordered device pair (GPU-GPU, GPU-NIC,
   NIC-NIC) with ``a``/``b`` the labels ordered GPUs first then NICs by column order, ``code`` the verbatim
   cell (``NV18``, ``SOC``, ``PIX``, unknown vendor codes kept), ``level``/``nvlinks`` from
-  :func:`level_from_code`.
+  :func:`level_from_code`, never an NVLink count nvidia-smi cannot print; ``text_columns`` for columns the
+  paste adds to topo -m.
 * Every recovered or ignored oddity is a :class:`ParseIssue` naming its 1-based input line.
-* Input whose GPU matrix is ambiguous or absent raises :class:`TopoParseError` (exit 4) with the issues.
+* Input whose GPU matrix is ambiguous or absent raises :class:`TopoParseError` (exit 4) with the issues;
+  a capture that holds nvidia-smi's own failure message says the capture failed, and why.
 
 HOW IT READS (and why):
 
@@ -19,10 +21,10 @@ HOW IT READS (and why):
 * Each line is cleaned first: ANSI colour codes, ``\r``, and quote/comment prefixes (``#``, ``>``) go; the
   header is found by its ``GPU0`` label wherever it sits on the line (a shell prompt may be glued in front).
 * The matrix is symmetric, so a damaged row (a missing cell, two cells glued like ``NV18NV18``, a row cut
-  short, a missing GPU row) is re-aligned against the mirrored cells of the intact rows. Only when every
-  alignment consistent with the mirror gives the same GPU-GPU values is it recovered (with an issue);
-  otherwise :class:`TopoParseError`. NIC pairs that no cell describes (pastes truncated after some NIC rows)
-  get no :class:`Link` and one issue -- they are unknown, not guessed.
+  short, a missing GPU or NIC row, GPU0's included) is re-aligned against the mirrored cells of the intact
+  rows. Only when every alignment consistent with the mirror gives the same GPU-GPU values is it recovered
+  (with an issue); otherwise :class:`TopoParseError`. NIC pairs that no cell describes (pastes truncated
+  after some NIC rows) get no :class:`Link` and one issue -- they are unknown, not guessed.
 * Affinity columns are mapped by the header's names (``CPU Affinity``, ``NUMA Affinity`` / ``Node
   Affinity``, ``GPU NUMA ID``) in the header's order; ``N/A`` becomes :class:`Unsupported`. A column topo -m
   does not print (a re-typed ``NUMA``) is kept as text (:attr:`TopoParse.text_columns` and an ``ignored``
