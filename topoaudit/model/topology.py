@@ -254,7 +254,7 @@ def _edge_key(link: Link | None) -> tuple[int, int]:
     return (int(link.level), -link.nvlinks)
 
 
-def bottleneck(machine: Machine, gpus: tuple[int, ...] | list[int]) -> Bottleneck:
+def bottleneck(machine: Machine, gpus: Iterable[int]) -> Bottleneck:
     """Slowest hop of the best ring over ``gpus`` (bottleneck travelling-salesman).
 
     Exact up to :data:`EXACT_RING_LIMIT` GPUs (threshold search with a Hamiltonian-cycle DP). Above,
