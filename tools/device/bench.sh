@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Device check for the all-reduce bench (issue 4), on a 1-GPU box: the NCCL sweep at world size 1.
+# Device check for the all-reduce bench on a 1-GPU box: the NCCL sweep at world size 1, then a sweep stopped by
+# SIGTERM (as Slurm's scancel or Kubernetes send) after its first measured row.
 # Checks the CUDA-event timing path, device binding (set_device + device_id before the first collective)
-# and the report plumbing; writes everything under "$OUT". Finishes in well under 3 minutes.
+# the report plumbing, and that a stopped NCCL run exits 130 with its rows and leaves no process behind;
+# writes everything under "$OUT". Finishes in well under 3 minutes.
 # Run from the repository root:  OUT=/tmp/out bash tools/device/bench.sh
 set -u
 OUT="${OUT:-/tmp/topoaudit-bench-out}"
@@ -21,7 +23,22 @@ timeout 150 "$PY" -m topoaudit bench --backend nccl --nproc 1 --max-bytes 1G --t
   --format json -o "$OUT/bench-nccl-ws1.json" > "$OUT/bench-nccl-ws1.stdout" 2> "$OUT/bench-nccl-ws1.stderr"
 echo "exit=$? wall_s=$(( $(date +%s) - start ))" > "$OUT/bench-nccl-ws1.exit"
 
-# 2. a one-screen summary for the note
+# 2. SIGTERM after the first measured row: exit 130, the rows kept, no process of the run left after 5 s
+setsid "$PY" -m topoaudit bench --backend nccl --nproc 1 --max-bytes 4G --timeout 30 --format json \
+  -o "$OUT/bench-sigterm.json" > /dev/null 2> "$OUT/bench-sigterm.stderr" &
+pid=$!
+for _ in $(seq 1 600); do grep -q "measured (last:" "$OUT/bench-sigterm.stderr" && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+echo "exit=$?" > "$OUT/bench-sigterm.exit"
+sleep 5
+echo "left_running=$(pgrep -g "$pid" | wc -l)" >> "$OUT/bench-sigterm.exit"
+"$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); b=d['bench']; print('gate', d['gate']['exit_code'], \
+'status', b['status'], 'rows', sum(len(g['rows']) for g in b['groups']), 'codes', [f['code'] for f in d['findings']])" \
+  "$OUT/bench-sigterm.json" >> "$OUT/bench-sigterm.exit" 2>&1
+cat "$OUT/bench-sigterm.exit"
+
+# 3. a one-screen summary for the note
 "$PY" - "$OUT/bench-nccl-ws1.json" > "$OUT/summary.txt" 2>&1 <<'PYEOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
