@@ -182,3 +182,19 @@ def test_stdout_of_redact_hides_environment_hosts(tmp_path: Path) -> None:
     assert "NCCL_COMM_ID=host-" in proc.stdout  # the variable is there, its host is not
     for host in ENV_HOSTS:
         assert host not in proc.stdout + proc.stderr, host
+
+
+def test_hosts_in_nccl_and_nccl_tests_log_lines_are_hidden() -> None:
+    log = (
+        "hgx-9:6100:6100 [0] NCCL INFO cudaDriverVersion 12080\n"
+        "[1,0]<stdout>:nid007109:24926:24990 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] via NET/AWS Libfabric\n"
+        "#  Rank  0 Group  0 Pid    944 on inst-ks8ls-comp device  0 [0x0f] NVIDIA H200\n"
+        "#  Rank  1 Pid 1756513 on <REDACTED> device  1 [0x25] NVIDIA GeForce RTX 4090\n"
+    )
+    r = Redactor()
+    r.learn_text(log)
+    redacted = r.text(log)
+    for host in ("hgx-9", "nid007109", "inst-ks8ls-comp"):
+        assert host not in redacted, host
+    assert "host-1:6100:6100 [0] NCCL INFO cudaDriverVersion 12080" in redacted
+    assert "on host-3 device  0 [0x0f] NVIDIA H200" in redacted and "<REDACTED>" in redacted

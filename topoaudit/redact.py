@@ -61,6 +61,12 @@ _KEYED = re.compile(
 _PROMPT = re.compile(
     r"(?<![\w.@-])[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*)(?::[^\s#$%>]*[#$%>]|\s+[^\s\]]*\][#$%>])"
 )
+# host names in collective logs: "node7:24926:24990 [0] NCCL INFO ..." (NCCL_DEBUG) and nccl-tests' rank lines
+# "#  Rank  0 Group  0 Pid  944 on node7 device  0 [0x0f] NVIDIA H200"
+_LOG_HOST = re.compile(
+    r"(?m)^(?:\[[\d,]+\]<\w+>:)?(?P<prefix>[A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL "
+    r"|\bPid\s+\d+\s+on\s+(?P<rank>[A-Za-z0-9][\w.-]*)\s+device\b"
+)
 # "NAME=value" of an environment variable (a probe's variables, an `env` dump, a bench's environment)
 _VARIABLE = re.compile(r"(?<![A-Za-z0-9_])(?P<name>[A-Z][A-Z0-9_]*)=(?P<value>[A-Za-z0-9_.:%\[\],-]+)")
 # variables whose value names hosts: NCCL_COMM_ID=head:29500, MASTER_ADDR, SLURM_NODELIST=node-[17-18], HOSTNAME
@@ -127,12 +133,15 @@ class Redactor:
 
     def learn_text(self, text: str) -> None:
         """Collect values named in raw evidence: ``key: value`` lines (serials, hostnames), shell prompts,
-        host-naming environment variables; a JSON document is also read string by string."""
+        NCCL and nccl-tests log lines, host-naming environment variables; a JSON document is also read string
+        by string."""
         for m in _KEYED.finditer(text):
             key = m.group("key").lower()
             self.learn("serial" if "serial" in key else "host", m.group("value"))
         for m in _PROMPT.finditer(text):
             self.learn("host", m.group("host"))
+        for m in _LOG_HOST.finditer(text):
+            self.learn("host", m.group("prefix") or m.group("rank"))
         for m in _VARIABLE.finditer(text):
             self.learn_variable(m.group("name"), m.group("value"))
         if text.lstrip()[:1] in ("{", "["):
