@@ -28,6 +28,7 @@ FORMATS: dict[str, str] = {
     "html": "topoaudit.render.html",
     "junit": "topoaudit.render.junit",
     "prometheus": "topoaudit.render.prometheus",
+    "k8s-labels": "topoaudit.render.k8s_labels",
 }
 """Format name -> module with a ``render(report, options) -> str`` function."""
 
