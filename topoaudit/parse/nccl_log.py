@@ -63,7 +63,7 @@ _COMM = re.compile(
 )
 _INIT_DONE = re.compile(
     r"\bcomm \S+ rank (?P<rank>\d+) nranks (?P<n>\d+) cudaDev (?P<cuda>\d+)(?: nvmlDev (?P<nvml>\d+))? "
-    r"busId (?P<bus>[0-9a-fA-F]+)\b.*- Init COMPLETE"
+    r"(?:busId (?P<bus>[0-9a-fA-F]+)\b)?.*- Init COMPLETE"
 )
 _COUNTS = re.compile(
     r"^(?P<coll>\d+) coll channels, (?:(?P<collnet>\d+) collnet channels, )?(?:(?P<nvls>\d+) nvls channels, )?"
@@ -318,7 +318,7 @@ class _Builder:
             facts.n, facts.cuda, facts.done = int(m["n"]), int(m["cuda"]), True
             if m["nvml"] is not None:
                 facts.nvml = int(m["nvml"])
-            bus = bus_id_from_nccl(m["bus"])
+            bus = bus_id_from_nccl(m["bus"]) if m["bus"] else None
             if bus:
                 facts.bus = bus
             return True
