@@ -59,6 +59,7 @@ def _load_report(text: str, name: str) -> Loaded:
         SourceInfo("report", name, report.source.demo, f"re-judged from a saved report ({report.source.kind})"),
         report.input_issues,
         extras=dict(report.extras),
+        bench=report.bench,  # a saved sweep is judged again with the rest of the report
     )
 
 

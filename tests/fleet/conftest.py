@@ -1,0 +1,73 @@
+"""Fleets built from real node captures, varied per node the way a real fleet varies (host names, GPU
+UUIDs, measured busbw, capture times); see tests/fixtures/fleet/PROVENANCE.tsv."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from topoaudit.cli import main
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "fleet"
+REPORT = json.loads((FIXTURES / "report-a100-8gpu-nccltests.json").read_text(encoding="utf-8"))
+TOPO = (FIXTURES / "topo-h100-8gpu-12nic-numaoff-2.txt").read_text(encoding="utf-8")
+SNAPSHOT = json.loads((FIXTURES / "snapshot-h200.json").read_text(encoding="utf-8"))
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+def node_report(
+    host: str, *, busbw_scale: float = 1.0, uuid_of: str | None = None, generated_at: str = "2026-12-01T10:00:00+00:00"
+) -> dict[str, object]:
+    """The real A100 node report with its host name, GPU UUIDs, busbw and time set for one fleet node."""
+    data = copy.deepcopy(REPORT)
+    data["host"]["hostname"] = host
+    data["generated_at"] = generated_at
+    for gpu in data["gpus"]:
+        gpu["uuid"] = f"GPU-{uuid_of or host}-{gpu['index']}"
+    for group in data["bench"]["groups"]:
+        for row in group["rows"]:
+            row["busbw_gbps"] = row["busbw_gbps"] * busbw_scale
+            row["algbw_gbps"] = row["algbw_gbps"] * busbw_scale
+    return data
+
+
+def write_report(directory: Path, host: str, **kwargs: object) -> Path:
+    path = directory / f"{host}.json"
+    path.write_text(json.dumps(node_report(host, **kwargs)), encoding="utf-8")  # type: ignore[arg-type]
+    return path
+
+
+def write_topo(directory: Path, host: str, degraded: bool = False) -> Path:
+    """The real H100 node's `topo -m`; ``degraded``: GPU3-GPU5 shows NV12 instead of NV18 (constructed)."""
+    text = TOPO
+    if degraded:
+        lines = text.splitlines(keepends=True)
+        for k, line in enumerate(lines):
+            if line.startswith(("GPU3", "GPU5")):
+                cells = line.split("\t")
+                column = 6 if line.startswith("GPU3") else 4  # GPU5's column on GPU3's row, and back
+                assert cells[column].strip() == "NV18", cells
+                cells[column] = "NV12"
+                lines[k] = "\t".join(cells)
+        text = "".join(lines)
+    path = directory / f"{host}.topo.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    """``run("fleet", DIR)`` -> (exit code, stdout, stderr), as a user runs the command."""
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        with pytest.raises(SystemExit) as exc:
+            main(list(args))
+        out, err = capsys.readouterr()
+        return int(exc.value.code or 0), out, err
+
+    return invoke

@@ -1,0 +1,94 @@
+"""`topoaudit fleet`: many node reports judged alike, one verdict, the outliers and a drain list."""
+
+from __future__ import annotations
+
+import click
+
+from topoaudit.app import GateRequest
+from topoaudit.cli.options import gate_options
+
+FLEET_FORMATS = ("console", "html", "json", "junit", "markdown")
+"""The ``--format`` choices (``topoaudit.render.fleet_formats.FLEET_FORMATS``, named here for a cheap --help)."""
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@gate_options
+@click.option(
+    "--expect-nodes",
+    metavar="FILE|HOSTLIST",
+    help="Hosts that must report: a file of host names, or a Slurm host list such as 'gpu[001-064]'.",
+)
+@click.option(
+    "--max-report-age",
+    "max_age_h",
+    type=click.FloatRange(min=0),
+    default=24.0,
+    show_default=True,
+    help="Hours a node's report may be older than the newest before it is called stale.",
+)
+@click.option(
+    "--rack-gpus",
+    type=click.IntRange(min=1),
+    default=72,
+    show_default=True,
+    help="GPUs an NVL rack's NVLink domain is sold with (72, or 36).",
+)
+@click.option("--apply", is_flag=True, help="Run the drain commands with scontrol (default: print them only).")
+@click.option(
+    "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Processes judging nodes at once."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(FLEET_FORMATS), default="console", show_default=True, help="Report format."
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
+@click.pass_context
+def fleet(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    gate: GateRequest,
+    expect_nodes: str | None,
+    max_age_h: float,
+    rack_gpus: int,
+    apply: bool,
+    jobs: int,
+    fmt: str,
+    output: str | None,
+) -> None:
+    """Judge many node reports alike and give one verdict: PATH is a node report, snapshot, bundle or
+    capture (anything `analyze` reads), a directory of them, or a glob.
+
+    \b
+    Prints one line per host (`host | PASS`, `host | FAIL: code, code`), the hardware groups, the
+    outliers within each group (median/MAD), duplicate GPU identities, stale and missing nodes, NVL
+    racks, and a drain list of `scontrol` commands, which run only with --apply.
+
+    \b
+    Examples:
+      topoaudit fleet /shared/audit/            # one bundle or report per node
+      topoaudit fleet 'reports/*.json' --expect-nodes 'gpu[001-064]' --format html -o fleet.html
+      topoaudit fleet /shared/audit/ --policy builtin:hgx-8gpu --apply   # on the Slurm controller
+    """
+    from topoaudit import app
+    from topoaudit.render.fleet_formats import render_fleet
+
+    request = app.FleetRequest(
+        paths=paths,
+        gate=gate,
+        expect_nodes=expect_nodes,
+        max_report_age_s=max_age_h * 3600,
+        rack_gpus=rack_gpus,
+        apply=apply,
+        jobs=jobs,
+    )
+    report = app.fleet(request)
+    text = render_fleet(report, fmt)
+    verdict = f"{report.gate.verdict.upper()} (exit {report.gate.exit_code})"
+    if output:
+        app.write_text_file(output, text)
+        click.echo(f"topoaudit fleet: {verdict}; report written to {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+        if fmt != "console":
+            click.echo(f"topoaudit fleet: {verdict}: {report.gate.reason}", err=True)
+    ctx.exit(report.gate.exit_code)

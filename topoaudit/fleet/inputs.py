@@ -1,0 +1,148 @@
+"""Find the node inputs (lazily), name their hosts, read when they were captured, expand host lists.
+
+A PATH is a node file (report, snapshot, capture), a bundle directory (it holds ``report.json``), a
+directory of those (searched recursively, in name order), or a glob of any of them.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from topoaudit.errors import InputError, UsageError
+
+NODE_SUFFIXES = (".json", ".txt", ".log", ".out")
+BUNDLE_REPORT = "report.json"
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_CAPTURED_AT = re.compile(r'"(?:generated_at|taken_at)"\s*:\s*"([^"]+)"')
+
+
+@dataclass(frozen=True)
+class NodeInput:
+    path: str  # the file to judge
+    host_hint: str  # the host name when the input does not carry one (bundle directory or file stem)
+    shown_as: str  # what the user gave: the bundle directory or the file
+
+
+def node_inputs(paths: Iterable[str]) -> Iterator[NodeInput]:
+    """Every node input under ``paths``, one at a time; InputError for a PATH that matches nothing."""
+    for given in paths:
+        matches = [given] if os.path.exists(given) or not _GLOB_CHARS.search(given) else sorted(glob.glob(given))
+        if not matches:
+            raise InputError(f"{given}: matches no file")
+        for match in matches:
+            if not os.path.exists(match):
+                raise InputError(f"{match}: no such file or directory")
+            yield from _walk(Path(match))
+
+
+def _walk(path: Path) -> Iterator[NodeInput]:
+    if path.is_dir():
+        bundle_report = path / BUNDLE_REPORT
+        if bundle_report.is_file():
+            yield NodeInput(str(bundle_report), path.resolve().name, str(path))
+            return
+        for child in sorted(path.iterdir()):
+            if child.name.startswith("."):
+                continue
+            if child.is_dir() or child.suffix.lower() in NODE_SUFFIXES:
+                yield from _walk(child)
+        return
+    yield NodeInput(str(path), host_from_file(path), str(path))
+
+
+def host_from_file(path: Path) -> str:
+    """``gpu-a01.snapshot.json`` -> ``gpu-a01``: the file name up to its first dot."""
+    return path.name.split(".", 1)[0] or path.name
+
+
+def captured_at(path: str) -> str:
+    """When a node report or snapshot was made (its ``generated_at``/``taken_at``); "" for plain captures."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    if not head.lstrip().startswith("{"):
+        return ""
+    found = _CAPTURED_AT.search(head)
+    if found is None:  # a snapshot records taken_at after its GPUs
+        try:
+            found = _CAPTURED_AT.search(Path(path).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return ""
+    return found.group(1) if found else ""
+
+
+# --- Slurm-style host lists --------------------------------------------------------------------------
+
+
+def expected_hosts(spec: str) -> tuple[str, ...]:
+    """``--expect-nodes``: a FILE of host names or host lists (one or more a line), or a host list itself.
+
+    Host lists follow Slurm: ``gpu[01-04,07],login1`` -> gpu01 gpu02 gpu03 gpu04 gpu07 login1.
+    """
+    if os.path.isfile(spec):
+        try:
+            text = Path(spec).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{spec}: cannot read the expected nodes ({type(exc).__name__})") from exc
+        words = [w for line in text.splitlines() for w in line.split("#", 1)[0].split()]
+    else:
+        words = spec.split()
+    hosts: dict[str, None] = {}
+    for word in words:
+        for host in expand_hostlist(word):
+            hosts.setdefault(host, None)
+    if not hosts:
+        raise UsageError(f"--expect-nodes {spec!r} names no host")
+    return tuple(hosts)
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """Expand one Slurm host list expression (commas outside brackets separate hosts)."""
+    out: list[str] = []
+    for item in _split_top(text.strip().strip(",")):
+        out.extend(_expand_one(item))
+    return out
+
+
+def _split_top(text: str) -> list[str]:
+    items, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise UsageError(f"host list {text!r}: ']' without '['")
+        elif ch == "," and depth == 0:
+            items.append(text[start:k])
+            start = k + 1
+    if depth:
+        raise UsageError(f"host list {text!r}: '[' without ']'")
+    items.append(text[start:])
+    return [i for i in items if i]
+
+
+def _expand_one(item: str) -> list[str]:
+    found = re.search(r"\[([^\]]*)\]", item)
+    if found is None:
+        return [item]
+    head, tail = item[: found.start()], item[found.end() :]
+    out: list[str] = []
+    for part in found.group(1).split(","):
+        bounds = part.split("-")
+        if len(bounds) == 1 and bounds[0].isdigit():
+            numbers = [bounds[0]]
+        elif len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit() and int(bounds[0]) <= int(bounds[1]):
+            width = len(bounds[0])
+            numbers = [str(n).zfill(width) for n in range(int(bounds[0]), int(bounds[1]) + 1)]
+        else:
+            raise UsageError(f"host list {item!r}: {part!r} is not a number or a range like 01-16")
+        out.extend(host for n in numbers for host in _expand_one(head + n + tail))
+    return out

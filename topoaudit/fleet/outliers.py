@@ -1,0 +1,55 @@
+"""Robust outliers: median and MAD (median absolute deviation) of one figure across a hardware group.
+
+The spread is 1.4826 x MAD (the standard deviation for normal data) but never under a fraction of the
+median, so a figure every peer reports identically (18 NVLinks, 400 Gb/s) still names the one node off it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import replace
+
+from topoaudit.model.fleet import FigureStats, FleetOptions, Outlier
+
+MAD_TO_SIGMA = 1.4826
+
+
+def outliers_of(
+    figure: str,
+    unit: str,
+    group: str,
+    hosts: Sequence[str],
+    values: Sequence[float],
+    options: FleetOptions,
+) -> tuple[FigureStats, list[Outlier]]:
+    """The figure's spread and the values far from its median by the rule of ``options``.
+
+    No outliers below the minimum group size, nor when every value is 0.
+    """
+    median = statistics.median(values)
+    mad = statistics.median(abs(v - median) for v in values)
+    spread = max(MAD_TO_SIGMA * mad, options.outlier_floor_ratio * abs(median))
+    limit = options.outlier_mad_threshold * spread
+    found: list[Outlier] = []
+    stats = FigureStats(figure, unit, len(values), median, mad, min(values), max(values), median - limit,
+                        median + limit, 0)  # fmt: skip
+    if len(values) < options.outlier_min_nodes or spread == 0:
+        return stats, found
+    for host, value in zip(hosts, values, strict=True):
+        if abs(value - median) > limit:
+            found.append(
+                Outlier(
+                    host=host,
+                    group=group,
+                    figure=figure,
+                    unit=unit,
+                    value=value,
+                    median=median,
+                    mad=mad,
+                    ratio=value / median if median else float("inf"),
+                    direction="low" if value < median else "high",
+                    peers=len(values),
+                )
+            )
+    return replace(stats, outliers=len(found)), found

@@ -1,0 +1,34 @@
+"""The fleet on a terminal: verdict, one greppable line per host, groups, outliers, racks, the drain list."""
+
+from __future__ import annotations
+
+from topoaudit.model.fleet import FleetReport
+from topoaudit.render import RenderOptions
+from topoaudit.render.fleet_text import counts, drain_note, headline, host_line, outlier_line
+
+
+def render(report: FleetReport, options: RenderOptions) -> str:
+    lines = [headline(report), counts(report), ""]
+    lines += [host_line(n) for n in report.nodes]
+    lines += ["", "Hardware groups (GPU model and count, NVLink domains, NICs, driver):"]
+    lines += [f"  {len(g.hosts):>5} nodes  {g.label}" for g in report.groups]
+    lines += ["", f"Outliers ({report.options.outlier_rule}):"]
+    lines += [f"  {outlier_line(o)}" for o in report.outliers] or ["  none"]
+    fleet_findings = [f for f in report.findings if f.code != "fleet-figure-outlier"]
+    if fleet_findings:
+        lines += ["", "Fleet findings:"]
+        lines += [f"  [{f.severity.value}] {f.code}: {f.message}" for f in fleet_findings]
+    if report.racks:
+        lines += ["", "NVL racks (trays keyed by cluster UUID and clique id):"]
+        for rack in report.racks:
+            odd = f"; trays that differ: {', '.join(rack.odd_trays)}" if rack.odd_trays else ""
+            lines.append(
+                f"  {rack.cluster_uuid} clique {rack.clique_id}: {rack.gpus}/{rack.expected_gpus} GPUs in "
+                f"{len(rack.trays)} trays{odd}"
+            )
+    lines += ["", f"Drain list ({len(report.drain)} nodes), {drain_note(report)}"]
+    if report.applied:
+        lines += [f"  {r.host}: exit {r.exit_code}: {r.output}" for r in report.applied]
+    else:
+        lines += [f"  {d.command}" for d in report.drain] or ["  none"]
+    return "\n".join(lines) + "\n"

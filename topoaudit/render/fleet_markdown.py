@@ -1,0 +1,62 @@
+"""The fleet as Markdown (a ticket or a wiki page): the same sections as the console, as tables."""
+
+from __future__ import annotations
+
+from topoaudit.model.fleet import FleetReport
+from topoaudit.render import RenderOptions
+from topoaudit.render.fleet_text import counts, drain_note, headline, host_line
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(report: FleetReport, options: RenderOptions) -> str:
+    out = [f"# {headline(report)}", "", counts(report), "", "## Hosts", "", "```"]
+    out += [host_line(n) for n in report.nodes]
+    out += [
+        "```",
+        "",
+        "## Hardware groups",
+        "",
+        "| nodes | GPUs | NVLink domains | NICs | driver |",
+        "|---|---|---|---|---|",
+    ]
+    for g in report.groups:
+        rates = "/".join(f"{r:g}" for r in g.nic_rates_gbps)
+        nics = f"{g.nic_count}" + (f" @ {rates} Gb/s" if rates else "")
+        domains = "+".join(str(s) for s in g.domain_sizes)
+        out.append(f"| {len(g.hosts)} | {g.gpu_count}x {_cell(g.gpu_model)} | {domains} | {nics} | {_cell(g.driver)} |")
+    out += ["", "## Outliers", "", f"Rule: {report.options.outlier_rule}.", ""]
+    if report.outliers:
+        out += ["| host | figure | value | group median | ratio |", "|---|---|---|---|---|"]
+        out += [
+            f"| {_cell(o.host)} | {_cell(o.figure)} | {o.value:g} {o.unit} | {o.median:g} {o.unit} | {o.ratio:.2f} |"
+            for o in report.outliers
+        ]
+    else:
+        out.append("None.")
+    others = [f for f in report.findings if f.code != "fleet-figure-outlier"]
+    if others:
+        out += ["", "## Fleet findings", ""]
+        out += [f"- **{f.severity.value}** `{f.code}`: {_cell(f.message)}" for f in others]
+    if report.racks:
+        out += [
+            "",
+            "## NVL racks",
+            "",
+            "| cluster UUID | clique | GPUs | trays | trays that differ |",
+            "|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {r.cluster_uuid} | {r.clique_id} | {r.gpus}/{r.expected_gpus} | {len(r.trays)} | "
+            f"{', '.join(r.odd_trays) or 'none'} |"
+            for r in report.racks
+        ]
+    out += ["", f"## Drain list ({len(report.drain)} nodes)", "", drain_note(report), "", "```"]
+    if report.applied:
+        out += [f"{r.host}: exit {r.exit_code}: {r.output}" for r in report.applied]
+    else:
+        out += [d.command for d in report.drain] or ["# none"]
+    out += ["```", ""]
+    return "\n".join(out)
