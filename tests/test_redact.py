@@ -198,3 +198,11 @@ def test_hosts_in_nccl_and_nccl_tests_log_lines_are_hidden() -> None:
         assert host not in redacted, host
     assert "host-1:6100:6100 [0] NCCL INFO cudaDriverVersion 12080" in redacted
     assert "on host-3 device  0 [0x0f] NVIDIA H200" in redacted and "<REDACTED>" in redacted
+
+
+def test_a_utf16_capture_is_redacted_not_dropped_as_binary(tmp_path: Path) -> None:
+    capture = "root@dgx-h100-07:~# nvidia-smi topo -m\r\n\tGPU0\tGPU1\r\nGPU0\t X \tNV18\r\nGPU1\tNV18\t X \r\n"
+    write_bundle(rs.report_of(rs.split_machine()), tmp_path / "b", {"topo.txt": capture.encode("utf-16")}, redact=True)
+    evidence = (tmp_path / "b" / "evidence" / "topo.txt").read_text()
+    assert evidence.startswith("root@host-1:~# nvidia-smi topo -m") and "GPU0\t X \tNV18" in evidence
+    assert "left out" not in evidence

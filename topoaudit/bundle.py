@@ -84,8 +84,17 @@ def _plain(report: Report) -> dict[str, object]:
 
 
 def _as_text(content: str | bytes) -> str | None:
+    """Evidence as text for redaction: UTF-8, or UTF-16 with its byte-order mark (what PowerShell's ``>``
+    writes); None for anything else, which redaction cannot check."""
     if isinstance(content, str):
         return content
+    if content.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            text = content.decode("utf-16")
+        except UnicodeDecodeError:
+            return None
+        # a capture is ASCII text; binary data that happens to start with a BOM decodes to anything but
+        return text if sum(c.isascii() for c in text) >= 0.9 * len(text) else None
     try:
         return content.decode("utf-8")
     except UnicodeDecodeError:
