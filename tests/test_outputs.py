@@ -23,6 +23,15 @@ def test_a_file_is_written_whole_with_no_temporary_left(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
 
 
+def test_a_symbolic_link_is_written_through_and_kept(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "latest.json").write_text("old")
+    (tmp_path / "link.json").symlink_to(tmp_path / "reports" / "latest.json")
+    write_file(tmp_path / "link.json", "new")
+    assert (tmp_path / "link.json").is_symlink()
+    assert (tmp_path / "reports" / "latest.json").read_text() == "new"
+
+
 def test_a_new_file_follows_the_umask_like_any_file(tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:

@@ -39,8 +39,11 @@ def write_file(path: str | os.PathLike[str], content: str | bytes) -> Path:
     """Write ``content`` to ``path`` atomically (temporary file in the same directory, fsync, rename).
 
     A device or pipe that already exists (``/dev/stdout``) is written in place: it cannot be renamed over.
+    A symbolic link is followed: the file it points to is replaced, the link stays.
     """
     target = Path(path)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
     data = content.encode("utf-8") if isinstance(content, str) else content
     _check_parent(target)
     try:
