@@ -121,6 +121,13 @@ def test_no_catalog_expectation_across_hosts_on_cpu_or_for_an_unknown_model() ->
     assert _below(mixed) == []  # ranks naming two models: no one entry to judge against
 
 
+def test_a_pair_of_bridged_cards_is_not_held_to_the_bridged_pair_figure_without_links() -> None:
+    """Two H100 NVL of an 8-card box may share a bridge (208 GB/s) or only PCIe: without links, no guess."""
+    nvl = find_gpu("NVIDIA H100 NVL")
+    assert nvl is not None and nvl.band(2) is not None and not nvl.one_domain
+    assert _below(_result(45.0, name="NVIDIA H100 NVL", n=2)) == []
+
+
 # --- oversubscribed CPU ranks ---------------------------------------------------------------------------
 def test_more_ranks_than_cores_is_a_warning_naming_both_counts() -> None:
     crowded = _result(45.0, n=4, backend="gloo", environment={"cpu_cores": "2"})

@@ -172,6 +172,8 @@ def _catalog_expectation(result: BenchResult, group: BenchGroup, spec: GpuSpec |
         return None
     if len({m.host for m in members}) != 1:  # across hosts the network, not the box, sets the figure
         return None
+    if not (spec.one_domain or spec.build == "pcie" or len(group.ranks) == spec.node_gpus):
+        return None  # on bridged cards some GPUs of a box share a bridge, others only PCIe: which ones, unknown
     band = spec.band(len(group.ranks))
     if band is None:
         return None
