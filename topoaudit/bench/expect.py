@@ -2,8 +2,7 @@
 
 The prediction is ``raw unidirectional GB/s of the bottleneck x achievable fraction`` for a ring
 all-reduce (NCCL's ring reaches ~80% of the NVLink wire rate; NVLS/tree can exceed the ring model, which is
-noted, not flagged). Every constant is in :data:`CONSTANTS` with the published figure it comes from
-(``../shared/notes/anchors.md`` s9, ``nvml-nccl.md`` s D).
+noted, not flagged). Every constant is in :data:`CONSTANTS` with the published figure it comes from.
 """
 
 from __future__ import annotations
@@ -109,7 +108,7 @@ def _gpu_nvlink_generation(machine: Machine, index: int) -> int:
 def _active_links(machine: Machine, index: int, members: tuple[int, ...]) -> int:
     """NVLinks a GPU can use toward the group: its active switch links, or direct links to the members.
 
-    ``NV18`` toward every peer of an NVSwitch box is one per-GPU count shared by all peers (nvml-nccl s0 #5):
+    ``NV18`` toward every peer of an NVSwitch box is one per-GPU count shared by all peers:
     when the per-pair counts add up to more links than a GPU has, the largest one is the GPU's total.
     """
     gpu = next((g for g in machine.gpus if g.index == index), None)

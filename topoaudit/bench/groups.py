@@ -2,7 +2,7 @@
 every ``pair``, ``tp=N`` (the placements the core computes). Pure; no torch.
 
 Ranks are mapped to GPUs of the machine model by PCI bus id when both sides know it (CUDA and NVML
-indices differ: nvml-nccl s0 #4), else by local device index. Without a machine model, the ranks of one
+indices can differ), else by local device index. Without a machine model, the ranks of one
 host count as one domain on CPU (gloo) and as unknown on GPUs.
 """
 

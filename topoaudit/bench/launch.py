@@ -1,6 +1,6 @@
 """Launching the ranks of a bench run: processes, the store, signals, timeouts.
 
-Two ways to start (nvml-nccl s C7):
+Two ways to start:
 
 * **spawned** -- no ``RANK`` in the environment: this process hosts a c10d ``TCPStore`` and spawns one
   process per GPU (NCCL) or ``nproc`` CPU ranks (gloo). The store outlives any rank, so a dead rank, a

@@ -1,7 +1,7 @@
 """What one rank does: join the process group, say where it runs, agree on the plan, sweep every group and
 size, time and check each all-reduce, and write rows and errors to the run's store as it goes.
 
-Timing (nvml-nccl s C2): each process is bound to its GPU (``set_device`` + ``device_id``) before the
+Timing: each process is bound to its GPU (``set_device`` + ``device_id``) before the
 first collective; every (group, size) is warmed up; a trial is a barrier, then ``k`` queued in-place
 all-reduces bracketed by CUDA events (GPU, behind a short ``_sleep`` that hides launch overhead) or by
 ``perf_counter`` (CPU); the buffer is refilled before every trial so repeated sums never overflow; the
@@ -98,7 +98,7 @@ def rank_main(
     device = torch.device("cpu")
     if backend == "nccl":
         device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)  # bind before the first collective (nvml-nccl s C2.1)
+        torch.cuda.set_device(device)  # bind before the first collective: NCCL picks its device then
     kwargs: dict[str, Any] = {"backend": backend, "timeout": timeout}
     if backend == "nccl":
         kwargs["device_id"] = device
@@ -230,7 +230,7 @@ def _sweep(
     import torch.distributed as dist
 
     specs = [GroupSpec(g["name"], g["kind"], tuple(g["ranks"]), bool(g["sweep"])) for g in plan["groups"]]
-    # every rank creates every group, in the same order (torch new_group contract, nvml-nccl s C3)
+    # every rank creates every group, in the same order (torch's new_group contract)
     handles = [None if len(s.ranks) == world else dist.new_group(list(s.ranks)) for s in specs]
     seq = 0
     for spec, handle in zip(specs, handles, strict=True):
