@@ -48,8 +48,9 @@ def measure(directory: str, jobs: int) -> None:
     seconds = time.perf_counter() - start
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(json.dumps({"seconds": seconds, "peak_rss_mib": peak_kib / 1024, "worker_peak_rss_mib": children_kib / 1024,
-                      "nodes": len(report.nodes), "drain": len(report.drain), "outliers": len(report.outliers)}))  # fmt: skip
+    result = {"seconds": seconds, "peak_rss_mib": peak_kib / 1024, "worker_peak_rss_mib": children_kib / 1024}
+    result.update(nodes=len(report.nodes), drain=len(report.drain), outliers=len(report.outliers))
+    print(json.dumps(result))
 
 
 def main() -> None:
