@@ -1,4 +1,5 @@
-"""Shared test setup: helper modules importable by name, and CI guards against a run that is green by accident.
+"""Shared test setup: helper modules importable by name, the in-process command line (the ``run`` fixture),
+and CI guards against a run that is green by accident.
 
 In CI (``CI`` set to anything but empty/0/false) a test that needs the browser, torch or network namespaces
 and skips is a failure: a CI machine is built to run them, so a skip there means CI tested less than it says.
@@ -16,8 +17,20 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from cli_runner import Run, run_cli  # importable once tests/ is on the path
+
 # what a CI machine must provide; a skip whose reason names one of these is a failure there
 _REQUIRED_IN_CI = re.compile(r"\b(torch|chromium|browser|namespaces?|netns)\b", re.IGNORECASE)
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    """``run("analyze", "--example", "hgx-h100")`` -> (exit code, stdout, stderr), in process."""
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        return run_cli(capsys, *args)
+
+    return invoke
 
 
 def in_ci() -> bool:

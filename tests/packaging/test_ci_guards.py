@@ -35,7 +35,8 @@ TORCH_MODULE = 'import pytest\npytest.importorskip("torch_that_is_not_installed"
 
 
 def _pytest(tmp_path: Path, ci: str | None, *args: str) -> subprocess.CompletedProcess[str]:
-    shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
+    for helper in ("conftest.py", "cli_runner.py"):
+        shutil.copy(TESTS / helper, tmp_path / helper)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:
         env["CI"] = ci
