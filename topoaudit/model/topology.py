@@ -414,7 +414,10 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
     elif not groups and tp <= total:
         if largest >= 2:
             replicas = sum(d.size // largest for d in domains)
-            alternatives.append(f"TP={largest} inside each NVLink domain with {replicas} replica(s) (data parallel).")
+            alternatives.append(
+                f"TP={largest} inside each NVLink domain, data parallel over {replicas} "
+                + ("replica." if replicas == 1 else "replicas.")
+            )
             if tp % largest == 0:
                 alternatives.append(
                     f"TP={largest} inside a domain x PP={tp // largest} across domains "

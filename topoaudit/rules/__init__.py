@@ -6,7 +6,7 @@ order their findings are shown; every code they emit is registered in :mod:`topo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from topoaudit.catalog import GpuSpec
@@ -35,6 +35,18 @@ def finding(code: str, message: str, *, severity: Severity | None = None, **evid
     """A finding with the registry's default severity and remedy (unless the rule states otherwise)."""
     entry = info(code)
     return Finding(code, severity or entry.severity, message, dict(evidence), entry.remedy)
+
+
+def first_few(items: Sequence[str], limit: int, sep: str = ", ") -> str:
+    """Up to ``limit`` items, then how many are left out: "GPU0, GPU1 and 5 more" (never a bare "...")."""
+    shown = sep.join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def as_sentence(text: str) -> str:
+    """A clause as a sentence of its own: first letter capital, one full stop."""
+    text = text.rstrip(". ")
+    return text[:1].upper() + text[1:] + "."
 
 
 def registered_rules() -> tuple[Rule, ...]:

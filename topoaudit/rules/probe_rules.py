@@ -16,7 +16,7 @@ from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Gpu, Machine, PathLevel
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
-from topoaudit.rules import RuleContext, finding
+from topoaudit.rules import RuleContext, finding, first_few
 
 PROBE_SOURCES = ("nvml",)
 
@@ -205,11 +205,10 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         severity = Severity.FAIL
     else:
         severity = Severity.WARN
-    shown = ", ".join(f"GPU{a}-GPU{b} {s} over {level.label}" for a, b, s, level in bad[:6])
+    shown = first_few([f"GPU{a}-GPU{b} {s} over {level.label}" for a, b, s, level in bad], 6)
     yield finding(
         "p2p-unavailable",
         f"P2P is unavailable on {len(bad)} GPU pair(s) whose path allows it: {shown}"
-        + (" ..." if len(bad) > 6 else "")
         + (f"; likely cause: {cause}." if cause else "."),
         severity=severity,
         pairs=[{"gpus": [a, b], "status": s, "path": level.name} for a, b, s, level in bad],
@@ -342,12 +341,10 @@ def probe_sources_disagree(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     disagreements = ctx.machine.host.disagreements
     if not _probed(ctx.machine) or not isinstance(disagreements, tuple) or not disagreements:
         return
-    shown = "; ".join(f"{d.subject}: NVML {d.nvml}, {d.other_source} {d.other}" for d in disagreements[:6])
+    shown = first_few([f"{d.subject}: NVML {d.nvml}, {d.other_source} {d.other}" for d in disagreements], 6, "; ")
     yield finding(
         "probe-sources-disagree",
-        f"NVML and nvidia-smi disagree in {len(disagreements)} place(s): {shown}"
-        + (" ..." if len(disagreements) > 6 else "")
-        + ".",
+        f"NVML and nvidia-smi disagree in {len(disagreements)} place(s): {shown}.",
         disagreements=[
             {"subject": d.subject, "nvml": d.nvml, "other": d.other, "other_source": d.other_source}
             for d in disagreements

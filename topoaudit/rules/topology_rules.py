@@ -12,7 +12,7 @@ from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
 from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, on_nvlink, pairs_among
 from topoaudit.model.values import Failed
-from topoaudit.rules import RuleContext, finding
+from topoaudit.rules import RuleContext, as_sentence, finding, first_few
 
 
 def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
@@ -33,7 +33,7 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     yield finding(
         "nvlink-split-domain",
         f"{total} GPUs form {len(multi)} NVLink domains ({shape}): {groups}; tensor parallelism beyond "
-        f"{largest} GPUs runs over the {_crossing(ctx, multi)} ({why}).",
+        f"{largest} GPUs runs over the {_crossing(ctx, multi)}. {as_sentence(why)}",
         severity=severity,
         domains=[list(d.gpus) for d in multi],
         largest_domain=largest,
@@ -101,7 +101,8 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         severity, why = Severity.WARN, "GPU model unknown"
     yield finding(
         "nvlink-absent",
-        f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair; slowest GPU path: {worst.label} ({why}).",
+        f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair; slowest GPU path: {worst.label}. "
+        + as_sentence(why),
         severity=severity,
         gpus=[g.index for g in ctx.machine.gpus],
         slowest_path=worst.name,
@@ -203,9 +204,7 @@ def _pairs_missing_behind_switches(ctx: RuleContext) -> Iterable[Finding]:
         )
         if not missing:
             continue
-        shown = ", ".join(f"GPU{a}-GPU{b} {link.code}" for a, b, link in missing[:6]) + (
-            " ..." if len(missing) > 6 else ""
-        )
+        shown = first_few([f"GPU{a}-GPU{b} {link.code}" for a, b, link in missing], 6)
         yield finding(
             "nvlink-degraded",
             f"NVLink domain {format_gpus(domain.gpus)} sits behind NVSwitches, yet {len(missing)} GPU pair(s) in it "
@@ -268,8 +267,9 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             yield _degraded_finding(
                 [(a, b, d.max_links)],
                 d.max_links + 1,
-                "a full bridge (bridges carry an even number of links)",
+                "a full bridge",
                 severity=Severity.WARN,
+                note="bridges carry an even number of links",
             )
 
 
@@ -288,14 +288,14 @@ def _degraded_against_catalog(
     want = spec.nvlinks_per_gpu
     unverified = "\u26a0" in spec.source_of("nvlinks_per_gpu")
     soft = Severity.WARN if unverified else None
-    note = " (the catalog's link count is unverified)" if unverified else ""
+    note = "the catalog's link count is unverified" if unverified else ""
     domain_of = {g: d for d in ctx.domains for g in d.gpus}
     on_switch = {g for g, d in domain_of.items() if d.build == "nvswitch"}
     switched = [(a, b, n) for a, b, n in pairs if a in on_switch and (a, b) not in reported]
     low = [(a, b, n) for a, b, n in switched if n < want]
     if low:
         reported.update((a, b) for a, b, _ in low)
-        yield _degraded_finding(low, want, f"{spec.name}'s {want} links{note}", severity=soft)
+        yield _degraded_finding(low, want, f"{spec.name}'s {want} links", severity=soft, note=note)
     seen = {g for pair in reported for g in pair}
     totals: Counter[int] = Counter()
     for a, b, n in pairs:
@@ -304,10 +304,11 @@ def _degraded_against_catalog(
             totals[b] += n
     short = sorted((g, n) for g, n in totals.items() if n < want and g not in seen)
     if short:
-        shown = ", ".join(f"GPU{g} {n}" for g, n in short[:8]) + (" ..." if len(short) > 8 else "")
+        shown = first_few([f"GPU{g} {n}" for g, n in short], 8)
         yield finding(
             "nvlink-degraded",
-            f"{len(short)} GPU(s) have fewer NVLinks to their peers than {spec.name}'s {want}{note}: {shown}.",
+            f"{len(short)} GPU(s) have fewer NVLinks to their peers than {spec.name}'s {want}: {shown}"
+            + (f"; {note}." if note else "."),
             severity=soft,
             gpus=[{"gpu": g, "nvlinks": n} for g, n in short],
             expected_nvlinks=want,
@@ -317,12 +318,14 @@ def _degraded_against_catalog(
 
 
 def _degraded_finding(
-    low: list[tuple[int, int, int]], expected: int, versus: str, severity: Severity | None = None
+    low: list[tuple[int, int, int]], expected: int, versus: str, severity: Severity | None = None, note: str = ""
 ) -> Finding:
-    shown = ", ".join(f"GPU{a}-GPU{b} NV{n}" for a, b, n in low[:6]) + (" ..." if len(low) > 6 else "")
+    """One nvlink-degraded finding over ``low`` pairs; ``note`` qualifies the comparison, after the pairs."""
+    shown = first_few([f"GPU{a}-GPU{b} NV{n}" for a, b, n in low], 6)
     return finding(
         "nvlink-degraded",
-        f"{len(low)} GPU pair(s) have fewer NVLinks than {versus} (NV{expected}): {shown}.",
+        f"{len(low)} GPU pair(s) have fewer NVLinks than {versus} (NV{expected}): {shown}"
+        + (f"; {note}." if note else "."),
         severity=severity,
         pairs=[{"gpus": [a, b], "nvlinks": n} for a, b, n in low],
         expected_nvlinks=expected,
