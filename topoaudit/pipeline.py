@@ -145,8 +145,8 @@ def _input_findings(issues: tuple[InputIssue, ...]) -> list[Finding]:
     return [
         finding(
             "input-recovered",
-            f"The input was damaged; {len(recovered)} place(s) recovered (first: line {recovered[0].line}: "
-            f"{recovered[0].message}).",
+            f"The input was damaged; {len(recovered)} place(s) recovered. First, line {recovered[0].line}: "
+            f"{recovered[0].message.rstrip('.')}.",
             lines=[i.line for i in recovered],
         )
     ]
