@@ -9,7 +9,9 @@ import re
 import stat
 from pathlib import Path
 
-from conftest import Run, write_report, write_topo
+import pytest
+from cli_runner import Run
+from fleet_nodes import node_report, write_report, write_topo
 
 from topoaudit import app
 from topoaudit.fleet.inputs import expand_hostlist
@@ -140,7 +142,7 @@ def test_a_bundle_directory_is_one_node_named_by_the_report_inside(tmp_path: Pat
     for host in ("gpu01", "gpu02"):
         bundle = tmp_path / f"bundle-{host}"
         bundle.mkdir()
-        (bundle / "report.json").write_text(json.dumps(__import__("conftest").node_report(host)), encoding="utf-8")
+        (bundle / "report.json").write_text(json.dumps(node_report(host)), encoding="utf-8")
         (bundle / "evidence").mkdir()
         (bundle / "evidence" / "stdin.txt").write_text("raw input\n", encoding="utf-8")
     code, out, _ = run("fleet", str(tmp_path))
@@ -149,7 +151,7 @@ def test_a_bundle_directory_is_one_node_named_by_the_report_inside(tmp_path: Pat
 
 
 def test_apply_runs_scontrol_with_the_reason_and_reports_each_result(
-    tmp_path: Path, run: Run, monkeypatch: object
+    tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fleet_dir = tmp_path / "fleet"
     fleet_dir.mkdir()
@@ -162,11 +164,8 @@ def test_apply_runs_scontrol_with_the_reason_and_reports_each_result(
     fake.write_text(f'#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> {log}\n', encoding="utf-8")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     env_path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
-    import pytest
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PATH", env_path)
-        code, out, _ = run("fleet", str(fleet_dir), "--apply")
+    monkeypatch.setenv("PATH", env_path)
+    code, out, _ = run("fleet", str(fleet_dir), "--apply")
     assert code == 1
     args = log.read_text(encoding="utf-8").splitlines()
     assert args[:3] == ["update", "nodename=gpu06", "state=drain"]
@@ -175,25 +174,19 @@ def test_apply_runs_scontrol_with_the_reason_and_reports_each_result(
     assert "applied with scontrol (--apply)" in out and "gpu06: exit 0: ok" in out
 
 
-def test_without_apply_nothing_runs(tmp_path: Path, run: Run) -> None:
+def test_without_apply_nothing_runs(tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     _healthy_fleet(tmp_path)
     write_report(tmp_path, "gpu06", busbw_scale=0.7)
-    import pytest
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PATH", str(tmp_path / "no-such-bin"))  # scontrol would not even be found
-        code, out, _ = run("fleet", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-such-bin"))  # scontrol would not even be found
+    code, out, _ = run("fleet", str(tmp_path))
     assert code == 1 and "printed, not run" in out
 
 
-def test_apply_without_scontrol_is_exit_4(tmp_path: Path, run: Run) -> None:
+def test_apply_without_scontrol_is_exit_4(tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     _healthy_fleet(tmp_path)
     write_report(tmp_path, "gpu06", busbw_scale=0.7)
-    import pytest
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PATH", str(tmp_path / "no-such-bin"))
-        code, _, err = run("fleet", str(tmp_path), "--apply")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-such-bin"))
+    code, _, err = run("fleet", str(tmp_path), "--apply")
     assert code == 4 and "scontrol" in err
 
 

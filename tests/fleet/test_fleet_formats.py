@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import write_report, write_topo
+from fleet_nodes import write_report, write_topo
 
 from topoaudit import app
 from topoaudit.errors import InputError

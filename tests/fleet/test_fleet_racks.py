@@ -7,7 +7,8 @@ import copy
 import json
 from pathlib import Path
 
-from conftest import SNAPSHOT, Run
+from cli_runner import Run
+from fleet_nodes import SNAPSHOT
 
 RACK_A = "5b1a2c3d-0000-4000-8000-00000000000a"
 RACK_B = "5b1a2c3d-0000-4000-8000-00000000000b"

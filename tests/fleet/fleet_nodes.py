@@ -1,23 +1,16 @@
-"""Fleets built from real node captures, varied per node the way a real fleet varies (host names, GPU
-UUIDs, measured busbw, capture times); see tests/fixtures/fleet/PROVENANCE.tsv."""
+"""Node inputs for the fleet tests: real node captures varied per node the way a real fleet varies (host
+names, GPU UUIDs, measured busbw, capture times); see tests/fixtures/fleet/PROVENANCE.tsv."""
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
 from pathlib import Path
-
-import pytest
-
-from topoaudit.cli import main
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "fleet"
 REPORT = json.loads((FIXTURES / "report-a100-8gpu-nccltests.json").read_text(encoding="utf-8"))
 TOPO = (FIXTURES / "topo-h100-8gpu-12nic-numaoff-2.txt").read_text(encoding="utf-8")
 SNAPSHOT = json.loads((FIXTURES / "snapshot-h200.json").read_text(encoding="utf-8"))
-
-Run = Callable[..., tuple[int, str, str]]
 
 
 def node_report(
@@ -58,16 +51,3 @@ def write_topo(directory: Path, host: str, degraded: bool = False) -> Path:
     path = directory / f"{host}.topo.txt"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Run:
-    """``run("fleet", DIR)`` -> (exit code, stdout, stderr), as a user runs the command."""
-
-    def invoke(*args: str) -> tuple[int, str, str]:
-        with pytest.raises(SystemExit) as exc:
-            main(list(args))
-        out, err = capsys.readouterr()
-        return int(exc.value.code or 0), out, err
-
-    return invoke
