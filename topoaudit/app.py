@@ -430,10 +430,11 @@ def _judge(
         plan_request=plan_request,
         imported_findings=loaded.findings,
         extras=loaded.extras,
+        nccl=loaded.nccl,
+        captures=loaded.captures,
     )
 
 
-        nccl=loaded.nccl,
 def _planner_call(call: Callable[[], _T]) -> _T:
     """A planner refusal caused by option values is a usage error (exit 2), said in one sentence."""
     from topoaudit.errors import ConfigError

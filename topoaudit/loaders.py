@@ -22,6 +22,7 @@ from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
 from topoaudit.model.nccl import NcclView
+from topoaudit.model.nccl_topo import CAPTURES_NOT_GIVEN, Captures
 from topoaudit.model.report import BENCH_NOT_RUN, NCCL_LOG_NOT_GIVEN, InputIssue, SourceInfo
 from topoaudit.model.values import Unsupported
 
@@ -39,6 +40,7 @@ class Loaded:
     findings: tuple[Finding, ...] = ()
     bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an imported nccl-tests run, not yet judged
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN  # NCCL's own view from an NCCL_DEBUG=INFO log
+    captures: Captures | Unsupported = CAPTURES_NOT_GIVEN  # NCCL XML dumps, nvbandwidth matrices
 
 
 Sniff = Callable[[str], bool]
@@ -134,6 +136,31 @@ def _nccl_view_beside(text: str, name: str) -> NcclView | Unsupported:
     return parse_nccl_log(text, name)
 
 
+# --- NCCL_TOPO_DUMP_FILE / NCCL_GRAPH_DUMP_FILE XML ---
+def _is_nccl_xml(text: str) -> bool:
+    if "<system" not in text[:65536] and "<graphs" not in text[:65536]:  # cheap test before the parser loads
+        return False
+    from topoaudit.parse.nccl_xml import looks_like_nccl_xml
+
+    return looks_like_nccl_xml(text)
+
+
+def _load_nccl_xml(text: str, name: str) -> Loaded:
+    """NCCL's topology becomes the machine (GPUs, NICs, paths, NVLink counts); the rest, the report's captures."""
+    from topoaudit.parse.nccl_xml import parse_nccl_xml
+
+    parsed = parse_nccl_xml(text, name)
+    topology = parsed.topology
+    what = "NCCL_GRAPH_DUMP_FILE" if topology.kind == "graph" else f"{topology.flavour.upper()} topology"
+    description = f"{what} XML (version {topology.version or 'not given'}): {len(parsed.machine.gpus)} GPU(s)"
+    return Loaded(
+        parsed.machine,
+        SourceInfo("nccl-xml", name, description=description),
+        tuple(InputIssue(0, "ignored", note) for note in parsed.notes),
+        captures=Captures(nccl_topology=topology),
+    )
+
+
 # --- topoaudit snapshot ---
 def _is_snapshot(text: str) -> bool:
     if "topoaudit-snapshot" not in text[:1024]:  # cheap test first: most inputs are topo -m text
@@ -164,6 +191,7 @@ def loaded_from_snapshot(snapshot: Any, name: str, kind: str = "snapshot") -> Lo
 LOADERS: list[tuple[str, Sniff, Load]] = [
     ("snapshot", _is_snapshot, _load_snapshot),
     ("report", _is_report, _load_report),
+    ("nccl-xml", _is_nccl_xml, _load_nccl_xml),
     # the topo matrix sniff is the loosest: it goes last
     ("nccl-tests", _is_nccl_tests, _load_nccl_tests),
     ("nccl-log", _is_nccl_log, _load_nccl_log),

@@ -20,6 +20,7 @@ from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, worst_first
 from topoaudit.model.machine import Machine
 from topoaudit.model.nccl import NcclView
+from topoaudit.model.nccl_topo import CAPTURES_NOT_GIVEN, Captures
 from topoaudit.model.plan import DeployPlan, PlanRequest
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.report import (
@@ -50,13 +51,15 @@ def analyze(
     extras: dict[str, Any] | None = None,
     generated_at: str | None = None,
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN,
+    captures: Captures | Unsupported = CAPTURES_NOT_GIVEN,
 ) -> Report:
     """Judge one machine and every fact gathered about it, once, and return the complete report.
 
     ``bench`` is a measured or imported all-reduce sweep (judged here, with ``expect_busbw_gbps`` as the
     user's floor for the whole-machine plateau); ``plan_request`` asks for a deploy plan checked against the
     machine's domains; ``imported_findings`` are findings a loaded source brings with it; ``nccl`` is NCCL's own
-    view from an NCCL_DEBUG=INFO log, judged against the machine. The rules, the bench
+    view from an NCCL_DEBUG=INFO log, judged against the machine; ``captures`` are NCCL's XML dumps and
+    nvbandwidth matrices, judged beside the machine they describe. The rules, the bench
     judge, the plan's finding, the policy and the gate each run exactly once, in that order.
     """
     options = options or AuditOptions()
@@ -98,6 +101,10 @@ def analyze(
         from topoaudit.rules.nccl_rules import judge_nccl
 
         found += judge_nccl(nccl, machine, spec)
+    if isinstance(captures, Captures):
+        from topoaudit.rules.capture_rules import judge_captures
+
+        found += judge_captures(captures, machine, spec)
     found += [*_input_findings(issues), *_model_findings(machine, gpu_model, spec)]
     plan: DeployPlan | Unsupported = NOT_REQUESTED
     if plan_request is not None:
@@ -135,6 +142,7 @@ def analyze(
         bench=bench,
         policy=policy_outcome,
         nccl=nccl,
+        captures=captures,
     )
 
 

@@ -17,6 +17,7 @@ from topoaudit.model.codec import DecodeError, decode, encode
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
 from topoaudit.model.nccl import NcclView
+from topoaudit.model.nccl_topo import CAPTURES_NOT_GIVEN, Captures
 from topoaudit.model.plan import DeployPlan
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.topology import Bottleneck, Domain, Placement
@@ -100,6 +101,8 @@ class Report:
     policy: PolicyOutcome | Unsupported = NO_POLICY
     # NCCL's own view from an NCCL_DEBUG=INFO log: the transport per rank pair, channels, NVLS, GPUDirect RDMA
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN
+    # NCCL's XML dumps and measured matrices: the facts a Machine has no field for
+    captures: Captures | Unsupported = CAPTURES_NOT_GIVEN
 
     @property
     def verdict(self) -> str:

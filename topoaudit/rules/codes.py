@@ -196,6 +196,29 @@ CODES: dict[str, CodeInfo] = {
             "Reset the GPUs (`nvidia-smi -r` with no process on them) or reboot the node; until then run with "
             "NCCL_NVLS_ENABLE=0 to avoid the failure at a cost in all-reduce bandwidth.",
         ),
+        # NCCL's XML topology dump and measured copy bandwidth (nvbandwidth).
+        _c(
+            "nccl-topo-nvlinks-low",
+            "warn",
+            "NCCL counts fewer NVLinks for a GPU than its siblings have (or than its model has)",
+            "Check the GPU's links with `nvidia-smi nvlink -s` and `-e`: an inactive link or rising error counters "
+            "need a GPU reset (`nvidia-smi -r`), a reboot, or the provider's baseboard service.",
+        ),
+        _c(
+            "nccl-topo-flattened",
+            "warn",
+            "NCCL sees a flattened virtual-machine topology (no NUMA node, no PCIe speed or width)",
+            "Give NCCL the real topology: set NCCL_TOPO_FILE to the provider's topology file for this VM size "
+            "(or one written from the host's `nvidia-smi topo -m`), so rings and GPUDirect RDMA choices rest on "
+            "facts rather than defaults.",
+        ),
+        _c(
+            "nvbandwidth-pair-low",
+            "warn",
+            "A GPU pair copies far below the other pairs in nvbandwidth",
+            "Compare the pair's path in `nvidia-smi topo -m` and its links in `nvidia-smi nvlink -s`/`-e`; rerun "
+            "nvbandwidth on an idle box, and reset or service the GPUs whose links are degraded.",
+        ),
         # Facts only a live probe (or its snapshot) has.
         _c(
             "nvlink-link-down",

@@ -1,0 +1,111 @@
+"""NCCL's own picture of the box (``NCCL_TOPO_DUMP_FILE`` / ``NCCL_GRAPH_DUMP_FILE`` XML) and the other
+captures users paste beside it (``nvbandwidth``), as facts a Machine has no field for.
+
+What a capture shares with a probe (GPUs, NICs, paths, NVLink ports, P2P status) goes into the
+:class:`~topoaudit.model.machine.Machine`, so the same rules judge it; what only NCCL or a measurement
+knows (links per NVSwitch target, the flattened view of a VM, a copy-bandwidth matrix) lives here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topoaudit.model.values import Probed, Unsupported
+
+CAPTURES_NOT_GIVEN = Unsupported(source="captures", reason="no NCCL XML dump or nvbandwidth output in the input")
+NO_NCCL_XML = Unsupported(source="nccl-xml", reason="no NCCL XML dump in the input")
+
+# NCCL_TOPO_DUMP_FILE writes this target when the far end of an NVLink is not visible (VMs, GB200 trays):
+# "fffffff:ffff:ff" in NCCL's xml.cc, "fffffff:ff:ff.0" in older dumps.
+HIDDEN_TARGET_PREFIX = "fffffff:"
+
+
+@dataclass(frozen=True)
+class NcclNvlink:
+    """One ``<nvlink>`` of a GPU: how many links reach one target."""
+
+    target: str  # the remote PCI bus id, or NCCL's invisible-device sentinel
+    count: int
+    target_class: str  # "0x068000" NVSwitch, "0x0302.." a GPU, "0x068001" a CPU
+    target_kind: str  # "nvswitch" | "gpu" | "cpu" | "hidden" | "self" | "unknown"
+
+
+@dataclass(frozen=True)
+class NcclGpu:
+    """One GPU as NCCL saw it."""
+
+    index: int  # ``dev``; file order when the file has no ``<gpu>`` element
+    pci_bus_id: str
+    sm: Probed[int]
+    rank: Probed[int]
+    gdr: Probed[bool]  # GPUDirect RDMA possible from this GPU
+    numa_id: int  # -1: NCCL could not place it (a flattened VM view)
+    link_speed: str  # NCCL's text, "32.0 GT/s PCIe"; "" when unknown
+    link_width: int  # lanes; 0 when unknown
+    pci_gbps: float  # what NCCL credits the PCIe link with (GB/s)
+    nvlinks: tuple[NcclNvlink, ...]
+    nvlink_gbps: Probed[float]  # what NCCL credits all this GPU's NVLinks with (GB/s)
+    arch: Probed[str]  # RCCL's ``arch``/``gcn`` ("gfx942")
+
+    @property
+    def nvlink_count(self) -> int:
+        return sum(link.count for link in self.nvlinks)
+
+
+@dataclass(frozen=True)
+class NcclNet:
+    """One ``<net>`` (or a bare NIC function in a hand-written topology file)."""
+
+    label: str  # "NIC0", as in ``topo -m``
+    name: Probed[str]  # "mlx5_0"
+    pci_bus_id: Probed[str]
+    speed_megabits_per_s: Probed[int]
+    net_gbps: Probed[float]  # what NCCL credits it with (GB/s)
+    gdr: Probed[bool]
+
+
+@dataclass(frozen=True)
+class NcclGraph:
+    """One ``<graph>`` of an ``NCCL_GRAPH_DUMP_FILE``: the channels NCCL built for one pattern."""
+
+    id: int
+    pattern: str  # "ring", "tree", "nvls", ...
+    channels: int
+    speed_intra_gbps: Probed[float]
+    speed_inter_gbps: Probed[float]
+    type_intra: str  # path type NCCL settled for inside the node: "NVL", "PIX", "SYS", ...
+    type_inter: str
+    orders: tuple[tuple[str, ...], ...]  # per channel, the devices in order ("GPU0", "NET1")
+
+
+@dataclass(frozen=True)
+class NcclTopology:
+    """One NCCL XML file: a topology dump (``<system>``) or a graph dump (``<graphs>``)."""
+
+    kind: str  # "topology" | "graph"
+    version: str  # the root's ``version``: "1" for NCCL, "2" for RCCL
+    flavour: str  # "nccl" | "rccl"
+    gpus: tuple[NcclGpu, ...] = ()
+    nets: tuple[NcclNet, ...] = ()
+    cpu_numa_ids: tuple[int, ...] = ()
+    graphs: tuple[NcclGraph, ...] = ()
+    describes_nvlink: bool = False  # any ``<nvlink>`` element; a hand-written NCCL_TOPO_FILE often has none
+
+
+@dataclass(frozen=True)
+class BandwidthMatrix:
+    """One ``nvbandwidth`` test: a matrix of copy bandwidth, rows copy to columns (or as the test says)."""
+
+    test: str  # "device_to_device_memcpy_read_ce"
+    title: str  # the line naming the matrix: "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)"
+    rows: tuple[str, ...]  # "GPU0" | "CPU0"
+    columns: tuple[str, ...]
+    values_gbps: tuple[tuple[Probed[float], ...], ...]  # absent on the diagonal ("N/A" or 0.00)
+
+
+@dataclass(frozen=True)
+class Captures:
+    """What the NCCL dumps and measured matrices add to a report beyond the machine's facts."""
+
+    nccl_topology: NcclTopology | Unsupported = NO_NCCL_XML
+    bandwidth: tuple[BandwidthMatrix, ...] = ()

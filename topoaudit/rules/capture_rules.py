@@ -1,0 +1,123 @@
+"""Rules over what only NCCL's XML dump or a measured matrix says (the report's ``captures``).
+
+What a capture shares with a probe is judged by the probe and topology rules through the Machine; these
+rules read the rest: the NVLinks NCCL counted per GPU, the signs of a VM's flattened view, and copy
+bandwidth measured between GPU pairs.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+
+from topoaudit.catalog import GpuSpec
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.machine import Machine
+from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
+from topoaudit.rules import finding
+
+# A pair this far below the median of its siblings is not noise: nvbandwidth's runs agree within a few %.
+PAIR_BELOW_SIBLINGS = 0.75
+
+
+def judge_captures(captures: Captures, machine: Machine, spec: GpuSpec | None) -> list[Finding]:
+    """Every finding the captures support, in display order."""
+    found: list[Finding] = []
+    if isinstance(captures.nccl_topology, NcclTopology) and captures.nccl_topology.kind == "topology":
+        found += _nvlinks_low(captures.nccl_topology, spec)
+        found += _flattened(captures.nccl_topology)
+    for matrix in captures.bandwidth:
+        found += _bandwidth_pair_low(matrix)
+    return found
+
+
+def _nvlinks_low(topology: NcclTopology, spec: GpuSpec | None) -> list[Finding]:
+    """NCCL counts fewer NVLinks for a GPU than its siblings have (an HGX H100 GPU has 18 over four switches).
+
+    Compared with the catalog's count for the model when it is known (H100 NVL: 12 by design), else with
+    the best GPU in the file. A file that names no NVLink at all says nothing here.
+    """
+    if not topology.describes_nvlink or not topology.gpus:
+        return []
+    counts = {g.index: g.nvlink_count for g in topology.gpus}
+    best = max(counts.values())
+    by_catalog = spec is not None and spec.nvlink_generation > 0 and spec.nvlinks_per_gpu > 0
+    expected = spec.nvlinks_per_gpu if by_catalog and spec is not None else best
+    low = {i: c for i, c in counts.items() if c < expected}
+    if not low or (not by_catalog and len(counts) < 2):
+        return []
+    versus = f"{spec.name} has {expected} per GPU" if by_catalog and spec is not None else f"its siblings have {best}"
+    targets = {f"GPU{g.index}": [f"{n.target} x{n.count}" for n in g.nvlinks] for g in topology.gpus if g.index in low}
+    return [
+        finding(
+            "nccl-topo-nvlinks-low",
+            f"NCCL counts fewer NVLinks on {len(low)} GPU(s) than expected ({versus}): "
+            + "; ".join(f"GPU{i} {c}" for i, c in sorted(low.items())[:8])
+            + ".",
+            severity=Severity.FAIL if by_catalog else Severity.WARN,
+            nvlinks={f"GPU{i}": c for i, c in sorted(counts.items())},
+            expected_nvlinks=expected,
+            targets=targets,
+        )
+    ]
+
+
+def _flattened(topology: NcclTopology) -> list[Finding]:
+    """NCCL sees a VM's flattened topology: no NUMA node, no PCIe link speed or width.
+
+    NCCL then assumes 16 lanes at its default per-lane speed and places every GPU and NIC on one CPU, so its
+    rings and GPUDirect RDMA choices rest on guesses. An invisible NVSwitch (NCCL's ``fffffff:`` target) is
+    listed beside them; alone it is normal on GB200 trays.
+    """
+    signs: list[str] = []
+    if any(n < 0 for n in topology.cpu_numa_ids):
+        signs.append('cpu numaid="-1" (NCCL cannot tell which socket a device hangs off)')
+    blank = [g for g in topology.gpus if not g.link_speed.strip() or g.link_width == 0]
+    if blank:
+        signs.append(
+            f'GPU PCIe link_speed="{blank[0].link_speed}" link_width="{blank[0].link_width}" on '
+            f"{len(blank)} of {len(topology.gpus)} GPUs (NCCL assumes x16 at its default speed)"
+        )
+    if not signs:
+        return []
+    hidden = [g.index for g in topology.gpus if any(n.target_kind == "hidden" for n in g.nvlinks)]
+    if hidden:
+        signs.append(f"the NVSwitch behind GPUs {','.join(map(str, hidden))} is invisible (target fffffff:...)")
+    return [
+        finding(
+            "nccl-topo-flattened",
+            "NCCL sees a flattened virtual-machine topology: " + "; ".join(signs) + ".",
+            signs=signs,
+        )
+    ]
+
+
+def _bandwidth_pair_low(matrix: BandwidthMatrix) -> list[Finding]:
+    """A GPU pair whose measured copy bandwidth is far below the other pairs of the same test.
+
+    On a uniform fabric every pair copies at about the same rate; one slow pair is a degraded link, a
+    pair routed over PCIe, or a GPU throttled during the run.
+    """
+    cells = [
+        (row, column, value)
+        for row, values in zip(matrix.rows, matrix.values_gbps, strict=True)
+        for column, value in zip(matrix.columns, values, strict=True)
+        if isinstance(value, float) and row != column
+    ]
+    gpu_pairs = [c for c in cells if c[0].startswith("GPU") and c[1].startswith("GPU")]
+    if len(gpu_pairs) < 3:
+        return []
+    typical = median(v for *_, v in gpu_pairs)
+    low = [(r, c, v) for r, c, v in gpu_pairs if v < PAIR_BELOW_SIBLINGS * typical]
+    if not low:
+        return []
+    shown = ", ".join(f"{r}->{c} {v:.1f}" for r, c, v in sorted(low, key=lambda x: x[2])[:6])
+    return [
+        finding(
+            "nvbandwidth-pair-low",
+            f"{matrix.test}: {len(low)} GPU pair(s) copy far below their siblings (median {typical:.1f} GB/s): "
+            f"{shown} GB/s.",
+            test=matrix.test,
+            median_gbps=round(typical, 2),
+            pairs=[{"from": r, "to": c, "gbps": v} for r, c, v in low],
+        )
+    ]
