@@ -124,7 +124,21 @@ def _load_nccl_log(text: str, name: str) -> Loaded:
     version = view.version if isinstance(view.version, str) else "version not logged"
     hosts = f", {len(view.hosts)} host(s)" if view.hosts else ""
     description = f"NCCL_DEBUG=INFO log (NCCL {version}): {len(view.ranks)} rank(s){hosts}"
-    return Loaded(machine_from_nccl_view(view), SourceInfo("nccl-log", name, description=description), nccl=view)
+    beside = _topology_beside_log(text, name)
+    if beside is None:
+        return Loaded(machine_from_nccl_view(view), SourceInfo("nccl-log", name, description=description), nccl=view)
+    machine = beside.machine
+    if view.hosts:  # the matrix names no host; the log's first host is the one it was captured on
+        machine = dataclasses.replace(machine, host=dataclasses.replace(machine.host, hostname=view.hosts[0]))
+    description += ", with the `nvidia-smi topo -m` pasted beside it"
+    return Loaded(machine, SourceInfo("nccl-log", name, description=description), beside.issues, nccl=view)
+
+
+def _topology_beside_log(text: str, name: str) -> Loaded | None:
+    """A paste of `nvidia-smi topo -m` and the NCCL log of the same host, in one file: the matrix gives the
+    machine (its links), the log NCCL's view. NCCL lines are blanked so the matrix keeps its line numbers."""
+    rest = "\n".join("" if "NCCL" in line else line for line in text.splitlines())
+    return _load_topo(rest, name) if _is_topo(rest) else None
 
 
 def _nccl_view_beside(text: str, name: str) -> NcclView | Unsupported:

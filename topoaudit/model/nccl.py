@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from topoaudit.model.machine import Machine
 from topoaudit.model.values import Probed, Unsupported
 
 NOT_LOGGED = Unsupported(source="nccl-log", reason="not in the log")
@@ -205,3 +206,20 @@ class NcclView:
     def rank(self, rank: int) -> NcclRank | None:
         """The rank's record, or None when the log never placed it."""
         return next((r for r in self.ranks if r.rank == rank), None)
+
+
+def rank_gpu(rank: NcclRank | None, machine: Machine) -> int | None:
+    """The machine's GPU index a rank runs on, when the log places the rank on the machine's host."""
+    if rank is None:
+        return None
+    hostname = machine.host.hostname
+    if isinstance(hostname, str) and isinstance(rank.host, str) and rank.host != hostname:
+        return None
+    by_bus = {g.pci_bus_id: g.index for g in machine.gpus if isinstance(g.pci_bus_id, str)}
+    if isinstance(rank.pci_bus_id, str) and rank.pci_bus_id in by_bus:
+        return by_bus[rank.pci_bus_id]
+    indexes = {g.index for g in machine.gpus}
+    for index in (rank.nvml_device, rank.cuda_device):
+        if isinstance(index, int) and index in indexes:
+            return index
+    return None

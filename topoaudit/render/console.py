@@ -63,6 +63,8 @@ def render(report: Report, options: RenderOptions) -> str:
         console.print(matrix_blocks(v.matrix, width))
     if v.affinity:
         console.print(fit_table(v.affinity, width))
+    if v.nccl:
+        console.print(_nccl(v.nccl, width))
     if v.plan:
         console.print(_plan(v.plan))
     if v.bench:
@@ -71,6 +73,20 @@ def render(report: Report, options: RenderOptions) -> str:
     if extra is not None:
         console.print(extra)
     return buffer.getvalue()
+
+
+def _nccl(n: rv.NcclSection, width: int) -> Group:
+    """NCCL's view: its facts, the transport matrix with its legend, the rank pairs beside the topology."""
+    parts: list[RenderableType] = [fit_table(n.facts, width)]
+    if n.matrix:
+        parts.append(matrix_blocks(n.matrix, width))
+        legend = Text("  ")
+        for label, tone in n.legend:
+            legend.append(f" {label} ", style=rv.TONES[tone][0])
+        parts.append(legend)
+    if n.pairs:
+        parts.append(fit_table(n.pairs, width))
+    return Group(*parts)
 
 
 def _header(v: rv.ReportView) -> Panel:

@@ -116,6 +116,13 @@ def render(report: Report, options: RenderOptions) -> str:
         lines += ["", "## CPU and NUMA affinity", "", *rows_table(v.affinity)]
     if v.nics:
         lines += ["", "## NICs", "", *rows_table(v.nics)]
+    if v.nccl:
+        lines += ["", "## NCCL's view", "", *rows_table(v.nccl.facts)]
+        if v.nccl.matrix:
+            lines += ["", f"### {v.nccl.matrix.title}", "", *rows_table(v.nccl.matrix)]
+            lines += ["", "Legend: " + "; ".join(cell(label) for label, _ in v.nccl.legend) + "."]
+        if v.nccl.pairs:
+            lines += ["", f"### {v.nccl.pairs.title}", "", *rows_table(v.nccl.pairs)]
     if v.bench:
         lines += ["", *_bench_lines(v.bench)]
     if v.plan:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine, PathLevel
-from topoaudit.model.nccl import LogLine, NcclRank, NcclTransport, NcclView
+from topoaudit.model.nccl import LogLine, NcclTransport, NcclView, rank_gpu
 from topoaudit.rules import finding
 
 EVIDENCE_LINES = 6
@@ -46,23 +46,6 @@ def quote(lines: Iterable[LogLine]) -> list[str]:
     return quoted
 
 
-def gpu_of(rank: NcclRank | None, machine: Machine) -> int | None:
-    """The machine's GPU index a rank runs on, when the log places the rank on the machine's host."""
-    if rank is None:
-        return None
-    hostname = machine.host.hostname
-    if isinstance(hostname, str) and isinstance(rank.host, str) and rank.host != hostname:
-        return None
-    by_bus = {g.pci_bus_id: g.index for g in machine.gpus if isinstance(g.pci_bus_id, str)}
-    if isinstance(rank.pci_bus_id, str) and rank.pci_bus_id in by_bus:
-        return by_bus[rank.pci_bus_id]
-    indexes = {g.index for g in machine.gpus}
-    for index in (rank.nvml_device, rank.cuda_device):
-        if isinstance(index, int) and index in indexes:
-            return index
-    return None
-
-
 def same_host(view: NcclView, a: int, b: int) -> bool:
     ra, rb = view.rank(a), view.rank(b)
     return ra is not None and rb is not None and isinstance(ra.host, str) and ra.host == rb.host
@@ -74,7 +57,7 @@ def _transports_below_topology(view: NcclView, machine: Machine) -> Iterator[Fin
         if t.kind in ("SHM", "NET"):
             slow.setdefault((min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank)), []).append(t)
     for (a, b), transports in sorted(slow.items()):
-        gpu_a, gpu_b = gpu_of(view.rank(a), machine), gpu_of(view.rank(b), machine)
+        gpu_a, gpu_b = rank_gpu(view.rank(a), machine), rank_gpu(view.rank(b), machine)
         link = machine.link(f"GPU{gpu_a}", f"GPU{gpu_b}") if gpu_a is not None and gpu_b is not None else None
         vias = sorted({t.via for t in transports})
         lines = quote(t.first for t in transports)

@@ -1,0 +1,147 @@
+"""NCCL's view judged: each nccl-* code on the log that shows it, with its evidence lines quoted, and silent
+on the logs that do not (every real ncclinfo log included)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topoaudit.loaders import load_text
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.report import AuditOptions, Report
+from topoaudit.pipeline import analyze
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl"
+
+
+def text(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def judged(capture: str, gpu_model: str | None = None) -> Report:
+    loaded = load_text(capture, "capture")
+    options = AuditOptions(gpu_model=gpu_model) if gpu_model else AuditOptions()
+    return analyze(loaded.machine, source=loaded.source, options=options, input_issues=loaded.issues, nccl=loaded.nccl)
+
+
+def nccl_findings(report: Report) -> dict[str, Finding]:
+    return {f.code: f for f in report.findings if f.code.startswith("nccl-")}
+
+
+def log(*lines: str, version: str = "2.19.3") -> str:
+    return f"NCCL version {version}+cuda12.3\n" + "".join(f"box:1:2 [0] NCCL INFO {line}\n" for line in lines)
+
+
+REAL_LOGS = sorted(p.name for p in FIXTURES.glob("ncclinfo-*.txt"))
+
+
+@pytest.mark.parametrize("name", REAL_LOGS)
+def test_real_logs_show_no_nccl_fault(name: str) -> None:
+    """The public logs are of working runs (their faults are elsewhere: a slow plugin, a RoCE port in the list)."""
+    assert nccl_findings(judged(text(name))) == {}
+
+
+def test_shm_between_nvlink_peers_fails_with_the_line_quoted() -> None:
+    capture = text("topo-h100-8gpu-stas-ht-1.txt") + log(
+        "Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct",
+        "Channel 00/0 : 1[1] -> 2[2] via P2P/CUMEM",
+    )
+    report = judged(capture)
+    found = nccl_findings(report)["nccl-transport-below-topology"]
+    assert found.severity == Severity.FAIL and report.gate.exit_code == 1
+    assert found.evidence["gpus"] == [0, 1] and found.evidence["link"] == "NV18"
+    offset = len(text("topo-h100-8gpu-stas-ht-1.txt").splitlines())
+    assert found.evidence["log_lines"] == [
+        f"line {offset + 2}: box:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct"
+    ]
+    assert "NCCL_P2P_DISABLE" in found.remedy
+
+
+def test_shm_between_pcie_switch_peers_warns_and_across_sockets_is_expected() -> None:
+    pix = judged(
+        text("topo-4x2080ti-pix-one-switch-lmdeploy-1.txt") + log("Channel 00 : 2[2] -> 3[3] via SHM/direct/direct")
+    )
+    found = nccl_findings(pix)["nccl-transport-below-topology"]
+    assert found.severity == Severity.WARN and found.evidence["link"] == "PIX"
+    sys_only = judged(text("topo-8x4090-pcie-sys-nics-1.txt") + log("Channel 00 : 3[3] -> 4[4] via SHM/direct/direct"))
+    assert nccl_findings(sys_only) == {}
+
+
+def test_peer_access_between_nvlink_peers_is_not_a_finding() -> None:
+    report = judged(text("topo-h100-8gpu-stas-ht-1.txt") + log("Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"))
+    assert nccl_findings(report) == {}
+
+
+def test_network_between_ranks_of_one_host_warns_without_a_topology() -> None:
+    capture = (
+        log(
+            "comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0",
+            "Channel 00/0 : 1[1] -> 0[0] [receive] via NET/IB/0/GDRDMA",
+        )
+        + "box:1:3 [1] NCCL INFO comm 0x2 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0\n"
+    )
+    found = nccl_findings(judged(capture))["nccl-transport-below-topology"]
+    assert found.severity == Severity.WARN and found.evidence["host"] == "box"
+    assert found.evidence["log_lines"][0].startswith("line 3: ")
+
+
+def test_p2p_disabled_between_connected_gpus_warns() -> None:
+    found = nccl_findings(judged(text("constructed-2.17-channel-conn-busid-pcie.txt")))["nccl-p2p-disabled"]
+    assert found.severity == Severity.WARN and found.evidence["gpu_pairs"] == [[0, 1]]
+    assert found.evidence["log_lines"][0].startswith("line 4: pcie-box:900:950 [0] NCCL INFO P2P is disabled")
+
+
+def test_p2p_disabled_between_nvlink_connected_gpus_fails() -> None:
+    report = judged(text("constructed-2.30.7-shm-direct-warn-function.txt"))
+    found = nccl_findings(report)["nccl-p2p-disabled"]
+    assert found.severity == Severity.FAIL and report.gate.exit_code == 1
+    assert "line 7: [2026-11-02 10:00:01] l40s-box" in found.evidence["log_lines"][0]
+
+
+def test_nvls_off_on_an_nvswitch_hopper_box_only() -> None:
+    capture = text("constructed-2.19-hgx-h100-cumem-nvls-off.txt")
+    found = nccl_findings(judged(capture, gpu_model="H100 80GB HBM3"))["nccl-nvls-off"]
+    assert found.severity == Severity.WARN and "NVIDIA H100 SXM5" in found.message
+    assert [line.split(":")[0] for line in found.evidence["log_lines"]] == ["line 2", "line 3", "line 9"]
+    assert "nccl-nvls-off" not in nccl_findings(judged(capture))  # model unknown: nothing to expect NVLS from
+    a100 = text("ncclinfo-a100sxm4-4gpu-init-trees-rings-container-1.txt")
+    assert "nccl-nvls-off" not in nccl_findings(judged(a100, gpu_model="NVIDIA A100-SXM4-80GB"))
+
+
+def test_nvls_on_is_not_a_finding() -> None:
+    capture = log(
+        "NVLS multicast support is available on dev 0",
+        "comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0",
+        "24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer",
+    )
+    assert nccl_findings(judged(capture, gpu_model="H100 80GB HBM3")) == {}
+
+
+def test_gdr_disabled_between_nodes_per_hca_and_in_the_older_per_gpu_form() -> None:
+    found = nccl_findings(judged(text("constructed-2.21-two-nodes-slurm-prefix-gdr-off.txt")))["nccl-gdr-disabled"]
+    assert found.evidence["hcas"] == ["0 'mlx5_0'"]
+    assert [line.split(":")[0] for line in found.evidence["log_lines"]][:2] == ["line 5", "line 6"]
+    legacy = nccl_findings(judged(text("constructed-2.4-ring-busid-shm-net.txt")))["nccl-gdr-disabled"]
+    assert legacy.evidence["hcas"] == ["0"]
+    single_node = log(
+        "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'", "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"
+    )
+    assert nccl_findings(judged(single_node)) == {}
+
+
+def test_known_warn_signatures_fail_with_their_remedies() -> None:
+    report = judged(text("constructed-2.26-warn-timestamps-fm-down.txt"))
+    found = nccl_findings(report)
+    assert set(found) == {"nccl-fabric-manager-down", "nccl-nvls-invalid-argument"}
+    assert found["nccl-fabric-manager-down"].evidence["log_lines"] == [
+        "line 3: [2026-05-05 06:16:47] hgx-9:6100:6160 [0] init.cc:412 NCCL WARN Cuda failure 802 "
+        "'system not yet initialized'"
+    ]
+    assert "nvidia-fabricmanager" in found["nccl-fabric-manager-down"].remedy
+    assert "reboot" in found["nccl-nvls-invalid-argument"].remedy
+    assert report.gate.exit_code == 1
+
+
+def test_an_unrelated_warn_is_not_a_known_signature() -> None:
+    assert nccl_findings(judged(text("ncclinfo-hgx-a100-topo-system-tree-print-1.txt"))) == {}
