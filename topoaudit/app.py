@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, TextIO, TypeVar
 from topoaudit.errors import InputError, UsageError
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
     from topoaudit.bench.config import BenchConfig
     from topoaudit.examples import Example
     from topoaudit.fleet.inputs import NodeInput
@@ -542,7 +544,7 @@ def fleet(request: FleetRequest) -> FleetReport:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(request.jobs) as pool:
-            report = assemble(pool.map(_fleet_node, items, chunksize=32), fleet_options, __version__)
+            report = assemble(_in_order(pool, items, request.jobs * 64), fleet_options, __version__)
     else:
         report = assemble(map(_fleet_node, items), fleet_options, __version__)
     if request.apply:
@@ -550,6 +552,19 @@ def fleet(request: FleetRequest) -> FleetReport:
 
         report = replace(report, applied=apply_drain(report.drain))
     return report
+
+
+def _in_order(pool: Executor, items: Iterator[tuple[NodeInput, GateRequest]], window: int) -> Iterator[NodeSummary]:
+    """Node summaries in input order, with at most ``window`` nodes in flight (memory stays bounded)."""
+    from collections import deque
+
+    pending: deque[Future[NodeSummary]] = deque()
+    for item in items:
+        pending.append(pool.submit(_fleet_node, item))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def _fleet_node(item: tuple[NodeInput, GateRequest]) -> NodeSummary:

@@ -14,6 +14,7 @@ from cli_runner import Run
 from fleet_nodes import node_report, write_report, write_topo
 
 from topoaudit import app
+from topoaudit.fleet.drain import reason_line
 from topoaudit.fleet.inputs import expand_hostlist
 
 
@@ -197,3 +198,17 @@ def test_two_processes_judge_the_same_fleet_the_same_way(tmp_path: Path) -> None
     one = app.fleet(app.FleetRequest(paths=(str(tmp_path),)))
     two = app.fleet(app.FleetRequest(paths=(str(tmp_path),), jobs=2))
     assert one.nodes == two.nodes and one.outliers == two.outliers and one.drain == two.drain
+
+
+def test_a_node_reporting_its_full_name_counts_for_its_short_name(tmp_path: Path, run: Run) -> None:
+    for host in ("gpu01.cluster.local", "gpu02.cluster.local", "gpu03.cluster.local"):
+        write_report(tmp_path, host)
+    code, out, _ = run("fleet", str(tmp_path), "--expect-nodes", "gpu[01-03]")
+    assert code == 0 and "MISSING" not in out
+
+
+def test_a_drain_reason_is_one_line_without_double_quotes_and_short_enough_for_slurm() -> None:
+    reason = reason_line('nvlink-degraded GPU3 "NV12"\n' + "x" * 400, " (+2 more)")
+    assert reason.startswith("topoaudit: nvlink-degraded GPU3 'NV12' x")
+    assert '"' not in reason and "\n" not in reason
+    assert len(reason) == 200 and reason.endswith("... (+2 more)")

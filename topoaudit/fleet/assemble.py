@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from topoaudit.errors import InputError
+from topoaudit.fleet.drain import NOT_DRAINED, drain_command, drain_reason
 from topoaudit.fleet.outliers import outliers_of
 from topoaudit.fleet.racks import assemble_racks, usual_fabric
 from topoaudit.fleet.summary import LOWER_IS_BETTER_UNITS, Fingerprint, NodeSummary, TrayFabric
@@ -31,12 +32,6 @@ from topoaudit.model.fleet import (
     Rack,
     Tray,
 )
-
-NOT_DRAINED = frozenset(
-    {"fleet-duplicate-identity", "fleet-stale-report", "fleet-node-unreadable", "fleet-node-missing"}
-)
-"""Codes that fail the fleet but do not say the hardware is bad: the node is re-audited, not drained."""
-MAX_REASON_CHARS = 200
 
 
 @dataclass
@@ -91,7 +86,8 @@ def assemble(
     findings += _duplicates(fleet, hosts)
     findings += _stale(fleet.nodes, options)
     findings += [_unreadable(n) for n in fleet.nodes if n.error]
-    missing = [h for h in options.expected_nodes if h not in set(hosts)]
+    reported = set(hosts) | {h.split(".", 1)[0] for h in hosts}  # gpu01 is reported by gpu01.cluster.local
+    missing = [h for h in options.expected_nodes if h not in reported and h.split(".", 1)[0] not in reported]
     findings += [
         FleetFinding(
             "fleet-node-missing",
@@ -313,23 +309,6 @@ _STATUS_ORDER = {"error": 0, "missing": 1, "fail": 2, "pass": 3}
 
 def _worst_first(node: NodeResult) -> tuple[int, int, str]:
     return (_STATUS_ORDER[node.status], -len(node.codes) - len(node.warnings), node.host)
-
-
-def drain_reason(node: NodeResult) -> str:
-    """``topoaudit: <code> <message>``, one line, as ``sinfo -R`` shows it (no quotes or line breaks)."""
-    drained = [c for c in node.codes if c not in NOT_DRAINED]
-    text = node.reason if node.reason.split(" ", 1)[0] in drained else drained[0]
-    more = len(drained) - 1
-    text = " ".join(text.replace('"', "'").replace("\\", "/").split())
-    reason = "topoaudit: " + text
-    suffix = f" (+{more} more)" if more > 0 else ""
-    if len(reason) + len(suffix) > MAX_REASON_CHARS:
-        reason = reason[: MAX_REASON_CHARS - len(suffix) - 3].rstrip() + "..."
-    return reason + suffix
-
-
-def drain_command(host: str, reason: str) -> str:
-    return f'scontrol update nodename={host} state=drain reason="{reason}"'
 
 
 def _drain_entry(node: NodeResult) -> DrainEntry:
