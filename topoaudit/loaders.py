@@ -175,6 +175,30 @@ def _load_nccl_xml(text: str, name: str) -> Loaded:
     )
 
 
+# --- nvidia-smi nvlink -s / -e / -c ---
+def _is_nvlink_status(text: str) -> bool:
+    if "Link " not in text[:65536] and "inactive" not in text[:65536].lower():  # cheap test first
+        return False
+    from topoaudit.parse.nvlink_status import looks_like_nvlink_status
+
+    return looks_like_nvlink_status(text)
+
+
+def _load_nvlink_status(text: str, name: str) -> Loaded:
+    """Each GPU's NVLink ports, as a probe records them: the probe's link rules judge them."""
+    from topoaudit.parse.nvlink_status import parse_nvlink_status
+
+    parsed = parse_nvlink_status(text, name)
+    description = f"nvidia-smi nvlink output: {len(parsed.machine.gpus)} GPU(s)"
+    return Loaded(
+        parsed.machine,
+        SourceInfo("nvidia-smi-nvlink", name, description=description),
+        tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes),
+        extras={"nvlink_speeds_gbps": parsed.speeds_gbps} if parsed.speeds_gbps else {},
+        captures=Captures(),
+    )
+
+
 # --- topoaudit snapshot ---
 def _is_snapshot(text: str) -> bool:
     if "topoaudit-snapshot" not in text[:1024]:  # cheap test first: most inputs are topo -m text
@@ -206,6 +230,7 @@ LOADERS: list[tuple[str, Sniff, Load]] = [
     ("snapshot", _is_snapshot, _load_snapshot),
     ("report", _is_report, _load_report),
     ("nccl-xml", _is_nccl_xml, _load_nccl_xml),
+    ("nvidia-smi-nvlink", _is_nvlink_status, _load_nvlink_status),
     # the topo matrix sniff is the loosest: it goes last
     ("nccl-tests", _is_nccl_tests, _load_nccl_tests),
     ("nccl-log", _is_nccl_log, _load_nccl_log),

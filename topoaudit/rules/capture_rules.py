@@ -27,7 +27,31 @@ def judge_captures(captures: Captures, machine: Machine, spec: GpuSpec | None) -
         found += _flattened(captures.nccl_topology)
     for matrix in captures.bandwidth:
         found += _bandwidth_pair_low(matrix)
+    found += _all_links_inactive(machine, spec)
     return found
+
+
+def _all_links_inactive(machine: Machine, spec: GpuSpec | None) -> list[Finding]:
+    """A GPU for which ``nvidia-smi nvlink -s`` prints NVML's "all links are inactive" sentence.
+
+    The probe's link-down rule compares active ports with the model's design count; a paste of this
+    sentence names no ports, so it is judged here: an NVLink model with no active link has lost its fabric.
+    """
+    dead = [
+        g.label
+        for g in machine.gpus
+        if isinstance(g.nvlink_ports, tuple) and any(p.link < 0 and p.state == "inactive" for p in g.nvlink_ports)
+    ]
+    if not dead or (spec is not None and spec.nvlink_generation == 0):
+        return []
+    return [
+        finding(
+            "nvlink-link-down",
+            f"NVML reports every NVLink inactive on {', '.join(dead)}: the GPU is cut off from its NVLink peers.",
+            severity=Severity.FAIL if spec is not None else Severity.WARN,
+            gpus=dead,
+        )
+    ]
 
 
 def _nvlinks_low(topology: NcclTopology, spec: GpuSpec | None) -> list[Finding]:

@@ -18,7 +18,7 @@ from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules import RuleContext, finding, first_few
 
-PROBE_SOURCES = ("nvml",)
+PROBE_SOURCES = ("nvml", "nvidia-smi-nvlink")  # a pasted `nvidia-smi nvlink -s/-e` fills the same port facts
 
 
 def _probed(machine: Machine) -> bool:

@@ -1,0 +1,92 @@
+"""`nvidia-smi nvlink -s/-e/-c` pastes: every real one read, and judged by the probe's own link rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topoaudit.app import AnalyzeRequest, MachineInput, analyze_input
+from topoaudit.model.report import Report
+from topoaudit.parse.nvlink_status import parse_nvlink_status
+
+CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
+REAL = sorted(CAPTURES.glob("nvlink-*-1.txt"))
+
+
+def _analyze(name: str) -> Report:
+    return analyze_input(AnalyzeRequest(MachineInput(path=str(CAPTURES / name)))).report
+
+
+def _codes(report: Report) -> dict[str, str]:
+    return {f.code: f.severity.value for f in report.findings}
+
+
+def test_all_eight_real_files_are_kept() -> None:
+    assert len(REAL) == 8
+
+
+@pytest.mark.parametrize(
+    ("name", "gpus", "ports", "active"),
+    [
+        ("nvlink-2x3090-status-14gbps-clubrig-1.txt", [0, 1], 4, 4),
+        ("nvlink-gb200-status-53gbps-elided-1.txt", [0, 1], 18, 18),
+        ("nvlink-h100-status-elided-stas-1.txt", [0], 2, 2),  # links 1-16 elided with [...]
+        ("nvlink-h800-status-8links-elided-1.txt", [0, 1, 7], 8, 8),
+        ("nvlink-v100-ndv2-gpu3-two-links-inactive-1.txt", [3], 6, 4),
+    ],
+)
+def test_status_pastes_give_each_gpus_ports(name: str, gpus: list[int], ports: int, active: int) -> None:
+    report = _analyze(name)
+    assert report.source.kind == "nvidia-smi-nvlink"
+    assert [g.index for g in report.machine.gpus] == gpus
+    first = report.machine.gpus[0].nvlink_ports
+    assert isinstance(first, tuple) and len(first) == ports
+    assert sum(p.state == "active" for p in first) == active
+
+
+def test_degraded_v100_fails_naming_gpu3_links_3_and_5() -> None:
+    report = _analyze("nvlink-v100-ndv2-gpu3-two-links-inactive-1.txt")
+    down = next(f for f in report.findings if f.code == "nvlink-link-down")
+    assert down.severity.value == "fail" and "GPU3: 4/6 active, down: 3,5" in down.message
+    assert report.gate.exit_code == 1
+
+
+def test_b200_with_all_links_inactive_fails() -> None:
+    report = _analyze("nvlink-b200-gpu2-all-links-inactive-nvml-error-1.txt")
+    assert _codes(report)["nvlink-link-down"] == "fail"
+    assert report.machine.gpus[0].label == "GPU2"
+
+
+def test_h100_nvl_twelve_active_of_eighteen_is_by_design() -> None:
+    report = _analyze("nvlink-2xh100nvl-12-active-6-inactive-constructed.txt")
+    assert "nvlink-link-down" not in _codes(report)
+    ports = report.machine.gpus[0].nvlink_ports
+    assert isinstance(ports, tuple) and sum(p.state == "inactive" for p in ports) == 6
+
+
+def test_error_counters_are_read_and_zero_passes() -> None:
+    report = _analyze("nvlink-h100-errors-elided-stas-1.txt")
+    ports = report.machine.gpus[0].nvlink_ports
+    assert isinstance(ports, tuple) and [p.link for p in ports] == [0, 1, 17]
+    assert {(p.replay_errors, p.recovery_errors, p.crc_flit_errors) for p in ports} == {(0, 0, 0)}
+    assert "nvlink-errors" not in _codes(report)
+
+
+def test_non_zero_error_counter_is_a_finding() -> None:
+    text = (CAPTURES / "nvlink-h100-errors-elided-stas-1.txt").read_text()
+    text = text.replace("Link 17: CRC Errors: 0", "Link 17: CRC Errors: 42")
+    parsed = parse_nvlink_status(text, "errors.txt")
+    ports = parsed.machine.gpus[0].nvlink_ports
+    assert isinstance(ports, tuple) and ports[-1].crc_flit_errors == 42
+
+
+def test_capabilities_say_nothing_about_link_state() -> None:
+    report = _analyze("nvlink-h800-capabilities-elided-1.txt")
+    assert "nvlink-link-down" not in _codes(report)
+    assert "nvlink-link-down" in {s.rule for s in report.skipped}
+
+
+def test_elided_lines_are_noted() -> None:
+    report = _analyze("nvlink-h800-status-8links-elided-1.txt")
+    assert any("leaves lines out" in i.message for i in report.input_issues)

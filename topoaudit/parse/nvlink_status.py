@@ -1,0 +1,106 @@
+"""``nvidia-smi nvlink -s`` / ``-e`` / ``-c`` text: per GPU, each NVLink port's state, speed and error counters.
+
+The ports become the same :class:`~topoaudit.model.machine.NvLinkPort` facts a live probe fills, so the
+probe's rules judge a pasted capture as they judge NVML (a link down against the model's design count, so
+an H100 NVL's 12 active of 18 is no fault; non-zero error counters). ``-c`` capabilities are read but say
+nothing about health (an H800 prints "Link is supported: false" on links that are up).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from topoaudit.errors import InputError
+from topoaudit.model.machine import Gpu, Machine, NvLinkPort
+from topoaudit.model.values import Unsupported
+
+SOURCE = "nvidia-smi-nvlink"
+
+_GPU = re.compile(r"^\s*GPU (\d+): (.+?)\s*\(UUID: ([^)]*)\)\s*$")
+_LINK = re.compile(r"^\s*Link (\d+)[:,]\s*(.*)$")
+_SPEED = re.compile(r"^([\d.]+) GB/s$")
+_COUNTER = re.compile(r"^(Replay|Recovery|CRC|CRC Flit|CRC Data) Errors:\s*(\d+)$", re.I)
+_ALL_INACTIVE = re.compile(r"all links are inactive", re.I)
+_ELIDED = re.compile(r"^\s*(\[\.\.\.\]|\.{3,})\s*$")
+_COUNTER_FIELDS = {"replay": "replay_errors", "recovery": "recovery_errors", "crc": "crc_flit_errors",
+                   "crc flit": "crc_flit_errors", "crc data": "crc_data_errors"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ParsedNvlinkStatus:
+    machine: Machine
+    speeds_gbps: dict[str, dict[int, float]]  # per GPU label, each active port's speed
+    notes: tuple[tuple[int, str], ...]  # (line, what was left out)
+
+
+def looks_like_nvlink_status(text: str) -> bool:
+    """A ``GPU N: name (UUID: ...)`` header followed by ``Link N:`` lines or NVML's all-inactive sentence."""
+    lines = [line for line in text[:65536].splitlines() if line.strip()]
+    headers = [i for i, line in enumerate(lines) if _GPU.match(line)]
+    if not headers:
+        return False
+    after = lines[headers[0] + 1 : headers[0] + 4]
+    return any(_LINK.match(line) or _ALL_INACTIVE.search(line) for line in after)
+
+
+def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
+    """Read ``nvidia-smi nvlink -s``, ``-e`` or ``-c`` output (elided lines noted, not guessed)."""
+    gpus: dict[int, Gpu] = {}
+    ports: dict[int, dict[int, NvLinkPort]] = {}
+    speeds: dict[str, dict[int, float]] = {}
+    notes: list[tuple[int, str]] = []
+    current: int | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        header = _GPU.match(line)
+        if header:
+            current = int(header.group(1))
+            uuid = header.group(3).strip()
+            gpus[current] = Gpu(index=current, name=header.group(2).strip(), uuid=uuid if "GPU-" in uuid else _hidden())
+            ports.setdefault(current, {})
+            continue
+        if _ELIDED.match(line):
+            notes.append(
+                (number, "the paste leaves lines out here ('...'): the GPUs and links it hides are not judged")
+            )
+            continue
+        if current is None:
+            continue
+        if _ALL_INACTIVE.search(line):
+            gpus[current] = replace(gpus[current], nvlink_ports=())
+            ports[current] = {-1: NvLinkPort(-1, state="inactive")}
+            continue
+        link = _LINK.match(line)
+        if not link:
+            continue
+        index, rest = int(link.group(1)), link.group(2).strip()
+        port = ports[current].get(index, NvLinkPort(index))
+        speed = _SPEED.match(rest)
+        counter = _COUNTER.match(rest)
+        if rest == "<inactive>":
+            port = replace(port, state="inactive")
+        elif speed:
+            port = replace(port, state="active")
+            speeds.setdefault(f"GPU{current}", {})[index] = float(speed.group(1))
+        elif counter:
+            changes: dict[str, int] = {_COUNTER_FIELDS[counter.group(1).lower()]: int(counter.group(2))}
+            port = replace(port, **changes)  # type: ignore[arg-type]
+        ports[current][index] = port
+    if not gpus:
+        raise InputError(f"{name}: no 'GPU N: ... (UUID: ...)' line in this nvidia-smi nvlink output")
+    machine_gpus = []
+    for index, gpu in sorted(gpus.items()):
+        found = ports[index]
+        if -1 in found:  # NVML: every link inactive; their number is not printed, the model's design says it
+            machine_gpus.append(replace(gpu, nvlink_ports=(NvLinkPort(-1, state="inactive"),)))
+        elif found:
+            machine_gpus.append(replace(gpu, nvlink_ports=tuple(p for _, p in sorted(found.items()))))
+        else:
+            machine_gpus.append(gpu)
+    return ParsedNvlinkStatus(Machine(source=SOURCE, gpus=tuple(machine_gpus)), speeds, tuple(notes))
+
+
+def _hidden() -> Unsupported:
+    return Unsupported(SOURCE, "the UUID was redacted in the paste")
