@@ -135,6 +135,9 @@ def test_an_unreadable_node_is_an_error_line_and_fails_the_fleet(tmp_path: Path,
 def test_no_node_input_is_exit_4_with_a_sentence(tmp_path: Path, run: Run) -> None:
     code, _, err = run("fleet", str(tmp_path))
     assert code == 4 and "no node reports found" in err
+    (tmp_path / "notes.txt").write_text("not a capture\n", encoding="utf-8")
+    code, _, err = run("fleet", str(tmp_path))
+    assert code == 4 and "none of the 1 node input(s) could be judged; the first: " in err
     code, _, err = run("fleet", str(tmp_path / "nothing-*.json"))
     assert code == 4 and "matches no file" in err
 

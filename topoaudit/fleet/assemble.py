@@ -79,6 +79,11 @@ def assemble(
         fleet.add(summary)
     if not fleet.nodes:
         raise InputError("no node reports found under the paths given")
+    if all(n.error for n in fleet.nodes):
+        raise InputError(
+            f"none of the {len(fleet.nodes)} node input(s) could be judged; the first: {fleet.nodes[0].error}",
+            hint="give node reports, snapshots, bundles or `nvidia-smi topo -m` captures",
+        )
     findings: list[FleetFinding] = []
     hosts = [n.host for n in fleet.nodes]
     outliers, stats = _outliers(fleet, hosts, options)
