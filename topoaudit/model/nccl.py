@@ -160,6 +160,17 @@ class GraphPattern:
 
 
 @dataclass(frozen=True)
+class SystemLink:
+    """A link figure from NCCL's GRAPH print of the system (``+ NVL[370.8] - NVS/0-0``), identical ones merged."""
+
+    kind: str  # NVL, PCI, SYS, NET, C2C, ...
+    gbps: float  # what NCCL computed for the link (see topoaudit.model.nccl_bandwidth)
+    target: str  # the first far end printed: "NVS/0-0", "GPU/E000", "CPU/1"
+    count: int
+    first: LogLine
+
+
+@dataclass(frozen=True)
 class NcclWarning:
     """A ``NCCL WARN`` line: where in NCCL's source it was raised and what it said."""
 
@@ -198,6 +209,7 @@ class NcclView:
     networks: tuple[str, ...]  # "IB", "Socket", "AWS Libfabric" from "Using network X"
     p2p_disabled: tuple[P2pDisabled, ...]
     patterns: tuple[GraphPattern, ...]
+    system_links: tuple[SystemLink, ...]  # GRAPH subsystem only
     warnings: tuple[NcclWarning, ...]
     events: tuple[NcclEvent, ...]
     nccl_lines: int  # lines that carried NCCL INFO/WARN

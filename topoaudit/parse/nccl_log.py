@@ -36,6 +36,7 @@ from topoaudit.model.nccl import (
     NetDevices,
     NvlsSupport,
     P2pDisabled,
+    SystemLink,
 )
 from topoaudit.model.values import Probed, Unsupported
 from topoaudit.units import parse_bus_id
@@ -84,6 +85,7 @@ _PATTERN = re.compile(
     r"Pattern (?P<p>\d+), crossNic \d+, nChannels (?P<n>\d+), bw (?P<bi>[\d.]+)/(?P<be>[\d.]+), "
     r"type (?P<ti>\w+)/(?P<te>\w+)"
 )
+_SYSTEM_LINK = re.compile(r"^\+ (?P<kind>[A-Z0-9]+)\[(?P<gbps>\d+(?:\.\d+)?)\] - (?P<target>\S+)")
 _EVENTS = (
     ("Connected all rings", re.compile(r"^Connected all rings\b")),
     ("Connected all trees", re.compile(r"^Connected all trees\b")),
@@ -211,6 +213,7 @@ class _Builder:
     networks: dict[str, None] = field(default_factory=dict)
     p2p_off: dict[tuple[object, ...], P2pDisabled] = field(default_factory=dict)
     patterns: dict[tuple[object, ...], GraphPattern] = field(default_factory=dict)
+    system_links: dict[tuple[str, float], SystemLink] = field(default_factory=dict)
     warnings: list[NcclWarning] = field(default_factory=list)
     events: dict[str, NcclEvent] = field(default_factory=dict)
     brackets: list[str] = field(default_factory=list)
@@ -248,6 +251,7 @@ class _Builder:
             self._gdr,
             self._p2p_disabled,
             self._pattern,
+            self._system_link,
             self._event,
         ):
             if handler(message, evidence, host, dev):
@@ -413,6 +417,19 @@ class _Builder:
         self.patterns.setdefault(key, pattern)
         return True
 
+    def _system_link(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _SYSTEM_LINK.match(message)
+        if not m:
+            return False
+        key = (m["kind"], float(m["gbps"]))
+        seen = self.system_links.get(key)
+        self.system_links[key] = (
+            SystemLink(key[0], key[1], m["target"], 1, evidence)
+            if seen is None
+            else replace(seen, count=seen.count + 1)
+        )
+        return True
+
     def _event(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
         for what, pattern in _EVENTS:
             if pattern.match(message):
@@ -517,6 +534,7 @@ class _Builder:
             networks=tuple(self.networks),
             p2p_disabled=tuple(self.p2p_off.values()),
             patterns=tuple(self.patterns.values()),
+            system_links=tuple(self.system_links.values()),
             warnings=tuple(self.warnings),
             events=tuple(self.events.values()),
             nccl_lines=self.nccl_lines,

@@ -16,6 +16,11 @@ from xml.parsers import expat
 
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, Link, Machine, Nic, PathLevel
+from topoaudit.model.nccl_bandwidth import (  # NCCL's arithmetic, each constant with its NCCL source
+    NET_UNKNOWN_SPEED_MBPS,
+    NVLINK_GBPS_PER_LINK,
+    nccl_pci_gbps,
+)
 from topoaudit.model.nccl_topo import (
     HIDDEN_TARGET_PREFIX,
     NcclGpu,
@@ -28,16 +33,6 @@ from topoaudit.model.values import Probed, Unsupported
 
 SOURCE = "nccl-xml"
 
-# NCCL's bandwidth arithmetic, reproduced to explain its choices.
-# PCIe: GB/s = width x per-lane(speed) / 80; unknown width counts as 16 lanes, unknown speed as 60
-# (NVIDIA/nccl src/graph/topo.cc, ncclTopoAddPci / the pci link_speed table).
-PCI_PER_LANE = {2.5: 15, 5.0: 30, 8.0: 60, 16.0: 120, 32.0: 240, 64.0: 480}
-PCI_UNKNOWN_PER_LANE = 60
-PCI_UNKNOWN_WIDTH = 16
-# NVLink: GB/s per link by SM generation (NVIDIA/nccl src/graph/topo.h, SM60_NVLINK_BW ... SM100_NVLINK_BW).
-NVLINK_GBPS_PER_LINK = ((100, 40.1), (90, 20.6), (87, 20.0), (86, 12.0), (70, 20.0), (60, 18.0))
-# Network: GB/s = speed (Mb/s) / 8000; a speed of 0 or less counts as 10000 (src/graph/topo.cc, ncclTopoAddNet).
-NET_UNKNOWN_SPEED_MBPS = 10000
 
 GRAPH_PATTERNS = {1: "balanced tree", 2: "split tree", 3: "tree", 4: "ring", 5: "nvls", 6: "collnet direct"}
 
@@ -260,13 +255,6 @@ def _nccl_gpu(
         nvlink_gbps=round(count * per_link, 1) if sm else Unsupported(SOURCE, "no sm in the file"),
         arch=attrs.get("arch") or attrs.get("gcn") or Unsupported(SOURCE, "NCCL does not write it"),
     )
-
-
-def nccl_pci_gbps(link_speed: str, link_width: int) -> float:
-    """NCCL's PCIe bandwidth for a link: width x per-lane(speed) / 80 (Gen5 x16 = 48.0 GB/s)."""
-    match = re.match(r"\s*([\d.]+)", link_speed)
-    per_lane = PCI_PER_LANE.get(float(match.group(1)), PCI_UNKNOWN_PER_LANE) if match else PCI_UNKNOWN_PER_LANE
-    return (link_width or PCI_UNKNOWN_WIDTH) * per_lane / 80
 
 
 def _nvlink(element: ET.Element, own_busid: str, busid_to_gpu: dict[str, int]) -> NcclNvlink:

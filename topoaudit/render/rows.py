@@ -840,6 +840,7 @@ def _transport_label(kinds: set[str], gdr: bool) -> str:
 
 
 def nccl_section(report: Report) -> NcclSection | None:
+    """NCCL's view as tables, or None when the report has no NCCL log."""
     from topoaudit.model.nccl import NcclView
 
     view = report.nccl
@@ -924,13 +925,14 @@ def _nccl_pairs(report: Report, view: Any, by_pair: dict[tuple[int, int], list[A
 
 
 def _nccl_facts(report: Report, view: Any) -> Table:
+    from topoaudit.model.nccl_bandwidth import explain
+
     rows: list[tuple[Cell, Cell]] = []
     version = view.version if isinstance(view.version, str) else absent_text(view.version)
     rows.append((Cell("NCCL version"), Cell(version, "" if isinstance(view.version, str) else "absent")))
-    meaning = {"device-index": "the device index", "pci-bus-id": "the PCI bus id", "none": "no rank lines"}
-    rows.append(
-        (Cell("R[x] in the log"), Cell(f"{meaning.get(view.bracket_value, view.bracket_value)} ({view.bracket_basis})"))
-    )
+    meaning = {"device-index": "the device index", "pci-bus-id": "the PCI bus id"}
+    if view.bracket_value in meaning:
+        rows.append((Cell("R[x] in the log"), Cell(f"{meaning[view.bracket_value]} (from the {view.bracket_basis})")))
     hosts = ", ".join(view.hosts[:8]) + (f" and {len(view.hosts) - 8} more" if len(view.hosts) > 8 else "")
     rows.append((Cell("Hosts"), Cell(hosts or "not named (line prefixes stripped)", "" if hosts else "absent")))
     rows.append((Cell("Ranks placed"), Cell(str(len(view.ranks)))))
@@ -967,6 +969,14 @@ def _nccl_facts(report: Report, view: Any) -> Table:
         rows.append((Cell(f"NET/{n.plugin}"), Cell(f"{host}{' '.join(n.devices) or 'no device found'}")))
     if view.networks:
         rows.append((Cell("Network used"), Cell(", ".join(view.networks))))
+    for link in view.system_links:
+        how = explain(link.kind, link.gbps)
+        rows.append(
+            (
+                Cell(f"NCCL's {link.kind} figure"),
+                Cell(f"{link.gbps:g} GB/s{': ' + how if how else ''} ({link.count}x, first line {link.first.line})"),
+            )
+        )
     if view.p2p_disabled:
         rows.append((Cell("P2P disabled"), Cell(f"{len(view.p2p_disabled)} line(s)", "warn")))
     if view.warnings:
