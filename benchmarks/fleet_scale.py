@@ -4,7 +4,7 @@ The nodes are the real A100 node report of tests/fixtures/fleet (an nccl-tests r
 node: host name, GPU UUIDs, busbw (+-1%, and one node in a hundred at 0.7x). Each size runs in a fresh
 process (peak RSS is per process); the figures printed are measured side by side in one run.
 
-    .venv/bin/python benchmarks/fleet_scale.py [--nodes 1000,10000] [--jobs 1]
+    .venv/bin/python benchmarks/fleet_scale.py [--nodes 1000,10000] [--jobs 1,2]
 """
 
 from __future__ import annotations
@@ -56,32 +56,37 @@ def measure(directory: str, jobs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nodes", default="1000,10000")
-    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--jobs", default="1", help="process counts to compare, e.g. 1,2")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        measure(args.measure, args.jobs)
+        measure(args.measure, int(args.jobs))
         return
     rows = []
     for nodes in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory(prefix="fleet-scale-") as tmp:
             generate(Path(tmp), nodes)
-            out = subprocess.run(
-                [sys.executable, __file__, "--measure", tmp, "--jobs", str(args.jobs)],
-                capture_output=True, text=True, check=True,
-            )  # fmt: skip
-            result = json.loads(out.stdout)
-            rows.append((nodes, result))
-            print(
-                f"{nodes:>6} nodes, {args.jobs} job(s): {result['seconds']:.1f} s "
-                f"({result['seconds'] / nodes * 1000:.1f} s per 1000 nodes), peak RSS {result['peak_rss_mib']:.0f} MiB"
-                f" (workers {result['worker_peak_rss_mib']:.0f} MiB); {result['drain']} to drain",
-                flush=True,
-            )
-    if len(rows) == 2:
-        (n1, r1), (n2, r2) = rows
-        print(f"time x{r2['seconds'] / r1['seconds']:.1f} for x{n2 / n1:.0f} nodes; "
-              f"peak RSS x{r2['peak_rss_mib'] / r1['peak_rss_mib']:.2f}")  # fmt: skip
+            for jobs in (int(j) for j in args.jobs.split(",")):
+                out = subprocess.run(
+                    [sys.executable, __file__, "--measure", tmp, "--jobs", str(jobs)],
+                    capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                result = json.loads(out.stdout)
+                rows.append((nodes, jobs, result))
+                print(
+                    f"{nodes:>6} nodes, {jobs} job(s): {result['seconds']:.1f} s "
+                    f"({result['seconds'] / nodes * 1000:.1f} s per 1000 nodes), "
+                    f"peak RSS {result['peak_rss_mib']:.0f} MiB "
+                    f"(largest worker {result['worker_peak_rss_mib']:.0f} MiB); "
+                    f"{result['drain']} to drain, {result['outliers']} outliers",
+                    flush=True,
+                )
+    for jobs in sorted({j for _, j, _ in rows}):
+        same = [(n, r) for n, j, r in rows if j == jobs]
+        if len(same) >= 2:
+            (n1, r1), (n2, r2) = same[0], same[-1]
+            print(f"{jobs} job(s): time x{r2['seconds'] / r1['seconds']:.1f} for x{n2 / n1:.0f} nodes; "
+                  f"peak RSS x{r2['peak_rss_mib'] / r1['peak_rss_mib']:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ the HTML page lists nodes worst first with a picture per hardware group, Markdow
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -61,3 +63,17 @@ def test_markdown_keeps_the_host_lines_people_grep(fleet: FleetReport) -> None:
     text = render_fleet(fleet, "markdown")
     assert "gpu05 | FAIL: fleet-figure-outlier" in text.splitlines()
     assert "gpu01 | PASS" in text.splitlines()
+
+
+def test_fleet_imports_neither_torch_nor_pynvml(tmp_path: Path) -> None:
+    write_report(tmp_path, "gpu01")
+    probe = (
+        "import sys\n"
+        "from topoaudit import app\n"
+        "from topoaudit.render.fleet_formats import FLEET_FORMATS, render_fleet\n"
+        f"report = app.fleet(app.FleetRequest(paths=({str(tmp_path)!r},)))\n"
+        "for fmt in FLEET_FORMATS: render_fleet(report, fmt)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pynvml'))\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
