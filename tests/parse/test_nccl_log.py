@@ -313,3 +313,16 @@ def test_analyze_reads_a_log_and_the_json_report_carries_nccls_view(capsys: pyte
     assert [g["pci_bus_id"] for g in data["gpus"]] == ["0000:1b:00.0", "0000:1c:00.0", "0000:ca:00.0", "0000:cb:00.0"]
     again = report_from_dict(data)
     assert report_to_dict(again)["nccl"] == data["nccl"]
+
+
+def test_mnnvl_fabric_line() -> None:
+    text = (
+        "NCCL version 2.23.4+cuda12.6\n"
+        "host-a:4101:4160 [0] NCCL INFO MNNVL busId 0x18000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0\n"
+        "tray-1:1:2 [1] NCCL INFO MNNVL busId 0x1b000 fabric UUID 9a1b.77 cliqueId 0x7ffe state 3 healthMask 0xaa\n"
+    )
+    fabrics = parse_nccl_log(text).mnnvl_fabric
+    assert [(f.host, f.pci_bus_id, f.fabric_uuid, f.clique_id, f.state, f.health_mask) for f in fabrics] == [
+        ("host-a", "0000:18:00.0", "0.0", 0, 3, 0),
+        ("tray-1", "0000:1b:00.0", "9a1b.77", 32766, 3, 0xAA),
+    ]

@@ -145,3 +145,22 @@ def test_known_warn_signatures_fail_with_their_remedies() -> None:
 
 def test_an_unrelated_warn_is_not_a_known_signature() -> None:
     assert nccl_findings(judged(text("ncclinfo-hgx-a100-topo-system-tree-print-1.txt"))) == {}
+
+
+def test_shm_inside_a_catalog_nvswitch_node_warns_without_a_matrix() -> None:
+    capture = text("constructed-2.13-channel-busid-shm.txt")
+    report = judged(capture, gpu_model="H100 80GB HBM3")
+    found = [f for f in report.findings if f.code == "nccl-transport-below-topology"]
+    assert sorted(f.evidence["ranks"] for f in found) == [[0, 3], [1, 2]]  # the two SHM hops of the ring
+    assert {(f.severity, f.evidence["link"]) for f in found} == {(Severity.WARN, "NVSwitch (catalog: H100-SXM)")}
+    assert "nccl-transport-below-topology" not in nccl_findings(judged(capture, gpu_model="NVIDIA L4"))
+
+
+def test_nvls_off_beside_an_nv18_matrix_without_a_model() -> None:
+    capture = text("topo-h100-8gpu-stas-ht-1.txt") + log(
+        "NVLS multicast support is not available on dev 0",
+        "comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0",
+        "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM",
+    )
+    found = nccl_findings(judged(capture))
+    assert set(found) == {"nccl-nvls-off"} and "an NVSwitch box" in found["nccl-nvls-off"].message

@@ -160,6 +160,20 @@ class GraphPattern:
 
 
 @dataclass(frozen=True)
+class MnnvlFabric:
+    """``MNNVL busId 0x18000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0``: a GPU's NVLink fabric
+    registration as NCCL read it (state 3 is completed; an all-zero UUID means no multi-node NVLink)."""
+
+    host: Probed[str]
+    pci_bus_id: Probed[str]
+    fabric_uuid: str
+    clique_id: int
+    state: int
+    health_mask: int
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
 class SystemLink:
     """A link figure from NCCL's GRAPH print of the system (``+ NVL[370.8] - NVS/0-0``), identical ones merged."""
 
@@ -210,6 +224,7 @@ class NcclView:
     p2p_disabled: tuple[P2pDisabled, ...]
     patterns: tuple[GraphPattern, ...]
     system_links: tuple[SystemLink, ...]  # GRAPH subsystem only
+    mnnvl_fabric: tuple[MnnvlFabric, ...]
     warnings: tuple[NcclWarning, ...]
     events: tuple[NcclEvent, ...]
     nccl_lines: int  # lines that carried NCCL INFO/WARN

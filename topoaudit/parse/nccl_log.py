@@ -25,6 +25,7 @@ from topoaudit.model.nccl import (
     GdrDecision,
     GraphPattern,
     LogLine,
+    MnnvlFabric,
     NcclDevice,
     NcclEvent,
     NcclRank,
@@ -86,6 +87,10 @@ _PATTERN = re.compile(
     r"type (?P<ti>\w+)/(?P<te>\w+)"
 )
 _SYSTEM_LINK = re.compile(r"^\+ (?P<kind>[A-Z0-9]+)\[(?P<gbps>\d+(?:\.\d+)?)\] - (?P<target>\S+)")
+_MNNVL = re.compile(
+    r"MNNVL busId 0x(?P<bus>[0-9a-fA-F]+) fabric UUID (?P<uuid>\S+) cliqueId 0x(?P<clique>[0-9a-fA-F]+) "
+    r"state (?P<state>\d+) healthMask 0x(?P<mask>[0-9a-fA-F]+)"
+)
 _EVENTS = (
     ("Connected all rings", re.compile(r"^Connected all rings\b")),
     ("Connected all trees", re.compile(r"^Connected all trees\b")),
@@ -214,6 +219,7 @@ class _Builder:
     p2p_off: dict[tuple[object, ...], P2pDisabled] = field(default_factory=dict)
     patterns: dict[tuple[object, ...], GraphPattern] = field(default_factory=dict)
     system_links: dict[tuple[str, float], SystemLink] = field(default_factory=dict)
+    mnnvl: dict[tuple[object, ...], MnnvlFabric] = field(default_factory=dict)
     warnings: list[NcclWarning] = field(default_factory=list)
     events: dict[str, NcclEvent] = field(default_factory=dict)
     brackets: list[str] = field(default_factory=list)
@@ -252,6 +258,7 @@ class _Builder:
             self._p2p_disabled,
             self._pattern,
             self._system_link,
+            self._mnnvl,
             self._event,
         ):
             if handler(message, evidence, host, dev):
@@ -430,6 +437,23 @@ class _Builder:
         )
         return True
 
+    def _mnnvl(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _MNNVL.search(message)
+        if not m:
+            return False
+        bus = bus_id_from_nccl(m["bus"])
+        fabric = MnnvlFabric(
+            host,
+            bus if bus else _not_printed("a readable bus id"),
+            m["uuid"],
+            int(m["clique"], 16),
+            int(m["state"]),
+            int(m["mask"], 16),
+            evidence,
+        )
+        self.mnnvl.setdefault((host, m["bus"]), fabric)
+        return True
+
     def _event(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
         for what, pattern in _EVENTS:
             if pattern.match(message):
@@ -535,6 +559,7 @@ class _Builder:
             p2p_disabled=tuple(self.p2p_off.values()),
             patterns=tuple(self.patterns.values()),
             system_links=tuple(self.system_links.values()),
+            mnnvl_fabric=tuple(self.mnnvl.values()),
             warnings=tuple(self.warnings),
             events=tuple(self.events.values()),
             nccl_lines=self.nccl_lines,

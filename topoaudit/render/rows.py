@@ -941,17 +941,16 @@ def _nccl_facts(report: Report, view: Any) -> Table:
         nvls = f"{c.nvls} NVLS" if isinstance(c.nvls, int) else "NVLS not printed"
         rows.append((Cell("Channels"), Cell(f"{c.coll} coll, {collnet}, {nvls}, {c.p2p} p2p (line {c.evidence.line})")))
     if view.nvls_support:
-        on = sorted({s.device for s in view.nvls_support if s.available})
-        off = sorted({s.device for s in view.nvls_support if not s.available})
-        text = "; ".join(
-            part
-            for part in (
-                f"available on dev {','.join(map(str, on))}" if on else "",
-                f"not available on dev {','.join(map(str, off))}" if off else "",
-            )
-            if part
-        )
-        rows.append((Cell("NVLS multicast"), Cell(text, "warn" if off else "pass")))
+        parts = []
+        for host in dict.fromkeys(s.host for s in view.nvls_support):
+            where = f"{host}: " if isinstance(host, str) and len(view.hosts) > 1 else ""
+            for available in (True, False):
+                devs = sorted({s.device for s in view.nvls_support if s.host == host and s.available == available})
+                if devs:
+                    state = "available" if available else "not available"
+                    parts.append(f"{where}{state} on dev {','.join(map(str, devs))}")
+        off = any(not s.available for s in view.nvls_support)
+        rows.append((Cell("NVLS multicast"), Cell("; ".join(parts), "warn" if off else "pass")))
     for g in view.gdr:
         host = f"{g.host}: " if isinstance(g.host, str) else ""
         gpu = f" for GPU {g.gpu_bus_id}" if isinstance(g.gpu_bus_id, str) else ""
@@ -969,6 +968,19 @@ def _nccl_facts(report: Report, view: Any) -> Table:
         rows.append((Cell(f"NET/{n.plugin}"), Cell(f"{host}{' '.join(n.devices) or 'no device found'}")))
     if view.networks:
         rows.append((Cell("Network used"), Cell(", ".join(view.networks))))
+    for fabric in view.mnnvl_fabric[:8]:
+        where = f"{fabric.host}: " if isinstance(fabric.host, str) else ""
+        bus = fabric.pci_bus_id if isinstance(fabric.pci_bus_id, str) else "GPU"
+        rows.append(
+            (
+                Cell("MNNVL fabric"),
+                Cell(
+                    f"{where}{bus}: state {fabric.state}, cliqueId {fabric.clique_id:#x}, healthMask "
+                    f"{fabric.health_mask:#x}, UUID {fabric.fabric_uuid} (line {fabric.evidence.line})",
+                    "warn" if fabric.health_mask else "",
+                ),
+            )
+        )
     for link in view.system_links:
         how = explain(link.kind, link.gbps)
         rows.append(

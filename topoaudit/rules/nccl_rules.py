@@ -29,7 +29,7 @@ _INVALID_ARGUMENT = re.compile(r"invalid argument", re.IGNORECASE)
 def judge_nccl(view: NcclView, machine: Machine, spec: GpuSpec | None) -> list[Finding]:
     """Every finding NCCL's log supports about this machine."""
     return [
-        *_transports_below_topology(view, machine),
+        *_transports_below_topology(view, machine, spec),
         *_p2p_disabled(view),
         *_nvls_off(view, machine, spec),
         *_gdr_disabled(view),
@@ -51,7 +51,7 @@ def same_host(view: NcclView, a: int, b: int) -> bool:
     return ra is not None and rb is not None and isinstance(ra.host, str) and ra.host == rb.host
 
 
-def _transports_below_topology(view: NcclView, machine: Machine) -> Iterator[Finding]:
+def _transports_below_topology(view: NcclView, machine: Machine, spec: GpuSpec | None) -> Iterator[Finding]:
     slow: dict[tuple[int, int], list[NcclTransport]] = {}
     for t in view.transports:
         if t.kind in ("SHM", "NET"):
@@ -74,6 +74,20 @@ def _transports_below_topology(view: NcclView, machine: Machine) -> Iterator[Fin
                 transports=vias,
                 log_lines=lines,
                 **({"severity_reason": "the GPUs share NVLink"} if nvlink else {}),
+            )
+        elif not machine.links and spec is not None and spec.build == "nvswitch" and same_host(view, a, b):
+            rank_a = view.rank(a)
+            host = rank_a.host if rank_a is not None else ""
+            yield finding(
+                "nccl-transport-below-topology",
+                f"NCCL connects rank {a} and rank {b}, both on host {host}, via {', '.join(vias)}, but on a "
+                f"{spec.name} node every GPU shares NVLink through the NVSwitches (by the catalog: paste "
+                "`nvidia-smi topo -m` with the log to check this box's links).",
+                ranks=[a, b],
+                host=host,
+                link=f"NVSwitch (catalog: {spec.key})",
+                transports=vias,
+                log_lines=lines,
             )
         elif link is None and any(t.kind == "NET" for t in transports) and same_host(view, a, b):
             rank_a = view.rank(a)
@@ -110,10 +124,12 @@ def _p2p_disabled(view: NcclView) -> Iterator[Finding]:
 
 
 def nvswitch_box(machine: Machine, spec: GpuSpec | None) -> bool:
-    """An NVSwitch Hopper or Blackwell box: the catalog says so for the model, or the probe saw NVSwitches."""
+    """An NVSwitch Hopper or Blackwell box: the catalog says so for the model, the probe saw NVSwitches, or the
+    matrix shows NV18 pairs."""
     if spec is not None:
         return spec.build == "nvswitch" and spec.nvlink_generation >= 4
-    return bool(machine.nvswitches)
+    # NV18 between GPUs is the per-GPU count of NVLink4/5 shared through NVSwitches (HGX H100/H200/B200)
+    return bool(machine.nvswitches) or any(link.nvlinks >= 18 for link in machine.links)
 
 
 def _nvls_off(view: NcclView, machine: Machine, spec: GpuSpec | None) -> Iterator[Finding]:
