@@ -118,14 +118,19 @@ def gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
     cached: dict[tuple[int, int], Link] | None = machine.__dict__.get("_gpu_pairs")
     if cached is not None:
         return cached
-    index = {g.label: g.index for g in machine.gpus}
+    index = {g.label: g.index for g in machine.gpus}.get
+    nvlink = PathLevel.NVLINK
     pairs: dict[tuple[int, int], Link] = {}
-    for link in machine.links:
-        i, j = index.get(link.a), index.get(link.b)
-        if i is not None and j is not None:
-            if link.level == PathLevel.NVLINK and link.nvlinks <= 0:
-                link = Link(link.a, link.b, link.code, PathLevel.UNKNOWN, 0)
-            pairs[(i, j) if i < j else (j, i)] = link
+    for link in machine.links:  # a hundred thousand links on the largest boxes: kept to the bare steps
+        i, j = index(link.a), index(link.b)
+        if i is None or j is None:
+            continue
+        if link.level == nvlink and link.nvlinks <= 0:
+            link = Link(link.a, link.b, link.code, PathLevel.UNKNOWN, 0)
+        if i < j:
+            pairs[i, j] = link
+        else:
+            pairs[j, i] = link
     object.__setattr__(machine, "_gpu_pairs", pairs)
     return pairs
 
@@ -134,7 +139,8 @@ def nvlink_pairs(machine: Machine) -> tuple[tuple[int, int, int], ...]:
     """``(a, b, nvlinks)`` for every GPU pair :func:`on_nvlink`, in the source's order; computed once per Machine."""
     cached: tuple[tuple[int, int, int], ...] | None = machine.__dict__.get("_nvlink_pairs")
     if cached is None:
-        cached = tuple((a, b, link.nvlinks) for (a, b), link in gpu_pair_links(machine).items() if on_nvlink(link))
+        nvlink = PathLevel.NVLINK  # gpu_pair_links leaves no NVLink-level link without links
+        cached = tuple((a, b, link.nvlinks) for (a, b), link in gpu_pair_links(machine).items() if link.level == nvlink)
         object.__setattr__(machine, "_nvlink_pairs", cached)
     return cached
 
@@ -274,13 +280,8 @@ def bottleneck(machine: Machine, gpus: Iterable[int]) -> Bottleneck:
         worst = members
         exact = True
     elif len(members) <= EXACT_RING_LIMIT:
-        thresholds = sorted({key(i, j) for i, j in itertools.combinations(members, 2)})
-        ring = ()
-        for t in thresholds:
-            found = _hamiltonian_cycle(members, functools.partial(_within, key, t))
-            if found:
-                ring = found
-                break
+        pattern = tuple(key(i, j) for i, j in itertools.combinations(members, 2))
+        ring = tuple(members[position] for position in _best_ring(len(members), pattern))
         hops = list(zip(ring, ring[1:] + ring[:1], strict=True))
         worst = max(hops, key=lambda h: key(*h))
         exact = True
@@ -358,6 +359,26 @@ def _group_by_class(
         else:
             group.append(pair)
     return by_class
+
+
+@functools.lru_cache(maxsize=256)
+def _best_ring(n: int, pattern: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """Positions 0..n-1 in a ring whose slowest hop is as fast as it can be (threshold search).
+
+    ``pattern`` is the :func:`_edge_key` of each pair of positions in ``itertools.combinations`` order: the
+    answer depends on nothing else, and a large box repeats one domain many times (75 NVSwitch nodes of 8),
+    so each pattern is searched once.
+    """
+    of_pair = dict(zip(itertools.combinations(range(n), 2), pattern, strict=True))
+
+    def key(i: int, j: int) -> tuple[int, int]:
+        return of_pair[(i, j) if i < j else (j, i)]
+
+    for limit in sorted(set(pattern)):
+        found = _hamiltonian_cycle(tuple(range(n)), functools.partial(_within, key, limit))
+        if found:
+            return found
+    return ()
 
 
 def _within(key: Callable[[int, int], tuple[int, int]], limit: tuple[int, int], i: int, j: int) -> bool:
