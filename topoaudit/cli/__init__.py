@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("topoaudit.cli.audit", "audit"),
     "bench": ("topoaudit.cli.bench", "bench"),
     "examples": ("topoaudit.cli.examples", "examples"),
+    "healthcheck": ("topoaudit.cli.healthcheck", "healthcheck"),
     "fleet": ("topoaudit.cli.fleet", "fleet"),
     "plan": ("topoaudit.cli.plan", "plan"),
     "probe": ("topoaudit.cli.audit", "probe"),

@@ -1,0 +1,161 @@
+"""Slurm health check: the verdict of this node, kept fresh in a cache, and its drain state kept in step.
+
+A node that fails is drained with a reason that starts with ``topoaudit:``; a node that passes is resumed
+only when its drain reason starts with ``topoaudit:`` -- another tool's drain (NHC, an operator) is never
+touched. Slurm runs ``HealthCheckProgram`` every few minutes and kills it after 60 s, so the last full
+result is cached (a report.json, written atomically) and reused while it is younger than the allowed age.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from topoaudit.errors import EnvironmentUnusable, InputError
+from topoaudit.fleet.drain import REASON_PREFIX, reason_line
+from topoaudit.model.report import Report, report_from_json, report_to_dict
+
+SCONTROL_TIMEOUT_S = 15.0
+DRAIN_FLAGS = frozenset({"DRAIN", "DRAINED", "DRAINING"})
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """What ``scontrol show node`` says: its state (``IDLE``, ``IDLE+DRAIN``, ``MIXED+DRAIN``...) and reason."""
+
+    name: str
+    state: str
+    reason: str  # "" when Slurm records none
+
+    @property
+    def drained(self) -> bool:
+        return any(flag in DRAIN_FLAGS for flag in self.state.upper().split("+"))
+
+    @property
+    def drained_by_us(self) -> bool:
+        return self.drained and self.reason.startswith(REASON_PREFIX)
+
+
+@dataclass(frozen=True)
+class Cached:
+    report: Report
+    age_s: float
+
+
+def drain_reason(report: Report) -> str:
+    """``topoaudit: <code> <message>`` of the first finding that failed the gate, one line, as ``sinfo -R``
+    shows it; the gate's sentence when no finding did (an incomplete audit under ``--strict``)."""
+    failing = [f for f in report.findings if f.severity.rank >= report.options.fail_on.rank]
+    if failing:
+        worst = sorted(failing, key=lambda f: -f.severity.rank)
+        more = f" (+{len(worst) - 1} more)" if len(worst) > 1 else ""
+        return reason_line(f"{worst[0].code} {worst[0].message}", more)
+    return reason_line(report.gate.reason)
+
+
+def probe_failure_reason(error: Exception) -> str:
+    """A node whose GPUs cannot be probed (no driver, no GPU) cannot serve GPU jobs: drained, with why."""
+    return reason_line(f"probe failed: {error}")
+
+
+def this_node(explicit: str | None = None) -> str:
+    """The Slurm node name: given, else ``$SLURMD_NODENAME`` (slurmd sets it), else ``hostname -s``."""
+    return explicit or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+# --- the cache -------------------------------------------------------------------------------------------
+
+
+def read_cache(path: str, max_age_s: float, now: float | None = None) -> Cached | None:
+    """The cached report when it is younger than ``max_age_s``; None when absent, old or unreadable."""
+    try:
+        age = (time.time() if now is None else now) - os.stat(path).st_mtime
+        if age > max_age_s or age < -60:  # a file from the future: a clock jump; probe again
+            return None
+        return Cached(report_from_json(Path(path).read_text(encoding="utf-8"), path), max(age, 0.0))
+    except (OSError, UnicodeDecodeError, InputError):
+        return None  # a damaged cache is only a slower check: probe again and rewrite it
+
+
+def write_cache(path: str, report: Report) -> None:
+    from topoaudit.outputs import write_file
+    from topoaudit.render.json import dumps
+
+    write_file(path, dumps(report_to_dict(report)) + "\n")
+
+
+# --- Slurm -----------------------------------------------------------------------------------------------
+
+
+def find_scontrol(binary: str = "scontrol") -> str:
+    found = shutil.which(binary)
+    if found is None:
+        raise EnvironmentUnusable(
+            f"the health check drains through Slurm's {binary}, which is not on PATH",
+            hint="run it on a Slurm node, or pass --no-drain to only judge this node",
+        )
+    return found
+
+
+def node_state(scontrol: str, node: str) -> NodeState:
+    """``scontrol show node``: the node's state and reason (EnvironmentUnusable when Slurm does not answer)."""
+    text = _scontrol(scontrol, "show", "node", node, "--oneliner")
+    fields = _fields(text)
+    if "NodeName" not in fields:
+        raise EnvironmentUnusable(f"Slurm does not know node {node!r}: {text.strip()[:200]}")
+    return NodeState(node, fields.get("State", "unknown"), fields.get("Reason", ""))
+
+
+def drain(scontrol: str, node: str, reason: str) -> None:
+    _scontrol(scontrol, "update", f"nodename={node}", "state=drain", f"reason={reason}")
+
+
+def resume(scontrol: str, node: str) -> None:
+    _scontrol(scontrol, "update", f"nodename={node}", "state=resume")
+
+
+def _scontrol(scontrol: str, *args: str) -> str:
+    try:
+        done = subprocess.run(
+            [scontrol, *args], capture_output=True, text=True, timeout=SCONTROL_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise EnvironmentUnusable(f"scontrol {args[0]} did not answer within {SCONTROL_TIMEOUT_S:g} s") from exc
+    except OSError as exc:
+        raise EnvironmentUnusable(f"scontrol could not run: {exc}") from exc
+    if done.returncode != 0:
+        said = " ".join((done.stderr or done.stdout).split())[:300]
+        raise EnvironmentUnusable(f"scontrol {' '.join(args[:2])} failed (exit {done.returncode}): {said}")
+    return done.stdout
+
+
+_LAST_KEYS = ("Reason",)  # free text that runs to the end of the line in `--oneliner` output
+
+
+def _fields(line: str) -> dict[str, str]:
+    """``Key=Value`` pairs of a ``scontrol show --oneliner`` line; Reason may hold spaces and '='."""
+    fields: dict[str, str] = {}
+    text = line.strip()
+    for key in _LAST_KEYS:
+        marker = f" {key}="
+        if marker in f" {text}":
+            head, _, tail = f" {text}".partition(marker)
+            fields[key] = _strip_reason_stamp(tail.strip())
+            text = head.strip()
+    for token in text.split():
+        key, sep, value = token.partition("=")
+        if sep:
+            fields.setdefault(key, value)
+    return fields
+
+
+def _strip_reason_stamp(reason: str) -> str:
+    """``topoaudit: x [root@2026-12-01T12:00:00]`` -> ``topoaudit: x`` (Slurm appends who and when)."""
+    if reason.endswith("]") and " [" in reason:
+        return reason[: reason.rindex(" [")]
+    return reason
