@@ -1,0 +1,86 @@
+"""The recipes in deploy/slurm/ run by a real Slurm: slurmd itself starts the HealthCheckProgram, which
+drains a faulty node with its `topoaudit:` reason; the fleet sbatch script audits every node of the job in
+its own srun step and judges the bundles with `topoaudit fleet`. The GPU node is a fake NVML scenario
+(tests/orchestration/fake_node.py), everything else is Slurm's."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from slurm_cluster import SlurmCluster, require_slurm
+
+pytestmark = pytest.mark.slurm
+
+DEPLOY = Path(__file__).parents[2] / "deploy" / "slurm"
+FAKE_NODE = Path(__file__).parent / "fake_node.py"
+
+
+def fake_topoaudit(directory: Path, scenario: str, conf: Path) -> Path:
+    """An executable `topoaudit` that is this checkout's, on a node built from ``scenario``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "topoaudit"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"export SLURM_CONF={shlex.quote(str(conf))}\n"
+        f"exec {shlex.quote(sys.executable)} {shlex.quote(str(FAKE_NODE))} {scenario} "
+        f'"$(mktemp -d {shlex.quote(str(directory))}/box.XXXXXX)" "$@"\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+@pytest.fixture(scope="module")
+def checked_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """A cluster whose slurmd runs deploy/slurm/topoaudit-healthcheck every few seconds on a faulty node."""
+    require_slurm()
+    root = tmp_path_factory.mktemp("slurm-hc")
+    cluster = SlurmCluster(root)
+    topoaudit = fake_topoaudit(root / "bin", "nvlink-down", cluster.conf)
+    program = root / "healthcheck"
+    program.write_text(
+        "#!/bin/sh\n"
+        f"export TOPOAUDIT={shlex.quote(str(topoaudit))}\n"
+        f"export TOPOAUDIT_HEALTHCHECK_ARGS='--cache {root}/last.json'\n"
+        f"exec {shlex.quote(str(DEPLOY / 'topoaudit-healthcheck'))}\n"
+    )
+    program.chmod(0o755)
+    cluster.extra_conf = f"HealthCheckProgram={program}\nHealthCheckInterval=2\nHealthCheckNodeState=ANY"
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def test_slurmd_runs_the_health_check_which_drains_a_faulty_node(checked_cluster: SlurmCluster) -> None:
+    deadline = time.monotonic() + 60
+    reasons = ""
+    while time.monotonic() < deadline and not reasons.startswith("topoaudit: "):
+        time.sleep(0.5)
+        reasons = checked_cluster.reasons()
+    assert reasons.startswith("topoaudit: nvlink-"), (
+        reasons,
+        (checked_cluster.root / "slurmd.log").read_text()[-2000:],
+    )
+    assert reasons.rstrip().endswith(f"|{checked_cluster.node}")
+
+
+def test_fleet_sbatch_audits_each_node_and_judges_the_fleet(slurm: SlurmCluster, tmp_path: Path) -> None:
+    topoaudit = fake_topoaudit(tmp_path / "bin", "nvlink-down", slurm.conf)
+    shared = tmp_path / "shared"
+    output = tmp_path / "fleet.out"
+    slurm.run("scontrol", "update", f"nodename={slurm.node}", "state=resume", check=False)
+    submitted = slurm.run(
+        "sbatch", "--parsable", "--wait", "--nodes=1", f"--output={output}", f"--export=ALL,TOPOAUDIT={topoaudit}",
+        str(DEPLOY / "fleet-audit.sbatch"), str(shared), check=False,
+    )  # fmt: skip
+    log = output.read_text() if output.exists() else submitted.stderr
+    assert submitted.returncode == 1, log  # the job ends with the fleet's verdict: a failing node fails it
+    bundle = shared / slurm.node
+    assert (bundle / "report.json").is_file() and (bundle / "SHA256SUMS").is_file(), log
+    assert f"{slurm.node} | FAIL: nvlink-" in log, log
