@@ -163,3 +163,12 @@ def test_ctrl_c_after_a_measured_row_is_an_incomplete_run_not_a_failed_rank(benc
     found = {f["code"]: f["severity"] for f in doc["findings"]}
     assert found.get("bench-incomplete") == "warn" and "bench-rank-failed" not in found
     assert doc["gate"]["exit_code"] == INTERRUPTED and doc["gate"]["incomplete"] is True
+
+
+def test_ranks_do_not_outlive_a_killed_bench(bench_run) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL cannot be handled (the OOM killer, a runner's last resort): ranks still starting would wait out
+    the store connect as orphans; they end with their parent instead."""
+    bench = bench_run("--max-bytes", "256M")
+    _wait_for("the ranks to be spawned", bench.ranks_started)
+    assert bench.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert not bench.left_running(), "ranks outlived the killed bench"
