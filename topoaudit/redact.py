@@ -5,7 +5,7 @@ every file (``host-1`` in report.json, report.html and the raw ``nvidia-smi`` te
 values to hide from the report's fields (``hostname``, ``serial``, ``uuid``, ``cluster_uuid``, bench
 hosts), from ``key: value`` lines of the evidence (``Serial Number : ...``, ``hostname=...``), shell
 prompts, NCCL log lines and host-naming environment variables (``NCCL_COMM_ID``, ``MASTER_ADDR``, Slurm
-host lists), then replaces them everywhere -- also right after a JSON escape such as ``\n`` -- and finally
+host lists), then replaces them everywhere -- also right after a JSON escape such as ``\\n`` -- and finally
 replaces anything that looks like a UUID, a MAC/GUID, an IPv4 or an IPv6 address. Over-redaction is
 preferred to a leak.
 """
