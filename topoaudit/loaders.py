@@ -199,6 +199,58 @@ def _load_nvlink_status(text: str, name: str) -> Loaded:
     )
 
 
+# --- nvidia-smi topo -p2p / p2pBandwidthLatencyTest ---
+def _is_p2p(text: str) -> bool:
+    if "P2P" not in text[:200_000] and " OK" not in text[:200_000] and "NS" not in text[:200_000]:  # cheap test
+        return False
+    from topoaudit.parse.p2p_matrix import looks_like_p2p
+
+    return looks_like_p2p(text)
+
+
+def _load_p2p(text: str, name: str) -> Loaded:
+    """P2P statuses as the probe records them; with a `topo -m` in the same paste, on that machine."""
+    from topoaudit.parse.p2p_matrix import parse_p2p
+
+    parsed = parse_p2p(text, name)
+    notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
+    captures = Captures(bandwidth=parsed.matrices)
+    rest = "\n".join("" if n in parsed.used_lines else line for n, line in enumerate(text.splitlines(), 1))
+    if parsed.used_lines and _is_topo(rest):
+        beside = _load_topo(rest, name)
+        machine = dataclasses.replace(beside.machine, p2p=parsed.statuses)
+        description = f"`nvidia-smi topo -m` with `{parsed.tool}` beside it"
+        source = SourceInfo("topo-matrix", name, description=description)
+        return Loaded(machine, source, beside.issues + notes, extras=beside.extras, captures=captures)
+    machine = Machine(source="p2p-capture", gpus=parsed.gpus, p2p=parsed.statuses)
+    description = f"{parsed.tool} output: {len(parsed.gpus)} GPU(s), {len(parsed.statuses)} pair(s)"
+    return Loaded(machine, SourceInfo("p2p-capture", name, description=description), notes, captures=captures)
+
+
+# --- nvbandwidth ---
+def _is_nvbandwidth(text: str) -> bool:
+    if "nvbandwidth" not in text[:200_000] and "(row)" not in text[:200_000]:  # cheap test first
+        return False
+    from topoaudit.parse.nvbandwidth import looks_like_nvbandwidth
+
+    return looks_like_nvbandwidth(text)
+
+
+def _load_nvbandwidth(text: str, name: str) -> Loaded:
+    """The GPUs the runs measured; their matrices go to the report's captures, judged pair by pair."""
+    from topoaudit.parse.nvbandwidth import parse_nvbandwidth
+
+    parsed = parse_nvbandwidth(text, name)
+    version = parsed.version or "version not printed"
+    description = f"nvbandwidth output ({version}): {len(parsed.matrices)} matrix(es), {len(parsed.gpus)} GPU(s)"
+    return Loaded(
+        Machine(source="nvbandwidth", gpus=parsed.gpus),
+        SourceInfo("nvbandwidth", name, description=description),
+        tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes),
+        captures=Captures(bandwidth=parsed.matrices),
+    )
+
+
 # --- topoaudit snapshot ---
 def _is_snapshot(text: str) -> bool:
     if "topoaudit-snapshot" not in text[:1024]:  # cheap test first: most inputs are topo -m text
@@ -231,6 +283,8 @@ LOADERS: list[tuple[str, Sniff, Load]] = [
     ("report", _is_report, _load_report),
     ("nccl-xml", _is_nccl_xml, _load_nccl_xml),
     ("nvidia-smi-nvlink", _is_nvlink_status, _load_nvlink_status),
+    ("p2p", _is_p2p, _load_p2p),
+    ("nvbandwidth", _is_nvbandwidth, _load_nvbandwidth),
     # the topo matrix sniff is the loosest: it goes last
     ("nccl-tests", _is_nccl_tests, _load_nccl_tests),
     ("nccl-log", _is_nccl_log, _load_nccl_log),
@@ -247,7 +301,8 @@ def load_text(text: str, name: str) -> Loaded:
             return load(text, name)
     raise InputError(
         f"{name}: not a format topoaudit reads (expected `nvidia-smi topo -m` output, a topoaudit snapshot "
-        "or report, nccl-tests output or an NCCL_DEBUG=INFO log)",
+        "or report, nccl-tests output, an NCCL_DEBUG=INFO log, an NCCL topology or graph dump (XML), "
+        "`nvidia-smi nvlink -s` or `topo -p2p` output, or nvbandwidth output)",
         hint="capture it with `nvidia-smi topo -m > topo.txt`",
     )
 

@@ -94,13 +94,14 @@ class NcclTopology:
 
 @dataclass(frozen=True)
 class BandwidthMatrix:
-    """One ``nvbandwidth`` test: a matrix of copy bandwidth, rows copy to columns (or as the test says)."""
+    """One measured copy-bandwidth matrix (an ``nvbandwidth`` test, a ``p2pBandwidthLatencyTest`` matrix)."""
 
     test: str  # "device_to_device_memcpy_read_ce"
     title: str  # the line naming the matrix: "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)"
     rows: tuple[str, ...]  # "GPU0" | "CPU0"
     columns: tuple[str, ...]
     values_gbps: tuple[tuple[Probed[float], ...], ...]  # absent on the diagonal ("N/A" or 0.00)
+    tool: str = "nvbandwidth"  # "nvbandwidth" | "p2pBandwidthLatencyTest"
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,13 @@ from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
+from topoaudit.model.topology import gpu_pair_links
 from topoaudit.rules import finding
 
 # A pair this far below the median of its siblings is not noise: nvbandwidth's runs agree within a few %.
 PAIR_BELOW_SIBLINGS = 0.75
+# Below half of its siblings a pair has lost most of its links (Azure's H100 gate: 335 GB/s, seen failing at 162).
+PAIR_FAILS_BELOW = 0.5
 
 
 def judge_captures(captures: Captures, machine: Machine, spec: GpuSpec | None) -> list[Finding]:
@@ -26,7 +29,9 @@ def judge_captures(captures: Captures, machine: Machine, spec: GpuSpec | None) -
         found += _nvlinks_low(captures.nccl_topology, spec)
         found += _flattened(captures.nccl_topology)
     for matrix in captures.bandwidth:
-        found += _bandwidth_pair_low(matrix)
+        if matrix.tool == "nvbandwidth":
+            found += _bandwidth_pair_low(matrix)
+    found += _p2p_without_topology(machine)
     found += _all_links_inactive(machine, spec)
     return found
 
@@ -134,14 +139,49 @@ def _bandwidth_pair_low(matrix: BandwidthMatrix) -> list[Finding]:
     low = [(r, c, v) for r, c, v in gpu_pairs if v < PAIR_BELOW_SIBLINGS * typical]
     if not low:
         return []
-    shown = ", ".join(f"{r}->{c} {v:.1f}" for r, c, v in sorted(low, key=lambda x: x[2])[:6])
+    shown = ", ".join(f"{r}->{c} {v:.2f}" for r, c, v in sorted(low, key=lambda x: x[2])[:6])
+    worst = min(v for *_, v in low)
     return [
         finding(
             "nvbandwidth-pair-low",
-            f"{matrix.test}: {len(low)} GPU pair(s) copy far below their siblings (median {typical:.1f} GB/s): "
+            f"{matrix.test}: {len(low)} GPU pair(s) copy far below their siblings (median {typical:.2f} GB/s): "
             f"{shown} GB/s.",
+            severity=Severity.FAIL if worst < PAIR_FAILS_BELOW * typical else Severity.WARN,
             test=matrix.test,
             median_gbps=round(typical, 2),
             pairs=[{"from": r, "to": c, "gbps": v} for r, c, v in low],
+        )
+    ]
+
+
+def _p2p_without_topology(machine: Machine) -> list[Finding]:
+    """P2P statuses pasted without the topology (``nvidia-smi topo -p2p`` or p2pBandwidthLatencyTest alone).
+
+    With a ``topo -m`` beside them the probe's rule judges each pair against its path; alone, a pair
+    without peer access is still worth saying, with the path left for the user to paste.
+    """
+    if not machine.p2p or gpu_pair_links(machine):
+        return []
+    bad = [
+        (p.a, p.b, status)
+        for p in machine.p2p
+        for status in dict.fromkeys(v for v in (p.read, p.write) if isinstance(v, str) and v != "ok")
+    ]
+    if not bad:
+        return []
+    reasons = sorted({s for *_, s in bad})
+    consumer = reasons == ["gpu-not-supported"]
+    shown = ", ".join(f"GPU{a}-GPU{b} {s}" for a, b, s in bad[:6]) + (
+        f" and {len(bad) - 6} more" if len(bad) > 6 else ""
+    )
+    return [
+        finding(
+            "p2p-unavailable",
+            f"P2P is unavailable on {len(bad)} GPU pair(s): {shown}. "
+            + ("The GPU model does not support P2P (consumer cards, by design). " if consumer else "")
+            + "Paste `nvidia-smi topo -m` beside it to judge each pair against its path.",
+            severity=Severity.INFO if consumer else Severity.WARN,
+            pairs=[{"gpus": [a, b], "status": s, "path": "unknown"} for a, b, s in bad],
+            likely_cause="the GPU model does not support P2P" if consumer else "unknown",
         )
     ]

@@ -172,7 +172,7 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     when they are the likely cause; GPU_NOT_SUPPORTED on consumer cards is by design (info).
     """
     machine = ctx.machine
-    if not _probed(machine) or not machine.p2p:
+    if not machine.p2p:  # probed, or a pasted `nvidia-smi topo -p2p`
         return
     mig = {g.index for g in machine.gpus if isinstance(g.mig_mode, str) and g.mig_mode.startswith("enabled")}
     pairs = gpu_pair_links(machine)

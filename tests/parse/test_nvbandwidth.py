@@ -1,0 +1,92 @@
+"""nvbandwidth output, v0.4 to v0.10: every real run read, and a pair far below its siblings found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topoaudit.app import AnalyzeRequest, MachineInput, analyze_input
+from topoaudit.model.nccl_topo import BandwidthMatrix, Captures
+from topoaudit.model.report import Report
+
+CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
+REAL = sorted(CAPTURES.glob("nvbandwidth-*-1.txt"))
+
+
+def _analyze(name: str) -> Report:
+    return analyze_input(AnalyzeRequest(MachineInput(path=str(CAPTURES / name)))).report
+
+
+def _matrices(report: Report) -> dict[str, BandwidthMatrix]:
+    assert isinstance(report.captures, Captures)
+    return {m.test: m for m in report.captures.bandwidth}
+
+
+def test_all_six_real_files_are_kept() -> None:
+    assert len(REAL) == 6
+
+
+D2D_READ = "device_to_device_memcpy_read_ce"
+B300 = "nvbandwidth-7xb300-sxm6-dell-xe9780-one-gpu-missing-1.txt"
+RUNS = [
+    ("nvbandwidth-8gpu-d2d-ce-readme-example-1.txt", 8, "device_to_device_memcpy_write_ce", (0, 1), 276.07),
+    ("nvbandwidth-8gpu-h2d-ce-readme-example-1.txt", 8, "host_to_device_memcpy_ce", (0, 7), 25.97),
+    ("nvbandwidth-8gpu-h2d-bidir-ce-readme-example-1.txt", 8, "host_to_device_bidirectional_memcpy_ce", (0, 0), 18.56),
+    ("nvbandwidth-8xh100-azure-ndh100v5-v0.4-1.txt", 8, D2D_READ, (1, 0), 370.90),
+    (B300, 7, "device_to_device_bidirectional_memcpy_read_ce_total", (0, 1), 1521.22),
+    ("nvbandwidth-8xh100-v0.10-multirun-separators-latency-1.txt", 8, D2D_READ, (0, 1), 395.08),
+]
+
+
+@pytest.mark.parametrize(("name", "gpus", "test", "cell", "value"), RUNS)
+def test_every_real_run_is_read(name: str, gpus: int, test: str, cell: tuple[int, int], value: float) -> None:
+    report = _analyze(name)
+    assert report.source.kind == "nvbandwidth"
+    assert len(report.machine.gpus) == gpus
+    matrix = _matrices(report)[test]
+    assert matrix.values_gbps[cell[0]][cell[1]] == value
+    assert "nvbandwidth-pair-low" not in {f.code for f in report.findings}  # every real run is uniform
+
+
+def test_diagonal_na_and_zero_are_not_pairs() -> None:
+    for name in ("nvbandwidth-8gpu-d2d-ce-readme-example-1.txt", "nvbandwidth-8xh100-azure-ndh100v5-v0.4-1.txt"):
+        (matrix,) = _matrices(_analyze(name)).values()
+        assert not any(isinstance(matrix.values_gbps[i][i], float) for i in range(8))
+
+
+def test_host_rows_are_cpus() -> None:
+    matrix = _matrices(_analyze("nvbandwidth-8gpu-h2d-ce-readme-example-1.txt"))["host_to_device_memcpy_ce"]
+    assert matrix.rows == ("CPU0",) and matrix.columns[0] == "GPU0"
+
+
+def test_v04_device_list_names_the_gpus() -> None:
+    assert {g.name for g in _analyze("nvbandwidth-8xh100-azure-ndh100v5-v0.4-1.txt").machine.gpus} == {
+        "NVIDIA H100 80GB HBM3"
+    }
+
+
+def test_b300_bidirectional_sub_matrices_and_version() -> None:
+    report = _analyze("nvbandwidth-7xb300-sxm6-dell-xe9780-one-gpu-missing-1.txt")
+    tests = set(_matrices(report))
+    assert {
+        "device_to_device_bidirectional_memcpy_read_ce_read1",
+        "device_to_device_bidirectional_memcpy_write_ce_total",
+    } <= tests
+    assert "v0.10.0" in report.source.description
+
+
+def test_latency_matrix_is_noted_not_read_as_bandwidth() -> None:
+    report = _analyze("nvbandwidth-8xh100-v0.10-multirun-separators-latency-1.txt")
+    assert not any("latency" in t for t in _matrices(report))
+    assert any("latency matrix (ns)" in i.message for i in report.input_issues)
+    assert {"device_to_device_memcpy_read_ce", "device_to_device_memcpy_write_ce"} <= set(_matrices(report))
+
+
+def test_one_pair_at_162_of_371_fails_naming_the_pair() -> None:
+    report = _analyze("nvbandwidth-8xh100-gpu1-to-gpu0-162gbps-constructed.txt")
+    found = next(f for f in report.findings if f.code == "nvbandwidth-pair-low")
+    assert found.severity.value == "fail"
+    assert "GPU1->GPU0 162.45" in found.message and "median 370.90" in found.message
+    assert found.evidence["pairs"] == [{"from": "GPU1", "to": "GPU0", "gbps": 162.45}]
+    assert report.gate.exit_code == 1

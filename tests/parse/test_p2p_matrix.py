@@ -1,0 +1,114 @@
+"""`nvidia-smi topo -p2p` and CUDA samples' p2pBandwidthLatencyTest: every real paste read, judged by the P2P rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topoaudit.app import AnalyzeRequest, MachineInput, analyze_input
+from topoaudit.model.finding import Finding
+from topoaudit.model.nccl_topo import Captures
+from topoaudit.model.report import Report
+from topoaudit.parse.p2p_matrix import parse_p2p
+
+CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
+REAL = sorted(CAPTURES.glob("p2p-*-1.txt"))
+
+
+def _analyze(name: str) -> Report:
+    return analyze_input(AnalyzeRequest(MachineInput(path=str(CAPTURES / name)))).report
+
+
+def _p2p_finding(report: Report) -> Finding | None:
+    return next((f for f in report.findings if f.code == "p2p-unavailable"), None)
+
+
+def test_all_eight_real_files_are_kept() -> None:
+    assert len(REAL) == 8
+
+
+@pytest.mark.parametrize(
+    ("name", "gpus", "statuses"),
+    [
+        ("p2p-h100-8gpu-ok-stas-1.txt", 8, {"ok"}),
+        ("p2p-2x3090-nvlink-ok-clubrig-1.txt", 2, {"ok"}),
+        ("p2p-2xl4-cns-stas-1.txt", 2, {"chipset-not-supported"}),
+        ("p2p-2x5090-rw-gns-1.txt", 2, {"gpu-not-supported"}),
+        ("p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt", 2, {"ok"}),
+        ("p2p-4xrtx6000ada-asus-esc8000a-p2pbwlat-1.txt", 4, {"ok"}),
+        ("p2p-8x4090-p2pbwlat-p2p-disabled-stock-1.txt", 8, {"not-supported"}),
+        ("p2p-9gpu-rtxpro6000-plus-8x5090-p2pbwlat-tabs-1.txt", 9, {"ok"}),
+    ],
+)
+def test_every_real_paste_gives_each_pairs_status(name: str, gpus: int, statuses: set[str]) -> None:
+    report = _analyze(name)
+    assert len(report.machine.gpus) == gpus
+    assert len(report.machine.p2p) == gpus * (gpus - 1) // 2
+    assert {p.read for p in report.machine.p2p} == statuses
+
+
+def test_ok_everywhere_says_nothing() -> None:
+    assert _p2p_finding(_analyze("p2p-h100-8gpu-ok-stas-1.txt")) is None
+
+
+def test_chipset_not_supported_alone_warns_and_asks_for_the_topology() -> None:
+    found = _p2p_finding(_analyze("p2p-2xl4-cns-stas-1.txt"))
+    assert found is not None and found.severity.value == "warn"
+    assert "GPU0-GPU1 chipset-not-supported" in found.message and "nvidia-smi topo -m" in found.message
+
+
+def test_consumer_gpu_not_supported_is_info() -> None:
+    found = _p2p_finding(_analyze("p2p-2x5090-rw-gns-1.txt"))
+    assert found is not None and found.severity.value == "info"
+
+
+def test_stock_4090_driver_with_no_peer_access_warns_on_all_28_pairs() -> None:
+    found = _p2p_finding(_analyze("p2p-8x4090-p2pbwlat-p2p-disabled-stock-1.txt"))
+    assert found is not None and found.severity.value == "warn" and "28 GPU pair(s)" in found.message
+
+
+def test_p2p_not_supported_between_nvlink_peers_fails_through_the_probe_rule() -> None:
+    report = _analyze("topo-and-p2p-2x3090-nv4-ns-constructed.txt")
+    assert report.source.kind == "topo-matrix"
+    assert report.machine.link("GPU0", "GPU1").nvlinks == 4  # type: ignore[union-attr]
+    found = _p2p_finding(report)
+    assert found is not None and found.severity.value == "fail" and "over NVLink" in found.message
+    assert report.gate.exit_code == 1
+
+
+def test_consumer_pair_beside_its_topology_is_info_by_design() -> None:
+    report = _analyze("topo-and-p2p-2x5090-phb-gns-constructed.txt")
+    found = _p2p_finding(report)
+    assert found is not None and found.severity.value == "info" and "PHB" in found.message
+    assert not any("does not say which" in i.message for i in report.input_issues)  # `-p2p r` is named
+
+
+def test_unnamed_capability_is_read_as_read_and_noted() -> None:
+    report = _analyze("p2p-2xl4-cns-stas-1.txt")
+    assert any("does not say which `-p2p` capability" in i.message for i in report.input_issues)
+
+
+def test_write_matrix_fills_write() -> None:
+    text = "$ nvidia-smi topo -p2p w\n        GPU0    GPU1\n GPU0   X       DR\n GPU1   DR      X\n"
+    (status,) = parse_p2p(text, "w.txt").statuses
+    assert status.write == "disabled-by-regkey" and not isinstance(status.read, str)
+
+
+def test_bandwidth_latency_test_keeps_its_bandwidth_matrices_and_device_names() -> None:
+    report = _analyze("p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt")
+    assert report.machine.gpus[0].name == "NVIDIA RTX 6000 Ada Generation"
+    assert report.machine.gpus[1].pci_bus_id == "0000:c2:00.0"
+    assert isinstance(report.captures, Captures)
+    enabled = next(m for m in report.captures.bandwidth if m.test.startswith("Bidirectional P2P=Enabled"))
+    assert enabled.tool == "p2pBandwidthLatencyTest"
+    assert enabled.values_gbps[0][1] == 52.11
+    assert not isinstance(enabled.values_gbps[0][0], float)  # a GPU's copy to itself is not a pair
+
+
+def test_tabs_in_a_mixed_nine_gpu_box_are_read() -> None:
+    report = _analyze("p2p-9gpu-rtxpro6000-plus-8x5090-p2pbwlat-tabs-1.txt")
+    assert report.machine.gpus[0].name == "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+    assert isinstance(report.captures, Captures)
+    first = report.captures.bandwidth[0]
+    assert len(first.rows) == 9 and first.values_gbps[0][1] == 43.30

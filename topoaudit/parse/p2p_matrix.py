@@ -1,0 +1,210 @@
+"""Peer-to-peer captures: ``nvidia-smi topo -p2p r|w|n|a`` (NVML's P2P status per GPU pair, with its codes
+OK/CNS/GNS/TNS/NS/DR/U) and CUDA samples' ``p2pBandwidthLatencyTest`` (can-access-peer and copy bandwidth).
+
+The statuses become the same :class:`~topoaudit.model.machine.P2PStatus` facts the probe records, so the
+probe's P2P rule judges them against the topology (a ``topo -m`` pasted in the same file gives it); the
+bandwidth matrices are kept as measured facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from topoaudit.errors import InputError
+from topoaudit.model.machine import Gpu, P2PStatus
+from topoaudit.model.nccl_topo import BandwidthMatrix
+from topoaudit.model.values import Probed, Unsupported
+
+# ``nvidia-smi topo -p2p`` legend (X = Self, OK = Status Ok, CNS = Chipset not supported, ...), in NVML's words.
+P2P_CODES = {
+    "OK": "ok",
+    "CNS": "chipset-not-supported",
+    "GNS": "gpu-not-supported",
+    "TNS": "topology-not-supported",
+    "DR": "disabled-by-regkey",
+    "NS": "not-supported",
+    "U": "unknown",
+}
+# ``-p2p r|w|n|a``: the capability the matrix answers, as P2PStatus names it.
+MODES = {"r": "read", "w": "write", "n": "nvlink", "a": "atomics"}
+
+_HEADER = re.compile(r"^\s*(GPU\d+)(\s+GPU\d+)*\s*$")
+_COMMAND = re.compile(r"nvidia-smi\s+topo\s+-p2p\s+(\w+)")
+_LEGEND = re.compile(r"^\s*(Legend:|[A-Z]{1,3}\s+=\s)")
+_DEVICE = re.compile(
+    r"^Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+), pciDeviceID: ([0-9a-fA-F]+), pciDomainID:\s*(\d+)"
+)
+_SAMPLE_MATRIX = re.compile(r"^(P2P Connectivity Matrix|(Uni|Bi)directional P2P=\w+ Bandwidth.*Matrix \(GB/s\))\s*$")
+_SAMPLE_ROW = re.compile(r"^\s*(\d+)\s+([\d.\s]+)$")
+
+
+@dataclass(frozen=True)
+class ParsedP2P:
+    """The P2P statuses and matrices of one paste, and the lines they took (to find a ``topo -m`` beside them)."""
+
+    gpus: tuple[Gpu, ...]
+    statuses: tuple[P2PStatus, ...]
+    matrices: tuple[BandwidthMatrix, ...]
+    used_lines: frozenset[int]  # 1-based lines that belong to the P2P captures
+    notes: tuple[tuple[int, str], ...]
+    tool: str  # "nvidia-smi topo -p2p" | "p2pBandwidthLatencyTest"
+
+
+def looks_like_p2p(text: str) -> bool:
+    """An ``nvidia-smi topo -p2p`` matrix (GPU header, then rows of P2P codes) or a p2pBandwidthLatencyTest."""
+    head = text[:200_000]
+    if "P2P Connectivity Matrix" in head or "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]" in head:
+        return True
+    return bool(_smi_blocks(head.splitlines()))
+
+
+def _smi_blocks(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, str, list[str]]]]]:
+    """Each ``topo -p2p`` matrix: (header line index, column labels, rows (line index, label, cells))."""
+    blocks = []
+    i = 0
+    while i < len(lines):
+        header = _HEADER.match(lines[i])
+        if not header:
+            i += 1
+            continue
+        columns = lines[i].split()
+        rows = []
+        j = i + 1
+        while j < len(lines):
+            tokens = lines[j].split()
+            if not tokens or not tokens[0].startswith("GPU") or tokens[0] not in columns:
+                break
+            rows.append((j, tokens[0], tokens[1:]))
+            j += 1
+        codes = {c for _, _, cells in rows for c in cells}
+        if rows and codes <= {*P2P_CODES, "X"} and codes - {"X"}:
+            blocks.append((i, columns, rows))
+        i = max(j, i + 1)
+    return blocks
+
+
+def parse_p2p(text: str, name: str) -> ParsedP2P:
+    """Read every P2P capture in ``text``."""
+    lines = text.splitlines()
+    if "P2P Connectivity Matrix" in text or "Bandwidth Latency Test" in text:
+        return _cuda_sample(lines, name)
+    return _nvidia_smi(lines, name)
+
+
+def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
+    blocks = _smi_blocks(lines)
+    if not blocks:
+        raise InputError(f"{name}: no `nvidia-smi topo -p2p` matrix in it")
+    used: set[int] = set()
+    notes: list[tuple[int, str]] = []
+    pairs: dict[tuple[int, int], P2PStatus] = {}
+    indices: set[int] = set()
+    for header, columns, rows in blocks:
+        command = next((_COMMAND.search(lines[k]) for k in range(header - 1, max(-1, header - 4), -1)
+                        if _COMMAND.search(lines[k])), None)  # fmt: skip
+        letters = command.group(1) if command else ""
+        modes = [MODES[c] for c in letters if c in MODES] or ["read"]
+        if not command or len(letters) != 1 or letters not in MODES:
+            notes.append(
+                (header + 1, f"the paste does not say which `-p2p` capability this matrix answers; read as {modes[0]}")
+            )
+        used.update([header, *(k for k, _, _ in rows)])
+        k = rows[-1][0] + 1
+        while k < len(lines) and (not lines[k].strip() or _LEGEND.match(lines[k])):
+            used.add(k)
+            k += 1
+        for k, label, cells in rows:
+            a = int(label[3:])
+            indices.add(a)
+            if len(cells) != len(columns):
+                notes.append((k + 1, f"{label}'s row has {len(cells)} cells for {len(columns)} columns; row left out"))
+                continue
+            for column, cell in zip(columns, cells, strict=True):
+                b = int(column[3:])
+                indices.add(b)
+                if a == b or cell == "X":
+                    continue
+                key = (min(a, b), max(a, b))
+                status = pairs.get(key, P2PStatus(*key))
+                for mode in modes:
+                    before = getattr(status, mode)
+                    said = P2P_CODES[cell]
+                    if not isinstance(before, str) or before == "ok":  # the worse direction wins
+                        status = replace(status, **{mode: said})  # type: ignore[arg-type]
+                pairs[key] = status
+    gpus = tuple(Gpu(index=i) for i in sorted(indices))
+    statuses = tuple(pairs[k] for k in sorted(pairs))
+    return ParsedP2P(gpus, statuses, (), frozenset(k + 1 for k in used), tuple(notes), "nvidia-smi topo -p2p")
+
+
+def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
+    gpus: dict[int, Gpu] = {}
+    matrices: list[BandwidthMatrix] = []
+    access: dict[tuple[int, int], bool] = {}
+    title = ""
+    columns: list[int] = []
+    rows: list[tuple[int, list[float]]] = []
+
+    def close() -> None:
+        if not title or not rows:
+            return
+        if title.startswith("P2P Connectivity"):
+            for a, values in rows:
+                for b, v in zip(columns, values, strict=False):
+                    if a != b:
+                        access[(a, b)] = v >= 1
+            return
+        labels = tuple(f"GPU{c}" for c in columns)
+        cells: list[tuple[Probed[float], ...]] = []
+        for a, values in rows:
+            cells.append(
+                tuple(
+                    Unsupported("p2pBandwidthLatencyTest", "a GPU's copy to itself, not a pair") if a == b else v
+                    for b, v in zip(columns, values, strict=False)
+                )
+            )
+        matrices.append(
+            BandwidthMatrix(
+                test=title.removesuffix(" Matrix (GB/s)").strip(),
+                title=title,
+                rows=tuple(f"GPU{a}" for a, _ in rows),
+                columns=labels,
+                values_gbps=tuple(cells),
+                tool="p2pBandwidthLatencyTest",
+            )
+        )
+
+    for line in lines:
+        device = _DEVICE.match(line.strip())
+        if device:
+            index = int(device.group(1))
+            bus = f"{int(device.group(5)):04x}:{int(device.group(3), 16):02x}:{int(device.group(4), 16):02x}.0"
+            gpus[index] = Gpu(index=index, name=device.group(2).strip(), pci_bus_id=bus)
+            continue
+        if _SAMPLE_MATRIX.match(line.strip()):
+            close()
+            title, columns, rows = line.strip(), [], []
+            continue
+        if title and line.strip().startswith("D\\D"):
+            columns = [int(c) for c in line.split()[1:]]
+            continue
+        row = _SAMPLE_ROW.match(line.replace("\t", " ")) if title and columns else None
+        if row:
+            rows.append((int(row.group(1)), [float(v) for v in row.group(2).split()]))
+        elif title and line.strip():
+            close()
+            title, columns, rows = "", [], []
+    close()
+    indices = sorted(set(gpus) | {a for a, _ in access} | {b for _, b in access})
+    if not indices:
+        raise InputError(f"{name}: a p2pBandwidthLatencyTest paste with neither devices nor matrices")
+    statuses = []
+    for a in indices:
+        for b in indices:
+            if a < b and ((a, b) in access or (b, a) in access):
+                can = access.get((a, b), True) and access.get((b, a), True)
+                # CUDA says only whether peer access works, not why; NVML's word for that is not-supported.
+                statuses.append(P2PStatus(a, b, read="ok" if can else "not-supported"))
+    all_gpus = tuple(gpus.get(i, Gpu(index=i)) for i in indices)
+    return ParsedP2P(all_gpus, tuple(statuses), tuple(matrices), frozenset(), (), "p2pBandwidthLatencyTest")
