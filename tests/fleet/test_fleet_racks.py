@@ -4,18 +4,29 @@ four GB200 GPU records per tray and their fabric registration set here)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
+import pytest
 from cli_runner import Run
 from fleet_nodes import SNAPSHOT
+
+from topoaudit.probe.snapshot import SNAPSHOT_SCHEMA_VERSION, GpuRecord
 
 RACK_A = "5b1a2c3d-0000-4000-8000-00000000000a"
 RACK_B = "5b1a2c3d-0000-4000-8000-00000000000b"
 SENTINEL_CLIQUE = 32766  # every Blackwell tray reports it: only (cluster UUID, clique id) tells racks apart
 
 
-def write_tray(directory: Path, host: str, cluster: str, status: str = "SUCCESS", state: str = "completed") -> None:
+def write_tray(
+    directory: Path,
+    host: str,
+    cluster: str,
+    status: str = "SUCCESS",
+    state: str = "completed",
+    health: tuple[int, str] | None = None,
+) -> None:
     data = copy.deepcopy(SNAPSHOT)
     data["os"]["hostname"] = host
     data["system"]["gpu_count"] = 4
@@ -34,6 +45,9 @@ def write_tray(directory: Path, host: str, cluster: str, status: str = "SUCCESS"
             fabric_cluster_uuid=cluster,
             fabric_clique_id=SENTINEL_CLIQUE,
         )
+        if health is not None:  # recorded from the snapshot schema that has fabric health on
+            data["schema_version"] = SNAPSHOT_SCHEMA_VERSION
+            gpu.update(fabric_health_mask=health[0], fabric_health_summary=health[1])
         data["gpus"].append(gpu)
     data["pairs"] = []
     (directory / f"{host}.snapshot.json").write_text(json.dumps(data), encoding="utf-8")
@@ -72,3 +86,19 @@ def test_a_tray_whose_registration_names_no_cluster_is_named(tmp_path: Path, run
     _, out, _ = run("fleet", str(tmp_path), "--rack-gpus", "12")
     assert "tray9: fabric-attached GPUs in no rack" in out
     assert "tray9 | FAIL: " in out and "fleet-tray-mismatch" in out.split("tray9 | FAIL: ", 1)[1].splitlines()[0]
+
+
+@pytest.mark.skipif(
+    "fabric_health_mask" not in {f.name for f in dataclasses.fields(GpuRecord)},
+    reason="this snapshot schema records no fabric health",
+)
+def test_a_tray_whose_fabric_health_differs_from_its_rack_is_named(tmp_path: Path, run: Run) -> None:
+    for k in range(3):
+        write_tray(tmp_path, f"tray{k}", RACK_A, health=(0, "healthy"))
+    write_tray(tmp_path, "tray3", RACK_A, health=(0xAA, "unhealthy"))  # 4 of 8 NVL paths down (NVIDIA/nccl#2186)
+    _, out, _ = run("fleet", str(tmp_path), "--rack-gpus", "16", "--format", "json")
+    report = json.loads(out)
+    assert report["racks"][0]["odd_trays"] == ["tray3"]
+    mismatch = [f for f in report["findings"] if f["code"] == "fleet-tray-mismatch"]
+    assert [f["hosts"] for f in mismatch] == [["tray3"]]
+    assert "health unhealthy mask 0xaa" in mismatch[0]["message"] and "healthy mask 0x0" in mismatch[0]["message"]

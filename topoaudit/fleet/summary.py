@@ -177,14 +177,34 @@ def _fabric(report: Report) -> TrayFabric | None:
         return None
     keys = {(_cluster(g.fabric.cluster_uuid), g.fabric.clique_id) for g in gpus}
     cluster, clique = keys.pop() if len(keys) == 1 else ("", -1)
+    health = _health_by_gpu(report)
     return TrayFabric(
         cluster_uuid=cluster,
         clique_id=clique if isinstance(clique, int) and cluster else -1,
         gpus=len(gpus),
         state=_one({str(g.fabric.state) for g in gpus}),
         status=_one({g.fabric.status if isinstance(g.fabric.status, str) else "not recorded" for g in gpus}),
-        health=_one({_health(g.fabric) for g in gpus}),
+        health=_one({health.get(g.index, "not recorded") for g in gpus}),
     )
+
+
+def _health_by_gpu(report: Report) -> dict[int, str]:
+    """Each GPU's fabric health (summary and raw mask) where the probe's host checks recorded it."""
+    checks = getattr(report.machine.host, "checks", None)  # recorded by a live probe (or its snapshot)
+    records = getattr(checks, "fabric_health", None)
+    if not isinstance(records, tuple):
+        return {}
+    out = {}
+    for record in records:
+        parts = []
+        summary, mask = getattr(record, "summary", None), getattr(record, "health_mask", None)
+        if isinstance(summary, str):
+            parts.append(summary)
+        if isinstance(mask, int) and not isinstance(mask, bool):
+            parts.append(f"mask {mask:#x}")
+        if parts:
+            out[int(record.gpu)] = " ".join(parts)
+    return out
 
 
 def _cluster(value: object) -> str:
@@ -192,18 +212,6 @@ def _cluster(value: object) -> str:
     if not isinstance(value, str) or not value.replace("-", "").strip("0"):
         return ""
     return value.lower()
-
-
-def _health(fabric: object) -> str:
-    """The fabric health as recorded (a mask or summary where the snapshot records one)."""
-    parts = []
-    for name in ("health_summary", "health_mask"):
-        value = getattr(fabric, name, None)
-        if isinstance(value, int) and not isinstance(value, bool):
-            parts.append(f"{name.split('_')[1]} {value:#x}")
-        elif isinstance(value, str):
-            parts.append(f"{name.split('_')[1]} {value}")
-    return ", ".join(parts) or "not recorded"
 
 
 def _one(values: set[str]) -> str:
