@@ -164,3 +164,39 @@ def test_nvls_off_beside_an_nv18_matrix_without_a_model() -> None:
     )
     found = nccl_findings(judged(capture))
     assert set(found) == {"nccl-nvls-off"} and "an NVSwitch box" in found["nccl-nvls-off"].message
+
+
+def test_log_codes_are_every_code_the_rules_emit_and_junit_skips_them_without_a_log() -> None:
+    import xml.etree.ElementTree as ET
+
+    from topoaudit.render import RenderOptions, render
+    from topoaudit.rules.codes import CODES
+    from topoaudit.rules.nccl_rules import LOG_CODES
+
+    assert set(CODES) >= LOG_CODES
+    emitted = {
+        f.code
+        for name in (
+            "constructed-2.17-channel-conn-busid-pcie.txt",
+            "constructed-2.21-two-nodes-slurm-prefix-gdr-off.txt",
+            "constructed-2.26-warn-timestamps-fm-down.txt",
+            "constructed-2.19-hgx-h100-cumem-nvls-off.txt",
+            "constructed-2.13-channel-busid-shm.txt",
+        )
+        for f in judged(text(name), gpu_model="H100 80GB HBM3").findings
+        if f.code.startswith("nccl-")
+    }
+    assert emitted == LOG_CODES
+
+    def cases(report: Report) -> dict[str, ET.Element]:
+        root = ET.fromstring(render(report, "junit", RenderOptions()))
+        return {tc.get("name", ""): tc for tc in root.iter("testcase") if tc.get("name") in LOG_CODES}
+
+    without_log = cases(judged(text("topo-h100-8gpu-stas-ht-1.txt")))
+    assert set(without_log) == LOG_CODES
+    for tc in without_log.values():
+        skipped = tc.find("skipped")
+        assert skipped is not None and "NCCL_DEBUG=INFO log" in skipped.get("message", "")
+    with_log = cases(judged(text("constructed-2.17-channel-conn-busid-pcie.txt")))
+    assert with_log["nccl-gdr-disabled"].find("skipped") is None
+    assert with_log["nccl-p2p-disabled"].find("system-out") is not None  # a warn below --fail-on fail

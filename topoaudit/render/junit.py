@@ -16,10 +16,12 @@ import xml.etree.ElementTree as ET
 
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
+from topoaudit.model.nccl import NcclView
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import xml_text as x
 from topoaudit.rules.codes import CODES
+from topoaudit.rules.nccl_rules import LOG_CODES
 
 _BENCH_PREFIXES = ("bench-", "measured-")
 
@@ -144,6 +146,8 @@ def _not_judged(
         return "judged across many nodes by `topoaudit fleet`, not on one node's report"
     if area == "bench" and not has_bench:
         return "no bench in this report (run `topoaudit bench` to measure)"
+    if code in LOG_CODES and not isinstance(report.nccl, NcclView):
+        return "judged from an NCCL_DEBUG=INFO log; this report has none"
     if code in PROBE_ONLY_CODES and not probed:
         return (
             f"needs facts only a live probe records (`topoaudit audit` or a snapshot); "

@@ -16,6 +16,18 @@ from topoaudit.model.machine import Machine, PathLevel
 from topoaudit.model.nccl import LogLine, NcclTransport, NcclView, rank_gpu
 from topoaudit.rules import finding
 
+LOG_CODES = frozenset(
+    {
+        "nccl-transport-below-topology",
+        "nccl-p2p-disabled",
+        "nccl-nvls-off",
+        "nccl-gdr-disabled",
+        "nccl-fabric-manager-down",
+        "nccl-nvls-invalid-argument",
+    }
+)
+"""The codes judged only from an NCCL_DEBUG=INFO log: not judged on a report without one."""
+
 EVIDENCE_LINES = 6
 """Log lines quoted per finding; the count of the rest is given."""
 
