@@ -11,7 +11,8 @@ from builders import machine, nvswitch8, pairs, pcie, split_4_4
 
 from topoaudit.bench import formulas
 from topoaudit.bench.assemble import assemble
-from topoaudit.bench.expect import CONSTANTS, expected_busbw, judge_ratio
+from topoaudit.bench.expect import CONSTANTS, expected_busbw, judge_ratio, pcie_raw_gbps
+from topoaudit.catalog import PCIE_RAW_GBPS_X16
 from topoaudit.bench.groups import make_plan, map_gpus, parse_groups
 from topoaudit.bench.judge import judge_bench
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankError, RankInfo, SkippedSize
@@ -91,6 +92,12 @@ def test_pcie_box_without_generation_has_no_expectation_and_says_why() -> None:
 
 def test_every_constant_names_its_provenance() -> None:
     assert all(c.provenance and c.unit for c in CONSTANTS.values())
+
+
+def test_pcie_lane_rates_give_the_catalog_x16_figures() -> None:
+    """A x16 link per generation is the figure the catalog (and its public source) quotes: Gen6 121 GB/s."""
+    for generation, x16 in PCIE_RAW_GBPS_X16.items():
+        assert pcie_raw_gbps(generation, 16) == pytest.approx(x16, rel=0.002), generation
 
 
 # --- groups --------------------------------------------------------------------------------------------

@@ -53,9 +53,25 @@ CONSTANTS: dict[str, Constant] = {
             "GB/s per lane per direction",
             "PCIe 3.0 8 GT/s 128b/130b; Gen3 x16 ~15.75 GB/s (ml-engineering network notes)",
         ),
-        Constant("pcie_gbps_per_lane_gen4", 1.969, "GB/s per lane per direction", "Gen4 x16 31.5 GB/s (anchors s9)"),
-        Constant("pcie_gbps_per_lane_gen5", 3.938, "GB/s per lane per direction", "Gen5 x16 63 GB/s (anchors s9)"),
-        Constant("pcie_gbps_per_lane_gen6", 7.877, "GB/s per lane per direction", "Gen6 x16 121 GB/s (anchors s9)"),
+        Constant(
+            "pcie_gbps_per_lane_gen4",
+            1.969,
+            "GB/s per lane per direction",
+            "PCIe 4.0 16 GT/s x 128/130 / 8 bits = 1.969; Gen4 x16 31.5 GB/s (ml-engineering network notes)",
+        ),
+        Constant(
+            "pcie_gbps_per_lane_gen5",
+            3.938,
+            "GB/s per lane per direction",
+            "PCIe 5.0 32 GT/s x 128/130 / 8 bits = 3.938; Gen5 x16 63 GB/s (ml-engineering network notes)",
+        ),
+        Constant(
+            "pcie_gbps_per_lane_gen6",
+            7.5625,
+            "GB/s per lane per direction",
+            "Gen6 x16 121 GB/s (ml-engineering network notes) / 16 lanes = 7.5625: 64 GT/s / 8 bits less the "
+            "FLIT overhead (242 of 256 bytes carry data); Gen6 does not use 128b/130b",
+        ),
         Constant(
             "warn_below_ratio",
             0.75,
