@@ -55,6 +55,18 @@ def test_a_result_judged_under_other_options_is_judged_again(
     assert code == 1 and "cached" in out
 
 
+def test_a_result_judged_by_a_policy_is_reused_under_that_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    box = make_box("hgx-h100", tmp_path, monkeypatch)
+    cache = tmp_path / "last.json"
+    policy = ("--no-drain", "--policy", "builtin:hgx-8gpu")
+    code, out, _ = healthcheck(capsys, box.root, cache, *policy)
+    assert code == 0 and "probed now" in out and "policy 'hgx-8gpu'" in out
+    code, out, _ = healthcheck(capsys, box.root, cache, *policy)
+    assert code == 0 and "cached" in out
+
+
 def test_draining_without_scontrol_is_refused_in_one_sentence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

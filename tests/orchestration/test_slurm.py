@@ -72,3 +72,15 @@ def test_another_tools_drain_is_neither_resumed_nor_overwritten(
     assert code == 1 and "another reason" in out
     assert idle_node.reasons().startswith("NHC: check_hw_ib failed|")
     assert "drain" in idle_node.state()
+
+
+def test_a_node_slurm_does_not_know_is_named_in_one_sentence(
+    idle_node: SlurmCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    box = make_box("hgx-h100", tmp_path, monkeypatch)
+    monkeypatch.setenv("SLURM_CONF", str(idle_node.conf))
+    with pytest.raises(SystemExit) as exc:
+        main(["healthcheck", "--sysfs-root", str(box.root), "--cache", str(tmp_path / "c.json"), "--node", "gpu-999"])
+    _, err = capsys.readouterr()
+    assert exc.value.code == 4
+    assert "scontrol show node failed" in err and "gpu-999" in err and "Traceback" not in err
