@@ -12,9 +12,9 @@ from builders import machine, nvswitch8, pairs, pcie, split_4_4
 from topoaudit.bench import formulas
 from topoaudit.bench.assemble import assemble
 from topoaudit.bench.expect import CONSTANTS, expected_busbw, judge_ratio, pcie_raw_gbps
-from topoaudit.catalog import PCIE_RAW_GBPS_X16
 from topoaudit.bench.groups import make_plan, map_gpus, parse_groups
 from topoaudit.bench.judge import judge_bench
+from topoaudit.catalog import PCIE_RAW_GBPS_X16
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankError, RankInfo, SkippedSize
 from topoaudit.model.machine import Gpu, PcieLink
 from topoaudit.rules.codes import CODES

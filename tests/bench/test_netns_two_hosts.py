@@ -6,7 +6,7 @@ islands the timings form is not asserted from a loaded 2-core runner: the cluste
 bandwidths in test_islands.py.
 
 Needs root and iproute2 (CI runs as root); skipped with the reason otherwise. Namespaces and every process
-this test started are removed whatever happens (see ../shared/notes/two-hosts-on-one-machine.md).
+this test started are removed whatever happens.
 """
 
 from __future__ import annotations
