@@ -170,7 +170,7 @@ def _load_nccl_xml(text: str, name: str) -> Loaded:
     return Loaded(
         parsed.machine,
         SourceInfo("nccl-xml", name, description=description),
-        tuple(InputIssue(0, "ignored", note) for note in parsed.notes),
+        tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes),
         captures=Captures(nccl_topology=topology),
     )
 

@@ -159,3 +159,53 @@ def test_other_xml_roots_are_not_taken_for_nccl() -> None:
         from topoaudit.loaders import load_text
 
         load_text('<?xml version="1.0"?>\n<nvidia_smi_log></nvidia_smi_log>\n', "smi.xml")
+
+
+def test_notes_point_at_the_line_they_are_about() -> None:
+    report = _analyze("ncclxml-azure-ncv4-a100pcie-selfloop-nvlink-topofile-1.txt")
+    (issue,) = [i for i in report.input_issues if "is the GPU itself" in i.message]
+    assert issue.line == 5  # <nvlink target="0001:00:00.0" ...> of GPU0
+    static = _analyze("ncclxml-p4d24xl-static-topofile-awsofi-1.txt")
+    assert [i.line for i in static.input_issues if "names no NVLink" in i.message] == [15]  # <system>, after the comment
+
+
+def test_cpu_affinity_comes_from_the_cpu_mask() -> None:
+    """'00000000,0000000f,ffff0000,00000000,000fffff': words most significant first, as Linux prints cpumasks."""
+    gpu = _analyze("ncclxml-a100-nvswitch-dump-excerpt-1gpu-1nic-1.txt").machine.gpus[0]
+    assert gpu.cpu_affinity == (*range(20), *range(80, 100))
+    assert gpu.numa_nodes == (0,)
+
+
+# The shape of ROCm/rccl#1185 (an RCCL dump: version 2, AMD class 0x038000, gcn/arch attributes) with the
+# <xgmi target count> children RCCL's xml.cc writes between GPUs; constructed, two GPUs.
+RCCL_DUMP = """<system version="2">
+  <cpu numaid="3" affinity="00000000,ff000000" arch="x86_64" vendor="AMD" familyid="159" modelid="2">
+    <pci busid="0000:31:00.0" class="0x060400" vendor="0x1000" device="0xc010" link_speed="16.0 GT/s PCIe" link_width="16">
+      <pci busid="0000:37:00.0" class="0x038000" vendor="0x1d94" device="0x55b7" link_speed="16.0 GT/s PCIe" link_width="16">
+        <gpu dev="0" sm="90" gcn="gfx928" arch="38911" rank="0" gdr="1">
+          <xgmi target="0000:3a:00.0" count="7"/>
+        </gpu>
+      </pci>
+      <pci busid="0000:3a:00.0" class="0x038000" vendor="0x1d94" device="0x55b7" link_speed="16.0 GT/s PCIe" link_width="16">
+        <gpu dev="1" sm="90" gcn="gfx928" arch="38911" rank="1" gdr="1">
+          <xgmi target="0000:37:00.0" count="7"/>
+        </gpu>
+      </pci>
+    </pci>
+  </cpu>
+</system>
+"""
+
+
+def test_rccl_dump_keeps_xgmi_links_without_judging_them_as_nvlink(tmp_path: Path) -> None:
+    path = tmp_path / "rccl-topo.xml"
+    path.write_text(RCCL_DUMP)
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(path)))).report
+    topology = _topology(report)
+    assert topology.flavour == "rccl" and topology.version == "2"
+    assert [(n.target, n.count, n.target_kind) for n in topology.gpus[0].nvlinks] == [("0000:3a:00.0", 7, "gpu")]
+    assert not isinstance(topology.gpus[0].nvlink_gbps, float)  # RCCL's sm is not an NVIDIA generation
+    assert report.machine.gpus[0].architecture == "gfx928"  # RCCL's gcn name, never "Hopper" from sm=90
+    assert _levels(report, "GPUGPU") == {}
+    assert any("RCCL (AMD) topology" in i.message for i in report.input_issues)
+    assert not {f.code for f in report.findings} & {"nccl-topo-nvlinks-low", "nvlink-absent"}

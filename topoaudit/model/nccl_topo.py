@@ -22,7 +22,7 @@ HIDDEN_TARGET_PREFIX = "fffffff:"
 
 @dataclass(frozen=True)
 class NcclNvlink:
-    """One ``<nvlink>`` of a GPU: how many links reach one target."""
+    """One ``<nvlink>`` of a GPU (RCCL: ``<xgmi>``): how many links reach one target."""
 
     target: str  # the remote PCI bus id, or NCCL's invisible-device sentinel
     count: int
@@ -45,7 +45,7 @@ class NcclGpu:
     pci_gbps: float  # what NCCL credits the PCIe link with (GB/s)
     nvlinks: tuple[NcclNvlink, ...]
     nvlink_gbps: Probed[float]  # what NCCL credits all this GPU's NVLinks with (GB/s)
-    arch: Probed[str]  # RCCL's ``arch``/``gcn`` ("gfx942")
+    arch: Probed[str]  # RCCL's ``gcn`` name ("gfx942"), else its ``arch``
 
     @property
     def nvlink_count(self) -> int:

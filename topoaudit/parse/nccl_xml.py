@@ -63,7 +63,7 @@ class ParsedNcclXml:
 
     topology: NcclTopology
     machine: Machine
-    notes: tuple[str, ...] = ()
+    notes: tuple[tuple[int, str], ...] = ()  # (line, what could not be used)
 
 
 def looks_like_nccl_xml(text: str) -> bool:
@@ -106,13 +106,13 @@ def parse_nccl_xml(text: str, name: str) -> ParsedNcclXml:
         return _graphs(root)
     if root.tag != "system":
         raise InputError(f"{name}: an XML file whose root is <{root.tag}>, not NCCL's <system> or <graphs>")
-    return _system(root, name)
+    return _system(root, name, text)
 
 
 # --- NCCL_TOPO_DUMP_FILE / NCCL_TOPO_FILE ---------------------------------------------------------
 
 
-def _system(root: ET.Element, name: str) -> ParsedNcclXml:
+def _system(root: ET.Element, name: str, text: str) -> ParsedNcclXml:
     version = root.get("version", "")
     parents = {child: parent for parent in root.iter() for child in parent}
     gpu_elements = [e for e in root.iter("pci") if e.get("class", "").startswith("0x03")]
@@ -124,14 +124,16 @@ def _system(root: ET.Element, name: str) -> ParsedNcclXml:
         raise InputError(f"{name}: two GPUs in the NCCL topology file share one dev index")
     nics = _nic_elements(root)
     busid_to_gpu = {(e.get("busid") or "").lower(): i for i, e in indexed if e.tag == "pci"}
-    notes: list[str] = []
-    gpus = tuple(_nccl_gpu(i, e, parents, busid_to_gpu) for i, e in indexed)
+    notes: list[tuple[int, str]] = []
+    root_line = _line_of(text, "<system")
+    rccl = version == "2" or any(e.get("gcn") or e.get("arch") or e.find("xgmi") is not None for e in root.iter("gpu"))
+    gpus = tuple(_nccl_gpu(i, e, parents, busid_to_gpu, rccl) for i, e in indexed)
     nets = tuple(_nccl_net(f"NIC{k}", e, parents) for k, e in enumerate(nics))
     describes_nvlink = any(True for _ in root.iter("nvlink"))
     topology = NcclTopology(
         kind="topology",
         version=version,
-        flavour="rccl" if version == "2" or any(e.get("gcn") or e.get("arch") for e in root.iter("gpu")) else "nccl",
+        flavour="rccl" if rccl else "nccl",
         gpus=gpus,
         nets=nets,
         cpu_numa_ids=tuple(_int(c.get("numaid"), -1) for c in root.iter("cpu")),
@@ -145,24 +147,41 @@ def _system(root: ET.Element, name: str) -> ParsedNcclXml:
             level = _path_level(positions[i], nic_position)
             links.append(Link(f"GPU{i}", f"NIC{k}", level.name, level))
     unresolved = [(g, n) for g in gpus for n in g.nvlinks if n.target_kind in ("self", "unknown")]
-    if not describes_nvlink:
+    if rccl:
         notes.append(
-            "the file names no NVLink: either NCCL found none or it is a hand-written NCCL_TOPO_FILE (NCCL adds "
-            "the NVLinks it detects); GPU-to-GPU paths are not judged from it, capture `nvidia-smi topo -m` for them"
+            (
+                root_line,
+                "an RCCL (AMD) topology: its XGMI links are kept under captures, but GPU-to-GPU paths are judged "
+                "only for NVLink, so none is judged from it",
+            )
+        )
+    elif not describes_nvlink:
+        notes.append(
+            (
+                root_line,
+                "the file names no NVLink: either NCCL found none or it is a hand-written NCCL_TOPO_FILE (NCCL "
+                "adds the NVLinks it detects); GPU-to-GPU paths are not judged from it, capture `nvidia-smi topo -m` "
+                "for them",
+            )
         )
     elif unresolved:
         gpu, link = unresolved[0]
         where = "the GPU itself" if link.target_kind == "self" else "no device in the file"
         notes.append(
-            f"GPU{gpu.index}'s NVLink target {link.target} is {where}: which GPUs are NVLink peers cannot be "
-            "told from this file, so GPU-to-GPU paths are not judged from it"
+            (
+                _line_of(text, f'target="{link.target}"') or root_line,
+                f"GPU{gpu.index}'s NVLink target {link.target} is {where}: which GPUs are NVLink peers cannot be "
+                "told from this file, so GPU-to-GPU paths are not judged from it",
+            )
         )
     else:
         links += _gpu_pair_links(gpus, positions)
     switches = sorted({n.target for g in gpus for n in g.nvlinks if n.target_kind == "nvswitch"})
     machine = Machine(
         source=SOURCE,
-        gpus=tuple(_machine_gpu(g, e) for g, (_, e) in zip(gpus, indexed, strict=True)),
+        gpus=tuple(
+            _machine_gpu(g, e, _cpu_affinity(e, parents), rccl) for g, (_, e) in zip(gpus, indexed, strict=True)
+        ),
         nics=tuple(_machine_nic(n, numa) for n, numa in zip(nets, (_numa_of(e, parents) for e in nics), strict=True)),
         links=tuple(sorted(links, key=lambda lk: (lk.a, lk.b))),
         nvswitches=tuple(switches),
@@ -228,14 +247,16 @@ def _numa_of(element: ET.Element, parents: dict[ET.Element, ET.Element]) -> int:
 
 
 def _nccl_gpu(
-    index: int, element: ET.Element, parents: dict[ET.Element, ET.Element], busid_to_gpu: dict[str, int]
+    index: int, element: ET.Element, parents: dict[ET.Element, ET.Element], busid_to_gpu: dict[str, int], rccl: bool
 ) -> NcclGpu:
     pci = element if element.tag == "pci" else parents.get(element, element)
     gpu = element if element.tag == "gpu" else element.find("gpu")
     attrs = gpu.attrib if gpu is not None else {}
     busid = (pci.get("busid") or "").lower() if pci.tag == "pci" else ""
     sm = _int(attrs.get("sm"), 0)
-    links = tuple(_nvlink(n, busid, busid_to_gpu) for n in (gpu.iter("nvlink") if gpu is not None else ()))
+    # RCCL writes AMD's GPU-to-GPU links as <xgmi target count>, the same shape as NCCL's <nvlink>
+    found = [n for n in gpu if n.tag in ("nvlink", "xgmi")] if gpu is not None else []
+    links = tuple(_nvlink(n, busid, busid_to_gpu) for n in found)
     count = sum(n.count for n in links)
     per_link = next((bw for floor, bw in NVLINK_GBPS_PER_LINK if sm >= floor), 0.0)
     speed = pci.get("link_speed", "") if pci.tag == "pci" else ""
@@ -252,8 +273,12 @@ def _nccl_gpu(
         link_width=width,
         pci_gbps=nccl_pci_gbps(speed, width),
         nvlinks=links,
-        nvlink_gbps=round(count * per_link, 1) if sm else Unsupported(SOURCE, "no sm in the file"),
-        arch=attrs.get("arch") or attrs.get("gcn") or Unsupported(SOURCE, "NCCL does not write it"),
+        nvlink_gbps=Unsupported(SOURCE, "RCCL's sm is not an NVIDIA generation")
+        if rccl
+        else round(count * per_link, 1)
+        if sm
+        else Unsupported(SOURCE, "no sm in the file"),
+        arch=attrs.get("gcn") or attrs.get("arch") or Unsupported(SOURCE, "NCCL does not write it"),
     )
 
 
@@ -319,19 +344,40 @@ def _gpu_pair_links(gpus: tuple[NcclGpu, ...], positions: dict[int, list[ET.Elem
     return links
 
 
-def _machine_gpu(gpu: NcclGpu, element: ET.Element) -> Gpu:
+def _line_of(text: str, needle: str) -> int:
+    """The 1-based line where ``needle`` first appears (case-insensitive); 0 when it does not."""
+    at = text.lower().find(needle.lower())
+    return text.count("\n", 0, at) + 1 if at >= 0 else 0
+
+
+def _cpu_affinity(element: ET.Element, parents: dict[ET.Element, ET.Element]) -> Probed[tuple[int, ...]]:
+    """The logical CPUs of the ``<cpu>`` a device hangs off, from its ``affinity`` mask (comma-separated hex words,
+    most significant first, as Linux prints cpumasks)."""
+    while element in parents and element.tag != "cpu":
+        element = parents[element]
+    mask = element.get("affinity", "") if element.tag == "cpu" else ""
+    try:
+        bits = int(mask.replace(",", ""), 16)
+    except ValueError:
+        return Unsupported(SOURCE, "no CPU affinity mask in the file" if not mask else f"affinity {mask!r} unreadable")
+    return tuple(i for i in range(bits.bit_length()) if bits >> i & 1)
+
+
+def _machine_gpu(gpu: NcclGpu, element: ET.Element, cpus: Probed[tuple[int, ...]], rccl: bool) -> Gpu:
     pci = element if element.tag == "pci" else None
     device = (pci.get("device") or "").lower() if pci is not None else ""
-    name: Probed[str] = PCI_DEVICE_NAMES.get(device) or Unsupported(
+    nvidia = pci is not None and pci.get("vendor", "0x10de").lower() == "0x10de"
+    name: Probed[str] = (PCI_DEVICE_NAMES.get(device) if nvidia else None) or Unsupported(
         SOURCE, f"the file names PCI device {device}, not the product" if device else "the file names no product"
     )
-    sm = gpu.sm if isinstance(gpu.sm, int) else 0
+    sm = gpu.sm if isinstance(gpu.sm, int) and not rccl else 0
     return Gpu(
         index=gpu.index,
         name=name,
         pci_bus_id=gpu.pci_bus_id or Unsupported(SOURCE, "not in the file"),
-        architecture=SM_ARCHITECTURES.get(sm) or Unsupported(SOURCE, f"sm {sm or 'not given'}"),
+        architecture=gpu.arch if rccl else SM_ARCHITECTURES.get(sm) or Unsupported(SOURCE, f"sm {sm or 'not given'}"),
         numa_nodes=(gpu.numa_id,) if gpu.numa_id >= 0 else Unsupported(SOURCE, "NCCL could not place the GPU"),
+        cpu_affinity=cpus,
     )
 
 
@@ -355,7 +401,7 @@ def _graphs(root: ET.Element) -> ParsedNcclXml:
     devs = sorted({_int(e.get("dev"), -1) for g in root.iter("graph") for e in g.iter("gpu")} - {-1})
     topology = NcclTopology(kind="graph", version=root.get("version", ""), flavour="nccl", graphs=graphs)
     machine = Machine(source=SOURCE, gpus=tuple(Gpu(index=i) for i in devs))
-    return ParsedNcclXml(topology, machine, ("a graph dump names the channels NCCL built, not the box's links",))
+    return ParsedNcclXml(topology, machine, ((1, "a graph dump names the channels NCCL built, not the box's links"),))
 
 
 def _graph(element: ET.Element) -> NcclGraph:

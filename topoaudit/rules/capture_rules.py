@@ -65,7 +65,7 @@ def _nvlinks_low(topology: NcclTopology, spec: GpuSpec | None) -> list[Finding]:
     Compared with the catalog's count for the model when it is known (H100 NVL: 12 by design), else with
     the best GPU in the file. A file that names no NVLink at all says nothing here.
     """
-    if not topology.describes_nvlink or not topology.gpus:
+    if not topology.describes_nvlink or not topology.gpus or topology.flavour == "rccl":
         return []
     counts = {g.index: g.nvlink_count for g in topology.gpus}
     best = max(counts.values())
