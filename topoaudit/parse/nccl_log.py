@@ -222,15 +222,17 @@ class _Builder:
     mnnvl: dict[tuple[object, ...], MnnvlFabric] = field(default_factory=dict)
     warnings: list[NcclWarning] = field(default_factory=list)
     events: dict[str, NcclEvent] = field(default_factory=dict)
-    brackets: list[str] = field(default_factory=list)
+    brackets_seen: bool = False
+    bus_id_like: bool = False  # a value in brackets with 4+ hex digits: a PCI bus id, not a device index
 
     def read(self, number: int, raw: str) -> None:
         if "NCCL" not in raw:
             return
         prefix, level, message = _split(raw)
-        version = _VERSION.search(raw)
-        if version and self.version is NOT_LOGGED:
-            self.version = version.group("version")
+        if "version" in raw and self.version is NOT_LOGGED:
+            version = _VERSION.search(raw)
+            if version:
+                self.version = version.group("version")
         if not level:
             return
         self.nccl_lines += 1
@@ -271,20 +273,28 @@ class _Builder:
         if not m:
             return False
         src, dst, direction, via = int(m["src"]), int(m["dst"]), m["dir"] or "", m["via"]
-        self.brackets += [m["sdev"], m["ddev"]]
-        self._rank(src).bracket = self._rank(src).bracket or m["sdev"]
-        self._rank(dst).bracket = self._rank(dst).bracket or m["ddev"]
-        printer = dst if direction == "receive" else src  # NCCL prints a connection on the side that sets it up
-        self._place(printer, host, dev)
-        if _kind(via) in ("P2P", "SHM"):  # transports inside one host: the peer runs on the printer's host
-            self._place(dst if printer == src else src, host, None)
+        src_facts, dst_facts = self._rank(src), self._rank(dst)
+        if not src_facts.bracket:
+            src_facts.bracket = m["sdev"]
+            self._bracket(m["sdev"])
+        if not dst_facts.bracket:
+            dst_facts.bracket = m["ddev"]
+            self._bracket(m["ddev"])
         key = (src, dst, via, direction)
         link = self.links.get(key)
         if link is None:
             link = self.links[key] = _Link(_kind(via), "/GDRDMA" in via, _proxy(via), evidence)
+        printer, peer = (dst, src) if direction == "receive" else (src, dst)  # printed where it is set up
+        self._place(printer, host, dev)
+        if link.kind in ("P2P", "SHM"):  # transports inside one host: the peer runs on the printer's host
+            self._place(peer, host, None)
         link.channels.append(int(m["ch"]))
         link.count += 1
         return True
+
+    def _bracket(self, value: str) -> None:
+        self.brackets_seen = True
+        self.bus_id_like = self.bus_id_like or len(value) >= 4
 
     def _ring(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
         m = _RING.match(message)
@@ -476,7 +486,10 @@ class _Builder:
         self.events[what] = NcclEvent(what, 1, evidence) if seen is None else replace(seen, count=seen.count + 1)
 
     def _rank(self, rank: int) -> _RankFacts:
-        return self.ranks.setdefault(rank, _RankFacts())
+        facts = self.ranks.get(rank)
+        if facts is None:
+            facts = self.ranks[rank] = _RankFacts()
+        return facts
 
     def _place(self, rank: int, host: Probed[str], dev: int | None) -> None:
         """The rank printed this line: it runs on the prefix's host with the prefix's CUDA device."""
@@ -487,9 +500,9 @@ class _Builder:
             facts.cuda = dev
 
     def _bracket_meaning(self) -> tuple[str, str]:
-        if not self.brackets:
+        if not self.brackets_seen:
             return "none", "no rank lines"
-        looks_like_bus = any(len(b) >= 4 for b in self.brackets)
+        looks_like_bus = self.bus_id_like
         if isinstance(self.version, str):
             by_banner = "device-index" if _version_tuple(self.version) >= DEVICE_INDEX_FROM else "pci-bus-id"
             if by_banner == "device-index" and looks_like_bus:
