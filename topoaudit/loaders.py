@@ -137,6 +137,8 @@ def _load_nccl_log(text: str, name: str) -> Loaded:
 def _topology_beside_log(text: str, name: str) -> Loaded | None:
     """A paste of `nvidia-smi topo -m` and the NCCL log of the same host, in one file: the matrix gives the
     machine (its links), the log NCCL's view. NCCL lines are blanked so the matrix keeps its line numbers."""
+    if "GPU0" not in text:  # every topo -m header names GPU0
+        return None
     rest = "\n".join("" if "NCCL" in line else line for line in text.splitlines())
     return _load_topo(rest, name) if _is_topo(rest) else None
 
