@@ -61,3 +61,38 @@ def test_real_azure_ncv4_file_with_blank_links_is_flattened() -> None:
 def test_bare_metal_dump_is_not_flattened() -> None:
     report = _analyze("ncclxml-a100-nvswitch-dump-excerpt-1gpu-1nic-1.txt")
     assert "nccl-topo-flattened" not in {f.code for f in report.findings}
+
+
+def _junit_skips(report: Report) -> dict[str, str]:
+    import xml.etree.ElementTree as ET
+
+    from topoaudit.render import render
+
+    suite = ET.fromstring(render(report, "junit")).find("testsuite")
+    assert suite is not None
+    return {
+        str(tc.get("name")): str(skip.get("message"))
+        for tc in suite.iter("testcase")
+        if (skip := tc.find("skipped")) is not None
+    }
+
+
+def test_junit_marks_capture_codes_judged_only_where_the_capture_is() -> None:
+    dump = _junit_skips(_analyze("ncclxml-8xh100-hgx-healthy-constructed.xml"))
+    assert "nccl-topo-nvlinks-low" not in dump and "nccl-topo-flattened" not in dump
+    assert "nvbandwidth" in dump["nvbandwidth-pair-low"]
+    topo = _junit_skips(
+        analyze_input(AnalyzeRequest(MachineInput(path=str(CAPTURES.parent / "topo" / "topo-2x5090-phb-1.txt")))).report
+    )
+    assert "NCCL topology dump" in topo["nccl-topo-nvlinks-low"]
+
+
+def test_junit_counts_link_states_from_a_pasted_nvlink_status_as_judged() -> None:
+    skips = _junit_skips(_analyze("nvlink-2xh100nvl-12-active-6-inactive-constructed.txt"))
+    assert "nvlink-link-down" not in skips  # judged from the paste: 12 of 18 by design, a pass
+    assert "fabric-not-ready" in skips or "pcie-link-degraded" in skips  # what the paste cannot tell stays skipped
+
+
+def test_junit_counts_pasted_p2p_as_judged() -> None:
+    skips = _junit_skips(_analyze("p2p-h100-8gpu-ok-stas-1.txt"))
+    assert "p2p-unavailable" not in skips

@@ -20,6 +20,7 @@ from topoaudit.model.nccl import NcclView
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import xml_text as x
+from topoaudit.rules.capture_rules import capture_judgement
 from topoaudit.rules.codes import CODES
 from topoaudit.rules.nccl_rules import LOG_CODES
 
@@ -144,6 +145,8 @@ def _not_judged(
         return "; ".join(skip_reasons[code])
     if code.startswith("fleet-"):
         return "judged across many nodes by `topoaudit fleet`, not on one node's report"
+    if (captured := capture_judgement(code, report)) is not None:  # a pasted capture's facts
+        return captured
     if area == "bench" and not has_bench:
         return "no bench in this report (run `topoaudit bench` to measure)"
     if code in LOG_CODES and not isinstance(report.nccl, NcclView):

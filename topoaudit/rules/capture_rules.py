@@ -13,8 +13,35 @@ from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
+from topoaudit.model.report import Report
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.rules import finding
+
+TOPOLOGY_DUMP_CODES = frozenset({"nccl-topo-nvlinks-low", "nccl-topo-flattened"})
+"""Judged only from an NCCL_TOPO_DUMP_FILE: not judged on a report without one."""
+NVBANDWIDTH_CODES = frozenset({"nvbandwidth-pair-low"})
+"""Judged only from nvbandwidth matrices."""
+# The probe's codes a pasted capture gives the facts for, by the machine source it loads as.
+CAPTURE_JUDGES = {"nvidia-smi-nvlink": frozenset({"nvlink-link-down", "nvlink-errors"})}
+
+
+def capture_judgement(code: str, report: Report) -> str | None:
+    """For a report built from a capture: "" when ``code`` was judged from it, the reason when it could not
+    be, None when the captures have no say (the caller decides as for any other source)."""
+    captures = report.captures if isinstance(report.captures, Captures) else Captures()
+    if code in TOPOLOGY_DUMP_CODES:
+        dump = captures.nccl_topology
+        judged = isinstance(dump, NcclTopology) and dump.kind == "topology"
+        return "" if judged else "judged from an NCCL topology dump (NCCL_TOPO_DUMP_FILE); this report has none"
+    if code in NVBANDWIDTH_CODES:
+        judged = any(m.tool == "nvbandwidth" for m in captures.bandwidth)
+        return "" if judged else "judged from nvbandwidth output; this report has none"
+    if code in CAPTURE_JUDGES.get(report.machine.source, ()):
+        return ""
+    if code == "p2p-unavailable" and report.machine.p2p:
+        return ""
+    return None
+
 
 # A pair this far below the median of its siblings is not noise: nvbandwidth's runs agree within a few %.
 PAIR_BELOW_SIBLINGS = 0.75
