@@ -191,12 +191,26 @@ def _load_nvlink_status(text: str, name: str) -> Loaded:
     from topoaudit.parse.nvlink_status import parse_nvlink_status
 
     parsed = parse_nvlink_status(text, name)
+    notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
+    extras: dict[str, Any] = {"nvlink_speeds_gbps": parsed.speeds_gbps} if parsed.speeds_gbps else {}
+    rest = "\n".join("" if n in parsed.used_lines else line for n, line in enumerate(text.splitlines(), 1))
+    if _is_topo(rest):  # `nvidia-smi topo -m` pasted beside it: its links, with each GPU's ports
+        beside = _load_topo(rest, name)
+        ports = {g.index: g for g in parsed.machine.gpus}
+        gpus = tuple(
+            dataclasses.replace(g, name=ports[g.index].name, uuid=ports[g.index].uuid,
+                                nvlink_ports=ports[g.index].nvlink_ports) if g.index in ports else g
+            for g in beside.machine.gpus
+        )  # fmt: skip
+        machine = dataclasses.replace(beside.machine, source=parsed.machine.source, gpus=gpus)
+        source = SourceInfo("topo-matrix", name, description="`nvidia-smi topo -m` with `nvidia-smi nvlink` beside it")
+        return Loaded(machine, source, beside.issues + notes, extras={**beside.extras, **extras}, captures=Captures())
     description = f"nvidia-smi nvlink output: {len(parsed.machine.gpus)} GPU(s)"
     return Loaded(
         parsed.machine,
         SourceInfo("nvidia-smi-nvlink", name, description=description),
-        tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes),
-        extras={"nvlink_speeds_gbps": parsed.speeds_gbps} if parsed.speeds_gbps else {},
+        notes,
+        extras=extras,
         captures=Captures(),
     )
 

@@ -90,3 +90,21 @@ def test_capabilities_say_nothing_about_link_state() -> None:
 def test_elided_lines_are_noted() -> None:
     report = _analyze("nvlink-h800-status-8links-elided-1.txt")
     assert any("leaves lines out" in i.message for i in report.input_issues)
+
+
+def test_beside_topo_m_the_ports_join_the_matrix_and_name_the_model() -> None:
+    report = _analyze("topo-and-nvlink-8xh100nvl-by-design-constructed.txt")
+    assert report.source.kind == "topo-matrix" and "nvlink" in report.source.description
+    assert report.gpu_model == "NVIDIA H100 NVL"
+    assert report.machine.link("GPU0", "GPU1").nvlinks == 12  # type: ignore[union-attr]
+    assert [d.size for d in report.domains] == [2, 2, 2, 2]
+    codes = _codes(report)
+    assert "nvlink-link-down" not in codes
+    assert codes["nvlink-split-domain"] == "info"  # bridged pairs, by design for the model the paste names
+
+
+def test_beside_topo_m_a_gpu_with_two_links_down_fails() -> None:
+    report = _analyze("topo-and-nvlink-8xh100nvl-gpu3-two-down-constructed.txt")
+    down = next(f for f in report.findings if f.code == "nvlink-link-down")
+    assert down.severity.value == "fail" and "GPU3: 10/12 active" in down.message
+    assert report.gate.exit_code == 1

@@ -22,6 +22,7 @@ _LINK = re.compile(r"^\s*Link (\d+)[:,]\s*(.*)$")
 _SPEED = re.compile(r"^([\d.]+) GB/s$")
 _COUNTER = re.compile(r"^(Replay|Recovery|CRC|CRC Flit|CRC Data) Errors:\s*(\d+)$", re.I)
 _ALL_INACTIVE = re.compile(r"all links are inactive", re.I)
+_COMMAND = re.compile(r"nvidia-smi\s+nvlink\b")
 _ELIDED = re.compile(r"^\s*(\[\.\.\.\]|\.{3,})\s*$")
 _COUNTER_FIELDS = {"replay": "replay_errors", "recovery": "recovery_errors", "crc": "crc_flit_errors",
                    "crc flit": "crc_flit_errors", "crc data": "crc_data_errors"}  # fmt: skip
@@ -32,6 +33,7 @@ class ParsedNvlinkStatus:
     machine: Machine
     speeds_gbps: dict[str, dict[int, float]]  # per GPU label, each active port's speed
     notes: tuple[tuple[int, str], ...]  # (line, what was left out)
+    used_lines: frozenset[int] = frozenset()  # 1-based lines of the nvlink output (a `topo -m` may sit beside it)
 
 
 def looks_like_nvlink_status(text: str) -> bool:
@@ -51,17 +53,23 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
     speeds: dict[str, dict[int, float]] = {}
     notes: list[tuple[int, str]] = []
     current: int | None = None
+    used: set[int] = set()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        if _COMMAND.search(line):
+            used.add(number)
+            continue
         header = _GPU.match(line)
         if header:
+            used.add(number)
             current = int(header.group(1))
             uuid = header.group(3).strip()
             gpus[current] = Gpu(index=current, name=header.group(2).strip(), uuid=uuid if "GPU-" in uuid else _hidden())
             ports.setdefault(current, {})
             continue
         if _ELIDED.match(line):
+            used.add(number)
             notes.append(
                 (number, "the paste leaves lines out here ('...'): the GPUs and links it hides are not judged")
             )
@@ -69,12 +77,14 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
         if current is None:
             continue
         if _ALL_INACTIVE.search(line):
+            used.add(number)
             gpus[current] = replace(gpus[current], nvlink_ports=())
             ports[current] = {-1: NvLinkPort(-1, state="inactive")}
             continue
         link = _LINK.match(line)
         if not link:
             continue
+        used.add(number)
         index, rest = int(link.group(1)), link.group(2).strip()
         port = ports[current].get(index, NvLinkPort(index))
         speed = _SPEED.match(rest)
@@ -99,7 +109,8 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             machine_gpus.append(replace(gpu, nvlink_ports=tuple(p for _, p in sorted(found.items()))))
         else:
             machine_gpus.append(gpu)
-    return ParsedNvlinkStatus(Machine(source=SOURCE, gpus=tuple(machine_gpus)), speeds, tuple(notes))
+    machine = Machine(source=SOURCE, gpus=tuple(machine_gpus))
+    return ParsedNvlinkStatus(machine, speeds, tuple(notes), frozenset(used))
 
 
 def _hidden() -> Unsupported:
