@@ -83,7 +83,7 @@ class FigureStats:
     mad: float
     low: float  # smallest value
     high: float  # largest value
-    low_limit: float  # below this: an outlier (equal to low - 1 spread when the group is too small)
+    low_limit: float  # below this: an outlier (the limits are shown even where too few nodes apply the rule)
     high_limit: float
     outliers: int
 
