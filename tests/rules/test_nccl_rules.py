@@ -200,3 +200,10 @@ def test_log_codes_are_every_code_the_rules_emit_and_junit_skips_them_without_a_
     with_log = cases(judged(text("constructed-2.17-channel-conn-busid-pcie.txt")))
     assert with_log["nccl-gdr-disabled"].find("skipped") is None
     assert with_log["nccl-p2p-disabled"].find("system-out") is not None  # a warn below --fail-on fail
+
+
+def test_network_between_gpus_of_one_pasted_host_warns_even_across_sockets() -> None:
+    capture = text("topo-8x4090-pcie-sys-nics-1.txt") + log("Channel 00/0 : 3[3] -> 4[4] [send] via NET/Socket/0")
+    found = nccl_findings(judged(capture))["nccl-transport-below-topology"]
+    assert found.severity == Severity.WARN and found.evidence["link"] == "SYS"
+    assert "SYS between GPU3 and GPU4" in found.message

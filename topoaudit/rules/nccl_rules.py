@@ -101,17 +101,19 @@ def _transports_below_topology(view: NcclView, machine: Machine, spec: GpuSpec |
                 transports=vias,
                 log_lines=lines,
             )
-        elif link is None and any(t.kind == "NET" for t in transports) and same_host(view, a, b):
+        elif any(t.kind == "NET" for t in transports) and (same_host(view, a, b) or link is not None):
             rank_a = view.rank(a)
-            host = rank_a.host if rank_a is not None else ""
+            host = rank_a.host if rank_a is not None and isinstance(rank_a.host, str) else "one host"
+            path = f" ({link.code} between GPU{gpu_a} and GPU{gpu_b})" if link is not None else ""
             yield finding(
                 "nccl-transport-below-topology",
-                f"NCCL connects rank {a} and rank {b}, both on host {host}, through the network "
+                f"NCCL connects rank {a} and rank {b}, both on {host}{path}, through the network "
                 f"({', '.join(vias)}): neither peer access nor shared memory was used inside the host.",
                 ranks=[a, b],
                 host=host,
                 transports=vias,
                 log_lines=lines,
+                **({"link": link.code} if link is not None else {}),
             )
 
 
