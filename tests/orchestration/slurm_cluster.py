@@ -43,7 +43,7 @@ def require_slurm() -> None:
         pytest.skip(reason)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -74,8 +74,8 @@ class SlurmCluster:
         self.conf.write_text(
             f"""ClusterName=topoaudit-test
 SlurmctldHost={self.node}
-SlurmctldPort={_free_port()}
-SlurmdPort={_free_port()}
+SlurmctldPort={free_port()}
+SlurmdPort={free_port()}
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket={r}/munge/munge.sock
@@ -147,8 +147,8 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
             time.sleep(0.2)
         raise RuntimeError(f"{what} within {timeout_s:g} s; see {self.root}/*.out and *.log")
 
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(list(args), env=self.env, capture_output=True, text=True, timeout=30, check=check)
+    def run(self, *args: str, check: bool = True, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(args), env=self.env, capture_output=True, text=True, timeout=timeout_s, check=check)
 
     def reasons(self) -> str:
         """`sinfo -R` with the whole reason (the default format cuts it at 20 characters)."""
