@@ -30,7 +30,7 @@ def analyze(
     out: OutputRequest,
 ) -> None:
     """Analyse PATH (or - for standard input): `nvidia-smi topo -m` text, a topoaudit snapshot or
-    report.json, or the output of an nccl-tests run (all_reduce_perf ...).
+    report.json, the output of an nccl-tests run (all_reduce_perf ...), or an NCCL_DEBUG=INFO log.
 
     \b
     Examples:
@@ -38,6 +38,7 @@ def analyze(
       nvidia-smi topo -m | topoaudit analyze -
       topoaudit analyze topo.txt --expect-domain 8 --tp 8     # gate: exit 1 if TP=8 leaves NVLink
       all_reduce_perf -b 8 -e 4G -f 2 -g 8 > nccl.txt && topoaudit analyze nccl.txt
+      NCCL_DEBUG=INFO torchrun ... > nccl.log 2>&1 && topoaudit analyze nccl.log   # NCCL's transports
       topoaudit analyze --example h200-nvl-split --format json
     """
     from topoaudit import app
