@@ -157,7 +157,7 @@ CODES: dict[str, CodeInfo] = {
             "PCIe peers",
             "NCCL could not use peer access between them: check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL / NCCL_SHM_DISABLE "
             "in the job's environment, ACS and the IOMMU (`nvidia-smi topo -p2p r`), and that the ranks share one "
-            "container (IPC namespace) on the host.",
+            "container (IPC namespace) on the host; GeForce cards report P2P unsupported (GNS) by design.",
         ),
         _c(
             "nccl-p2p-disabled",
