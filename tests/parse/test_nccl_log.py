@@ -326,3 +326,11 @@ def test_mnnvl_fabric_line() -> None:
         ("host-a", "0000:18:00.0", "0.0", 0, 3, 0),
         ("tray-1", "0000:1b:00.0", "9a1b.77", 32766, 3, 0xAA),
     ]
+
+
+def test_a_pasted_warn_line_alone_is_read_as_a_log() -> None:
+    line = "hgx-9:6100:6160 [0] init.cc:412 NCCL WARN Cuda failure 802 'system not yet initialized'\n"
+    assert looks_like_nccl_log(line)
+    loaded = load_text(line, "warn.txt")
+    assert isinstance(loaded.nccl, NcclView) and loaded.nccl.warnings[0].source_location == "init.cc:412"
+    assert [g.index for g in loaded.machine.gpus] == [0]

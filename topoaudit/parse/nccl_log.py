@@ -99,16 +99,19 @@ _EVENTS = (
 
 
 def looks_like_nccl_log(text: str) -> bool:
-    """A cheap sniff: a version banner or NCCL INFO/WARN lines that NCCL's formats match."""
+    """A cheap sniff: a version banner, an NCCL INFO/WARN line with NCCL's ``host:pid:tid [dev]`` prefix, or
+    (prefixes stripped) an INFO line in one of NCCL's formats."""
     head = text[:200_000]
     if "NCCL INFO" not in head and "NCCL WARN" not in head and "NCCL version" not in head:
         return False
-    hits = 0
     for line in head.splitlines():
-        if _VERSION.search(line) or (_MARKER.search(line) and _message_kind(_split(line)[2]) != ""):
-            hits += 1
-            if hits >= 1:
-                return True
+        if "NCCL" not in line:
+            continue
+        if _VERSION.search(line):
+            return True
+        prefix, level, message = _split(line)
+        if level and (_PREFIX.search(prefix) or _message_kind(message)):
+            return True
     return False
 
 
