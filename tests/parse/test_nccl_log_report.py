@@ -101,3 +101,18 @@ def test_a_report_without_a_log_says_why_and_shows_no_section() -> None:
     }
     assert view(report).nccl is None
     assert "NCCL transport matrix" not in render(report, "markdown", RenderOptions())
+
+
+def test_graph_patterns_are_shown_with_their_path_types() -> None:
+    capture = (
+        "NCCL version 2.23.4+cuda12.6\n"
+        "host-e:3884:3890 [0] NCCL INFO Pattern 4, crossNic 0, nChannels 2, bw 24.000000/24.000000, type SYS/PIX, "
+        "sameChannels 1\n"
+        "host-e:3884:3890 [0] NCCL INFO Channel 00 : 3[3] -> 4[4] via SHM/direct/direct\n"
+    )
+    section = view(report_of(capture)).nccl
+    assert section is not None
+    facts = {row[0].text: row[1] for row in section.facts.rows}
+    ring = facts["NCCL's ring graph"]
+    assert ring.text == "2 channel(s) at 24/24 GB/s, path SYS inside a node, PIX between nodes (line 2)"
+    assert ring.tone == "warn"

@@ -830,6 +830,8 @@ TRANSPORT_LEGEND = (
     ("NET: network through host memory", "sys"),
 )
 PAIRS_SHOWN = 64
+NCCL_PATTERNS = {1: "balanced tree", 2: "split tree", 3: "tree", 4: "ring", 5: "NVLS", 6: "CollNet direct"}
+"""NCCL's graph pattern ids (src/include/graph.h)."""
 
 
 def _transport_label(kinds: set[str], gdr: bool) -> str:
@@ -968,6 +970,18 @@ def _nccl_facts(report: Report, view: Any) -> Table:
         rows.append((Cell(f"NET/{n.plugin}"), Cell(f"{host}{' '.join(n.devices) or 'no device found'}")))
     if view.networks:
         rows.append((Cell("Network used"), Cell(", ".join(view.networks))))
+    for p in view.patterns[:8]:
+        name = NCCL_PATTERNS.get(p.pattern, f"pattern {p.pattern}")
+        rows.append(
+            (
+                Cell(f"NCCL's {name} graph"),
+                Cell(
+                    f"{p.channels} channel(s) at {p.intra_gbps:g}/{p.inter_gbps:g} GB/s, path {p.intra_path} inside "
+                    f"a node, {p.inter_path} between nodes (line {p.evidence.line})",
+                    "warn" if p.intra_path in ("SYS", "PHB") else "",
+                ),
+            )
+        )
     for fabric in view.mnnvl_fabric[:8]:
         where = f"{fabric.host}: " if isinstance(fabric.host, str) else ""
         bus = fabric.pci_bus_id if isinstance(fabric.pci_bus_id, str) else "GPU"
