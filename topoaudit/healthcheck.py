@@ -14,6 +14,7 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from topoaudit.errors import EnvironmentUnusable, InputError
@@ -72,14 +73,22 @@ def this_node(explicit: str | None = None) -> str:
 
 
 def read_cache(path: str, max_age_s: float, now: float | None = None) -> Cached | None:
-    """The cached report when it is younger than ``max_age_s``; None when absent, old or unreadable."""
+    """The cached report when it was generated less than ``max_age_s`` ago; None when absent, old or unreadable.
+
+    The age is read from the report's own ``generated_at`` (the clock that will read it), not the file's
+    modification time, which a copied or restored file does not keep.
+    """
     try:
-        age = (time.time() if now is None else now) - os.stat(path).st_mtime
-        if age > max_age_s or age < -60:  # a file from the future: a clock jump; probe again
-            return None
-        return Cached(report_from_json(Path(path).read_text(encoding="utf-8"), path), max(age, 0.0))
-    except (OSError, UnicodeDecodeError, InputError):
+        report = report_from_json(Path(path).read_text(encoding="utf-8"), path)
+        generated = datetime.fromisoformat(report.generated_at.replace("Z", "+00:00"))
+    except (OSError, UnicodeDecodeError, InputError, ValueError):
         return None  # a damaged cache is only a slower check: probe again and rewrite it
+    if generated.tzinfo is None:
+        generated = generated.replace(tzinfo=timezone.utc)
+    age = (time.time() if now is None else now) - generated.timestamp()
+    if age > max_age_s or age < -60:  # from the future: a clock jump; probe again
+        return None
+    return Cached(report, max(age, 0.0))
 
 
 def write_cache(path: str, report: Report) -> None:
