@@ -1,12 +1,14 @@
 """What one rank does: join the process group, say where it runs, agree on the plan, sweep every group and
 size, time and check each all-reduce, and write rows and errors to the run's store as it goes.
 
-Timing: each process is bound to its GPU (``set_device`` + ``device_id``) before the
-first collective; every (group, size) is warmed up; a trial is a barrier, then ``k`` queued in-place
-all-reduces bracketed by CUDA events (GPU, behind a short ``_sleep`` that hides launch overhead) or by
-``perf_counter`` (CPU); the buffer is refilled before every trial so repeated sums never overflow; the
-per-trial times are reduced with MAX over the group (the slowest rank counts). After the trials one
-all-reduce of a known pattern is checked element-wise (``#wrong``, summed over ranks).
+Timing: each process is bound to its GPU (``set_device`` + ``device_id``) before the first collective. Every
+(group, size) is warmed up (the first size of a group pays the communicator's setup); the last warm-up call
+reduces a known pattern and is checked element-wise (``#wrong``, summed over ranks). The timed trials follow
+back to back on a zeroed buffer (zeros summed stay zero, so nothing is refilled and nothing can overflow):
+``k`` in-place all-reduces per trial, bracketed by CUDA events (GPU, all trials queued behind a short
+``_sleep`` that hides launch overhead) or by ``perf_counter`` stamps (CPU), after one barrier; no barrier,
+refill or check runs between trials. Per-trial times are reduced with MAX over the group (the slowest rank
+counts).
 
 torch is imported inside functions only.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import itertools
 import json
 import os
 import re
@@ -238,7 +241,8 @@ def _sweep(
             sizes = plan["sizes"] if spec.sweep else ([plan["pair_size"]] if plan["pair_size"] else [])
             for size in sizes:
                 where.update(group=spec.name, size=size)
-                record = measure(spec, handle, size, rank, backend, config, device, local_rank)
+                warmup = config.warmup if size == sizes[0] else 1  # setup is paid once per group
+                record = measure(spec, handle, size, rank, backend, config, device, local_rank, warmup=warmup)
                 if rank == spec.ranks[0]:
                     store.set(KEY + f"rec/{rank}/{seq}", json.dumps(record))
                     seq += 1
@@ -262,8 +266,17 @@ def measure(
     config: BenchConfig,
     device: Any,
     local_rank: int,
+    *,
+    warmup: int | None = None,
 ) -> dict[str, Any]:
-    """One (group, size): warm up, time trials, check the data; the MAX over the group of every trial."""
+    """One (group, size): warm up, check the data, time trials back to back; the MAX over the group of every trial.
+
+    ``warmup`` calls precede the timing (default ``config.warmup``; the first size of a group pays the
+    communicator's setup, later sizes need one). The last warm-up call carries a known pattern and is checked
+    element-wise, so the check costs no extra collective. The timed calls then run on a zeroed buffer: a sum of
+    zeros stays zero however often it is repeated, so nothing is refilled between trials and the trials run
+    back to back, with no barrier, refill or host work between them.
+    """
     import torch
     import torch.distributed as dist
 
@@ -281,57 +294,44 @@ def measure(
     base = torch.arange(count, dtype=torch.float32, device=device).fmod_(PATTERN_MOD)
     buf = torch.empty_like(base)
 
-    def fill() -> None:
-        buf.copy_(base).add_(me + 1)
-
     def barrier() -> None:
         if cuda:
             dist.barrier(group=group, device_ids=[local_rank])
         else:
             dist.barrier(group=group)
 
-    # warm-up: the first call on a group pays communicator / channel setup
+    # warm-up: the first call on a group pays communicator / channel setup; the last one is the data check
     est = 0.0
-    for _ in range(max(1, config.warmup)):
-        fill()
+    for _ in range(max(1, config.warmup if warmup is None else warmup)):
+        buf.copy_(base).add_(me + 1)
+        if config.hook("corrupt_rank") == rank and at_size:
+            buf[count // 2] += 1.0  # as a link that flips data would
         barrier()
         t0 = time.perf_counter()
         dist.all_reduce(buf, group=group)
         if cuda:
             _wait_cuda(torch, config.timeout_s)
         est = time.perf_counter() - t0
+    buf.sub_(base, alpha=n).sub_(n * (n + 1) / 2)
+    wrong = torch.count_nonzero(buf).to(torch.float64).reshape(1)
     est_t = torch.tensor([est], dtype=torch.float64, device=device)
     dist.all_reduce(est_t, op=dist.ReduceOp.MAX, group=group)
     est = float(est_t.item())
     calls = formulas.calls_per_trial(est, n, target_s=config.target_s / 5)
     trials = formulas.trials_for(est * calls, target_s=config.target_s)
 
-    per_call_s: list[float] = []
-    for _ in range(trials):
-        fill()  # refill outside the timed region: repeated in-place sums would grow toward inf
-        barrier()
-        if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda._sleep(_sleep_cycles(torch, device, calls))  # keep the GPU busy while we queue
-            start.record()
+    buf.zero_()
+    barrier()  # one start line for the group; the collectives themselves keep the trials in step after it
+    if cuda:
+        per_call_s = _timed_cuda(torch, dist, buf, group, device, calls, trials, config.timeout_s)
+    else:
+        stamps = [time.perf_counter()]
+        for _ in range(trials):
             for _ in range(calls):
                 dist.all_reduce(buf, group=group)
-            end.record()
-            _wait_event(end, config.timeout_s)
-            per_call_s.append(start.elapsed_time(end) / 1e3 / calls)
-        else:
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                dist.all_reduce(buf, group=group)
-            per_call_s.append((time.perf_counter() - t0) / calls)
+            stamps.append(time.perf_counter())
+        per_call_s = [(b - a) / calls for a, b in itertools.pairwise(stamps)]
 
-    # data check: a known pattern, verified element-wise
-    fill()
-    if config.hook("corrupt_rank") == rank and at_size:
-        buf[count // 2] += 1.0  # as a link that flips data would
-    dist.all_reduce(buf, group=group)
-    buf.sub_(base, alpha=n).sub_(n * (n + 1) / 2)
-    wrong = torch.count_nonzero(buf).to(torch.float64).reshape(1)
     times = torch.tensor(per_call_s, dtype=torch.float64, device=device)
     dist.all_reduce(times, op=dist.ReduceOp.MAX, group=group)
     dist.all_reduce(wrong, op=dist.ReduceOp.SUM, group=group)
@@ -347,6 +347,22 @@ def measure(
         "wrong": int(wrong.item()),
         "timed_s": sum(slowest) * calls,
     }
+
+
+def _timed_cuda(
+    torch: Any, dist: Any, buf: Any, group: Any, device: Any, calls: int, trials: int, timeout_s: float
+) -> list[float]:
+    """Every trial queued at once between CUDA events, behind a short ``_sleep`` that hides the launches;
+    one wait at the end. Seconds per call, per trial."""
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(trials + 1)]
+    torch.cuda._sleep(_sleep_cycles(torch, device, calls * trials))  # keep the GPU busy while we queue
+    events[0].record()
+    for event in events[1:]:
+        for _ in range(calls):
+            dist.all_reduce(buf, group=group)
+        event.record()
+    _wait_event(events[-1], timeout_s)
+    return [a.elapsed_time(b) / 1e3 / calls for a, b in itertools.pairwise(events)]
 
 
 def _wait_cuda(torch: Any, timeout_s: float) -> None:
