@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from report_samples import BUNDLED, DEFAULT_DIR, expected_files, stale
+
 from topoaudit.bundle import verify_bundle
 from topoaudit.loaders import examples
 from topoaudit.render import FORMATS
-from report_samples import BUNDLED, DEFAULT_DIR, expected_files, stale
 
 ROOT = Path(__file__).parents[1] / "reports" / "examples"
 
