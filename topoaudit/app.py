@@ -622,6 +622,7 @@ def healthcheck(request: HealthCheckRequest) -> HealthCheckResult:
     cached = hc.read_cache(request.cache_path, request.max_age_s)
     if cached is not None and cached.report.options != audit_options(request.gate):
         cached = None  # judged under other options or another policy: judge again
+    unsaved = ""
     if cached is not None:
         report, age, from_cache = cached.report, cached.age_s, True
     else:
@@ -635,11 +636,13 @@ def healthcheck(request: HealthCheckRequest) -> HealthCheckResult:
             return HealthCheckResult(node, False, reason, 0.0, False, action, int(ExitCode.UNUSABLE))
         assert judged is not None  # no sweep: there are no other ranks
         report = judged.report
-        hc.write_cache(request.cache_path, report)
+        unsaved = hc.write_cache(request.cache_path, report)
         age, from_cache = 0.0, False
     healthy = report.gate.exit_code == 0
     reason = report.gate.reason if healthy else hc.drain_reason(report)
     action = _keep_drain_in_step(scontrol, node, reason, healthy) if request.apply else "not applied"
+    if not from_cache and unsaved:
+        action += f"; {unsaved}"
     return HealthCheckResult(node, healthy, reason, age, from_cache, action, report.gate.exit_code)
 
 

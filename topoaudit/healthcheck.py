@@ -91,11 +91,18 @@ def read_cache(path: str, max_age_s: float, now: float | None = None) -> Cached 
     return Cached(report, max(age, 0.0))
 
 
-def write_cache(path: str, report: Report) -> None:
+def write_cache(path: str, report: Report) -> str:
+    """Keep the result for the next runs; a cache that cannot be written only makes them slower: the
+    sentence saying why is returned ("" when written) instead of failing the check."""
+    from topoaudit.errors import OutputError
     from topoaudit.outputs import write_file
     from topoaudit.render.json import dumps
 
-    write_file(path, dumps(report_to_dict(report)) + "\n")
+    try:
+        write_file(path, dumps(report_to_dict(report)) + "\n")
+    except OutputError as exc:
+        return f"result not cached: {exc}"
+    return ""
 
 
 # --- Slurm -----------------------------------------------------------------------------------------------

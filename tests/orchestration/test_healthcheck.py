@@ -67,6 +67,15 @@ def test_a_result_judged_by_a_policy_is_reused_under_that_policy(
     assert code == 0 and "cached" in out
 
 
+def test_a_cache_that_cannot_be_written_does_not_stop_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    box = make_box("nvlink-down", tmp_path, monkeypatch)
+    code, out, err = healthcheck(capsys, box.root, tmp_path / "no-such-dir" / "last.json", "--no-drain")
+    assert code == 1 and "FAIL" in out and "result not cached: " in out and "no-such-dir" in out
+    assert "Traceback" not in err
+
+
 def test_draining_without_scontrol_is_refused_in_one_sentence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
