@@ -50,7 +50,13 @@ def test_shm_between_nvlink_peers_fails_with_the_line_quoted() -> None:
     report = judged(capture)
     found = nccl_findings(report)["nccl-transport-below-topology"]
     assert found.severity == Severity.FAIL and report.gate.exit_code == 1
-    assert found.evidence["gpus"] == [0, 1] and found.evidence["link"] == "NV18"
+    assert found.evidence["pairs"] == [
+        {"ranks": [0, 1], "transports": ["SHM/direct/direct"], "gpus": [0, 1], "link": "NV18", "host": "box"}
+    ]
+    assert found.message == (
+        "NCCL avoids NVLink between 1 rank pair(s) whose GPUs are NVLink peers: "
+        "rank 0 (GPU0) - rank 1 (GPU1) via SHM/direct/direct (NV18)."
+    )
     offset = len(text("topo-h100-8gpu-stas-ht-1.txt").splitlines())
     assert found.evidence["log_lines"] == [
         f"line {offset + 2}: box:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct"
@@ -63,7 +69,7 @@ def test_shm_between_pcie_switch_peers_warns_and_across_sockets_is_expected() ->
         text("topo-4x2080ti-pix-one-switch-lmdeploy-1.txt") + log("Channel 00 : 2[2] -> 3[3] via SHM/direct/direct")
     )
     found = nccl_findings(pix)["nccl-transport-below-topology"]
-    assert found.severity == Severity.WARN and found.evidence["link"] == "PIX"
+    assert found.severity == Severity.WARN and found.evidence["pairs"][0]["link"] == "PIX"
     sys_only = judged(text("topo-8x4090-pcie-sys-nics-1.txt") + log("Channel 00 : 3[3] -> 4[4] via SHM/direct/direct"))
     assert nccl_findings(sys_only) == {}
 
@@ -82,7 +88,9 @@ def test_network_between_ranks_of_one_host_warns_without_a_topology() -> None:
         + "box:1:3 [1] NCCL INFO comm 0x2 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0\n"
     )
     found = nccl_findings(judged(capture))["nccl-transport-below-topology"]
-    assert found.severity == Severity.WARN and found.evidence["host"] == "box"
+    assert found.severity == Severity.WARN and found.evidence["pairs"] == [
+        {"ranks": [0, 1], "transports": ["NET/IB/0/GDRDMA"], "host": "box"}
+    ]
     assert found.evidence["log_lines"][0].startswith("line 3: ")
 
 
@@ -151,8 +159,10 @@ def test_shm_inside_a_catalog_nvswitch_node_warns_without_a_matrix() -> None:
     capture = text("constructed-2.13-channel-busid-shm.txt")
     report = judged(capture, gpu_model="H100 80GB HBM3")
     found = [f for f in report.findings if f.code == "nccl-transport-below-topology"]
-    assert sorted(f.evidence["ranks"] for f in found) == [[0, 3], [1, 2]]  # the two SHM hops of the ring
-    assert {(f.severity, f.evidence["link"]) for f in found} == {(Severity.WARN, "NVSwitch (catalog: H100-SXM)")}
+    assert len(found) == 1 and found[0].severity == Severity.WARN
+    assert [p["ranks"] for p in found[0].evidence["pairs"]] == [[0, 3], [1, 2]]  # the two SHM hops of the ring
+    assert found[0].evidence["link"] == "NVSwitch (catalog: H100-SXM)"
+    assert [line.split(":")[0] for line in found[0].evidence["log_lines"]] == ["line 6", "line 8"]
     assert "nccl-transport-below-topology" not in nccl_findings(judged(capture, gpu_model="NVIDIA L4"))
 
 
@@ -205,5 +215,14 @@ def test_log_codes_are_every_code_the_rules_emit_and_junit_skips_them_without_a_
 def test_network_between_gpus_of_one_pasted_host_warns_even_across_sockets() -> None:
     capture = text("topo-8x4090-pcie-sys-nics-1.txt") + log("Channel 00/0 : 3[3] -> 4[4] [send] via NET/Socket/0")
     found = nccl_findings(judged(capture))["nccl-transport-below-topology"]
-    assert found.severity == Severity.WARN and found.evidence["link"] == "SYS"
-    assert "SYS between GPU3 and GPU4" in found.message
+    assert found.severity == Severity.WARN and found.evidence["pairs"][0]["link"] == "SYS"
+    assert "rank 3 (GPU3) - rank 4 (GPU4) via NET/Socket/0 (SYS)" in found.message
+
+
+def test_a_split_box_is_one_finding_naming_every_pair() -> None:
+    hops = [f"Channel 00/0 : {r}[{r}] -> {r + 1}[{r + 1}] via SHM/direct/direct" for r in range(7)]
+    report = judged(text("topo-h100-8gpu-stas-ht-1.txt") + log(*hops))
+    found = [f for f in report.findings if f.code == "nccl-transport-below-topology"]
+    assert len(found) == 1 and len(found[0].evidence["pairs"]) == 7
+    assert found[0].message.endswith("; and 1 more.")
+    assert found[0].evidence["log_lines"][-1] == "... and 1 more line(s)"

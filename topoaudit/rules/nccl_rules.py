@@ -29,6 +29,7 @@ LOG_CODES = frozenset(
 """The codes judged only from an NCCL_DEBUG=INFO log: not judged on a report without one."""
 
 EVIDENCE_LINES = 6
+PAIRS_IN_MESSAGE = 6
 """Log lines quoted per finding; the count of the rest is given."""
 
 PEER_LEVELS = (PathLevel.NVLINK, PathLevel.PIX, PathLevel.PXB)
@@ -64,57 +65,69 @@ def same_host(view: NcclView, a: int, b: int) -> bool:
 
 
 def _transports_below_topology(view: NcclView, machine: Machine, spec: GpuSpec | None) -> Iterator[Finding]:
+    """One finding per kind of shortfall (NVLink peers, PCIe peers, the network inside a host, the catalog's
+    NVSwitch node), each naming its rank pairs, so a split box reads as one problem, not one per ring hop."""
     slow: dict[tuple[int, int], list[NcclTransport]] = {}
     for t in view.transports:
         if t.kind in ("SHM", "NET"):
             slow.setdefault((min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank)), []).append(t)
+    groups: dict[str, list[tuple[str, dict[str, object], list[NcclTransport]]]] = {}
     for (a, b), transports in sorted(slow.items()):
         gpu_a, gpu_b = rank_gpu(view.rank(a), machine), rank_gpu(view.rank(b), machine)
         link = machine.link(f"GPU{gpu_a}", f"GPU{gpu_b}") if gpu_a is not None and gpu_b is not None else None
         vias = sorted({t.via for t in transports})
-        lines = quote(t.first for t in transports)
+        rank_a = view.rank(a)
+        host = rank_a.host if rank_a is not None and isinstance(rank_a.host, str) else ""
+        pair: dict[str, object] = {"ranks": [a, b], "transports": vias}
+        if link is not None:
+            pair |= {"gpus": [gpu_a, gpu_b], "link": link.code}
+        if host:
+            pair["host"] = host
+        where = f"rank {a} (GPU{gpu_a}) - rank {b} (GPU{gpu_b})" if link is not None else f"rank {a} - rank {b}"
+        text = f"{where} via {', '.join(vias)}"
         if link is not None and link.level in PEER_LEVELS:
-            nvlink = link.level == PathLevel.NVLINK
-            yield finding(
-                "nccl-transport-below-topology",
-                f"NCCL connects rank {a} (GPU{gpu_a}) and rank {b} (GPU{gpu_b}) via {', '.join(vias)}, but the GPUs "
-                f"are {link.level.label} peers ({link.code}).",
-                severity=Severity.FAIL if nvlink else None,
-                ranks=[a, b],
-                gpus=[gpu_a, gpu_b],
-                link=link.code,
-                transports=vias,
-                log_lines=lines,
-                **({"severity_reason": "the GPUs share NVLink"} if nvlink else {}),
-            )
+            kind = "nvlink" if link.level == PathLevel.NVLINK else "pcie"
+            text += f" ({link.code})"
         elif not machine.links and spec is not None and spec.build == "nvswitch" and same_host(view, a, b):
-            rank_a = view.rank(a)
-            host = rank_a.host if rank_a is not None else ""
-            yield finding(
-                "nccl-transport-below-topology",
-                f"NCCL connects rank {a} and rank {b}, both on host {host}, via {', '.join(vias)}, but on a "
-                f"{spec.name} node every GPU shares NVLink through the NVSwitches (by the catalog: paste "
-                "`nvidia-smi topo -m` with the log to check this box's links).",
-                ranks=[a, b],
-                host=host,
-                link=f"NVSwitch (catalog: {spec.key})",
-                transports=vias,
-                log_lines=lines,
-            )
+            kind = "catalog"
         elif any(t.kind == "NET" for t in transports) and (same_host(view, a, b) or link is not None):
-            rank_a = view.rank(a)
-            host = rank_a.host if rank_a is not None and isinstance(rank_a.host, str) else "one host"
-            path = f" ({link.code} between GPU{gpu_a} and GPU{gpu_b})" if link is not None else ""
-            yield finding(
-                "nccl-transport-below-topology",
-                f"NCCL connects rank {a} and rank {b}, both on {host}{path}, through the network "
-                f"({', '.join(vias)}): neither peer access nor shared memory was used inside the host.",
-                ranks=[a, b],
-                host=host,
-                transports=vias,
-                log_lines=lines,
-                **({"link": link.code} if link is not None else {}),
+            kind = "network"
+            text += f" ({link.code})" if link is not None else ""
+        else:
+            continue
+        groups.setdefault(kind, []).append((text, pair, transports))
+    for kind, items in groups.items():
+        shown = "; ".join(text for text, _, _ in items[:PAIRS_IN_MESSAGE])
+        if len(items) > PAIRS_IN_MESSAGE:
+            shown += f"; and {len(items) - PAIRS_IN_MESSAGE} more"
+        count = f"{len(items)} rank pair(s)"
+        if kind == "nvlink":
+            message = f"NCCL avoids NVLink between {count} whose GPUs are NVLink peers: {shown}."
+        elif kind == "pcie":
+            message = f"NCCL avoids peer access between {count} whose GPUs share a PCIe switch: {shown}."
+        elif kind == "catalog":
+            assert spec is not None
+            message = (
+                f"NCCL avoids peer access between {count} of one host, but on a {spec.name} node every GPU shares "
+                f"NVLink through the NVSwitches (by the catalog: paste `nvidia-smi topo -m` with the log to check "
+                f"this box's links): {shown}."
             )
+        else:
+            message = (
+                f"NCCL sends traffic between {count} of one host through the network, using neither peer access nor "
+                f"shared memory: {shown}."
+            )
+        extra: dict[str, object] = {"severity_reason": "the GPUs share NVLink"} if kind == "nvlink" else {}
+        if kind == "catalog":
+            extra["link"] = f"NVSwitch (catalog: {spec.key})" if spec is not None else ""
+        yield finding(
+            "nccl-transport-below-topology",
+            message,
+            severity=Severity.FAIL if kind == "nvlink" else None,
+            pairs=[pair for _, pair, _ in items],
+            log_lines=quote(t.first for _, _, transports in items for t in transports),
+            **extra,
+        )
 
 
 def _p2p_disabled(view: NcclView) -> Iterator[Finding]:
