@@ -1,7 +1,8 @@
 """Robust outliers: median and MAD (median absolute deviation) of one figure across a hardware group.
 
 The spread is 1.4826 x MAD (the standard deviation for normal data) but never under a fraction of the
-median, so a figure every peer reports identically (18 NVLinks, 400 Gb/s) still names the one node off it.
+median (for counts, a quarter of one instead), so a figure every peer reports identically (18 NVLinks, 400 Gb/s)
+still names the one node off it, while measured figures within a few percent of each other name nobody.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import replace
 from topoaudit.model.fleet import FigureStats, FleetOptions, Outlier
 
 MAD_TO_SIGMA = 1.4826
+COUNT_UNITS = frozenset({"links"})
+"""Figures that are counts: a difference of one is real, however large the median."""
 
 
 def outliers_of(
@@ -29,7 +32,8 @@ def outliers_of(
     """
     median = statistics.median(values)
     mad = statistics.median(abs(v - median) for v in values)
-    spread = max(MAD_TO_SIGMA * mad, options.outlier_floor_ratio * abs(median))
+    floor = options.outlier_floor_links if unit in COUNT_UNITS else options.outlier_floor_ratio * abs(median)
+    spread = max(MAD_TO_SIGMA * mad, floor)
     limit = options.outlier_mad_threshold * spread
     found: list[Outlier] = []
     stats = FigureStats(figure, unit, len(values), median, mad, min(values), max(values), median - limit,

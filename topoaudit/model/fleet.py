@@ -27,7 +27,8 @@ class FleetOptions:
     fail_on: Severity = Severity.FAIL
     strict: bool = False
     outlier_mad_threshold: float = 3.5  # |x - median| / (1.4826 MAD) above this is an outlier
-    outlier_floor_ratio: float = 0.01  # the spread is at least 1% of the median (identical peers)
+    outlier_floor_ratio: float = 0.02  # the spread is at least 2% of the median (identical peers, run noise)
+    outlier_floor_links: float = 0.25  # for link counts a quarter link instead: one link off is named
     outlier_fail_ratio: float = 0.9  # a low outlier under 0.9x the median fails the node
     outlier_min_nodes: int = 3  # fewer nodes reporting a figure: no outlier rule for it
     max_report_age_s: float = 86400.0  # older than the newest report by more: stale
@@ -38,7 +39,8 @@ class FleetOptions:
     def outlier_rule(self) -> str:
         return (
             f"median and MAD per hardware group: a figure is an outlier when |value - median| > "
-            f"{self.outlier_mad_threshold:g} x max(1.4826 x MAD, {self.outlier_floor_ratio:.0%} of the median), "
+            f"{self.outlier_mad_threshold:g} x max(1.4826 x MAD, {self.outlier_floor_ratio:.0%} of the median; "
+            f"{self.outlier_floor_links:g} link for link counts), "
             f"among at least {self.outlier_min_nodes} nodes reporting it; a low outlier under "
             f"{self.outlier_fail_ratio:g}x the median fails the node"
         )
