@@ -40,6 +40,7 @@ class _Tree:
             self._attrs(path, "0x8086", "0x060400", numa)
             cap = struct.pack("<IHH", 0x000D | (1 << 16), 0x5F, 0x1C if self.acs else 0x00)
             (path / "config").write_bytes(b"\0" * 256 + cap + b"\0" * (4096 - 256 - len(cap)))
+            write_link(path, 5, 5, 16, 16)  # a Gen5 x16 port, trained to its maximum
             self._link(name, path)
             self.bridges[key] = path
         return self.bridges[key]
@@ -68,16 +69,30 @@ class _Tree:
         return path
 
 
+GEN_SPEED = {1: "2.5 GT/s PCIe", 2: "5.0 GT/s PCIe", 3: "8.0 GT/s PCIe", 4: "16.0 GT/s PCIe", 5: "32.0 GT/s PCIe"}
+
+
+def write_link(path: Path, gen: int, gen_max: int, width: int, width_max: int) -> None:
+    """The four ``*_link_*`` files of a PCI device (generation numbers as ``lspci`` speeds)."""
+    (path / "current_link_speed").write_text(GEN_SPEED[gen] + "\n")
+    (path / "max_link_speed").write_text(GEN_SPEED[gen_max] + "\n")
+    (path / "current_link_width").write_text(f"{width}\n")
+    (path / "max_link_width").write_text(f"{width_max}\n")
+
+
+def _train(path: Path, gen: int, width: int) -> None:
+    """Set a device's trained link (both ends of a link report the same)."""
+    (path / "current_link_speed").write_text(GEN_SPEED[gen] + "\n")
+    (path / "current_link_width").write_text(f"{width}\n")
+
+
 def build_sysfs(sc: Scenario, root: Path) -> None:
     host = sc.host
     tree = _Tree(root, bool(host.get("acs_redirect", False)))
     for gpu in sc.gpus:
         path = tree.device(bdf(gpu.bus), gpu.root, gpu.switch, gpu.numa, "0x10de", "0x030200")
-        gen = {3: "8.0 GT/s PCIe", 4: "16.0 GT/s PCIe", 5: "32.0 GT/s PCIe"}
-        (path / "current_link_speed").write_text(gen.get(gpu.pcie[0], "2.5 GT/s PCIe") + "\n")
-        (path / "max_link_speed").write_text(gen.get(gpu.pcie[1], "2.5 GT/s PCIe") + "\n")
-        (path / "current_link_width").write_text(f"{gpu.pcie[2]}\n")
-        (path / "max_link_width").write_text(f"{gpu.pcie[3]}\n")
+        write_link(path, *gpu.pcie)
+        _train(path.parent, gpu.pcie[0], gpu.pcie[2])  # the port above reports the same link
         iommu = host.get("iommu", "off")
         if iommu != "off":
             (path / "iommu_group").mkdir()
@@ -89,14 +104,42 @@ def build_sysfs(sc: Scenario, root: Path) -> None:
         path = tree.device(
             nic["bus"], nic["root"], nic.get("switch", ""), int(nic.get("numa", 0)), "0x15b3", "0x020700"
         )
+        nic_link = nic.get("pcie", [5, 5, 16, 16])
+        write_link(path, *nic_link)
+        _train(path.parent, nic_link[0], nic_link[2])
         ib = root / "sys/class/infiniband" / nic["name"]
-        (ib / "ports/1").mkdir(parents=True)
+        (ib / "ports").mkdir(parents=True)
         (ib / "device").symlink_to(os.path.relpath(path, ib))
-        (ib / "ports/1/rate").write_text(nic.get("rate", "400 Gb/sec (4X NDR)") + "\n")
-        (ib / "ports/1/state").write_text("4: ACTIVE\n")
-        (ib / "ports/1/link_layer").write_text(nic.get("link_layer", "InfiniBand") + "\n")
+        for number, port in enumerate(nic.get("ports", [{}]), start=1):
+            d = ib / f"ports/{number}"
+            (d / "counters").mkdir(parents=True)
+            (d / "rate").write_text(port.get("rate", nic.get("rate", "400 Gb/sec (4X NDR)")) + "\n")
+            (d / "state").write_text(port.get("state", "4: ACTIVE") + "\n")
+            (d / "phys_state").write_text(port.get("phys_state", "5: LinkUp") + "\n")
+            (d / "link_layer").write_text(port.get("link_layer", nic.get("link_layer", "InfiniBand")) + "\n")
+            (d / "counters/link_downed").write_text(f"{port.get('link_downed', 0)}\n")
+            (d / "counters/symbol_error").write_text(f"{port.get('symbol_error', 0)}\n")
         for netdev in nic.get("netdevs", []):
             (path / "net" / netdev).mkdir(parents=True)
+    for switch, (gen, width) in host.get("uplinks", {}).items():  # a switch uplink trained below Gen5 x16
+        for key, bridge in tree.bridges.items():
+            if key[1:] in ((switch,), (switch, "usp")):
+                _train(bridge, gen, width)
+    for bus, (cor, nonfatal, fatal) in host.get("aer", {}).items():
+        dev = root / "sys/bus/pci/devices" / bus
+        (dev / "aer_dev_correctable").write_text(f"RxErr {cor}\nBadTLP 0\nTOTAL_ERR_COR {cor}\n")
+        (dev / "aer_dev_nonfatal").write_text(f"Undefined 0\nTOTAL_ERR_NONFATAL {nonfatal}\n")
+        (dev / "aer_dev_fatal").write_text(f"Undefined 0\nTOTAL_ERR_FATAL {fatal}\n")
+    flags = "fpu vme de pse tsc msr pae mce cx8 apic sse sse2" + (" hypervisor" if host.get("virtual") else "")
+    (root / "proc").mkdir(parents=True, exist_ok=True)
+    (root / "proc/cpuinfo").write_text(f"processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: {flags}\n\n")
+    module = "Open Kernel Module" if host.get("open_kernel_module") else "Kernel Module"
+    (root / "proc/driver/nvidia").mkdir(parents=True)
+    (root / "proc/driver/nvidia/version").write_text(
+        f"NVRM version: NVIDIA UNIX x86_64 {module}  550.90.07  Fri May 31 09:35:42 UTC 2024\n"
+    )
+    if host.get("peermem", True) and sc.raw.get("nics"):
+        (root / "sys/module/nvidia_peermem").mkdir(parents=True)
     if host.get("iommu", "off") != "off":
         (root / "sys/class/iommu/dmar0").mkdir(parents=True)
     else:
@@ -105,6 +148,7 @@ def build_sysfs(sc: Scenario, root: Path) -> None:
         (root / f"sys/devices/system/node/node{node}").mkdir(parents=True)
     (root / "sys/class/dmi/id").mkdir(parents=True)
     (root / "sys/class/dmi/id/product_name").write_text(host.get("product", "Fake Server") + "\n")
+    (root / "sys/class/dmi/id/sys_vendor").write_text(("QEMU" if host.get("virtual") else "Supermicro") + "\n")
     (root / "proc/sys/kernel").mkdir(parents=True)
     (root / "proc/sys/kernel/hostname").write_text(host.get("hostname", "gpu-node-7") + "\n")
     (root / "proc/sys/kernel/osrelease").write_text(host.get("kernel", "6.8.0-45-generic") + "\n")
@@ -154,6 +198,40 @@ def build_smi(sc: Scenario, bin_dir: Path, data_dir: Path) -> None:
         (data_dir / f"{name}.hang").write_text("")
 
 
+KERNEL_LOG_SCRIPT = """#!{python}
+import os, sys
+base = os.environ["FAKE_KLOG_DIR"]
+name = os.path.basename(sys.argv[0])
+if name == "journalctl" and not os.path.exists(os.path.join(base, "journal.txt")):
+    print("No journal files were opened due to insufficient permissions.", file=sys.stderr)
+    sys.exit(0)
+if name == "dmesg" and os.path.exists(os.path.join(base, "denied")):
+    print("dmesg: read kernel buffer failed: Operation not permitted", file=sys.stderr)
+    sys.exit(1)
+path = os.path.join(base, "journal.txt" if name == "journalctl" else "dmesg.txt")
+if os.path.exists(path):
+    sys.stdout.write(open(path, encoding="utf-8").read())
+"""
+
+
+def build_kernel_log(sc: Scenario, bin_dir: Path, data_dir: Path) -> None:
+    """``journalctl`` and ``dmesg`` on PATH (never the host's own): the scenario's ``[kernel_log]`` texts;
+    by default the journal is not permitted and ``dmesg`` prints an empty log."""
+    log = sc.raw.get("kernel_log", {})
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("journalctl", "dmesg"):
+        script = bin_dir / name
+        script.write_text(KERNEL_LOG_SCRIPT.format(python=sys.executable))
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    if "journal" in log:
+        (data_dir / "journal.txt").write_text(log["journal"])
+    if "dmesg" in log:
+        (data_dir / "dmesg.txt").write_text(log["dmesg"])
+    if log.get("denied"):
+        (data_dir / "denied").write_text("")
+
+
 @dataclass
 class FakeBox:
     scenario: Scenario
@@ -179,6 +257,7 @@ def make_box(name: str, tmp_path: Path, monkeypatch: Any, tweak: Callable[[Scena
     build_sysfs(sc, root)
     bin_dir, data_dir = tmp_path / "bin", tmp_path / "smi"
     build_smi(sc, bin_dir, data_dir)
+    build_kernel_log(sc, bin_dir, tmp_path / "klog")
     for key in [k for k in os.environ if k.startswith(("NCCL_", "CUDA_VISIBLE", "NVIDIA_VISIBLE"))]:
         monkeypatch.delenv(key)
     environ = {k: str(v) for k, v in sc.host.get("environ", {}).items()}
@@ -186,4 +265,5 @@ def make_box(name: str, tmp_path: Path, monkeypatch: Any, tweak: Callable[[Scena
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin:/bin")
     monkeypatch.setenv("FAKE_SMI_DIR", str(data_dir))
+    monkeypatch.setenv("FAKE_KLOG_DIR", str(tmp_path / "klog"))
     return FakeBox(sc, lib, root, environ)

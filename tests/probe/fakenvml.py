@@ -428,12 +428,17 @@ class FakeNvmlLib:
     def c_nvmlDeviceGetGpuFabricInfoV(self, h: Any, ref: Any) -> int:
         g = self._g(h)
         info = _out(ref)
-        if info.version != pynvml.nvmlGpuFabricInfo_v2:
+        v3 = info.version == pynvml.nvmlGpuFabricInfo_v3
+        if info.version != pynvml.nvmlGpuFabricInfo_v2 and not v3:
+            return ERR["ARGUMENT_VERSION_MISMATCH"]
+        if v3 and g.fabric is not None and not g.fabric.get("v3", True):  # a driver older than fabric info v3
             return ERR["ARGUMENT_VERSION_MISMATCH"]
         if g.fabric is None:
             return ERR["NOT_SUPPORTED"]
         self._fabric_fill(info, g.fabric)
-        info.healthMask = 0
+        info.healthMask = int(g.fabric.get("health_mask", 0))
+        if v3:
+            info.healthSummary = int(g.fabric.get("health_summary", 0))
         return 0
 
     def c_nvmlDeviceGetGpuFabricInfo(self, h: Any, ref: Any) -> int:

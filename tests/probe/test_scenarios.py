@@ -11,6 +11,7 @@ from fakebox import make_box
 from fakenvml import SCENARIOS
 
 from topoaudit.cli import main
+from topoaudit.probe.snapshot import SNAPSHOT_SCHEMA_VERSION
 
 ALL = sorted(p.stem for p in SCENARIOS.glob("*.toml"))
 AUDITABLE = [n for n in ALL if n not in ("no-driver", "driver-not-loaded", "no-gpu-visible")]
@@ -89,7 +90,7 @@ def test_probe_writes_a_snapshot_that_analyze_reads(tmp_path: Path, monkeypatch:
     code, _, err = run(capsys, "probe", "-o", str(snap), "--sysfs-root", str(box.root))
     assert code == 0 and "probed 8 GPU(s)" in err
     doc = json.loads(snap.read_text())
-    assert doc["kind"] == "topoaudit-snapshot" and doc["schema_version"] == 1
+    assert doc["kind"] == "topoaudit-snapshot" and doc["schema_version"] == SNAPSHOT_SCHEMA_VERSION == 2
     assert [c["command"] for c in doc["commands"]] == ["nvidia-smi topo -m", "nvidia-smi nvlink -s"]
     assert doc["commands"][0]["text"].startswith("        GPU0")  # the raw text, verbatim
     code, out, _ = run(capsys, "analyze", str(snap), "--format", "json", "--expect-domain", "8", "--tp", "8")

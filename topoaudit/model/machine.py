@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from topoaudit.model.host_checks import HostChecks
 from topoaudit.model.values import Probed, Unsupported
 
 
@@ -188,6 +189,7 @@ class Host:
     nccl_conf: Probed[tuple[str, ...]] = NOT_IN_SOURCE  # "NAME=value" lines of /etc/nccl.conf
     fabric_manager: Probed[str] = NOT_IN_SOURCE  # "running" | "not running"
     disagreements: Probed[tuple[SourceDisagreement, ...]] = NOT_IN_SOURCE  # NVML vs nvidia-smi text
+    checks: Probed[HostChecks] = NOT_IN_SOURCE  # what blocks P2P, GPUDirect RDMA and the PCIe path
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,12 @@ import datetime as _dt
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from topoaudit import __version__
 from topoaudit.errors import EnvironmentUnusable
-from topoaudit.probe import environment, smi, sysfs
+from topoaudit.probe import environment, kernel_log, smi, sysfs
 from topoaudit.probe.snapshot import GpuRecord, PcieDevice, Snapshot
 
 
@@ -26,6 +27,7 @@ def probe(
     call_timeout_s: float = 10.0,
     smi_timeout_s: float = smi.DEFAULT_TIMEOUT_S,
     run_nvidia_smi: bool = True,
+    kernel_log_timeout_s: float = kernel_log.DEFAULT_TIMEOUT_S,
 ) -> Snapshot:
     """Probe this machine (``root`` is the filesystem root sysfs and /proc are read under)."""
     try:
@@ -80,6 +82,10 @@ def probe(
             device = sysfs.pci_device(root, nic.pci_bus_id)
             if device is not None:
                 devices.append(device)
+    os_record = replace(
+        sysfs.os_record(root, gpu_paths),
+        kernel_events=kernel_log.read_kernel_log(kernel_log_timeout_s, env=env),
+    )
     commands = smi.run_all(smi_timeout_s, env) if run_nvidia_smi else ()
     return Snapshot(
         tool_version=__version__,
@@ -89,8 +95,9 @@ def probe(
         system=system,
         gpus=tuple(gpus),
         pairs=pairs,
-        os=sysfs.os_record(root, gpu_paths),
+        os=os_record,
         pci_devices=tuple(devices),
+        pci_bridges=sysfs.pci_bridges(root, (d.path for d in devices)),
         nics=nics,
         env=environment.read_environment(env, root),
         commands=commands,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from topoaudit.model.host_checks import AerCounters, FabricHealth, HostChecks, PcieHop
 from topoaudit.model.machine import (
     FabricInfo,
     Gpu,
@@ -32,6 +33,7 @@ from topoaudit.probe.snapshot import (
     PcieDevice,
     Snapshot,
 )
+from topoaudit.probe.sysfs import link_speed_gts
 
 _ANCESTOR_LEVEL = {
     "INTERNAL": PathLevel.PIX,  # two GPUs on one board: at most a bridge between them
@@ -109,6 +111,7 @@ def snapshot_to_machine(snapshot: Snapshot) -> Machine:
         nccl_conf=env.nccl_conf,
         fabric_manager=env.fabric_manager,
         disagreements=cross_check(snapshot, gpus, links),
+        checks=host_checks(snapshot),
     )
     p2p = tuple(
         P2PStatus(p.a, p.b, read=p.p2p_read, write=p.p2p_write, nvlink=p.p2p_nvlink, atomics=p.p2p_atomics)
@@ -275,3 +278,112 @@ def snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:
         "iommu": str(snapshot.os.iommu),
         "notes": list(snapshot.notes),
     }
+
+
+# --- host checks -----------------------------------------------------------------------------------
+
+
+def host_checks(snapshot: Snapshot) -> HostChecks:
+    """What the snapshot says about the host's blockers, in the form the rules judge."""
+    os_ = snapshot.os
+    return HostChecks(
+        virtualization=os_.virtualization,
+        virtualization_evidence=os_.virtualization_evidence,
+        rdma_ports=os_.rdma_ports,
+        gpudirect_rdma=os_.gpudirect_rdma,
+        gpudirect_rdma_evidence=os_.gpudirect_rdma_evidence,
+        pcie_hops=pcie_hops(snapshot.pci_devices, snapshot.pci_bridges),
+        aer=_aer(snapshot.pci_devices, snapshot.pci_bridges),
+        kernel_events=os_.kernel_events,
+        fabric_health=_fabric_health(snapshot.gpus),
+    )
+
+
+def pcie_hops(
+    endpoints: tuple[PcieDevice, ...], bridges: Probed[tuple[PcieDevice, ...]]
+) -> Probed[tuple[PcieHop, ...]]:
+    """Every PCIe link from each GPU and NIC up to its root port, once, with the endpoints behind it.
+
+    Both ends of a link report its trained speed and width; a hop is a parent port and the device below it
+    when the two agree (or the device is the GPU/NIC itself). Inside a switch the upstream port reports its
+    uplink and each downstream port its own link, so they differ and the internal hop is not a link. The
+    maxima are the lower of the two ends' ``max_link_*`` (as NCCL reads them, src/graph/xml.cc).
+    """
+    if not isinstance(bridges, tuple):
+        return bridges
+    by_bus = {d.bus_id: d for d in (*bridges, *endpoints)}
+    hops: dict[tuple[str, str], PcieHop] = {}
+    for end in endpoints:
+        chain = end.path[1:]  # drop the root complex: it is not a PCI device with a link
+        for upper, lower in itertools.pairwise(chain):
+            parent, child = by_bus.get(upper), by_bus.get(lower)
+            if parent is None or child is None:
+                continue
+            same_link = (child.link_speed_current, child.link_width_current) == (
+                parent.link_speed_current,
+                parent.link_width_current,
+            )
+            if child is not end and not same_link:
+                continue
+            key = (upper, lower)
+            if key in hops:
+                hop = hops[key]
+                hops[key] = PcieHop(**{**hop.__dict__, "endpoints": (*hop.endpoints, end.bus_id)})
+                continue
+            hops[key] = PcieHop(
+                device=lower,
+                upstream=upper,
+                speed_current_gts=link_speed_gts(child.link_speed_current),
+                speed_max_gts=_lower(link_speed_gts(child.link_speed_max), link_speed_gts(parent.link_speed_max)),
+                width_current=child.link_width_current,
+                width_max=_lower(child.link_width_max, parent.link_width_max),
+                endpoints=(end.bus_id,),
+            )
+    return tuple(hops.values())
+
+
+def _lower(a: Probed[Any], b: Probed[Any]) -> Probed[Any]:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return min(a, b)
+    return a if isinstance(a, (Unsupported, Failed)) else b
+
+
+def _aer(endpoints: tuple[PcieDevice, ...], bridges: Probed[tuple[PcieDevice, ...]]) -> Probed[tuple[AerCounters, ...]]:
+    if not isinstance(bridges, tuple):
+        return bridges
+    return tuple(
+        AerCounters(d.bus_id, correctable=d.aer_correctable, nonfatal=d.aer_nonfatal, fatal=d.aer_fatal)
+        for d in (*endpoints, *bridges)
+        if any(isinstance(v, int) for v in (d.aer_correctable, d.aer_nonfatal, d.aer_fatal))
+    )
+
+
+# nvmlGpuFabricInfo_v3 healthMask fields: (name, shift, width mask, value that means the problem)
+_HEALTH_FLAGS = (("degraded-bandwidth", 0, 0x3, 1), ("route-recovery", 2, 0x3, 1), ("route-unhealthy", 4, 0x3, 1),
+                 ("access-timeout-recovery", 6, 0x3, 1))  # fmt: skip
+_INCORRECT_CONFIGURATION = {2: "incorrect-sysguid", 3: "incorrect-chassis-serial", 4: "no-partition",
+                            5: "insufficient-nvlinks", 6: "incompatible-gpu-firmware", 7: "invalid-location",
+                            8: "gpu-state-invalid"}  # fmt: skip
+
+
+def decode_health_mask(mask: int) -> tuple[str, ...]:
+    """NVML_GPU_FABRIC_HEALTH_MASK_* fields that report a problem (nvml.h): each 2-bit field is 1 when true;
+    the 4-bit incorrect-configuration field names what is wrong (1 is "none")."""
+    problems = [name for name, shift, width, bad in _HEALTH_FLAGS if (mask >> shift) & width == bad]
+    config = (mask >> 8) & 0xF
+    if config in _INCORRECT_CONFIGURATION:
+        problems.append(f"incorrect-configuration: {_INCORRECT_CONFIGURATION[config]}")
+    return tuple(problems)
+
+
+def _fabric_health(gpus: tuple[GpuRecord, ...]) -> Probed[tuple[FabricHealth, ...]]:
+    return tuple(
+        FabricHealth(
+            gpu=g.index,
+            health_mask=g.fabric_health_mask,
+            problems=decode_health_mask(g.fabric_health_mask) if isinstance(g.fabric_health_mask, int) else (),
+            summary=g.fabric_health_summary,
+        )
+        for g in gpus
+        if not isinstance(g.status, Failed)
+    )

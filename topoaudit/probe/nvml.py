@@ -361,23 +361,36 @@ def _counters(s: NvmlSession, h: Any, link: int) -> dict[str, Any]:
 
 
 def read_fabric(s: NvmlSession, h: Any) -> dict[str, Any]:
-    """NVML ``nvmlDeviceGetGpuFabricInfoV`` (v2 struct; falls back to ``nvmlDeviceGetGpuFabricInfo``);
-    ``nvidia-smi -q`` section "Fabric" (State, Status, CliqueId, ClusterUUID).
+    """NVML ``nvmlDeviceGetGpuFabricInfoV`` (v3 struct with the health mask and summary; falls back to v2, then
+    to ``nvmlDeviceGetGpuFabricInfo``); ``nvidia-smi -q`` section "Fabric" (State, Status, CliqueId,
+    ClusterUUID, Health).
 
-    Check all three: on HGX H100 the state can be COMPLETED while status is an error.
+    Check all of them: on HGX H100 the state can be COMPLETED while status is an error, and on GB200 the
+    health summary can be Unhealthy while state and status look fine.
     """
-    info: Any = pynvml.c_nvmlGpuFabricInfoV_t()
-    info.version = pynvml.nvmlGpuFabricInfo_v2
-    got = s.call("nvmlDeviceGetGpuFabricInfoV", pynvml.nvmlDeviceGetGpuFabricInfoV, h, ctypes.byref(info))
+    fields = ("fabric_state", "fabric_status", "fabric_cluster_uuid", "fabric_clique_id")
+    health_fields = ("fabric_health_mask", "fabric_health_summary")
+    info: Any = None
+    got: Any = Unsupported("nvmlDeviceGetGpuFabricInfoV", "not asked")
+    for struct, version in (("c_nvmlGpuFabricInfo_v3_t", "nvmlGpuFabricInfo_v3"),
+                            ("c_nvmlGpuFabricInfoV_t", "nvmlGpuFabricInfo_v2")):  # fmt: skip
+        if not hasattr(pynvml, struct) or not hasattr(pynvml, version):
+            continue  # an older nvidia-ml-py
+        info = getattr(pynvml, struct)()
+        info.version = getattr(pynvml, version)
+        got = s.call("nvmlDeviceGetGpuFabricInfoV", pynvml.nvmlDeviceGetGpuFabricInfoV, h, ctypes.byref(info))
+        if not (isinstance(got, Failed) and got.reason.startswith("ARGUMENT_VERSION_MISMATCH")):
+            break
     if isinstance(got, Unsupported) and "FUNCTION_NOT_FOUND" in got.reason:
         info = pynvml.c_nvmlGpuFabricInfo_t()
         got = s.call("nvmlDeviceGetGpuFabricInfo", pynvml.nvmlDeviceGetGpuFabricInfo, h, ctypes.byref(info))
     if isinstance(got, (Unsupported, Failed)):
-        return {"fabric_state": got, "fabric_status": got, "fabric_cluster_uuid": got, "fabric_clique_id": got}
+        return dict.fromkeys(fields + health_fields, got)
+    health = _fabric_health(info)
     state = FABRIC_STATES.get(int(info.state), f"unknown ({info.state})")
     if state == "not-supported":  # a real H200 VM answers SUCCESS with state 0 and zeroed fields
         why = Unsupported("nvmlDeviceGetGpuFabricInfoV", "fabric state is not-supported")
-        return {"fabric_state": state, "fabric_status": why, "fabric_cluster_uuid": why, "fabric_clique_id": why}
+        return {"fabric_state": state, **dict.fromkeys(fields[1:] + health_fields, why)}
     raw = bytes(ctypes.string_at(ctypes.addressof(info) + type(info).clusterUuid.offset, 16))
     uuid = raw.hex()
     not_complete = Unsupported("nvmlDeviceGetGpuFabricInfoV", f"fabric state is {state}")
@@ -388,7 +401,28 @@ def read_fabric(s: NvmlSession, h: Any) -> dict[str, Any]:
         else not_complete,
         "fabric_cluster_uuid": f"{uuid[:8]}-{uuid[8:12]}-{uuid[12:16]}-{uuid[16:20]}-{uuid[20:]}",
         "fabric_clique_id": int(info.cliqueId),
+        **health,
     }
+
+
+FABRIC_HEALTH_SUMMARIES = {0: "not-supported", 1: "healthy", 2: "unhealthy", 3: "limited-capacity"}
+
+
+def _fabric_health(info: Any) -> dict[str, Any]:
+    """The raw health mask (v2 and v3 structs) and summary (v3 only) of a fabric-info answer."""
+    names = {f[0] for f in getattr(type(info), "_fields_", ())}
+    source = "nvmlDeviceGetGpuFabricInfoV"
+    mask: Probed[int] = (
+        int(info.healthMask)
+        if "healthMask" in names
+        else Unsupported(source, "this driver's fabric info has no health mask")
+    )
+    summary: Probed[str] = (
+        FABRIC_HEALTH_SUMMARIES.get(int(info.healthSummary), f"unknown ({int(info.healthSummary)})")
+        if "healthSummary" in names
+        else Unsupported(source, "fabric info v3 (health summary) not available from this driver")
+    )
+    return {"fabric_health_mask": mask, "fabric_health_summary": summary}
 
 
 def read_gpu(s: NvmlSession, index: int, cpu_count: int) -> tuple[GpuRecord, Any]:

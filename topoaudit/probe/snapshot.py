@@ -4,10 +4,11 @@ A snapshot keeps the *answers* of every source (NVML, ``nvidia-smi`` texts, sysf
 absent answer with its reason, versions and timestamps. What those answers mean -- the Machine they imply
 -- is :mod:`topoaudit.probe.interpret`.
 
-Schema (``"kind": "topoaudit-snapshot"``, ``"schema_version": 1``): the dataclasses below, encoded by
+Schema (``"kind": "topoaudit-snapshot"``, ``"schema_version": 2``): the dataclasses below, encoded by
 :mod:`topoaudit.model.codec` (absent values as ``{"status", "source", "reason"}``, field names with units).
 A document with a newer ``schema_version`` is refused with an InputError; older versions are read by
-:func:`_upgrade` (none exist yet).
+:func:`_upgrade`. Version 2 added the host checks: virtualisation, RDMA ports, GPUDirect RDMA, the bridges
+above every GPU and NIC with their links and AER counters, kernel-log signatures and fabric health.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Any
 
 from topoaudit.errors import InputError
 from topoaudit.model.codec import DecodeError, decode, encode
+from topoaudit.model.host_checks import KernelEvent, RdmaPort
 from topoaudit.model.values import Probed, Unsupported
 
 SNAPSHOT_KIND = "topoaudit-snapshot"
-SNAPSHOT_SCHEMA_VERSION = 1
+SNAPSHOT_SCHEMA_VERSION = 2
 MACHINE_SOURCE = "nvml"  # the Machine of a live probe and of its saved snapshot are the same
 
 NOT_PROBED = Unsupported("probe", "not probed")
@@ -72,6 +74,8 @@ class GpuRecord:
     fabric_status: Probed[str] = NOT_PROBED  # NVML return name, e.g. "SUCCESS"
     fabric_cluster_uuid: Probed[str] = NOT_PROBED
     fabric_clique_id: Probed[int] = NOT_PROBED
+    fabric_health_mask: Probed[int] = NOT_PROBED  # nvmlGpuFabricInfo_v3 healthMask, raw
+    fabric_health_summary: Probed[str] = NOT_PROBED  # "healthy" | "unhealthy" | "limited-capacity" | ...
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,9 @@ class PcieDevice:
     link_speed_max: Probed[str] = NOT_PROBED
     link_width_current: Probed[int] = NOT_PROBED
     link_width_max: Probed[int] = NOT_PROBED
+    aer_correctable: Probed[int] = NOT_PROBED  # TOTAL_ERR_COR of aer_dev_correctable
+    aer_nonfatal: Probed[int] = NOT_PROBED  # TOTAL_ERR_NONFATAL of aer_dev_nonfatal
+    aer_fatal: Probed[int] = NOT_PROBED  # TOTAL_ERR_FATAL of aer_dev_fatal
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,12 @@ class OsRecord:
     iommu_evidence: Probed[str] = NOT_PROBED  # what the answer rests on (cmdline, /sys/class/iommu)
     nvidia_pci_gpus: Probed[tuple[str, ...]] = NOT_PROBED  # NVIDIA display controllers seen on the PCI bus
     acs_redirect_bridges: Probed[tuple[str, ...]] = NOT_PROBED  # bridges above GPUs with ACS RR/CR on
+    virtualization: Probed[str] = NOT_PROBED  # "bare-metal" | "vm"
+    virtualization_evidence: Probed[str] = NOT_PROBED  # the DMI strings and CPU flag the answer rests on
+    rdma_ports: Probed[tuple[RdmaPort, ...]] = NOT_PROBED  # every port of every RDMA device
+    gpudirect_rdma: Probed[str] = NOT_PROBED  # "nvidia_peermem" | "dma-buf" | "none"
+    gpudirect_rdma_evidence: Probed[str] = NOT_PROBED
+    kernel_events: Probed[tuple[KernelEvent, ...]] = NOT_PROBED  # Xid and NVLink lines of the kernel log
 
 
 @dataclass(frozen=True)
@@ -170,6 +183,7 @@ class Snapshot:
     pairs: tuple[PairRecord, ...] = ()
     os: OsRecord = field(default_factory=OsRecord)
     pci_devices: tuple[PcieDevice, ...] = ()  # GPUs and RDMA NICs
+    pci_bridges: Probed[tuple[PcieDevice, ...]] = NOT_PROBED  # every bridge above them, up to the root port
     nics: tuple[RdmaNic, ...] = ()
     env: EnvRecord = field(default_factory=EnvRecord)
     commands: tuple[CommandRecord, ...] = ()
@@ -223,5 +237,23 @@ def snapshot_from_json(text: str, name: str = "snapshot") -> Snapshot:
 
 
 def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
-    """Bring an older document to the current schema (one step per version; none exist yet)."""
+    """Bring an older document to the current schema, one step per version."""
+    if version < 2:
+        data = _v1_to_v2(data)
+    return data
+
+
+_V2_OS_FIELDS = ("virtualization", "virtualization_evidence", "rdma_ports", "gpudirect_rdma",
+                 "gpudirect_rdma_evidence", "kernel_events")  # fmt: skip
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 did not read the host checks: each is absent with that reason, never taken for "none found"."""
+    why = {"status": "unsupported", "source": "snapshot", "reason": "not recorded by snapshot schema 1"}
+    data = dict(data, schema_version=2, pci_bridges=why)
+    data["os"] = dict(data.get("os") or {}, **dict.fromkeys(_V2_OS_FIELDS, why))
+    data["gpus"] = [
+        dict(g, fabric_health_mask=why, fabric_health_summary=why) if isinstance(g, dict) else g
+        for g in data.get("gpus") or []
+    ]
     return data

@@ -12,6 +12,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
+from topoaudit.model.host_checks import RdmaPort
 from topoaudit.model.values import Failed, Probed, Unsupported
 from topoaudit.probe.snapshot import OsRecord, PcieDevice, RdmaNic
 from topoaudit.units import normalize_bus_id
@@ -58,13 +59,17 @@ def pci_path(root: Path, bus_id: str) -> tuple[str, ...] | None:
 
 
 def pci_device(root: Path, bus_id: str) -> PcieDevice | None:
-    """One device: its path, NUMA node and link (``/sys/bus/pci/devices/BDF/{numa_node,*_link_*}``)."""
+    """One device: its path, NUMA node, link and AER totals (``/sys/bus/pci/devices/BDF/{numa_node,*_link_*,
+    aer_dev_*}``; ``lspci -vv -s BDF`` shows LnkCap/LnkSta and the AER status registers)."""
     path = pci_path(root, bus_id)
     if path is None:
         return None
     d = pci_dir(root, bus_id)
     numa = _int(_read(d / "numa_node"))
     return PcieDevice(
+        aer_correctable=aer_total(d / "aer_dev_correctable", "TOTAL_ERR_COR"),
+        aer_nonfatal=aer_total(d / "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL"),
+        aer_fatal=aer_total(d / "aer_dev_fatal", "TOTAL_ERR_FATAL"),
         bus_id=bus_id,
         path=path,
         numa_node=Unsupported(SYSFS, "numa_node is -1 (firmware gives no NUMA locality)") if numa == -1 else numa,
@@ -73,6 +78,39 @@ def pci_device(root: Path, bus_id: str) -> PcieDevice | None:
         link_width_current=_int(_read(d / "current_link_width")),
         link_width_max=_int(_read(d / "max_link_width")),
     )
+
+
+def aer_total(path: Path, total_name: str) -> Probed[int]:
+    """The error total of one ``aer_dev_*`` file (``NAME COUNT`` lines; the sum when the kernel prints no
+    total line); Unsupported where the kernel or the device has no AER."""
+    text = _read(path)
+    if not isinstance(text, str):
+        if isinstance(text, Unsupported):
+            return Unsupported(SYSFS, f"{path.name} absent (no AER on this device or kernel)")
+        return text
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, value = line.strip().rpartition(" ")
+        if name and value.isdigit():
+            counts[name.strip()] = int(value)
+    if not counts:
+        return Failed(SYSFS, f"{path.name}: no counters in {text[:60]!r}")
+    return counts.get(total_name, sum(v for k, v in counts.items() if not k.startswith("TOTAL_")))
+
+
+def pci_bridges(root: Path, paths: Iterable[tuple[str, ...]]) -> tuple[PcieDevice, ...]:
+    """Every bridge between the root complex and the given devices (root ports, switch ports), with their
+    links and AER totals: a switch uplink trained down is invisible to NVML's per-GPU figures."""
+    bridges = sorted({b for path in paths for b in path[1:-1]})
+    return tuple(d for b in bridges if (d := pci_device(root, b)) is not None)
+
+
+def link_speed_gts(text: Probed[str]) -> Probed[float]:
+    """ "32.0 GT/s PCIe" -> 32.0; "Unknown" (a link that is down) stays absent with the reason."""
+    if not isinstance(text, str):
+        return text
+    m = re.match(r"\s*([\d.]+)\s*GT/s", text)
+    return float(m.group(1)) if m else Unsupported(SYSFS, f"link speed {text!r}")
 
 
 def nvidia_gpus_on_bus(root: Path) -> Probed[tuple[str, ...]]:
@@ -123,6 +161,95 @@ def rdma_nics(root: Path) -> tuple[RdmaNic, ...]:
             )
         )
     return tuple(nics)
+
+
+def _after_colon(value: Probed[str]) -> Probed[str]:
+    """ "4: ACTIVE" -> "ACTIVE"; "5: LinkUp" -> "LinkUp"."""
+    return value.split(":", 1)[-1].strip() if isinstance(value, str) else value
+
+
+def rdma_ports(root: Path) -> tuple[RdmaPort, ...]:
+    """Every port of every RDMA device: ``/sys/class/infiniband/DEV/ports/N/{state,phys_state,rate,link_layer,
+    counters/link_downed,counters/symbol_error}`` (``ibstat``, ``rdma link``, ``perfquery`` show the same)."""
+    base = root / "sys/class/infiniband"
+    if not base.is_dir():
+        return ()
+    out = []
+    for dev in sorted(base.iterdir()):
+        device = dev / "device"
+        bus: Probed[str] = (
+            normalize_bus_id(Path(os.path.realpath(device)).name)
+            if device.exists()
+            else Unsupported(SYSFS, "no PCI device (a software RDMA device such as rxe/siw)")
+        )
+        ports = (dev / "ports").iterdir() if (dev / "ports").is_dir() else iter(())
+        for port in sorted(ports, key=lambda p: int(p.name) if p.name.isdigit() else 0):
+            if not port.name.isdigit():
+                continue
+            out.append(
+                RdmaPort(
+                    device=dev.name,
+                    port=int(port.name),
+                    state=_after_colon(_read(port / "state")),
+                    phys_state=_after_colon(_read(port / "phys_state")),
+                    rate_gbps=_rate(_read(port / "rate")),
+                    link_layer=_read(port / "link_layer"),
+                    link_downed=_int(_read(port / "counters/link_downed")),
+                    symbol_error=_int(_read(port / "counters/symbol_error")),
+                    pci_bus_id=bus,
+                )
+            )
+    return tuple(out)
+
+
+def gpudirect_rdma(root: Path) -> tuple[Probed[str], Probed[str]]:
+    """(how NICs can reach GPU memory, evidence): ``nvidia_peermem`` loaded (``/sys/module/nvidia_peermem``,
+    ``lsmod``), the older ``nv_peer_mem`` (``/sys/kernel/mm/memory_peers/nv_mem``), DMA-BUF (NVIDIA's open
+    kernel module on Linux 5.12 or later, ``/proc/driver/nvidia/version``), or "none"."""
+    if (root / "sys/module/nvidia_peermem").is_dir():
+        return "nvidia_peermem", "/sys/module/nvidia_peermem present (module loaded)"
+    if (root / "sys/kernel/mm/memory_peers/nv_mem/version").exists():
+        return "nvidia_peermem", "/sys/kernel/mm/memory_peers/nv_mem/version present (nv_peer_mem loaded)"
+    version = _read(root / "proc/driver/nvidia/version")
+    kernel = _read(root / "proc/sys/kernel/osrelease")
+    if not isinstance(version, str):
+        return Unsupported(SYSFS, "no /proc/driver/nvidia/version (driver not loaded here)"), str(version)
+    open_module = "Open Kernel Module" in version
+    release = re.match(r"(\d+)\.(\d+)", kernel) if isinstance(kernel, str) else None
+    new_kernel = release is not None and (int(release.group(1)), int(release.group(2))) >= (5, 12)
+    if open_module and new_kernel:
+        return "dma-buf", f"NVIDIA open kernel module on Linux {kernel}; nvidia_peermem not loaded"
+    module = "open" if open_module else "proprietary"
+    return "none", f"nvidia_peermem not loaded; {module} NVIDIA kernel module on Linux {kernel}"
+
+
+_VM_VENDORS = ("qemu", "kvm", "vmware", "xen", "innotek", "virtualbox", "bochs", "parallels", "openstack",
+               "amazon ec2", "google compute engine", "microsoft corporation virtual machine",
+               "cloud hypervisor")  # fmt: skip
+
+
+def virtualization(root: Path) -> tuple[Probed[str], Probed[str]]:
+    """("vm" | "bare-metal", evidence): the ``hypervisor`` flag of /proc/cpuinfo (set by the CPU inside any
+    guest) and the DMI vendor and product (``systemd-detect-virt``, ``dmidecode -s system-manufacturer``)."""
+    dmi = root / "sys/class/dmi/id"
+    strings = {
+        name: v for name in ("sys_vendor", "product_name", "board_vendor") if isinstance(v := _read(dmi / name), str)
+    }
+    cpuinfo = _read(root / "proc/cpuinfo")
+    evidence = []
+    flagged = False
+    if isinstance(cpuinfo, str):
+        flags = next((line for line in cpuinfo.splitlines() if line.startswith(("flags", "Features"))), "")
+        flagged = "hypervisor" in flags.partition(":")[2].split()
+        evidence.append("cpu flag hypervisor" if flagged else "no hypervisor cpu flag")
+    joined = " ".join(strings.values()).lower()
+    vendor = next((v for v in _VM_VENDORS if v in joined), "")
+    if vendor:
+        evidence.append("DMI " + ", ".join(f"{k} {v!r}" for k, v in strings.items()))
+    if not strings and not isinstance(cpuinfo, str):
+        why = Unsupported(SYSFS, "neither /proc/cpuinfo nor /sys/class/dmi/id readable")
+        return why, why
+    return ("vm" if flagged or vendor else "bare-metal"), "; ".join(evidence) or "no DMI vendor of a hypervisor"
 
 
 def _numa(device: Path) -> Probed[int]:
@@ -196,7 +323,8 @@ def _acs_control(config: bytes) -> int | None:
 
 
 def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]]) -> OsRecord:
-    """Hostname and kernel (/proc/sys/kernel), DMI product, NUMA nodes, IOMMU, ACS, NVIDIA GPUs on the bus."""
+    """Hostname and kernel (/proc/sys/kernel), DMI product, NUMA nodes, IOMMU, ACS, NVIDIA GPUs on the bus,
+    virtualisation, RDMA ports and GPUDirect RDMA support."""
     nodes_dir = root / "sys/devices/system/node"
     numa: Probed[int] = (
         len([p for p in nodes_dir.iterdir() if re.fullmatch(r"node\d+", p.name)])
@@ -204,7 +332,14 @@ def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]]) -> OsRecord:
         else Unsupported(SYSFS, "no /sys/devices/system/node")
     )
     iommu, evidence = iommu_state(root, gpu_paths)
+    virt, virt_evidence = virtualization(root)
+    gdr, gdr_evidence = gpudirect_rdma(root)
     return OsRecord(
+        virtualization=virt,
+        virtualization_evidence=virt_evidence,
+        rdma_ports=rdma_ports(root),
+        gpudirect_rdma=gdr,
+        gpudirect_rdma_evidence=gdr_evidence,
         hostname=_read(root / "proc/sys/kernel/hostname"),
         kernel=_read(root / "proc/sys/kernel/osrelease"),
         product=_read(root / "sys/class/dmi/id/product_name"),

@@ -27,8 +27,8 @@ from topoaudit.rules.nccl_rules import LOG_CODES
 _BENCH_PREFIXES = ("bench-", "measured-")
 
 # Codes judged only from facts a live probe (or its snapshot) records -- NVLink port state and counters,
-# fabric state, P2P status, PCIe link state, the NCCL environment, GPU visibility, NVML against
-# nvidia-smi -- and the machine sources that carry those facts.
+# fabric state and health, P2P status, the PCIe path, RDMA ports, the kernel log, the NCCL environment, GPU
+# visibility, NVML against nvidia-smi -- and the machine sources that carry those facts.
 PROBE_ONLY_CODES = frozenset(
     {
         "fabric-not-ready",
@@ -39,6 +39,16 @@ PROBE_ONLY_CODES = frozenset(
         "nccl-env-override",
         "gpu-visibility-restricted",
         "probe-sources-disagree",
+        "host-virtual-machine",
+        "fabric-unhealthy",
+        "pcie-path-degraded",
+        "pcie-aer-errors",
+        "rdma-port-down",
+        "rdma-port-slow",
+        "rdma-link-layer-mixed",
+        "rdma-port-errors",
+        "gpudirect-rdma-unavailable",
+        "kernel-gpu-error",
     }
 )
 PROBED_SOURCES = frozenset({"nvml"})

@@ -276,6 +276,77 @@ CODES: dict[str, CodeInfo] = {
             "Run the audit again; a disagreement that persists points at a flapping link or a driver bug: "
             "attach the snapshot (raw nvidia-smi texts are inside) to a ticket.",
         ),
+        # What on the host blocks P2P, GPUDirect RDMA and the PCIe path (live probe or snapshot).
+        _c(
+            "host-virtual-machine",
+            "info",
+            "The box is a virtual machine: P2P, GPUDirect RDMA and the topology are the hypervisor's",
+            "Ask the provider for GPU passthrough with P2P enabled (the GPUs' PCIe switch passed through, or "
+            "NVLink); ACS must stay on in a VM. If NCCL sees a flattened topology, give it NCCL_TOPO_FILE.",
+        ),
+        _c(
+            "fabric-unhealthy",
+            "fail",
+            "GPUs report NVLink fabric problems (health summary, health mask, or an all-zero cluster UUID)",
+            "Check `nvidia-smi -q` (Fabric: Health) on each GPU named; restart the fabric manager/NVLSM, reseat "
+            "or replace the tray's NVLink cabling, and drain the node until the summary is Healthy.",
+        ),
+        _c(
+            "pcie-path-degraded",
+            "warn",
+            "A PCIe hop between a GPU or NIC and its root port runs below what both ends support",
+            "Reseat the card, riser or switch board on the hop named (`lspci -vv -s BDF`: LnkSta vs LnkCap); "
+            "a speed drop on idle GPUs only may be power saving: rerun under load.",
+        ),
+        _c(
+            "pcie-aer-errors",
+            "warn",
+            "PCIe Advanced Error Reporting counted errors on a GPU, NIC or bridge since boot",
+            "Watch the counters (`/sys/bus/pci/devices/BDF/aer_dev_*`); rising non-fatal or fatal errors mean a "
+            "marginal slot, riser or card: reseat it or ask the provider to replace it.",
+        ),
+        _c(
+            "rdma-port-down",
+            "warn",
+            "RDMA ports are not ACTIVE/LinkUp",
+            "Check the cable and the switch port (`ibstat`: State, Physical state); a Disabled port is off at "
+            "the switch, Polling means no link partner.",
+        ),
+        _c(
+            "rdma-port-slow",
+            "warn",
+            "An RDMA port runs slower than its siblings",
+            "Replace the cable or optic with one of the NIC's rate (a 200G cable halves a 400G NIC) and check "
+            "the switch port speed (`ibstat`: Rate).",
+        ),
+        _c(
+            "rdma-link-layer-mixed",
+            "warn",
+            "Active RDMA ports mix InfiniBand and Ethernet (RoCE)",
+            "Give NCCL one fabric (NCCL_IB_HCA=mlx5_0,mlx5_1,...) or set the ports' link type alike "
+            "(`mlxconfig ... LINK_TYPE_P1`).",
+        ),
+        _c(
+            "rdma-port-errors",
+            "warn",
+            "RDMA ports count link-down events or symbol errors",
+            "A flapping or marginal link: check the cable, optic and switch port (`perfquery`, `mlxlink`) and "
+            "replace what keeps counting.",
+        ),
+        _c(
+            "gpudirect-rdma-unavailable",
+            "warn",
+            "RDMA ports are up but NICs cannot reach GPU memory directly (no nvidia_peermem, no DMA-BUF)",
+            "Load nvidia_peermem (`modprobe nvidia_peermem`, at boot via /etc/modules-load.d) or use NVIDIA's "
+            "open kernel module on Linux 5.12+ for DMA-BUF; NCCL_DEBUG=INFO then says GPU Direct RDMA Enabled.",
+        ),
+        _c(
+            "kernel-gpu-error",
+            "fail",
+            "The kernel log has GPU failure lines (Xid 79/74/144-150, fallen off the bus, NVLink training)",
+            "Drain the node: Xid 79 and fallen-off-bus need a reset or reseat; Xid 74 and 144-150 an NVLink "
+            "check (`nvidia-smi nvlink -e`) and a GPU reset or reboot; repeated lines mean a hardware ticket.",
+        ),
         # Fleets: what only a comparison of many node reports shows (`topoaudit fleet`).
         _c(
             "fleet-figure-outlier",

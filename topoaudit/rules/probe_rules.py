@@ -1,6 +1,7 @@
 """Rules over facts only a live probe (or its snapshot) has.
 
-NVLink port state and counters, fabric state, P2P status, PCIe link state, the NCCL environment, GPU
+NVLink port state and counters, fabric state and health, P2P status and what blocks it, PCIe link state
+along the whole path, RDMA ports and GPUDirect RDMA, kernel-log signatures, the NCCL environment, GPU
 visibility, and NVML against ``nvidia-smi``.
 
 On a machine from another source (a pasted ``topo -m``) these facts are simply not there and the rules
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.host_checks import HostChecks, PcieHop
 from topoaudit.model.machine import Gpu, Machine, PathLevel
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
@@ -193,11 +195,15 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not bad:
         return
     host = machine.host
+    checks = _checks(machine)
+    in_vm = checks is not None and checks.virtualization == "vm"
     cause = ""
     if isinstance(host.acs_redirect_bridges, tuple) and host.acs_redirect_bridges:
         cause = f"ACS P2P redirect is on for bridge(s) {', '.join(host.acs_redirect_bridges[:4])}"
     elif host.iommu == "translating":
         cause = "the IOMMU translates DMA (not passthrough)"
+    elif in_vm:
+        cause = "this is a virtual machine: the hypervisor decides whether GPUs may reach each other"
     reasons = sorted({s for _, _, s, _ in bad})
     if reasons == ["gpu-not-supported"]:
         severity, cause = Severity.INFO, cause or "the GPU model does not support P2P (consumer cards, by design)"
@@ -211,9 +217,66 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         f"P2P is unavailable on {len(bad)} GPU pair(s) whose path allows it: {shown}"
         + (f"; likely cause: {cause}." if cause else "."),
         severity=severity,
-        pairs=[{"gpus": [a, b], "status": s, "path": level.name} for a, b, s, level in bad],
+        pairs=[
+            {
+                "gpus": [a, b],
+                "status": s,
+                "path": level.name,
+                **_p2p_explanation(s, host.acs_redirect_bridges, host.iommu, in_vm),
+            }
+            for a, b, s, level in bad
+        ],
         likely_cause=cause or "unknown",
+        virtualization=str(checks.virtualization) if checks is not None else "unknown",
     )
+
+
+# What each NVML P2P status (nvmlGpuP2PStatus_t; ``nvidia-smi topo -p2p`` letters) means, and its fix.
+P2P_STATUS_MEANING = {
+    "chipset-not-supported": (
+        "CNS: the CPU or chipset does not pass peer traffic between these GPUs' root ports",
+        "Place the pair under one PCIe switch or root port; no software setting enables it.",
+    ),
+    "gpu-not-supported": (
+        "GNS: this GPU model does not support P2P (consumer cards, by design)",
+        "Nothing to repair: NCCL stages through host memory; choose a data-centre model for P2P.",
+    ),
+    "topology-not-supported": (
+        "TNS: the path between the GPUs (across CPU sockets or an unsupported bridge) does not carry P2P",
+        "Keep each tensor-parallel group on GPUs under one switch or one CPU socket.",
+    ),
+    "disabled-by-regkey": (
+        "DR: a driver registry key turns P2P off",
+        "Remove the P2P setting from NVreg_RegistryDwords in /etc/modprobe.d and reload the driver.",
+    ),
+    "not-supported": (
+        "NS: the driver reports P2P as not supported on this path",
+        "Check ACS on the bridges above the GPUs and the IOMMU mode; `nvidia-smi topo -p2p r` confirms.",
+    ),
+    "unknown": ("U: the driver could not tell", "Rerun the probe; attach the snapshot to a ticket if it persists."),
+}
+
+
+def _p2p_explanation(status: str, acs: object, iommu: object, in_vm: bool) -> dict[str, str]:
+    """One explanation and one remedy for a GPU pair's P2P status, naming the host cause when one is seen."""
+    meaning, remedy = P2P_STATUS_MEANING.get(status, (f"status {status}", "Rerun the probe."))
+    if status not in ("gpu-not-supported", "disabled-by-regkey"):
+        if isinstance(acs, tuple) and acs:
+            meaning += f"; ACS P2P redirect is on for bridge(s) {', '.join(acs[:4])}"
+            remedy = (
+                "In a VM keep ACS on and ask the provider for P2P-enabled passthrough; on bare metal turn ACS "
+                "off in the BIOS or with `setpci -s BDF ECAP_ACS+6.w=0000` on each bridge named."
+                if in_vm
+                else "Turn ACS off in the BIOS, or with `setpci -s BDF ECAP_ACS+6.w=0000` on each bridge named "
+                "(boot-time script), or boot with pci=noacs."
+            )
+        elif iommu == "translating":
+            meaning += "; the IOMMU translates DMA"
+            remedy = "Boot with iommu=pt (intel_iommu=on iommu=pt), or turn VT-d/AMD-Vi off in the BIOS."
+        elif in_vm:
+            meaning += "; this is a virtual machine"
+            remedy = "Ask the provider for P2P-enabled passthrough (the GPUs' PCIe switch passed through, or NVLink)."
+    return {"explanation": meaning, "remedy": remedy}
 
 
 def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
@@ -352,12 +415,383 @@ def probe_sources_disagree(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     )
 
 
+def _checks(machine: Machine) -> HostChecks | None:
+    checks = machine.host.checks
+    return checks if isinstance(checks, HostChecks) else None
+
+
+def host_virtual_machine(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """This box is a virtual machine: P2P, GPUDirect RDMA and the topology NVML shows are the hypervisor's."""
+    checks = _checks(ctx.machine)
+    if not _probed(ctx.machine) or checks is None or checks.virtualization != "vm":
+        return
+    yield finding(
+        "host-virtual-machine",
+        f"This is a virtual machine ({checks.virtualization_evidence}): GPU P2P, GPUDirect RDMA and the PCIe "
+        "topology seen here are what the hypervisor passes through; in a VM, ACS must stay on.",
+        evidence=str(checks.virtualization_evidence),
+    )
+
+
+def _nic_label(machine: Machine, bus: object) -> str:
+    nic = next((n for n in machine.nics if n.pci_bus_id == bus), None)
+    return str(nic.device) if nic is not None and isinstance(nic.device, str) else str(bus)
+
+
+def rdma_port_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """RDMA ports that are not ACTIVE/LinkUp (a cable out, a switch port disabled, a port still polling)."""
+    checks = _checks(ctx.machine)
+    if not _probed(ctx.machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+        return
+    down = [
+        p
+        for p in checks.rdma_ports
+        if (isinstance(p.state, str) and p.state != "ACTIVE")
+        or (isinstance(p.phys_state, str) and p.phys_state != "LinkUp")
+    ]
+    if not down:
+        return
+    shown = first_few([f"{p.device}/{p.port} {p.state} ({p.phys_state})" for p in down], 8)
+    yield finding(
+        "rdma-port-down",
+        f"{len(down)} of {len(checks.rdma_ports)} RDMA port(s) are not up: {shown}.",
+        ports=[
+            {"device": p.device, "port": p.port, "state": str(p.state), "phys_state": str(p.phys_state)} for p in down
+        ],
+    )
+
+
+def rdma_port_slow(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """An active RDMA port slower than its active siblings of the same link layer (a 200G cable in a 400G NIC)."""
+    checks = _checks(ctx.machine)
+    if not _probed(ctx.machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+        return
+    active = [p for p in checks.rdma_ports if p.state == "ACTIVE" and isinstance(p.rate_gbps, float)]
+    slow = []
+    for layer in sorted({str(p.link_layer) for p in active}):
+        same = [p for p in active if str(p.link_layer) == layer]
+        best = max(p.rate_gbps for p in same)  # type: ignore[type-var]
+        slow += [(p, best) for p in same if p.rate_gbps < best]  # type: ignore[operator]
+    if not slow:
+        return
+    shown = first_few([f"{p.device}/{p.port} at {p.rate_gbps:g} Gb/s of {best:g}" for p, best in slow], 8)
+    yield finding(
+        "rdma-port-slow",
+        f"{len(slow)} RDMA port(s) run slower than their siblings: {shown}.",
+        ports=[
+            {"device": p.device, "port": p.port, "rate_gbps": p.rate_gbps, "sibling_rate_gbps": best}
+            for p, best in slow
+        ],
+    )
+
+
+def rdma_link_layer_mixed(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Active RDMA ports of both InfiniBand and Ethernet (RoCE): NCCL's rings cross the slower fabric."""
+    checks = _checks(ctx.machine)
+    if not _probed(ctx.machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+        return
+    layers: dict[str, list[str]] = {}
+    for p in checks.rdma_ports:
+        if p.state == "ACTIVE" and isinstance(p.link_layer, str):
+            layers.setdefault(p.link_layer, []).append(f"{p.device}/{p.port}")
+    if len(layers) < 2:
+        return
+    yield finding(
+        "rdma-link-layer-mixed",
+        "Active RDMA ports use different link layers: "
+        + "; ".join(f"{layer}: {first_few(ports, 6)}" for layer, ports in sorted(layers.items()))
+        + ".",
+        link_layers=layers,
+    )
+
+
+def rdma_port_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """RDMA ports whose link went down since boot or that count symbol errors (a marginal cable or optic)."""
+    checks = _checks(ctx.machine)
+    if not _probed(ctx.machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+        return
+    bad = [
+        p
+        for p in checks.rdma_ports
+        if (isinstance(p.link_downed, int) and p.link_downed > 0)
+        or (isinstance(p.symbol_error, int) and p.symbol_error > 0)
+    ]
+    if not bad:
+        return
+    shown = first_few(
+        [f"{p.device}/{p.port} link_downed={p.link_downed} symbol_error={p.symbol_error}" for p in bad], 8
+    )
+    yield finding(
+        "rdma-port-errors",
+        f"{len(bad)} RDMA port(s) count link errors: {shown}.",
+        ports=[
+            {"device": p.device, "port": p.port, "link_downed": str(p.link_downed), "symbol_error": str(p.symbol_error)}
+            for p in bad
+        ],
+    )
+
+
+def gpudirect_rdma_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Active RDMA ports but no way for the NIC to reach GPU memory (no nvidia_peermem, no DMA-BUF).
+
+    NCCL then copies every inter-node message through host memory. The evidence lists which GPU-NIC pairs
+    are close enough (PIX/PXB) for NCCL to use GPUDirect RDMA once it is available.
+    """
+    machine = ctx.machine
+    checks = _checks(machine)
+    if not _probed(machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+        return
+    if not any(p.state == "ACTIVE" for p in checks.rdma_ports):
+        return
+    close = sorted(
+        f"{lk.a}-{_nic_label(machine, n.pci_bus_id)} {lk.level.name}"
+        for n in machine.nics
+        for lk in machine.links
+        if lk.b == n.label and lk.a.startswith("GPU") and lk.level in (PathLevel.PIX, PathLevel.PXB)
+    )
+    if checks.gpudirect_rdma != "none":
+        if isinstance(checks.gpudirect_rdma, (Unsupported, Failed)):
+            yield Skipped("gpudirect-rdma-unavailable", f"GPUDirect RDMA support unknown: {checks.gpudirect_rdma}")
+        return
+    yield finding(
+        "gpudirect-rdma-unavailable",
+        f"RDMA ports are up but GPUDirect RDMA is not available ({checks.gpudirect_rdma_evidence}); "
+        + (
+            f"{len(close)} GPU-NIC pair(s) are close enough for it: {first_few(close, 6)}."
+            if close
+            else "no GPU shares a PCIe switch with a NIC either."
+        ),
+        close_pairs=close,
+        evidence=str(checks.gpudirect_rdma_evidence),
+    )
+
+
+_LANE_GBPS = {2.5: 0.25, 5.0: 0.5, 8.0: 0.985, 16.0: 1.969, 32.0: 3.938, 64.0: 7.563}  # GB/s per lane, one way
+
+
+def _hop_gbps(speed: object, width: object) -> float:
+    if isinstance(speed, float) and isinstance(width, int):
+        return _LANE_GBPS.get(speed, speed / 8) * width
+    return 0.0
+
+
+def pcie_path_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """A PCIe hop above a GPU or NIC trained below the lower of its two ends' maxima; names the slowest.
+
+    A switch uplink at x8 is invisible to NVML's per-GPU figures (the GPU's own link is judged by
+    ``pcie-link-degraded``). A narrower link is a fault; a slower generation on the path of idle GPUs only
+    may be power saving and is reported as info, to be judged again under load.
+    """
+    machine = ctx.machine
+    checks = _checks(machine)
+    if not _probed(machine) or checks is None:
+        return
+    hops = checks.pcie_hops
+    if isinstance(hops, Failed):
+        yield Skipped("pcie-path-degraded", f"PCIe path not read: {hops}")
+    if not isinstance(hops, tuple):
+        return
+    gpus = {g.pci_bus_id: g for g in machine.gpus if isinstance(g.pci_bus_id, str)}
+    judged = [h for h in hops if h.device not in gpus]
+    unknown = [h for h in judged if any(is_absent(v) for v in (h.speed_current_gts, h.speed_max_gts,
+                                                                 h.width_current, h.width_max))]  # fmt: skip
+    rows: list[tuple[PcieHop, list[str], Severity]] = []
+    for hop in judged:
+        if hop in unknown:
+            continue
+        problems, severity = [], Severity.INFO
+        if hop.width_current < hop.width_max:  # type: ignore[operator]
+            problems.append(f"x{hop.width_current} of x{hop.width_max}")
+            severity = Severity.WARN
+        if hop.speed_current_gts < hop.speed_max_gts:  # type: ignore[operator]
+            loaded = [gpus[e] for e in hop.endpoints if e in gpus]
+            idle = bool(loaded) and all(g.pcie.under_load is not True for g in loaded)
+            problems.append(
+                f"{hop.speed_current_gts:g} of {hop.speed_max_gts:g} GT/s"
+                + (" (idle GPUs: may be power saving)" if idle else "")
+            )
+            if not idle:
+                severity = Severity.WARN
+        if problems:
+            rows.append((hop, problems, severity))
+    failed = [h for h in unknown if any(isinstance(v, Failed) for v in (h.speed_current_gts, h.width_current))]
+    if failed:  # unreadable, not merely absent on this platform
+        yield Skipped("pcie-path-degraded", f"link state of {len(failed)} PCIe hop(s) unreadable")
+    if not rows:
+        return
+    rows.sort(key=lambda r: _hop_gbps(r[0].speed_current_gts, r[0].width_current))
+    slowest = rows[0][0]
+
+    def behind(hop: PcieHop) -> str:
+        return first_few([gpus[e].label if e in gpus else _nic_label(machine, e) for e in hop.endpoints], 4)
+
+    worst = max((sev for *_, sev in rows), key=lambda s: s.rank)
+    yield finding(
+        "pcie-path-degraded",
+        f"{len(rows)} PCIe hop(s) on the way to the root port run below what both ends support; the slowest is "
+        f"{slowest.upstream} -> {slowest.device} ({', '.join(rows[0][1])}, about "
+        f"{_hop_gbps(slowest.speed_current_gts, slowest.width_current):.0f} GB/s) in front of {behind(slowest)}.",
+        severity=worst,
+        hops=[
+            {
+                "upstream": h.upstream,
+                "device": h.device,
+                "problems": p,
+                "behind": behind(h),
+                "current_gbps": round(_hop_gbps(h.speed_current_gts, h.width_current), 1),
+            }
+            for h, p, _ in rows
+        ],
+    )
+
+
+def pcie_aer_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """PCIe Advanced Error Reporting counted errors on a GPU, NIC or a bridge above them since boot.
+
+    Fatal or non-fatal errors: warn; correctable only (replays a marginal link hides): info.
+    """
+    machine = ctx.machine
+    checks = _checks(machine)
+    if not _probed(machine) or checks is None or not isinstance(checks.aer, tuple):
+        return
+    gpus = {g.pci_bus_id: g.label for g in machine.gpus if isinstance(g.pci_bus_id, str)}
+    bad = [a for a in checks.aer if any(isinstance(v, int) and v > 0 for v in (a.correctable, a.nonfatal, a.fatal))]
+    if not bad:
+        return
+    serious = any(isinstance(v, int) and v > 0 for a in bad for v in (a.nonfatal, a.fatal))
+    shown = first_few(
+        [
+            f"{gpus.get(a.device, a.device)} correctable={a.correctable} nonfatal={a.nonfatal} fatal={a.fatal}"
+            for a in bad
+        ],
+        6,
+        "; ",
+    )
+    yield finding(
+        "pcie-aer-errors",
+        f"PCIe AER counted errors on {len(bad)} device(s) since boot: {shown}.",
+        severity=Severity.WARN if serious else Severity.INFO,
+        devices=[
+            {
+                "device": a.device,
+                "gpu": gpus.get(a.device, ""),
+                "correctable": str(a.correctable),
+                "nonfatal": str(a.nonfatal),
+                "fatal": str(a.fatal),
+            }
+            for a in bad
+        ],
+    )
+
+
+KERNEL_SIGNATURE_MEANING = {
+    "xid-79": "fell off the bus",
+    "xid-74": "NVLink error",
+    "fallen-off-bus": "fell off the bus",
+    "nvlink-training-failed": "NVLink training failed",
+}
+
+
+def kernel_gpu_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Xid 79/74, the Blackwell NVLink Xids 144-150, "fallen off the bus" and NVLink training failures in
+    this boot's kernel log, each mapped to its GPU by bus id."""
+    machine = ctx.machine
+    checks = _checks(machine)
+    if not _probed(machine) or checks is None:
+        return
+    events = checks.kernel_events
+    if isinstance(events, Failed):
+        yield Skipped("kernel-gpu-error", f"kernel log not read: {events.reason}")
+        return
+    if not isinstance(events, tuple) or not events:
+        return
+    gpus = {g.pci_bus_id: g.label for g in machine.gpus if isinstance(g.pci_bus_id, str)}
+    by_gpu: dict[str, list[str]] = {}
+    for e in events:
+        who = gpus.get(e.pci_bus_id, str(e.pci_bus_id)) if isinstance(e.pci_bus_id, str) else "unknown GPU"
+        meaning = KERNEL_SIGNATURE_MEANING.get(e.signature, "NVLink error" if e.signature.startswith("xid-1") else "")
+        label = f"{e.signature} ({meaning})" if meaning else e.signature
+        if label not in by_gpu.setdefault(who, []):
+            by_gpu[who].append(label)
+    yield finding(
+        "kernel-gpu-error",
+        f"The kernel log has {len(events)} GPU error line(s) this boot: "
+        + "; ".join(f"{who}: {', '.join(sigs)}" for who, sigs in sorted(by_gpu.items()))
+        + ".",
+        gpus=by_gpu,
+        lines=[{"signature": e.signature, "pci_bus_id": str(e.pci_bus_id), "line": e.line} for e in events[:20]],
+    )
+
+
+_ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+
+
+def fabric_unhealthy(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """NVSwitch-fabric health (NVML fabric info v3): a health summary other than healthy, a health-mask
+    problem (degraded bandwidth, route recovery, route unhealthy, access-timeout recovery, incorrect
+    configuration), or a GPU that reports health but an all-zero cluster UUID (its rack cannot be told).
+
+    Limited capacity alone is a warning; the rest fail.
+    """
+    machine = ctx.machine
+    checks = _checks(machine)
+    if not _probed(machine) or checks is None or not isinstance(checks.fabric_health, tuple):
+        return
+    gpus = {g.index: g for g in machine.gpus}
+    bad: dict[str, list[str]] = {}
+    severity = Severity.WARN
+    for h in checks.fabric_health:
+        gpu = gpus.get(h.gpu)
+        problems = list(h.problems)
+        if isinstance(h.summary, str) and h.summary not in ("healthy", "not-supported"):
+            problems.insert(0, f"summary {h.summary}")
+        reports_health = isinstance(h.summary, str) and h.summary != "not-supported"
+        if (
+            reports_health
+            and gpu is not None
+            and gpu.fabric.state == "completed"
+            and gpu.fabric.cluster_uuid == _ZERO_UUID
+        ):
+            problems.append("all-zero cluster UUID")
+        if problems:
+            bad[f"GPU{h.gpu}"] = problems
+            if problems != ["summary limited-capacity"]:
+                severity = Severity.FAIL
+    if not bad:
+        return
+    yield finding(
+        "fabric-unhealthy",
+        f"{len(bad)} GPU(s) report NVLink fabric problems: "
+        + first_few([f"{g}: {', '.join(p)}" for g, p in sorted(bad.items())], 6, "; ")
+        + ".",
+        severity=severity,
+        gpus=bad,
+        cliques=sorted(
+            {
+                f"{g.fabric.cluster_uuid}/{g.fabric.clique_id}"
+                for g in machine.gpus
+                if isinstance(g.fabric.clique_id, int)
+            }
+        ),
+    )
+
+
 RULES = (
     fabric_not_ready,
+    fabric_unhealthy,
     nvlink_link_down,
     nvlink_errors,
     p2p_unavailable,
+    host_virtual_machine,
     pcie_link_degraded,
+    pcie_path_degraded,
+    pcie_aer_errors,
+    rdma_port_down,
+    rdma_port_slow,
+    rdma_link_layer_mixed,
+    rdma_port_errors,
+    gpudirect_rdma_unavailable,
+    kernel_gpu_errors,
     nccl_env_override,
     gpu_visibility_restricted,
     probe_sources_disagree,

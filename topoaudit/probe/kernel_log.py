@@ -1,0 +1,127 @@
+"""GPU failure signatures in the kernel log: Xid 79 (fallen off the bus), Xid 74 (NVLink error), the
+Blackwell NVLink Xids 144-150, "fallen off the bus" without an Xid, and NVLink training failures.
+
+The log is read with ``journalctl -k -b`` (this boot's kernel messages) or else ``dmesg``, bounded in time
+(a timeout) and in size (the newest lines up to a byte limit). Reading it often needs root or the
+``adm``/``systemd-journal`` group: without permission the reading is Unsupported with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+
+from topoaudit.model.host_checks import KernelEvent
+from topoaudit.model.values import Failed, Probed, Unsupported
+from topoaudit.units import parse_bus_id
+
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MAX_BYTES = 8 * 2**20
+MAX_LINE_CHARS = 300
+WATCHED_XIDS = frozenset({74, 79, *range(144, 151)})
+
+_XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): (\d+)")
+_FALLEN = re.compile(r"(?:GPU|PCI:?)\s*(?:at PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?)"
+                     r".*fallen off the bus", re.I)  # fmt: skip
+_TRAINING = re.compile(r"nvlink.*(?:training|train|post.?rx.?det\w*).*fail|nvlink.*fail\w*.*(?:training|train\b)", re.I)
+_ANY_BUS = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?)")
+_DENIED = ("Operation not permitted", "Permission denied", "insufficient permissions", "not seeing messages")
+
+
+def signatures(text: str) -> tuple[KernelEvent, ...]:
+    """Every line of ``text`` with a known signature, in log order, each with the GPU's bus id."""
+    events = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if "NVRM" not in line and "nvlink" not in line.lower() and "fallen off" not in line:
+            continue
+        shown = line[:MAX_LINE_CHARS]
+        if m := _XID.search(line):
+            xid = int(m.group(2))
+            if xid in WATCHED_XIDS:
+                events.append(KernelEvent(f"xid-{xid}", _bus(m.group(1)), shown))
+        elif m := _FALLEN.search(line):
+            events.append(KernelEvent("fallen-off-bus", _bus(m.group(1)), shown))
+        elif _TRAINING.search(line):
+            bus = _ANY_BUS.search(line)
+            events.append(KernelEvent("nvlink-training-failed", _bus(bus.group(1)) if bus else _NO_BUS, shown))
+    return tuple(events)
+
+
+_NO_BUS = Unsupported("kernel log", "the line names no PCI bus id")
+
+
+def _bus(text: str) -> Probed[str]:
+    parsed = parse_bus_id(text)
+    return parsed if parsed else Failed("kernel log", f"not a PCI bus id: {text!r}")
+
+
+def read_kernel_log(
+    timeout_s: float = DEFAULT_TIMEOUT_S, max_bytes: int = DEFAULT_MAX_BYTES, env: dict[str, str] | None = None
+) -> Probed[tuple[KernelEvent, ...]]:
+    """The signatures of this boot's kernel log: ``journalctl -k -b --no-pager -q``, else ``dmesg``.
+
+    Unsupported when neither tool is present or reading is not permitted; Failed when both fail otherwise.
+    """
+    path = (env if env is not None else os.environ).get("PATH")
+    reasons = []
+    for command in (["journalctl", "-k", "-b", "--no-pager", "-q", "-o", "short-monotonic"], ["dmesg"]):
+        exe = shutil.which(command[0], path=path)
+        if exe is None:
+            reasons.append(f"{command[0]} is not on PATH")
+            continue
+        text, why = _run_bounded([exe, *command[1:]], timeout_s, max_bytes, env)
+        if text is not None:
+            return signatures(text)
+        reasons.append(why)
+    if all("not permitted" in r or "not on PATH" in r for r in reasons):
+        return Unsupported("kernel log", "; ".join(reasons))
+    return Failed("kernel log", "; ".join(reasons))
+
+
+def _run_bounded(
+    argv: list[str], timeout_s: float, max_bytes: int, env: dict[str, str] | None
+) -> tuple[str | None, str]:
+    """(the command's output, "") -- its newest ``max_bytes`` only -- or (None, why there is none)."""
+    name = os.path.basename(argv[0])
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    except OSError as exc:
+        return None, (f"{name} could not run: {exc.strerror}")
+    chunks: list[bytes] = []
+    err: list[bytes] = []
+    kept = [0]
+
+    def drain() -> None:
+        assert proc.stdout is not None
+        while block := proc.stdout.read(65536):
+            chunks.append(block)
+            kept[0] += len(block)
+            while kept[0] > max_bytes and len(chunks) > 1:  # keep the newest lines only
+                kept[0] -= len(chunks.pop(0))
+
+    def drain_err() -> None:
+        assert proc.stderr is not None
+        err.append(proc.stderr.read(4096))
+
+    readers = [threading.Thread(target=drain, daemon=True), threading.Thread(target=drain_err, daemon=True)]
+    for reader in readers:
+        reader.start()
+    try:
+        code = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None, (f"{name} did not finish within {timeout_s:g} s")
+    for reader in readers:
+        reader.join(timeout=1.0)
+    text = b"".join(chunks)[-max_bytes:].decode("utf-8", errors="replace")
+    said = b"".join(err).decode("utf-8", errors="replace").strip()
+    if any(word in said for word in _DENIED) and not text.strip():
+        return None, (f"{name}: reading the kernel log is not permitted ({said.splitlines()[0][:120]})")
+    if code != 0:
+        return None, (f"{name} exit {code}: {(said.splitlines() or ['no output'])[-1][:120]}")
+    return text, ""
