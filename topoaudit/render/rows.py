@@ -208,14 +208,19 @@ def printable(text: str) -> str:
 
 def _printable_tree(value: Any) -> Any:
     """Every string of a view object made printable (the raw bench result and plan, drawn by the SVG
-    code that scrubs its own text, are left as they are)."""
+    code that scrubs its own text, are left as they are). An object with nothing to scrub is returned
+    as it is, not copied: a report's strings are almost always printable already."""
     if isinstance(value, str):
-        return printable(value)
+        return printable(value) if _CONTROL.search(value) else value
     if isinstance(value, tuple):
-        return tuple(_printable_tree(v) for v in value)
+        items = tuple(_printable_tree(v) for v in value)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     if isinstance(value, _VIEW_TYPES):
-        fields = {f.name: _printable_tree(getattr(value, f.name)) for f in dataclasses.fields(value)}  # type: ignore[arg-type]
-        return type(value)(**fields)
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}  # type: ignore[arg-type]
+        scrubbed = {name: _printable_tree(v) for name, v in fields.items()}
+        if all(scrubbed[name] is v for name, v in fields.items()):
+            return value
+        return type(value)(**scrubbed)
     return value
 
 
