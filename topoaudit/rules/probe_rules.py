@@ -20,7 +20,9 @@ from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules import RuleContext, finding, first_few
 
-PROBE_SOURCES = ("nvml", "nvidia-smi-nvlink")  # a pasted `nvidia-smi nvlink -s/-e` fills the same port facts
+PROBE_SOURCES = ("nvml",)
+# NVLink port states and counters also come from a pasted `nvidia-smi nvlink -s/-e`
+PORT_SOURCES = (*PROBE_SOURCES, "nvidia-smi-nvlink")
 
 
 def _probed(machine: Machine) -> bool:
@@ -39,7 +41,7 @@ def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     is left to ``nvlink-absent`` (no bridge, fabric not up, a VM).
     """
     machine = ctx.machine
-    if not _probed(machine):
+    if machine.source not in PORT_SOURCES:
         return
     spec = ctx.spec
     has_nvlink = spec is not None and spec.nvlink_generation > 0
@@ -86,7 +88,7 @@ def nvlink_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
     A marginal link retrains or retransmits, often before it goes down.
     """
-    if not _probed(ctx.machine):
+    if ctx.machine.source not in PORT_SOURCES:
         return
     bad: dict[str, dict[str, dict[str, int]]] = {}
     unsupported = 0
