@@ -170,6 +170,24 @@ def test_a_switch_uplink_at_x8_is_named_though_every_gpu_link_is_full(tmp_path, 
     assert hop["behind"] == "GPU1, mlx5_1" and hop["current_gbps"] == 31.5
 
 
+def test_an_x8_nic_in_an_x16_switch_port_is_not_a_degraded_hop(tmp_path, monkeypatch, capsys) -> None:
+    """The lower of the two ends' maxima is the bar, and a switch's internal hop is no link."""
+
+    def tweak(sc: Scenario) -> None:
+        sc.raw["nics"][0]["pcie"] = [4, 4, 8, 8]
+        for gpu in sc.gpus:
+            gpu.pcie = (5, 5, 16, 16)
+
+    box = make_box("hgx-h100", tmp_path, monkeypatch, tweak)
+    _, report, _ = audit(capsys, box.root, "--strict")
+    assert "pcie-path-degraded" not in codes(report) and not report["skipped"]
+    hops = report["host"]["checks"]["pcie_hops"]
+    nic_hop = next(h for h in hops if h["device"] == "0000:19:00.0")
+    assert (nic_hop["width_current"], nic_hop["width_max"], nic_hop["speed_max_gts"]) == (8, 8, 16.0)
+    uplinks = [h for h in hops if h["upstream"] in {h2["upstream"] for h2 in hops} and len(h["endpoints"]) > 1]
+    assert uplinks and all(h["width_current"] == h["width_max"] == 16 for h in uplinks)  # shared by GPU and NIC
+
+
 def test_a_generation_drop_behind_idle_gpus_is_info_and_says_so(tmp_path, monkeypatch, capsys) -> None:
     def tweak(sc: Scenario) -> None:
         sc.raw["host"]["uplinks"] = {"sw0": [3, 16]}
@@ -195,7 +213,8 @@ def test_aer_counters_fatal_warn_correctable_only_info(tmp_path, monkeypatch, ca
 
     box = make_box("hgx-h100", tmp_path / "b", monkeypatch, worse)
     _, report, _ = audit(capsys, box.root)
-    assert finding(report, "pcie-aer-errors")["severity"] == "warn"
+    f = finding(report, "pcie-aer-errors")
+    assert f["severity"] == "warn" and "mlx5_0 correctable=0 nonfatal=2 fatal=1" in f["message"]
 
 
 # --- 4. Kernel-log signatures ---------------------------------------------------------------------------

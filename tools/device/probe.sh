@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device check for the live probe (issue 3), on a real NVIDIA box (expected: 1x H200).
+# Device check for the live probe, on a real NVIDIA box (expected: 1x H200).
 # Installs topoaudit from the repo, runs `probe` and `audit`, keeps the raw nvidia-smi texts so the fakes
 # can be compared with what NVML and nvidia-smi really answered. Writes everything under "$OUT".
 # Finishes in well under 2 minutes. Run from the repository root:  OUT=/tmp/out bash tools/device/probe.sh
@@ -62,7 +62,8 @@ for g in snap["gpus"]:
     print("gpu", g["index"], g["name"], g["pci_bus_id"], g["architecture"], "mig", g["mig_mode"],
           "pcie", g["pcie_gen_current"], g["pcie_gen_max"], g["pcie_gen_gpu_max"], g["pcie_width_current"], g["pcie_width_max"],
           "util", g["utilization_percent"], "numa", g["numa_nodes"], "gpu_numa", g["gpu_numa_id"])
-    print("  fabric", g["fabric_state"], g["fabric_status"], g["fabric_clique_id"], g["fabric_cluster_uuid"])
+    print("  fabric", g["fabric_state"], g["fabric_status"], g["fabric_clique_id"], g["fabric_cluster_uuid"],
+          "health", g.get("fabric_health_mask"), g.get("fabric_health_summary"))
     if isinstance(ports, list):
         print("  nvlink ports", len(ports), "states", sorted({str(p["state"]) for p in ports}))
         for p in ports[:3]:
@@ -71,6 +72,13 @@ for g in snap["gpus"]:
         print("  nvlinks", ports)
     print("  absent fields:", {k: v["reason"] for k, v in g.items() if absent(v)})
 print("os", snap["os"])
+# the host checks: virtualisation, RDMA ports, GPUDirect RDMA, the bridges above the GPU, kernel-log signatures
+for key in ("virtualization", "virtualization_evidence", "gpudirect_rdma", "gpudirect_rdma_evidence", "rdma_ports",
+            "kernel_events"):
+    print("host check", key, snap["os"].get(key))
+bridges = snap.get("pci_bridges")
+for b in bridges if isinstance(bridges, list) else [bridges]:
+    print("bridge", b)
 print("env", snap["env"])
 print("nics", snap["nics"])
 print("commands", [(c["command"], c["exit_code"], c["wall_s"], "text" if isinstance(c["text"], str) else c["text"]) for c in snap["commands"]])
@@ -82,5 +90,6 @@ for name in sys.argv[2:]:
     print(name, "verdict", r["verdict"], r["gate"], "domains", [d["gpus"] for d in r["domains"]])
     print("  findings", [(f["code"], f["severity"], f["message"]) for f in r["findings"]])
     print("  skipped", r["skipped"])
+    print("  host.checks", json.dumps(r["host"].get("checks"))[:4000])
 PYEOF
 ls -la "$OUT" >> "$log"

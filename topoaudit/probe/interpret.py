@@ -306,7 +306,8 @@ def pcie_hops(
 
     Both ends of a link report its trained speed and width; a hop is a parent port and the device below it
     when the two agree (or the device is the GPU/NIC itself). Inside a switch the upstream port reports its
-    uplink and each downstream port its own link, so they differ and the internal hop is not a link. The
+    uplink and each downstream port its own link: where they differ the internal hop is not taken for a link;
+    where they agree it is kept, and can only repeat a shortfall its uplink already shows. The
     maxima are the lower of the two ends' ``max_link_*`` (as NCCL reads them, src/graph/xml.cc).
     """
     if not isinstance(bridges, tuple):

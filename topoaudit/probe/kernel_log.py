@@ -118,7 +118,10 @@ def _run_bounded(
         return None, (f"{name} did not finish within {timeout_s:g} s")
     for reader in readers:
         reader.join(timeout=1.0)
-    text = b"".join(chunks)[-max_bytes:].decode("utf-8", errors="replace")
+    data = b"".join(chunks)
+    if len(data) > max_bytes:  # keep the newest lines: cut the oldest partial line too
+        data = data[-max_bytes:].partition(b"\n")[2]
+    text = data.decode("utf-8", errors="replace")
     said = b"".join(err).decode("utf-8", errors="replace").strip()
     if any(word in said for word in _DENIED) and not text.strip():
         return None, (f"{name}: reading the kernel log is not permitted ({said.splitlines()[0][:120]})")

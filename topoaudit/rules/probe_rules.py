@@ -663,7 +663,8 @@ def pcie_aer_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     serious = any(isinstance(v, int) and v > 0 for a in bad for v in (a.nonfatal, a.fatal))
     shown = first_few(
         [
-            f"{gpus.get(a.device, a.device)} correctable={a.correctable} nonfatal={a.nonfatal} fatal={a.fatal}"
+            f"{gpus.get(a.device) or _nic_label(machine, a.device)} correctable={a.correctable} "
+            f"nonfatal={a.nonfatal} fatal={a.fatal}"
             for a in bad
         ],
         6,
