@@ -64,3 +64,27 @@ def test_analyze_json_loads_no_terminal_renderer_torch_or_nvml() -> None:
     modules = loaded_after("analyze", "--example", "hgx-h100", "--format", "json")
     assert heavy_in(modules, ("torch", "pynvml", "rich.console", "jinja2", "topoaudit.judge.policy")) == []
     assert "networkx" in modules  # the graph is what analyze is for
+
+
+def test_analyze_console_on_a_matrix_loads_only_what_a_matrix_needs() -> None:
+    """The default path (a pasted `topo -m`, shown in the terminal) pays for no other input's model, parser or
+    judge, no browser/template code and not rich's emoji table."""
+    modules = loaded_after("analyze", "--example", "hgx-h100", "--no-color")
+    assert "rich.console" in modules and "topoaudit.parse.topo_matrix" in modules  # what the command is
+    not_needed = (
+        "torch",
+        "pynvml",
+        "jinja2",
+        "rich._emoji_codes",
+        "topoaudit.judge.policy",
+        "topoaudit.parse.nccl_log",
+        "topoaudit.parse.nccl_xml",
+        "topoaudit.parse.nccl_tests",
+        "topoaudit.rules.nccl_rules",
+        "topoaudit.rules.capture_rules",
+        "topoaudit.bench",
+        "topoaudit.probe",
+        "topoaudit.render.html",
+        "topoaudit.render.markdown",
+    )
+    assert heavy_in(modules, not_needed) == []

@@ -116,6 +116,7 @@ def _plan_view(report: Report, out: OutputRequest) -> str:
         no_color=not out.color,
         color_system="standard" if out.color else None,
         highlight=False,
+        emoji=False,  # ':name:' in a hostname or title stays text (and rich's emoji table is not loaded)
     )
     console.print(Text(f"checked against: {source}"))
     if demo:

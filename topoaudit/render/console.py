@@ -41,6 +41,7 @@ def render(report: Report, options: RenderOptions) -> str:
         no_color=not options.color,
         color_system="standard" if options.color else None,
         highlight=False,
+        emoji=False,  # ':name:' in a hostname or title stays text (and rich's emoji table is not loaded)
     )
     v = rv.view(report)
     console.print(_header(v))
