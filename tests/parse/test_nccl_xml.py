@@ -166,7 +166,8 @@ def test_notes_point_at_the_line_they_are_about() -> None:
     (issue,) = [i for i in report.input_issues if "is the GPU itself" in i.message]
     assert issue.line == 5  # <nvlink target="0001:00:00.0" ...> of GPU0
     static = _analyze("ncclxml-p4d24xl-static-topofile-awsofi-1.txt")
-    assert [i.line for i in static.input_issues if "names no NVLink" in i.message] == [15]  # <system>, after the comment
+    # the <system> line, after the file's licence comment
+    assert [i.line for i in static.input_issues if "names no NVLink" in i.message] == [15]
 
 
 def test_cpu_affinity_comes_from_the_cpu_mask() -> None:
@@ -180,13 +181,15 @@ def test_cpu_affinity_comes_from_the_cpu_mask() -> None:
 # <xgmi target count> children RCCL's xml.cc writes between GPUs; constructed, two GPUs.
 RCCL_DUMP = """<system version="2">
   <cpu numaid="3" affinity="00000000,ff000000" arch="x86_64" vendor="AMD" familyid="159" modelid="2">
-    <pci busid="0000:31:00.0" class="0x060400" vendor="0x1000" device="0xc010" link_speed="16.0 GT/s PCIe" link_width="16">
-      <pci busid="0000:37:00.0" class="0x038000" vendor="0x1d94" device="0x55b7" link_speed="16.0 GT/s PCIe" link_width="16">
+    <pci busid="0000:31:00.0" class="0x060400" vendor="0x1000" link_speed="16.0 GT/s PCIe" link_width="16">
+      <pci busid="0000:37:00.0" class="0x038000" vendor="0x1d94" link_speed="16.0 GT/s PCIe"
+      link_width="16">
         <gpu dev="0" sm="90" gcn="gfx928" arch="38911" rank="0" gdr="1">
           <xgmi target="0000:3a:00.0" count="7"/>
         </gpu>
       </pci>
-      <pci busid="0000:3a:00.0" class="0x038000" vendor="0x1d94" device="0x55b7" link_speed="16.0 GT/s PCIe" link_width="16">
+      <pci busid="0000:3a:00.0" class="0x038000" vendor="0x1d94" link_speed="16.0 GT/s PCIe"
+      link_width="16">
         <gpu dev="1" sm="90" gcn="gfx928" arch="38911" rank="1" gdr="1">
           <xgmi target="0000:37:00.0" count="7"/>
         </gpu>
@@ -209,3 +212,15 @@ def test_rccl_dump_keeps_xgmi_links_without_judging_them_as_nvlink(tmp_path: Pat
     assert _levels(report, "GPUGPU") == {}
     assert any("RCCL (AMD) topology" in i.message for i in report.input_issues)
     assert not {f.code for f in report.findings} & {"nccl-topo-nvlinks-low", "nvlink-absent"}
+
+
+def test_gb200_tray_gpus_share_the_invisible_switch_and_keep_their_c2c_links() -> None:
+    report = _analyze("ncclxml-gb200-tray-4gpu-c2c-constructed.xml")
+    topology = _topology(report)
+    assert {(g.c2c_links, g.c2c_gbps) for g in topology.gpus} == {(10, 450.0)}  # 10 x 45000 MB/s
+    assert {g.nvlink_gbps for g in topology.gpus} == {721.8}  # NCCL: 18 x 40.1 on sm100
+    assert _levels(report, "GPUGPU") == {"NV18": 6}
+    assert [d.size for d in report.domains] == [4]
+    assert report.machine.nvswitches == ()  # the switch is not visible from a tray
+    assert {g.architecture for g in report.machine.gpus} == {"Blackwell"}
+    assert "nccl-topo-flattened" not in {f.code for f in report.findings}  # hidden switch alone is normal here

@@ -14,6 +14,7 @@ from topoaudit.model.values import Probed, Unsupported
 
 CAPTURES_NOT_GIVEN = Unsupported(source="captures", reason="no NCCL XML dump or nvbandwidth output in the input")
 NO_NCCL_XML = Unsupported(source="nccl-xml", reason="no NCCL XML dump in the input")
+NO_C2C = Unsupported(source="nccl-xml", reason="no <c2c> link: the GPU reaches its CPU over PCIe")
 
 # NCCL_TOPO_DUMP_FILE writes this target when the far end of an NVLink is not visible (VMs, GB200 trays):
 # "fffffff:ffff:ff" in NCCL's xml.cc, "fffffff:ff:ff.0" in older dumps.
@@ -46,6 +47,8 @@ class NcclGpu:
     nvlinks: tuple[NcclNvlink, ...]
     nvlink_gbps: Probed[float]  # what NCCL credits all this GPU's NVLinks with (GB/s)
     arch: Probed[str]  # RCCL's ``gcn`` name ("gfx942"), else its ``arch``
+    c2c_links: int = 0  # Grace C2C links to the CPU (GB200/GH200 ``<c2c count>``)
+    c2c_gbps: Probed[float] = NO_C2C  # their bandwidth together: ``bw`` (MB/s per link) x ``count`` / 1000
 
     @property
     def nvlink_count(self) -> int:

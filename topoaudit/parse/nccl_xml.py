@@ -23,6 +23,7 @@ from topoaudit.model.nccl_bandwidth import (  # NCCL's arithmetic, each constant
 )
 from topoaudit.model.nccl_topo import (
     HIDDEN_TARGET_PREFIX,
+    NO_C2C,
     NcclGpu,
     NcclGraph,
     NcclNet,
@@ -262,6 +263,7 @@ def _nccl_gpu(
     speed = pci.get("link_speed", "") if pci.tag == "pci" else ""
     width = _int(pci.get("link_width"), 0) if pci.tag == "pci" else 0
     not_in_file = Unsupported(SOURCE, "not in the file")
+    c2c_links, c2c_gbps = _c2c(gpu)
     return NcclGpu(
         index=index,
         pci_bus_id=busid,
@@ -279,7 +281,19 @@ def _nccl_gpu(
         if sm
         else Unsupported(SOURCE, "no sm in the file"),
         arch=attrs.get("gcn") or attrs.get("arch") or Unsupported(SOURCE, "NCCL does not write it"),
+        c2c_links=c2c_links,
+        c2c_gbps=c2c_gbps,
     )
+
+
+def _c2c(gpu: ET.Element | None) -> tuple[int, Probed[float]]:
+    """Grace C2C links (``<c2c bw count>``, bw in MB/s per link) and their bandwidth together in GB/s."""
+    links = [c for c in gpu if c.tag == "c2c"] if gpu is not None else []
+    if not links:
+        return 0, NO_C2C
+    count = sum(_int(c.get("count"), 0) for c in links)
+    total_mbps = sum(_int(c.get("bw"), 0) * _int(c.get("count"), 0) for c in links)
+    return count, total_mbps / 1000 if total_mbps else Unsupported(SOURCE, "no bw on the <c2c> link")
 
 
 def _nvlink(element: ET.Element, own_busid: str, busid_to_gpu: dict[str, int]) -> NcclNvlink:
