@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from topoaudit.bench.nccl_capture import NcclCapture
 from topoaudit.errors import UsageError
 from topoaudit.model.machine import Machine
 from topoaudit.units import format_size
@@ -32,6 +33,7 @@ class BenchConfig:
     inject: tuple[tuple[str, int], ...] = ()  # ("corrupt_rank", r), ("hang_rank", r), ("die_rank", r), ("at_bytes", s)
     host: str = "127.0.0.1"  # spawned mode: store address
     env: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # extra environment for spawned ranks
+    nccl_capture: NcclCapture | None = None  # on NCCL: where its log and dumps go (see bench.nccl_capture)
 
     def __post_init__(self) -> None:
         """Refuse a sweep that cannot be run, before any rank starts: a usage mistake, told in one sentence."""
@@ -56,6 +58,12 @@ class BenchConfig:
 
     def hook(self, name: str) -> int | None:
         return next((v for k, v in self.inject if k == name), None)
+
+    def rank_env(self, backend: str) -> tuple[tuple[str, str], ...]:
+        """The environment every rank adds before NCCL starts: ``env``, plus the NCCL capture on NCCL only."""
+        if backend == "nccl" and self.nccl_capture is not None:
+            return (*self.env, *self.nccl_capture.env)
+        return self.env
 
 
 __all__ = ["BenchConfig", "Progress"]

@@ -17,11 +17,13 @@ What a rank does is in :mod:`topoaudit.bench.rank`; turning what the ranks wrote
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import math
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +32,7 @@ from typing import Any, TextIO
 from topoaudit.bench import store as store_keys
 from topoaudit.bench.assemble import result_from_documents
 from topoaudit.bench.config import BenchConfig, Progress
+from topoaudit.bench.nccl_capture import plan_capture, read_capture
 from topoaudit.bench.rank import Stopped, rank_main, spawned_rank, usable_cores
 from topoaudit.errors import ConfigError, EnvironmentUnusable, UsageError
 from topoaudit.model.bench import BenchResult, RankError
@@ -73,6 +76,21 @@ def run_bench(config: BenchConfig, progress: Progress | None = None) -> BenchRes
     with stop_signals() as stop:  # from here on Ctrl-C and SIGTERM end the run cleanly, even while torch loads
         _require_torch()
         return _run_spawned(config, progress, stop)
+
+
+def run_bench_with_nccl_view(
+    config: BenchConfig, progress: Progress | None = None
+) -> tuple[BenchResult | None, dict[str, bytes]]:
+    """:func:`run_bench` with NCCL writing its INFO log (per rank), topology and graph dumps into a directory of
+    the run: on NCCL the files it wrote come back as evidence and the result's notes name the variables the user
+    had set (theirs are used). On gloo nothing is set and nothing comes back."""
+    with tempfile.TemporaryDirectory(prefix="topoaudit-nccl-") as directory:
+        capture = plan_capture(directory, os.environ)
+        result = run_bench(dataclasses.replace(config, nccl_capture=capture), progress)
+        if result is None or result.backend != "nccl":
+            return result, {}
+        files = read_capture(capture)
+    return dataclasses.replace(result, notes=(*result.notes, *capture.notes)), files
 
 
 def _require_torch() -> None:
@@ -301,6 +319,9 @@ def _run_launched(config: BenchConfig, env: dict[str, int | str], progress: Prog
     rank, world = int(env["rank"]), int(env["world"])
     local_rank, local_world = int(env["local_rank"]), int(env["local_world"])
     backend = resolve_backend(config.backend)
+    if backend == "nccl" and config.nccl_capture is not None:  # before NCCL reads its environment
+        for key, value in config.nccl_capture.env:
+            os.environ.setdefault(key, value)
     if env["via"] == "slurm":
         os.environ.setdefault("RANK", str(rank))
         os.environ.setdefault("WORLD_SIZE", str(world))
@@ -376,5 +397,6 @@ __all__ = [
     "oversubscription_warning",
     "resolve_backend",
     "run_bench",
+    "run_bench_with_nccl_view",
     "stop_signals",
 ]

@@ -29,9 +29,10 @@ from dataclasses import asdict
 from typing import Any
 
 from topoaudit.bench import formulas
-from topoaudit.bench.assemble import rank_from_info
+from topoaudit.bench.assemble import plan_from_document, rank_from_info
 from topoaudit.bench.config import BenchConfig, Progress
 from topoaudit.bench.groups import GroupSpec, make_plan
+from topoaudit.bench.node_pairs import runs_with_next
 from topoaudit.bench.store import KEY
 from topoaudit.units import format_size
 
@@ -58,7 +59,7 @@ def spawned_rank(rank: int, world: int, host: str, port: int, backend: str, conf
     """Entry point of a spawned rank (module level so ``spawn`` can pickle it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it ends us by pid
     _die_with_parent(parent)
-    for key, value in config.env:
+    for key, value in config.rank_env(backend):
         os.environ[key] = value
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     import torch.distributed as dist
@@ -232,11 +233,11 @@ def _sweep(
 ) -> None:
     import torch.distributed as dist
 
-    specs = [GroupSpec(g["name"], g["kind"], tuple(g["ranks"]), bool(g["sweep"])) for g in plan["groups"]]
+    specs = list(plan_from_document(plan).groups)
     # every rank creates every group, in the same order (torch's new_group contract)
     handles = [None if len(s.ranks) == world else dist.new_group(list(s.ranks)) for s in specs]
     seq = 0
-    for spec, handle in zip(specs, handles, strict=True):
+    for index, (spec, handle) in enumerate(zip(specs, handles, strict=True)):
         if rank in spec.ranks:
             sizes = plan["sizes"] if spec.sweep else ([plan["pair_size"]] if plan["pair_size"] else [])
             for size in sizes:
@@ -252,6 +253,8 @@ def _sweep(
                 if progress is not None:
                     progress(int(store.add(KEY + "progress", 0)), int(plan["steps"]), f"{spec.name}")
         where.update(group=f"after {spec.name}", size=0)
+        if runs_with_next(spec.round_no, specs[index + 1].round_no if index + 1 < len(specs) else None):
+            continue  # the disjoint node pairs of one round run at once; the round ends at one barrier
         # groups run one at a time: a pair is measured alone
         dist.barrier(device_ids=[local_rank]) if backend == "nccl" else dist.barrier()
     where.update(group="", size=0)
