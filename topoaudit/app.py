@@ -196,9 +196,11 @@ def audit(request: AuditRequest, progress: Progress | None = None) -> Judged | N
     if request.sweep is None:
         return Judged(_judge(loaded, request.gate, None), evidence)
     # the bench uses the probed machine: its domains, groups and expected busbw
-    measured = _sweep(request.sweep, loaded.machine, progress)
+    measured, nccl_files = _sweep(request.sweep, loaded.machine, progress)
     if measured is None:
         return None
+    evidence.update(nccl_files)
+    loaded = _with_nccl_view(loaded, nccl_files)
     expect = request.sweep.expect_busbw_gbps
     return Judged(_judge(loaded, request.gate, None, bench=measured, expect_busbw_gbps=expect), evidence)
 
@@ -215,11 +217,12 @@ def probe(request: ProbeRequest) -> ProbeResult:
     return ProbeResult(snapshot_to_json(snapshot), summary)
 
 
-def bench(request: BenchRequest, progress: Progress | None = None) -> Report | None:
-    """Measure all-reduce and judge the numbers; None on a launched rank other than 0."""
+def bench(request: BenchRequest, progress: Progress | None = None) -> Judged | None:
+    """Measure all-reduce and judge the numbers (with NCCL's own log and dumps as evidence, on NCCL); None on a
+    launched rank other than 0."""
     _bench_config(request.sweep)  # a sweep that cannot run is refused before the probe
     machine = _topology(request.sweep.topology) if request.sweep.topology else _probed_machine()
-    measured = _sweep(request.sweep, machine, progress)
+    measured, nccl_files = _sweep(request.sweep, machine, progress)
     if measured is None:
         return None
     from topoaudit.loaders import Loaded
@@ -229,7 +232,9 @@ def bench(request: BenchRequest, progress: Progress | None = None) -> Report | N
         machine if machine is not None and machine.gpus else _machine_from(measured),
         SourceInfo("bench", "live", description=f"all-reduce bench over {measured.world_size} rank(s)"),
     )
-    return _judge(loaded, request.gate, None, bench=measured, expect_busbw_gbps=request.sweep.expect_busbw_gbps)
+    loaded = _with_nccl_view(loaded, nccl_files)
+    expect = request.sweep.expect_busbw_gbps
+    return Judged(_judge(loaded, request.gate, None, bench=measured, expect_busbw_gbps=expect), nccl_files)
 
 
 def bench_rank() -> int | None:
@@ -469,11 +474,24 @@ def _bench_config(sweep: SweepRequest, machine: Machine | None = None) -> BenchC
     )
 
 
-def _sweep(sweep: SweepRequest, machine: Machine | None, progress: Progress | None) -> BenchResult | None:
-    """Run the sweep (judged later, with everything else, by the pipeline)."""
-    from topoaudit.bench import run_bench
+def _sweep(
+    sweep: SweepRequest, machine: Machine | None, progress: Progress | None
+) -> tuple[BenchResult | None, dict[str, bytes]]:
+    """Run the sweep (judged later, with everything else, by the pipeline) and the files NCCL wrote meanwhile."""
+    from topoaudit.bench import run_bench_with_nccl_view
 
-    return run_bench(_bench_config(sweep, machine), progress)
+    return run_bench_with_nccl_view(_bench_config(sweep, machine), progress)
+
+
+def _with_nccl_view(loaded: Loaded, nccl_files: dict[str, bytes]) -> Loaded:
+    """The bench's NCCL log read into the report's NCCL view, beside the measured busbw."""
+    if not nccl_files:
+        return loaded
+    import dataclasses
+
+    from topoaudit.bench import nccl_view
+
+    return dataclasses.replace(loaded, nccl=nccl_view(nccl_files))
 
 
 def _topology(path: str) -> Machine:

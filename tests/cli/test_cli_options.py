@@ -85,10 +85,12 @@ def test_analyze_help_names_every_input_it_reads(run: Run) -> None:
 
 def _bench_report(request: app.BenchRequest, progress: object = None) -> object:
     """What the bench use case returns after a sweep (the sweep itself is tested in tests/bench/)."""
-    return rs.report_of(
-        rs.split_machine(host=rs.identity_report().machine.host, with_ids=True),
-        source=SourceInfo("bench", "live", description="all-reduce bench over 8 rank(s)"),
-        bench=rs.bench_result(),
+    return app.Judged(
+        rs.report_of(
+            rs.split_machine(host=rs.identity_report().machine.host, with_ids=True),
+            source=SourceInfo("bench", "live", description="all-reduce bench over 8 rank(s)"),
+            bench=rs.bench_result(),
+        )
     )
 
 

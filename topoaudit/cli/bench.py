@@ -32,11 +32,12 @@ def bench(ctx: click.Context, sweep: SweepRequest, gate: GateRequest, out: Outpu
     from topoaudit import app
     from topoaudit.model.bench import BenchResult
 
-    report = with_progress(lambda progress: app.bench(app.BenchRequest(sweep, gate), progress), out.fmt)
-    if report is None:  # a launched rank other than 0: rank 0 reports for the job
+    judged = with_progress(lambda progress: app.bench(app.BenchRequest(sweep, gate), progress), out.fmt)
+    if judged is None:  # a launched rank other than 0: rank 0 reports for the job
         ctx.exit(0)
         return
-    show_report(app.publish(report, out), out)
+    report = judged.report
+    show_report(app.publish(report, out, judged.evidence), out)
     if isinstance(report.bench, BenchResult) and report.bench.status != "complete":
         sys.stdout.flush()
         sys.stderr.flush()
