@@ -84,7 +84,10 @@ def result_from_documents(
 
 def plan_from_document(doc: dict[str, Any]) -> Plan:
     return Plan(
-        tuple(GroupSpec(g["name"], g["kind"], tuple(g["ranks"]), bool(g["sweep"])) for g in doc["groups"]),
+        tuple(
+            GroupSpec(g["name"], g["kind"], tuple(g["ranks"]), bool(g["sweep"]), int(g.get("round_no", 0)))
+            for g in doc["groups"]
+        ),
         tuple(tuple(d) for d in doc["domains"]),
         doc["domain_basis"],
         tuple(doc["notes"]),

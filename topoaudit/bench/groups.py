@@ -1,5 +1,6 @@
 """Which sets of ranks to sweep: ``all``, each NVLink ``domain``, ``cross`` (one rank of each domain),
-every ``pair``, ``tp=N`` (the placements the core computes). Pure; no torch.
+every ``pair``, ``tp=N`` (the placements the core computes), ``nodepairs`` (pairs of nodes in rounds, see
+``bench.node_pairs``). Pure; no torch.
 
 Ranks are mapped to GPUs of the machine model by PCI bus id when both sides know it (CUDA and NVML
 indices can differ), else by local device index. Without a machine model, the ranks of one
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from topoaudit.bench.node_pairs import NODE_PAIR_KIND, node_pair_sets
 from topoaudit.model.bench import RankInfo
 from topoaudit.model.machine import Machine
 from topoaudit.model.topology import nvlink_domains, place_tp
 from topoaudit.units import normalize_bus_id
 
-GROUP_KINDS = ("all", "domains", "cross", "pairs")
+GROUP_KINDS = ("all", "domains", "cross", "pairs", "nodepairs")
+NODE_PAIR_ITEMS = {"nodepairs": "round-robin", "nodepairs=ref": "reference"}
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,7 @@ class GroupSpec:
     kind: str  # "all" | "domain" | "cross" | "pair" | "tp"
     ranks: tuple[int, ...]
     sweep: bool  # the whole size list; False: one size (pairs)
+    round_no: int = 0  # > 0: measured at once with the other groups of this round (disjoint ranks)
 
 
 @dataclass(frozen=True)
@@ -38,13 +42,13 @@ def parse_groups(text: str) -> tuple[str, ...]:
     """``"all,domains,tp=4"`` -> ("all", "domains", "tp=4"); ValueError naming a bad item."""
     items = tuple(x.strip().lower() for x in text.split(",") if x.strip())
     if not items:
-        raise ValueError("--groups is empty; use all, domains, cross, pairs or tp=N")
+        raise ValueError("--groups is empty; use all, domains, cross, pairs, nodepairs[=ref] or tp=N")
     for item in items:
-        if item in GROUP_KINDS or item in ("domain", "pair"):
+        if item in GROUP_KINDS or item in NODE_PAIR_ITEMS or item in ("domain", "pair"):
             continue
         if item.startswith("tp=") and item[3:].isdigit() and int(item[3:]) >= 2:
             continue
-        raise ValueError(f"unknown group {item!r}: use all, domains, cross, pairs or tp=N (N >= 2)")
+        raise ValueError(f"unknown group {item!r}: use all, domains, cross, pairs, nodepairs[=ref] or tp=N (N >= 2)")
     return tuple({"domain": "domains", "pair": "pairs"}.get(i, i) for i in items)
 
 
@@ -125,6 +129,10 @@ def make_plan(requested: tuple[str, ...], ranks: tuple[RankInfo, ...], machine: 
             for i, a in enumerate(world):
                 for b in world[i + 1 :]:
                     add(GroupSpec(f"pair {a}-{b}", "pair", (a, b), False))
+        elif item in NODE_PAIR_ITEMS:
+            node_sets, node_notes = node_pair_sets(ranks, NODE_PAIR_ITEMS[item])
+            groups.extend(GroupSpec(s.name, NODE_PAIR_KIND, s.ranks, False, s.round_no) for s in node_sets)
+            notes.extend(node_notes)
         elif item.startswith("tp="):
             tp = int(item[3:])
             groups.extend(_tp_groups(tp, world, machine, gpu_of, notes))

@@ -1,0 +1,171 @@
+"""Naming the bad node from node-pair figures: a node slow with every partner is the node; a slow pair whose
+nodes are each fast with someone else is the link between them. Pure: plain figures in, a verdict out.
+
+A pair is slow below ``SLOW_FRACTION`` of the typical pair, the median of the faster half of the figures
+(so up to half the pairs may be slow and the yardstick still comes from healthy ones). When every pair is
+slow alike there is no healthy pair to compare with, and nothing is named here: the bench's expectation
+judges the figures then.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from topoaudit.model.bench import BenchResult
+from topoaudit.model.finding import Finding
+from topoaudit.rules.codes import info
+
+NODE_PAIR_KIND = "nodepair"  # BenchGroup.kind of a node-pair group (see bench.node_pairs)
+SLOW_FRACTION = 0.5
+"""A pair below half the typical pair is slow: run-to-run noise stays well inside it, a degraded link does not."""
+
+
+@dataclass(frozen=True)
+class NodePairFigure:
+    """One measured pair of nodes: its bus bandwidth from its best trial."""
+
+    a: str
+    b: str
+    busbw_gbps: float
+    round_no: int = 0
+
+
+@dataclass(frozen=True)
+class SlowNode:
+    host: str
+    partners: tuple[str, ...]  # every partner it was measured with: all slow
+    best_gbps: float  # its fastest pair
+
+
+@dataclass(frozen=True)
+class SlowLink:
+    a: str
+    b: str
+    busbw_gbps: float
+
+
+@dataclass(frozen=True)
+class NodePairVerdict:
+    typical_gbps: float  # the median of the faster half of the pairs
+    slow_below_gbps: float
+    slow_nodes: tuple[SlowNode, ...]
+    slow_links: tuple[SlowLink, ...]
+
+
+def attribute(figures: Sequence[NodePairFigure], slow_fraction: float = SLOW_FRACTION) -> NodePairVerdict | None:
+    """Which nodes, and which links, the slow pairs point at; None when fewer than two pairs were measured.
+
+    A node is named when every pair it was in is slow and either it was measured with two or more partners,
+    or its one partner was fast with another node. A slow pair that names no node names its link.
+    """
+    if len(figures) < 2:
+        return None
+    values = sorted(f.busbw_gbps for f in figures)
+    typical = statistics.median(values[len(values) // 2 :])
+    limit = slow_fraction * typical
+    slow = {(f.a, f.b) for f in figures if f.busbw_gbps < limit}
+    pairs_of: dict[str, list[NodePairFigure]] = {}
+    for f in figures:
+        pairs_of.setdefault(f.a, []).append(f)
+        pairs_of.setdefault(f.b, []).append(f)
+
+    def is_slow(f: NodePairFigure) -> bool:
+        return (f.a, f.b) in slow
+
+    def partner(f: NodePairFigure, node: str) -> str:
+        return f.b if f.a == node else f.a
+
+    def fast_elsewhere(node: str) -> bool:
+        return any(not is_slow(f) for f in pairs_of[node])
+
+    nodes: list[SlowNode] = []
+    for node, mine in pairs_of.items():
+        if not all(is_slow(f) for f in mine):
+            continue
+        partners = tuple(dict.fromkeys(partner(f, node) for f in mine))
+        if len(partners) >= 2 or all(fast_elsewhere(p) for p in partners):
+            nodes.append(SlowNode(node, partners, max(f.busbw_gbps for f in mine)))
+    named = {n.host for n in nodes}
+    links = tuple(
+        SlowLink(f.a, f.b, f.busbw_gbps) for f in figures if is_slow(f) and f.a not in named and f.b not in named
+    )
+    return NodePairVerdict(round(typical, 6), round(limit, 6), tuple(nodes), links)
+
+
+def pair_figures(result: BenchResult) -> tuple[NodePairFigure, ...]:
+    """The node-pair groups of a bench result as figures: nodes by host, busbw of the best trial."""
+    host = {r.rank: r.host for r in result.ranks}
+    out: list[NodePairFigure] = []
+    for group in result.groups:
+        if group.kind != NODE_PAIR_KIND or not group.rows:
+            continue
+        row = group.rows[-1]
+        fastest_us = row.min_us if isinstance(row.min_us, float) and row.min_us > 0 else row.time_us
+        if fastest_us <= 0:
+            continue
+        n = len(group.ranks)
+        busbw = row.size_bytes / fastest_us / 1e3 * 2 * (n - 1) / n
+        nodes = list(dict.fromkeys(host.get(r, f"rank{r}") for r in group.ranks))
+        if len(nodes) != 2:
+            continue
+        out.append(NodePairFigure(nodes[0], nodes[1], round(busbw, 6)))
+    return tuple(out)
+
+
+def judge_node_pairs(result: BenchResult) -> tuple[Finding, ...]:
+    """``bench-node-slow`` for each node slow with every partner, ``bench-node-link-slow`` for each other slow
+    pair; nothing when the run measured no node pairs or every pair alike."""
+    verdict = attribute(pair_figures(result))
+    if verdict is None:
+        return ()
+    found: list[Finding] = []
+    for node in verdict.slow_nodes:
+        entry = info("bench-node-slow")
+        found.append(
+            Finding(
+                entry.code,
+                entry.severity,
+                f"Node {node.host} is slow with every partner ({', '.join(node.partners)}): its best pair "
+                f"reached {node.best_gbps:.3g} GB/s, the typical pair {verdict.typical_gbps:.3g} GB/s",
+                {
+                    "host": node.host,
+                    "partners": list(node.partners),
+                    "best_busbw_gbps": node.best_gbps,
+                    "typical_busbw_gbps": verdict.typical_gbps,
+                    "slow_below_gbps": verdict.slow_below_gbps,
+                },
+                entry.remedy,
+            )
+        )
+    for link in verdict.slow_links:
+        entry = info("bench-node-link-slow")
+        found.append(
+            Finding(
+                entry.code,
+                entry.severity,
+                f"The pair {link.a} + {link.b} is slow ({link.busbw_gbps:.3g} GB/s, typical "
+                f"{verdict.typical_gbps:.3g} GB/s) while each node is fast with another: the path between them",
+                {
+                    "hosts": [link.a, link.b],
+                    "busbw_gbps": link.busbw_gbps,
+                    "typical_busbw_gbps": verdict.typical_gbps,
+                    "slow_below_gbps": verdict.slow_below_gbps,
+                },
+                entry.remedy,
+            )
+        )
+    return tuple(found)
+
+
+__all__ = [
+    "SLOW_FRACTION",
+    "NodePairFigure",
+    "NodePairVerdict",
+    "SlowLink",
+    "SlowNode",
+    "attribute",
+    "judge_node_pairs",
+    "pair_figures",
+]
