@@ -97,6 +97,9 @@ def analyze(
         from topoaudit.bench.judge import judge_bench
 
         found += judge_bench(bench, spec=spec, expect_busbw_gbps=expect_busbw_gbps)
+        from topoaudit.fleet.node_pairs import judge_node_pairs
+
+        found += judge_node_pairs(bench)
     if isinstance(nccl, NcclView):
         from topoaudit.rules.nccl_rules import judge_nccl
 

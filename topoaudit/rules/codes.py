@@ -144,6 +144,20 @@ CODES: dict[str, CodeInfo] = {
             "Run at most one rank per core (--nproc no larger than `nproc`), or on a machine with more cores.",
         ),
         _c(
+            "bench-node-slow",
+            "fail",
+            "A node is slow with every partner in the node-pair sweep: the node is the bottleneck",
+            "Take the node out of the job; check its NICs (`ibstat`, link rate and errors), its PCIe width to "
+            "the NICs and its GPUDirect RDMA state, then rerun `topoaudit bench --groups nodepairs`.",
+        ),
+        _c(
+            "bench-node-link-slow",
+            "warn",
+            "A pair of nodes is slow while each node is fast with another: the path between them",
+            "Check the switch ports and cables between the two nodes (the fabric's routing, a degraded "
+            "uplink); the nodes themselves measured fast with other partners.",
+        ),
+        _c(
             "bench-size-skipped",
             "info",
             "Some message sizes did not fit in free memory and were skipped",
