@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
 from topoaudit.examples import Example as Example  # re-exported: the bundled boxes are read in one place
@@ -21,10 +21,12 @@ from topoaudit.examples import examples
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
-from topoaudit.model.nccl import NcclView
-from topoaudit.model.nccl_topo import CAPTURES_NOT_GIVEN, Captures
-from topoaudit.model.report import BENCH_NOT_RUN, NCCL_LOG_NOT_GIVEN, InputIssue, SourceInfo
+from topoaudit.model.report import BENCH_NOT_RUN, CAPTURES_NOT_GIVEN, NCCL_LOG_NOT_GIVEN, InputIssue, SourceInfo
 from topoaudit.model.values import Unsupported
+
+if TYPE_CHECKING:  # imported by the loaders of the inputs that have them, not by a matrix's
+    from topoaudit.model.nccl import NcclView
+    from topoaudit.model.nccl_topo import Captures
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -98,7 +100,7 @@ def _load_nccl_tests(text: str, name: str) -> Loaded:
     issues = tuple(InputIssue(i.line, i.action, i.message) for i in parsed.issues)
     description = f"{parsed.flavour} {parsed.format} output: {parsed.result.world_size} ranks"
     machine, nccl = machine_from_result(parsed.result), _nccl_view_beside(text, name)
-    if not machine.gpus and isinstance(nccl, NcclView):  # the table's rank lines were cut: NCCL's lines place the GPUs
+    if not machine.gpus and not isinstance(nccl, Unsupported):  # rank lines cut: NCCL's lines place the GPUs
         from topoaudit.parse.nccl_log import machine_from_nccl_view
 
         machine = machine_from_nccl_view(nccl)
@@ -163,6 +165,7 @@ def _is_nccl_xml(text: str) -> bool:
 
 def _load_nccl_xml(text: str, name: str) -> Loaded:
     """NCCL's topology becomes the machine (GPUs, NICs, paths, NVLink counts); the rest, the report's captures."""
+    from topoaudit.model.nccl_topo import Captures
     from topoaudit.parse.nccl_xml import parse_nccl_xml
 
     parsed = parse_nccl_xml(text, name)
@@ -188,6 +191,7 @@ def _is_nvlink_status(text: str) -> bool:
 
 def _load_nvlink_status(text: str, name: str) -> Loaded:
     """Each GPU's NVLink ports, as a probe records them: the probe's link rules judge them."""
+    from topoaudit.model.nccl_topo import Captures
     from topoaudit.parse.nvlink_status import parse_nvlink_status
 
     parsed = parse_nvlink_status(text, name)
@@ -226,6 +230,7 @@ def _is_p2p(text: str) -> bool:
 
 def _load_p2p(text: str, name: str) -> Loaded:
     """P2P statuses as the probe records them; with a `topo -m` in the same paste, on that machine."""
+    from topoaudit.model.nccl_topo import Captures
     from topoaudit.parse.p2p_matrix import parse_p2p
 
     parsed = parse_p2p(text, name)
@@ -254,6 +259,7 @@ def _is_nvbandwidth(text: str) -> bool:
 
 def _load_nvbandwidth(text: str, name: str) -> Loaded:
     """The GPUs the runs measured; their matrices go to the report's captures, judged pair by pair."""
+    from topoaudit.model.nccl_topo import Captures
     from topoaudit.parse.nvbandwidth import parse_nvbandwidth
 
     parsed = parse_nvbandwidth(text, name)

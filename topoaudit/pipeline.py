@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topoaudit import __version__
 from topoaudit.catalog import GpuSpec, find_gpu
@@ -19,12 +19,11 @@ from topoaudit.judge.gate import decide_gate
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, worst_first
 from topoaudit.model.machine import Machine
-from topoaudit.model.nccl import NcclView
-from topoaudit.model.nccl_topo import CAPTURES_NOT_GIVEN, Captures
 from topoaudit.model.plan import DeployPlan, PlanRequest
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
+    CAPTURES_NOT_GIVEN,
     NCCL_LOG_NOT_GIVEN,
     NOT_REQUESTED,
     SCHEMA_VERSION,
@@ -36,6 +35,10 @@ from topoaudit.model.report import (
 from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_domains, place_tp
 from topoaudit.model.values import Unsupported
 from topoaudit.rules import RuleContext, finding, run_rules
+
+if TYPE_CHECKING:  # loaded with the inputs that carry them, not with a pasted matrix
+    from topoaudit.model.nccl import NcclView
+    from topoaudit.model.nccl_topo import Captures
 
 
 def analyze(
@@ -100,11 +103,11 @@ def analyze(
         from topoaudit.fleet.node_pairs import judge_node_pairs
 
         found += judge_node_pairs(bench)
-    if isinstance(nccl, NcclView):
+    if not isinstance(nccl, Unsupported):
         from topoaudit.rules.nccl_rules import judge_nccl
 
         found += judge_nccl(nccl, machine, spec)
-    if isinstance(captures, Captures):
+    if not isinstance(captures, Unsupported):
         from topoaudit.rules.capture_rules import judge_captures
 
         found += judge_captures(captures, machine, spec)

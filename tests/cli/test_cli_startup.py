@@ -77,6 +77,8 @@ def test_analyze_console_on_a_matrix_loads_only_what_a_matrix_needs() -> None:
         "jinja2",
         "rich._emoji_codes",
         "topoaudit.judge.policy",
+        "topoaudit.model.nccl",
+        "topoaudit.model.nccl_topo",
         "topoaudit.parse.nccl_log",
         "topoaudit.parse.nccl_xml",
         "topoaudit.parse.nccl_tests",

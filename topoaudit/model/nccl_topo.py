@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from topoaudit.model.values import Probed, Unsupported
 
-CAPTURES_NOT_GIVEN = Unsupported(source="captures", reason="no NCCL XML dump or nvbandwidth output in the input")
 NO_NCCL_XML = Unsupported(source="nccl-xml", reason="no NCCL XML dump in the input")
 NO_C2C = Unsupported(source="nccl-xml", reason="no <c2c> link: the GPU reaches its CPU over PCIe")
 

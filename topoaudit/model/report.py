@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.codec import DecodeError, decode, encode
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
-from topoaudit.model.nccl import NcclView
-from topoaudit.model.nccl_topo import CAPTURES_NOT_GIVEN, Captures
 from topoaudit.model.plan import DeployPlan
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
+
+if TYPE_CHECKING:  # bound by _bind_input_types() when a saved report is read
+    from topoaudit.model.nccl import NcclView
+    from topoaudit.model.nccl_topo import Captures
 
 SCHEMA_VERSION = 1
 """Bump on a breaking change to the JSON report; readers refuse newer versions with a clear message."""
@@ -29,6 +31,7 @@ SCHEMA_VERSION = 1
 NOT_REQUESTED = Unsupported(source="options", reason="not requested")
 BENCH_NOT_RUN = Unsupported(source="bench", reason="not run")
 NCCL_LOG_NOT_GIVEN = Unsupported(source="nccl-log", reason="no NCCL_DEBUG=INFO log in the input")
+CAPTURES_NOT_GIVEN = Unsupported(source="captures", reason="no NCCL XML dump or nvbandwidth output in the input")
 
 
 @dataclass(frozen=True)
@@ -149,8 +152,19 @@ def report_from_dict(data: Any) -> Report:
     body = {k: v for k, v in data.items() if k not in _MACHINE_KEYS and k not in ("machine_source", "verdict")}
     body["machine"] = {k: data[k] for k in _MACHINE_KEYS if k in data}
     body["machine"]["source"] = data.get("machine_source", "unknown")
+    _bind_input_types()
     try:
         report: Report = decode(Report, body)
     except DecodeError as exc:
         raise InputError(f"the report is damaged: {exc}") from exc
     return report
+
+
+def _bind_input_types() -> None:
+    """Bind the types of the sections only some inputs fill (NCCL's log view, NCCL XML and nvbandwidth captures)
+    in this module, where ``decode`` resolves the Report's type hints: imported when a saved report is read,
+    not by every command that builds a report from a pasted matrix."""
+    from topoaudit.model.nccl import NcclView
+    from topoaudit.model.nccl_topo import Captures
+
+    globals().update(NcclView=NcclView, Captures=Captures)

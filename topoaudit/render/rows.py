@@ -848,10 +848,8 @@ def _transport_label(kinds: set[str], gdr: bool) -> str:
 
 def nccl_section(report: Report) -> NcclSection | None:
     """NCCL's view as tables, or None when the report has no NCCL log."""
-    from topoaudit.model.nccl import NcclView
-
     view = report.nccl
-    if not isinstance(view, NcclView):
+    if isinstance(view, Unsupported):
         return None
     by_pair: dict[tuple[int, int], list[Any]] = {}
     for t in view.transports:
