@@ -38,6 +38,18 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _result(queue: Any, procs: list[Any]) -> Any:
+    """Rank 0's answer; an error as soon as every rank has ended without one (a crash, a port taken)."""
+    import queue as queues
+
+    while True:
+        try:
+            return queue.get(timeout=1.0)
+        except queues.Empty:
+            if all(not p.is_alive() for p in procs):
+                raise RuntimeError(f"ranks ended without a result: exit codes {[p.exitcode for p in procs]}") from None
+
+
 def _load_measure(tree: str) -> Any:
     """``measure`` from ``tree``'s rank.py, loaded under its own name beside this tree's."""
     spec = importlib.util.spec_from_file_location("rank_before", os.path.join(tree, "topoaudit/bench/rank.py"))
@@ -112,7 +124,7 @@ def compare(nproc: int, backend: str, reps: int, before: str) -> dict[int, dict[
     procs = [ctx.Process(target=_rank, args=(r, nproc, port, backend, reps, before, queue)) for r in range(nproc)]
     for p in procs:
         p.start()
-    result = queue.get(timeout=1200)
+    result = _result(queue, procs)
     for p in procs:
         p.join(60)
     return result
@@ -147,7 +159,7 @@ def _bare_outside_child(nproc: int, backend: str, size: int, seconds: float) -> 
     procs = [ctx.Process(target=_bare_rank, args=(r, nproc, port, backend, size, seconds, queue)) for r in range(nproc)]
     for p in procs:
         p.start()
-    us = float(queue.get(timeout=600))
+    us = float(_result(queue, procs))
     for p in procs:
         p.join(60)
     print(json.dumps({"busbw_gbps": size / 1e9 / (us * 1e-6) * 2 * (nproc - 1) / nproc}))
@@ -199,6 +211,9 @@ def main() -> None:
     if args.child == "sweep":
         _sweep_child(args.nproc, args.backend, 8, parse_size(args.max_bytes), args.sweep_target_s)
         return
+    if args.child == "startup":  # one 8-byte size: the run's fixed cost (spawning ranks, importing torch, joining)
+        _sweep_child(args.nproc, args.backend, 8, 8, 0.01)
+        return
     if args.child == "one":
         size = parse_size(args.outside_bytes)
         _sweep_child(args.nproc, args.backend, size, size, 0.1)
@@ -228,12 +243,16 @@ def main() -> None:
             for name, tree in trees.items() if turn % 2 == 0 else reversed(trees.items()):
                 doc = _in_fresh_process(tree, "--child", "sweep", "--max-bytes", args.max_bytes,
                                         "--sweep-target-s", str(args.sweep_target_s), *common)  # fmt: skip
+                doc["startup_s"] = _in_fresh_process(tree, "--child", "startup", *common)["wall_s"]
                 sweeps[name].append(doc)
                 print(f"   {name:>8} turn {turn + 1}: wall {doc['wall_s']:.2f} s, timed {doc['timed_s']:.2f} s, "
-                      f"ratio {doc['wall_s'] / doc['timed_s']:.2f}", flush=True)  # fmt: skip
+                      f"ratio {doc['wall_s'] / doc['timed_s']:.2f}; an 8-byte run's wall (start-up) "
+                      f"{doc['startup_s']:.2f} s", flush=True)  # fmt: skip
         for name, docs in sweeps.items():
             ratios = [d["wall_s"] / d["timed_s"] for d in docs]
-            print(f"{name:>8}: wall / timed median {statistics.median(ratios):.2f} (spread {_spread(ratios)})")
+            less = [(d["wall_s"] - d["startup_s"]) / d["timed_s"] for d in docs]
+            print(f"{name:>8}: wall / timed median {statistics.median(ratios):.2f} (spread {_spread(ratios)}); "
+                  f"less the start-up {statistics.median(less):.2f} (spread {_spread(less)})")  # fmt: skip
     if "3" not in skip:
         print(f"## 3. seen from outside: run_bench at {args.outside_bytes} / bare loop in fresh processes, in turns")
         seen3: dict[str, list[float]] = {name: [] for name in (*trees, "bare")}
