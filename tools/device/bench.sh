@@ -3,7 +3,8 @@
 # SIGTERM (as Slurm's scancel or Kubernetes send) after its first measured row.
 # Checks the CUDA-event timing path, device binding (set_device + device_id before the first collective)
 # the report plumbing, and that a stopped NCCL run exits 130 with its rows and leaves no process behind;
-# writes everything under "$OUT". Finishes in well under 3 minutes.
+# writes everything under "$OUT". Also: NCCL's log and dumps collected into a bundle, and the sweep's times
+# with that collection and with the log quieted. Finishes in about 3 minutes.
 # Run from the repository root:  OUT=/tmp/out bash tools/device/bench.sh
 set -u
 OUT="${OUT:-/tmp/topoaudit-bench-out}"
@@ -38,7 +39,31 @@ echo "left_running=$(pgrep -g "$pid" | wc -l)" >> "$OUT/bench-sigterm.exit"
   "$OUT/bench-sigterm.json" >> "$OUT/bench-sigterm.exit" 2>&1
 cat "$OUT/bench-sigterm.exit"
 
-# 3. a one-screen summary for the note
+# 3. NCCL's view collected while measuring (the bundle's evidence/ gets the per-rank INFO log and the dumps;
+#    the report's nccl field reads the log), then the same sweep with the log quieted by the user's own
+#    NCCL_DEBUG=WARN (used as set): the two runs' times side by side show what the collection costs
+for turn in 1 2; do
+  timeout 60 "$PY" -m topoaudit bench --backend nccl --nproc 1 --max-bytes 16M --timeout 30 --format json \
+    --out "$OUT/bench-collect-$turn" -o "$OUT/bench-collect-$turn.json" > /dev/null 2> "$OUT/bench-collect-$turn.stderr"
+  NCCL_DEBUG=WARN timeout 60 "$PY" -m topoaudit bench --backend nccl --nproc 1 --max-bytes 16M --timeout 30 \
+    --format json -o "$OUT/bench-quiet-$turn.json" > /dev/null 2> "$OUT/bench-quiet-$turn.stderr"
+done
+ls -l "$OUT"/bench-collect-1/evidence > "$OUT/collect.txt" 2>&1
+"$PY" - "$OUT" >> "$OUT/collect.txt" 2>&1 <<'PYEOF'
+import json, sys
+out = sys.argv[1]
+for turn in (1, 2):
+    for kind in ("collect", "quiet"):
+        doc = json.load(open(f"{out}/bench-{kind}-{turn}.json"))
+        rows = doc["bench"]["groups"][0]["rows"]
+        nccl = doc["nccl"]
+        print(kind, turn, "nccl", nccl.get("status", "view"), nccl.get("version"), "transports",
+              len(nccl.get("transports", [])), "notes", doc["bench"]["notes"])
+        print("   us per size", [(r["size_bytes"], r["time_us"]) for r in rows])
+PYEOF
+cat "$OUT/collect.txt"
+
+# 4. a one-screen summary for the note
 "$PY" - "$OUT/bench-nccl-ws1.json" > "$OUT/summary.txt" 2>&1 <<'PYEOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
