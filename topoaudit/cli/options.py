@@ -431,7 +431,8 @@ def sweep_options(with_topology: bool) -> Decorator:
             show_default=True,
             callback=_groups,
             help="Comma list: all, domains (each NVLink domain), cross (one GPU per domain), pairs (every pair "
-            "alone: the pairwise matrix and measured islands), tp=N (the TP placements).",
+            "alone: the pairwise matrix and measured islands), tp=N (the TP placements), nodepairs (across "
+            "nodes: rounds of disjoint node pairs that name a slow node; nodepairs=ref: each node with rank 0's).",
         ),
         click.option(
             "--backend",
