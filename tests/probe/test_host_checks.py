@@ -219,6 +219,8 @@ def test_aer_counters_fatal_warn_correctable_only_info(tmp_path, monkeypatch, ca
 
 # --- 4. Kernel-log signatures ---------------------------------------------------------------------------
 
+# Constructed in the NVIDIA driver's printed forms ("NVRM: Xid (PCI:dddd:bb:dd): N, pid=..., name=..., text"
+# and "NVRM: GPU dddd:bb:dd.f: GPU has fallen off the bus."); the bus ids are GPUs of the hgx-h100 scenario.
 XID_LOG = """\
 [  812.113402] NVRM: Xid (PCI:0000:2a:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
 [  812.113433] NVRM: GPU 0000:2a:00.0: GPU has fallen off the bus.

@@ -100,7 +100,8 @@ def aer_total(path: Path, total_name: str) -> Probed[int]:
 
 def pci_bridges(root: Path, paths: Iterable[tuple[str, ...]]) -> tuple[PcieDevice, ...]:
     """Every bridge between the root complex and the given devices (root ports, switch ports), with their
-    links and AER totals: a switch uplink trained down is invisible to NVML's per-GPU figures."""
+    links and AER totals: a switch uplink trained down is invisible to NVML's per-GPU figures (``lspci -tv``
+    draws the tree, ``lspci -vv -s BDF`` shows each port's LnkCap/LnkSta)."""
     bridges = sorted({b for path in paths for b in path[1:-1]})
     return tuple(d for b in bridges if (d := pci_device(root, b)) is not None)
 
