@@ -263,13 +263,25 @@ def _load_nvbandwidth(text: str, name: str) -> Loaded:
     from topoaudit.parse.nvbandwidth import parse_nvbandwidth
 
     parsed = parse_nvbandwidth(text, name)
+    notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
+    captures = Captures(bandwidth=parsed.matrices)
+    rest = "\n".join("" if n in parsed.used_lines else line for n, line in enumerate(text.splitlines(), 1))
+    if _is_topo(rest):  # `nvidia-smi topo -m` pasted beside the run: pairs are compared with pairs on their path
+        beside = _load_topo(rest, name)
+        named = {g.index: g.name for g in parsed.gpus if isinstance(g.name, str)}  # nvbandwidth's device list
+        gpus = tuple(
+            dataclasses.replace(g, name=named[g.index]) if g.index in named else g for g in beside.machine.gpus
+        )
+        source = SourceInfo("topo-matrix", name, description="`nvidia-smi topo -m` with nvbandwidth output beside it")
+        machine = dataclasses.replace(beside.machine, gpus=gpus)
+        return Loaded(machine, source, beside.issues + notes, extras=beside.extras, captures=captures)
     version = parsed.version or "version not printed"
     description = f"nvbandwidth output ({version}): {len(parsed.matrices)} matrix(es), {len(parsed.gpus)} GPU(s)"
     return Loaded(
         Machine(source="nvbandwidth", gpus=parsed.gpus),
         SourceInfo("nvbandwidth", name, description=description),
-        tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes),
-        captures=Captures(bandwidth=parsed.matrices),
+        notes,
+        captures=captures,
     )
 
 

@@ -87,6 +87,31 @@ def test_one_pair_at_162_of_371_fails_naming_the_pair() -> None:
     report = _analyze("nvbandwidth-8xh100-gpu1-to-gpu0-162gbps-constructed.txt")
     found = next(f for f in report.findings if f.code == "nvbandwidth-pair-low")
     assert found.severity.value == "fail"
-    assert "GPU1->GPU0 162.45" in found.message and "median 370.90" in found.message
-    assert found.evidence["pairs"] == [{"from": "GPU1", "to": "GPU0", "gbps": 162.45}]
+    assert "GPU1->GPU0 162.45 GB/s (median 370.90)" in found.message
+    assert found.evidence["pairs"] == [
+        {"from": "GPU1", "to": "GPU0", "gbps": 162.45, "median_gbps": 370.9, "path": "unknown"}
+    ]
     assert report.gate.exit_code == 1
+
+
+def test_one_gpu_slow_from_the_host_is_named() -> None:
+    report = _analyze("nvbandwidth-8gpu-h2d-gpu7-x8-constructed.txt")
+    found = next(f for f in report.findings if f.code == "nvbandwidth-pair-low")
+    assert "CPU0->GPU7 13.04 GB/s (median 25.98)" in found.message
+    assert found.evidence["pairs"][0]["path"] == "host"
+
+
+def test_beside_topo_m_pairs_are_compared_on_their_own_path() -> None:
+    """NV12 pairs at 300, same-socket pairs at 52 and cross-socket pairs at 38.5 GB/s: each path is uniform."""
+    report = _analyze("topo-and-nvbandwidth-8xh100nvl-healthy-constructed.txt")
+    assert report.source.kind == "topo-matrix" and "nvbandwidth" in report.source.description
+    assert report.machine.link("GPU0", "GPU1").nvlinks == 12  # type: ignore[union-attr]
+    assert "nvbandwidth-pair-low" not in {f.code for f in report.findings}
+    assert _matrices(report)[D2D_READ].values_gbps[0][4] == 38.68
+
+
+def test_beside_topo_m_a_slow_nvlink_pair_is_named_with_its_path() -> None:
+    report = _analyze("topo-and-nvbandwidth-8xh100nvl-pair45-half-constructed.txt")
+    found = next(f for f in report.findings if f.code == "nvbandwidth-pair-low")
+    assert "GPU5->GPU4 150.13 GB/s (median 300.26 over NVLink)" in found.message
+    assert {p["path"] for p in found.evidence["pairs"]} == {"NVLINK"}

@@ -24,6 +24,11 @@ _RUNNING = re.compile(r"^\s*Running (\w+)\.\s*$")
 _TITLE = re.compile(r"^\s*(.*\b(CPU|GPU)\(row\).*\b(CPU|GPU)\(column\)\s*(\w*)\s*(?:bandwidth)?\s*\((GB/s|ns)\))\s*$")
 _DEVICE = re.compile(r"^\s*Device (\d+): (.+?)\s*$")
 _VERSION = re.compile(r"^\s*nvbandwidth Version:\s*(\S+)")
+# The run's other lines: banner, versions, devices, test names, sums, notes, separators between runs.
+_OTHER = re.compile(
+    r"^\s*(nvbandwidth Version|Built from|CUDA .*Version|Driver Version|Device \d+:|Running \w+\.|SUM |"
+    r"COEFFICIENT_OF_VARIATION|NOTE:|Additional system-specific|Performance can vary|#{5,})"
+)
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
@@ -33,6 +38,7 @@ class ParsedNvbandwidth:
     gpus: tuple[Gpu, ...]
     matrices: tuple[BandwidthMatrix, ...]
     notes: tuple[tuple[int, str], ...]
+    used_lines: frozenset[int] = frozenset()  # 1-based lines of the nvbandwidth output (a `topo -m` may sit beside it)
 
 
 def looks_like_nvbandwidth(text: str) -> bool:
@@ -52,9 +58,12 @@ def parse_nvbandwidth(text: str, name: str) -> ParsedNvbandwidth:
     matrices: list[BandwidthMatrix] = []
     notes: list[tuple[int, str]] = []
     running = ""
+    used: set[int] = set()
     i = 0
     while i < len(lines):
         line = lines[i]
+        if _OTHER.match(line):
+            used.add(i + 1)
         if match := _VERSION.match(line):
             version = version or match.group(1)
         elif match := _DEVICE.match(line):
@@ -62,9 +71,11 @@ def parse_nvbandwidth(text: str, name: str) -> ParsedNvbandwidth:
         elif match := _RUNNING.match(line):
             running = match.group(1)
         elif match := _TITLE.match(line):
+            start = i
             matrix, i = _matrix(lines, i, match, running)
+            used.update(range(start + 1, i + 1))
             if match.group(5) != "GB/s":
-                notes.append((i, f"{running}: a latency matrix (ns), not bandwidth; left out"))
+                notes.append((start + 1, f"{running}: a latency matrix (ns), not bandwidth; left out"))
             elif matrix is not None:
                 matrices.append(matrix)
             continue
@@ -77,7 +88,7 @@ def parse_nvbandwidth(text: str, name: str) -> ParsedNvbandwidth:
     gpus = tuple(
         Gpu(index=k, name=names.get(k) or Unsupported(SOURCE, "not named in this run")) for k in sorted(indices)
     )
-    return ParsedNvbandwidth(version, gpus, tuple(matrices), tuple(notes))
+    return ParsedNvbandwidth(version, gpus, tuple(matrices), tuple(notes), frozenset(used))
 
 
 def _matrix(lines: list[str], start: int, title: re.Match[str], running: str) -> tuple[BandwidthMatrix | None, int]:

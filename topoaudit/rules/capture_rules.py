@@ -11,7 +11,7 @@ from statistics import median
 
 from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
-from topoaudit.model.machine import Machine
+from topoaudit.model.machine import Link, Machine, PathLevel
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
 from topoaudit.model.report import Report
 from topoaudit.model.topology import gpu_pair_links
@@ -57,7 +57,7 @@ def judge_captures(captures: Captures, machine: Machine, spec: GpuSpec | None) -
         found += _flattened(captures.nccl_topology)
     for matrix in captures.bandwidth:
         if matrix.tool == "nvbandwidth":
-            found += _bandwidth_pair_low(matrix)
+            found += _bandwidth_pair_low(matrix, machine)
     found += _p2p_without_topology(machine)
     found += _all_links_inactive(machine, spec)
     return found
@@ -147,38 +147,60 @@ def _flattened(topology: NcclTopology) -> list[Finding]:
     ]
 
 
-def _bandwidth_pair_low(matrix: BandwidthMatrix) -> list[Finding]:
-    """A GPU pair whose measured copy bandwidth is far below the other pairs of the same test.
+def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Finding]:
+    """A pair whose measured copy bandwidth is far below the other pairs of the same test and the same path.
 
-    On a uniform fabric every pair copies at about the same rate; one slow pair is a degraded link, a
-    pair routed over PCIe, or a GPU throttled during the run.
+    On a uniform fabric every pair copies at about the same rate; one slow GPU pair is a degraded link, a
+    pair routed over PCIe, or a GPU throttled during the run; one GPU slow from or to the host is a PCIe link
+    trained narrow or slow. When the topology is known (a ``topo -m`` pasted beside the run), pairs are
+    compared only with pairs on the same kind of path, so an NVLink-bridged pair beside PCIe pairs is no
+    outlier.
     """
-    cells = [
-        (row, column, value)
-        for row, values in zip(matrix.rows, matrix.values_gbps, strict=True)
-        for column, value in zip(matrix.columns, values, strict=True)
-        if isinstance(value, float) and row != column
-    ]
-    gpu_pairs = [c for c in cells if c[0].startswith("GPU") and c[1].startswith("GPU")]
-    if len(gpu_pairs) < 3:
+    links = gpu_pair_links(machine)
+    groups: dict[str, list[tuple[str, str, float]]] = {}
+    for row, values in zip(matrix.rows, matrix.values_gbps, strict=True):
+        for column, value in zip(matrix.columns, values, strict=True):
+            if not isinstance(value, float) or row == column:
+                continue
+            groups.setdefault(_path_class(row, column, links), []).append((row, column, value))
+    found: list[tuple[str, str, float, float, str]] = []
+    for path, cells in groups.items():
+        if len(cells) < 3:
+            continue
+        typical = median(v for *_, v in cells)
+        found += [(r, c, v, typical, path) for r, c, v in cells if v < PAIR_BELOW_SIBLINGS * typical]
+    if not found:
         return []
-    typical = median(v for *_, v in gpu_pairs)
-    low = [(r, c, v) for r, c, v in gpu_pairs if v < PAIR_BELOW_SIBLINGS * typical]
-    if not low:
-        return []
-    shown = ", ".join(f"{r}->{c} {v:.2f}" for r, c, v in sorted(low, key=lambda x: x[2])[:6])
-    worst = min(v for *_, v in low)
+    found.sort(key=lambda x: x[2] / x[3])
+    shown = ", ".join(f"{r}->{c} {v:.2f} GB/s (median {m:.2f}{_over(path)})" for r, c, v, m, path in found[:6])
+    worst = found[0][2] / found[0][3]
     return [
         finding(
             "nvbandwidth-pair-low",
-            f"{matrix.test}: {len(low)} GPU pair(s) copy far below their siblings (median {typical:.2f} GB/s): "
-            f"{shown} GB/s.",
-            severity=Severity.FAIL if worst < PAIR_FAILS_BELOW * typical else Severity.WARN,
+            f"{matrix.test}: {len(found)} pair(s) copy far below their siblings: {shown}"
+            + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+            + ".",
+            severity=Severity.FAIL if worst < PAIR_FAILS_BELOW else Severity.WARN,
             test=matrix.test,
-            median_gbps=round(typical, 2),
-            pairs=[{"from": r, "to": c, "gbps": v} for r, c, v in low],
+            pairs=[
+                {"from": r, "to": c, "gbps": v, "median_gbps": round(m, 2), "path": path or "unknown"}
+                for r, c, v, m, path in found
+            ],
         )
     ]
+
+
+def _path_class(row: str, column: str, links: dict[tuple[int, int], Link]) -> str:
+    """What a pair is compared with: host-GPU pairs with each other; GPU pairs by their path when known."""
+    if not (row.startswith("GPU") and column.startswith("GPU")):
+        return "host"
+    a, b = int(row[3:]), int(column[3:])
+    link = links.get((min(a, b), max(a, b)))
+    return "" if link is None else link.level.name
+
+
+def _over(path: str) -> str:
+    return f" over {PathLevel[path].label}" if path in PathLevel.__members__ else ""
 
 
 def _p2p_without_topology(machine: Machine) -> list[Finding]:
