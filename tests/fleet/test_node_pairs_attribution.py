@@ -79,3 +79,19 @@ def test_a_bench_result_with_a_slow_node_gets_a_failing_finding_naming_it() -> N
     assert [(f.code, str(f.severity), f.evidence["host"]) for f in findings] == [("bench-node-slow", "fail", "hC")]
     assert "hC is slow with every partner (hB, hA)" in findings[0].message
     assert judge_node_pairs(BenchResult("topoaudit", "all_reduce", "gloo", 4, (), ranks, groups[:1], "complete")) == ()
+
+
+def test_findings_move_to_the_nodes_they_name_and_a_slow_link_only_warns() -> None:
+    from topoaudit.fleet.node_pairs import fleet_findings, unreported_nodes
+    from topoaudit.model.finding import Finding, Severity
+
+    link = Finding("bench-node-link-slow", Severity.WARN, "slow pair", {"hosts": ["hB", "hC"]})
+    node = Finding("bench-node-slow", Severity.FAIL, "slow node", {"host": "hD", "partners": ["hA", "hB"]})
+    other = Finding("bench-timeout", Severity.FAIL, "hung", {})
+    moved = fleet_findings([link, node, other])
+    assert [(f.code, f.hosts) for f in moved] == [("bench-node-link-slow", ("hB", "hC")), ("bench-node-slow", ("hD",))]
+    rows = unreported_nodes(moved, {"hA", "hB"}, Severity.FAIL)
+    assert [(r.host, r.status, r.codes, r.warnings) for r in rows] == [
+        ("hC", "pass", (), ("bench-node-link-slow",)),
+        ("hD", "fail", ("bench-node-slow",), ()),
+    ]

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from topoaudit.errors import InputError
 from topoaudit.fleet.drain import NOT_DRAINED, drain_command, drain_reason
+from topoaudit.fleet.node_pairs import unreported_nodes
 from topoaudit.fleet.outliers import outliers_of
 from topoaudit.fleet.racks import assemble_racks, usual_fabric
 from topoaudit.fleet.summary import LOWER_IS_BETTER_UNITS, Fingerprint, NodeSummary, TrayFabric
@@ -91,6 +92,7 @@ def assemble(
     findings += _duplicates(fleet, hosts)
     findings += _stale(fleet.nodes, options)
     findings += [_unreadable(n) for n in fleet.nodes if n.error]
+    findings += [f for n in fleet.nodes for f in n.named_elsewhere]  # a node-pair sweep names its slow node
     reported = set(hosts) | {h.split(".", 1)[0] for h in hosts}  # gpu01 is reported by gpu01.cluster.local
     missing = [h for h in options.expected_nodes if h not in reported and h.split(".", 1)[0] not in reported]
     findings += [
@@ -108,6 +110,7 @@ def assemble(
     nodes = _node_results(fleet, findings, options) + [
         NodeResult(h, "", "missing", "", ("fleet-node-missing",), (), "no report", "", "", True) for h in missing
     ]
+    nodes += unreported_nodes(findings, set(hosts), options.fail_on)
     nodes.sort(key=_worst_first)
     groups = tuple(
         HardwareGroup(

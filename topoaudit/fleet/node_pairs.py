@@ -14,9 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from topoaudit.model.bench import BenchResult
-from topoaudit.model.finding import Finding
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.fleet import FleetFinding, NodeResult
 from topoaudit.rules.codes import info
 
+NODE_PAIR_CODES = frozenset({"bench-node-slow", "bench-node-link-slow"})
+"""Findings of a node-pair sweep: they name other nodes than the one whose report carries them."""
 NODE_PAIR_KIND = "nodepair"  # BenchGroup.kind of a node-pair group (see bench.node_pairs)
 SLOW_FRACTION = 0.5
 """A pair below half the typical pair is slow: run-to-run noise stays well inside it, a degraded link does not."""
@@ -159,13 +162,61 @@ def judge_node_pairs(result: BenchResult) -> tuple[Finding, ...]:
     return tuple(found)
 
 
+def named_hosts(finding: Finding) -> tuple[str, ...]:
+    """The nodes a node-pair finding names: the slow node, or both ends of a slow link."""
+    if finding.code == "bench-node-slow":
+        return (str(finding.evidence["host"]),)
+    return tuple(str(h) for h in finding.evidence.get("hosts", ()))
+
+
+def fleet_findings(findings: Sequence[Finding]) -> tuple[FleetFinding, ...]:
+    """A node report's node-pair findings, moved to the nodes they name (the fleet judges those nodes by them,
+    not the node that happened to run rank 0)."""
+    return tuple(
+        FleetFinding(f.code, f.severity, named_hosts(f), f.message, dict(f.evidence))
+        for f in findings
+        if f.code in NODE_PAIR_CODES
+    )
+
+
+def unreported_nodes(findings: Sequence[FleetFinding], reported: set[str], fail_on: Severity) -> list[NodeResult]:
+    """A row for each node a node-pair finding names that sent no report of its own: the sweep measured it,
+    so the fleet still judges it."""
+    rows: dict[str, NodeResult] = {}
+    for f in findings:
+        if f.code not in NODE_PAIR_CODES:
+            continue
+        for host in f.hosts:
+            if host in reported:
+                continue
+            row = rows.get(host) or NodeResult(host, "", "pass", "", (), (), "", "", "", False)
+            failing = f.severity.rank >= fail_on.rank
+            rows[host] = NodeResult(
+                host=host,
+                input="",
+                status="fail" if failing or row.status == "fail" else "pass",
+                node_verdict="",
+                codes=(*row.codes, f.code) if failing and f.code not in row.codes else row.codes,
+                warnings=row.warnings if failing or f.code in row.warnings else (*row.warnings, f.code),
+                reason=row.reason or (f"{f.code} {f.message}" if failing else ""),
+                group="",
+                captured_at="",
+                incomplete=False,
+            )
+    return list(rows.values())
+
+
 __all__ = [
+    "NODE_PAIR_CODES",
     "SLOW_FRACTION",
     "NodePairFigure",
     "NodePairVerdict",
     "SlowLink",
     "SlowNode",
     "attribute",
+    "fleet_findings",
     "judge_node_pairs",
+    "named_hosts",
     "pair_figures",
+    "unreported_nodes",
 ]

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from topoaudit.fleet.node_pairs import NODE_PAIR_CODES, fleet_findings
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Severity, worst_first
+from topoaudit.model.fleet import FleetFinding
 from topoaudit.model.report import Report
 
 MIN_FIGURE_BYTES = 1 << 20
@@ -77,6 +79,7 @@ class NodeSummary:
     fabric: TrayFabric | None = None
     error: str = ""  # the input is unusable: the sentence the user would have seen
     gpu_count: int = 0
+    named_elsewhere: tuple[FleetFinding, ...] = ()  # findings of this report that name other nodes
 
 
 def size_label(size_bytes: int) -> str:
@@ -92,7 +95,8 @@ def summarize(report: Report, input_name: str, host_hint: str, captured_at: str 
     machine = report.machine
     hostname = machine.host.hostname
     fail_rank = report.options.fail_on.rank
-    ordered = worst_first(report.findings)
+    moved = fleet_findings(report.findings)  # node-pair findings name other nodes: they go to those nodes
+    ordered = worst_first(f for f in report.findings if f.code not in NODE_PAIR_CODES)
     fail_codes = _unique(f.code for f in ordered if f.severity.rank >= fail_rank)
     warn_codes = _unique(f.code for f in ordered if f.severity.rank < fail_rank and f.severity != Severity.INFO)
     worst = next((f for f in ordered if f.severity.rank >= fail_rank), None)
@@ -101,7 +105,7 @@ def summarize(report: Report, input_name: str, host_hint: str, captured_at: str 
         input=input_name,
         captured_at=captured_at,
         node_verdict=report.gate.verdict,
-        exit_code=report.gate.exit_code,
+        exit_code=0 if moved and report.gate.exit_code == 1 and not fail_codes else report.gate.exit_code,
         incomplete=report.gate.incomplete,
         fail_codes=fail_codes,
         warn_codes=warn_codes,
@@ -111,6 +115,7 @@ def summarize(report: Report, input_name: str, host_hint: str, captured_at: str 
         gpu_ids=_gpu_ids(report),
         fabric=_fabric(report),
         gpu_count=len(machine.gpus),
+        named_elsewhere=moved,
     )
 
 
