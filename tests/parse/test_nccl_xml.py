@@ -224,3 +224,13 @@ def test_gb200_tray_gpus_share_the_invisible_switch_and_keep_their_c2c_links() -
     assert report.machine.nvswitches == ()  # the switch is not visible from a tray
     assert {g.architecture for g in report.machine.gpus} == {"Blackwell"}
     assert "nccl-topo-flattened" not in {f.code for f in report.findings}  # hidden switch alone is normal here
+
+
+def test_pcie_link_maximum_as_nccl_records_it() -> None:
+    gpu = _analyze("ncclxml-8xh100-hgx-healthy-constructed.xml").machine.gpus[0]
+    assert (gpu.pcie.gen_max, gpu.pcie.width_max) == (5, 16)
+    assert not isinstance(gpu.pcie.gen_current, int)  # NCCL does not record the trained state
+    vm = _analyze("ncclxml-vm-flattened-2xa100-constructed.xml").machine.gpus[0]
+    assert not isinstance(vm.pcie.gen_max, int) and not isinstance(vm.pcie.width_max, int)
+    old = _analyze("ncclxml-azure-ndv2-v100-static-topofile-1.txt").machine.gpus[0]
+    assert old.pcie.gen_max == 4  # "16 GT/s", older kernels' form without "PCIe"

@@ -108,3 +108,8 @@ def test_beside_topo_m_a_gpu_with_two_links_down_fails() -> None:
     down = next(f for f in report.findings if f.code == "nvlink-link-down")
     assert down.severity.value == "fail" and "GPU3: 10/12 active" in down.message
     assert report.gate.exit_code == 1
+
+
+def test_link_speeds_are_kept_per_port() -> None:
+    report = _analyze("nvlink-2x3090-status-14gbps-clubrig-1.txt")
+    assert report.extras["nvlink_speeds_gbps"]["GPU1"] == {f"link{i}": 14.062 for i in range(4)}

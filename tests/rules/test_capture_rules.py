@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from topoaudit.app import AnalyzeRequest, GateRequest, MachineInput, analyze_input
 from topoaudit.model.finding import Finding
 from topoaudit.model.report import Report
@@ -96,3 +98,26 @@ def test_junit_counts_link_states_from_a_pasted_nvlink_status_as_judged() -> Non
 def test_junit_counts_pasted_p2p_as_judged() -> None:
     skips = _junit_skips(_analyze("p2p-h100-8gpu-ok-stas-1.txt"))
     assert "p2p-unavailable" not in skips
+
+
+EVERY_CAPTURE = sorted(
+    p for p in CAPTURES.iterdir() if p.name != "PROVENANCE.tsv" and not p.name.startswith("billion-laughs")
+)
+
+
+def test_every_capture_fixture_has_provenance() -> None:
+    listed = {line.split("\t")[0] for line in (CAPTURES / "PROVENANCE.tsv").read_text().splitlines()[1:]}
+    assert {p.name for p in CAPTURES.iterdir() if p.name != "PROVENANCE.tsv"} <= listed
+
+
+@pytest.mark.parametrize("path", EVERY_CAPTURE, ids=lambda p: p.stem)
+def test_every_capture_renders_in_every_format_and_round_trips(path: Path) -> None:
+    import json
+
+    from topoaudit.model.report import report_from_dict
+    from topoaudit.render import render
+
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(path)))).report
+    for fmt in ("console", "markdown", "html", "junit"):
+        assert render(report, fmt)
+    assert report_from_dict(json.loads(render(report, "json"))) == report

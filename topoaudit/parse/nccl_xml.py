@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from xml.parsers import expat
 
 from topoaudit.errors import InputError
-from topoaudit.model.machine import Gpu, Link, Machine, Nic, PathLevel
+from topoaudit.model.machine import Gpu, Link, Machine, Nic, PathLevel, PcieLink
 from topoaudit.model.nccl_bandwidth import (  # NCCL's arithmetic, each constant with its NCCL source
     NET_UNKNOWN_SPEED_MBPS,
     NVLINK_GBPS_PER_LINK,
@@ -392,6 +392,25 @@ def _machine_gpu(gpu: NcclGpu, element: ET.Element, cpus: Probed[tuple[int, ...]
         architecture=gpu.arch if rccl else SM_ARCHITECTURES.get(sm) or Unsupported(SOURCE, f"sm {sm or 'not given'}"),
         numa_nodes=(gpu.numa_id,) if gpu.numa_id >= 0 else Unsupported(SOURCE, "NCCL could not place the GPU"),
         cpu_affinity=cpus,
+        pcie=_pcie(gpu),
+    )
+
+
+PCIE_GENERATIONS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}  # GT/s per lane -> generation
+_CURRENT_NOT_RECORDED = Unsupported(
+    SOURCE, "NCCL records the link's maximum (the lower of its two ends), not its state"
+)
+
+
+def _pcie(gpu: NcclGpu) -> PcieLink:
+    """The GPU's PCIe link as NCCL records it: the most both ends support, read from sysfs ``max_link_*``."""
+    match = re.match(r"\s*([\d.]+)", gpu.link_speed)
+    generation = PCIE_GENERATIONS.get(float(match.group(1))) if match else None
+    return PcieLink(
+        gen_current=_CURRENT_NOT_RECORDED,
+        gen_max=generation or Unsupported(SOURCE, f"link_speed {gpu.link_speed!r}"),
+        width_current=_CURRENT_NOT_RECORDED,
+        width_max=gpu.link_width or Unsupported(SOURCE, 'link_width "0"'),
     )
 
 

@@ -31,7 +31,7 @@ _COUNTER_FIELDS = {"replay": "replay_errors", "recovery": "recovery_errors", "cr
 @dataclass(frozen=True)
 class ParsedNvlinkStatus:
     machine: Machine
-    speeds_gbps: dict[str, dict[int, float]]  # per GPU label, each active port's speed
+    speeds_gbps: dict[str, dict[str, float]]  # per GPU label, each active port's speed ("link0": 26.562)
     notes: tuple[tuple[int, str], ...]  # (line, what was left out)
     used_lines: frozenset[int] = frozenset()  # 1-based lines of the nvlink output (a `topo -m` may sit beside it)
 
@@ -50,7 +50,7 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
     """Read ``nvidia-smi nvlink -s``, ``-e`` or ``-c`` output (elided lines noted, not guessed)."""
     gpus: dict[int, Gpu] = {}
     ports: dict[int, dict[int, NvLinkPort]] = {}
-    speeds: dict[str, dict[int, float]] = {}
+    speeds: dict[str, dict[str, float]] = {}
     notes: list[tuple[int, str]] = []
     current: int | None = None
     used: set[int] = set()
@@ -93,7 +93,7 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             port = replace(port, state="inactive")
         elif speed:
             port = replace(port, state="active")
-            speeds.setdefault(f"GPU{current}", {})[index] = float(speed.group(1))
+            speeds.setdefault(f"GPU{current}", {})[f"link{index}"] = float(speed.group(1))
         elif counter:
             changes: dict[str, int] = {_COUNTER_FIELDS[counter.group(1).lower()]: int(counter.group(2))}
             port = replace(port, **changes)  # type: ignore[arg-type]
