@@ -145,7 +145,9 @@ def _sweep_child(nproc: int, backend: str, min_bytes: int, max_bytes: int, targe
 def _in_fresh_process(tree: str, *args: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": tree, "PYTHONWARNINGS": "ignore", "GLOO_SOCKET_IFNAME": "lo"}
     done = subprocess.run([sys.executable, os.path.abspath(__file__), *args], env=env, capture_output=True,
-                          text=True, check=True, cwd=tree)  # fmt: skip
+                          text=True, check=False, cwd=tree)  # fmt: skip
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(args)} in {tree} failed:\n{done.stderr[-2000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -182,7 +184,9 @@ def _bare_rank(rank: int, world: int, port: int, backend: str, size: int, second
     dist.all_reduce(buf)
     if backend == "nccl":
         torch.cuda.synchronize()
-    calls = max(1, int(seconds / 5 / max(1e-6, time.perf_counter() - t0)))
+    est = torch.tensor([time.perf_counter() - t0], dtype=torch.float64, device=device)
+    dist.all_reduce(est, op=dist.ReduceOp.MAX)  # every rank must agree on the number of calls
+    calls = max(1, int(seconds / 5 / max(1e-6, float(est.item()))))
     us = _bare(dist, torch, backend, size, calls, 5, device)
     if rank == 0:
         queue.put(us)
