@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from topoaudit.errors import InputError
 from topoaudit.examples import Example as Example  # re-exported: the bundled boxes are read in one place
 from topoaudit.examples import examples
-from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import BENCH_NOT_RUN, CAPTURES_NOT_GIVEN, NCCL_LOG_NOT_GIVEN, InputIssue, SourceInfo
 from topoaudit.model.values import Unsupported
 
 if TYPE_CHECKING:  # imported by the loaders of the inputs that have them, not by a matrix's
+    from topoaudit.model.bench import BenchResult
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
 

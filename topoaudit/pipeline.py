@@ -16,10 +16,8 @@ from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.errors import ConfigError, UsageError
 from topoaudit.judge.expectations import Expectations, check_expectations
 from topoaudit.judge.gate import decide_gate
-from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, worst_first
 from topoaudit.model.machine import Machine
-from topoaudit.model.plan import DeployPlan, PlanRequest
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
@@ -36,9 +34,11 @@ from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_
 from topoaudit.model.values import Unsupported
 from topoaudit.rules import RuleContext, finding, run_rules
 
-if TYPE_CHECKING:  # loaded with the inputs that carry them, not with a pasted matrix
+if TYPE_CHECKING:  # loaded with the inputs and options that carry them, not with a pasted matrix
+    from topoaudit.model.bench import BenchResult
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
+    from topoaudit.model.plan import DeployPlan, PlanRequest
 
 
 def analyze(
@@ -96,7 +96,7 @@ def analyze(
     findings, skipped = run_rules(RuleContext(machine, domains, requested, options, spec))
     stated = check_expectations(Expectations.of_options(options), machine, domains, spec, bench)
     found = [*findings, *stated.findings, *imported_findings]
-    if isinstance(bench, BenchResult):
+    if not isinstance(bench, Unsupported):
         from topoaudit.bench.judge import judge_bench
 
         found += judge_bench(bench, spec=spec, expect_busbw_gbps=expect_busbw_gbps)
@@ -123,7 +123,7 @@ def analyze(
     judged, policy_outcome = _policy_step(options, tuple(found), machine, domains, spec, bench)
     judged = worst_first(judged)
     gate = decide_gate(judged, skipped, issues, machine, options, policy_outcome)
-    if isinstance(bench, BenchResult):  # a bench stopped by Ctrl-C or SIGTERM ends with exit 130
+    if not isinstance(bench, Unsupported):  # a bench stopped by Ctrl-C or SIGTERM ends with exit 130
         from topoaudit.bench.judge import interrupted_gate
 
         gate = interrupted_gate(gate, bench)

@@ -58,6 +58,7 @@ def test_plan_without_a_machine_reads_no_capture_and_no_policy() -> None:
     assert (
         heavy_in(modules, ("topoaudit.loaders", "topoaudit.parse", "topoaudit.judge.policy", "topoaudit.probe")) == []
     )
+    assert heavy_in(modules, ("topoaudit.model.bench", "topoaudit.model.nccl", "topoaudit.model.nccl_topo")) == []
 
 
 def test_analyze_json_loads_no_terminal_renderer_torch_or_nvml() -> None:
@@ -77,6 +78,8 @@ def test_analyze_console_on_a_matrix_loads_only_what_a_matrix_needs() -> None:
         "jinja2",
         "rich._emoji_codes",
         "topoaudit.judge.policy",
+        "topoaudit.model.bench",
+        "topoaudit.model.plan",
         "topoaudit.model.nccl",
         "topoaudit.model.nccl_topo",
         "topoaudit.parse.nccl_log",

@@ -332,7 +332,6 @@ def _size_options(flag: str, full: bool) -> Sequence[Decorator]:
 
 def plan_request(values: dict[str, Any], flag: str) -> PlanRequest | None:
     """The planner's options -> PlanRequest; None when no size was given (no plan asked for)."""
-    from topoaudit.model.plan import KvShape, PlanRequest
 
     def name(key: str) -> str:
         return flag + key.replace("_", "-")
@@ -343,6 +342,8 @@ def plan_request(values: dict[str, Any], flag: str) -> PlanRequest | None:
         if asked:
             raise click.UsageError(f"{name(asked[0])} needs the model size: {name('params')} or {name('weights_gb')}")
         return None
+    from topoaudit.model.plan import KvShape, PlanRequest
+
     if params is not None and weights is not None and precision is not None:
         raise click.UsageError(f"give {name('params')} with {name('precision')}, or {name('weights_gb')}, not both")
     if weights is None and precision is None:

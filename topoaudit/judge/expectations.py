@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topoaudit.catalog import GpuSpec
-from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine, PathLevel
 from topoaudit.model.policy import NOT_SET, BusbwExpectation, Policy
 from topoaudit.model.report import AuditOptions
 from topoaudit.model.topology import Domain, format_gpus
 from topoaudit.model.values import Probed, Unsupported, is_absent
+
+if TYPE_CHECKING:  # a bench result comes with its own module; a pasted matrix never loads it
+    from topoaudit.model.bench import BenchResult
 from topoaudit.rules import finding
 from topoaudit.units import format_size
 
@@ -176,7 +178,7 @@ def _bench_expectations(
         wanted.append(BusbwExpectation("all", -1.0))  # resolved below from the catalog
     if not wanted and is_absent(want.max_latency_us):
         return
-    if not isinstance(bench, BenchResult):  # read guarded: no bench run (or a report from an older topoaudit)
+    if isinstance(bench, Unsupported):  # read guarded: no bench run (or a report from an older topoaudit)
         not_checked.extend(f"{_describe(w)}: no bench results" for w in wanted)
         if not is_absent(want.max_latency_us):
             not_checked.append(f"latency of {want.latency_group} <= {want.max_latency_us:g} us: no bench results")

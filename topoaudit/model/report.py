@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.bench import BenchResult
 from topoaudit.model.codec import DecodeError, decode, encode
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
-from topoaudit.model.plan import DeployPlan
 from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
 
-if TYPE_CHECKING:  # bound by _bind_input_types() when a saved report is read
+if TYPE_CHECKING:  # bound by _bind_section_types() when a saved report is read
+    from topoaudit.model.bench import BenchResult
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
+    from topoaudit.model.plan import DeployPlan
 
 SCHEMA_VERSION = 1
 """Bump on a breaking change to the JSON report; readers refuse newer versions with a clear message."""
@@ -152,7 +152,7 @@ def report_from_dict(data: Any) -> Report:
     body = {k: v for k, v in data.items() if k not in _MACHINE_KEYS and k not in ("machine_source", "verdict")}
     body["machine"] = {k: data[k] for k in _MACHINE_KEYS if k in data}
     body["machine"]["source"] = data.get("machine_source", "unknown")
-    _bind_input_types()
+    _bind_section_types()
     try:
         report: Report = decode(Report, body)
     except DecodeError as exc:
@@ -160,11 +160,13 @@ def report_from_dict(data: Any) -> Report:
     return report
 
 
-def _bind_input_types() -> None:
-    """Bind the types of the sections only some inputs fill (NCCL's log view, NCCL XML and nvbandwidth captures)
-    in this module, where ``decode`` resolves the Report's type hints: imported when a saved report is read,
-    not by every command that builds a report from a pasted matrix."""
+def _bind_section_types() -> None:
+    """Bind the types of the sections only some inputs or options fill (a bench, a deploy plan, NCCL's log view,
+    NCCL XML and nvbandwidth captures) in this module, where ``decode`` resolves the Report's type hints: they
+    are imported when a saved report is read, not by every command that judges a pasted matrix."""
+    from topoaudit.model.bench import BenchResult
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
+    from topoaudit.model.plan import DeployPlan
 
-    globals().update(NcclView=NcclView, Captures=Captures)
+    globals().update(BenchResult=BenchResult, NcclView=NcclView, Captures=Captures, DeployPlan=DeployPlan)

@@ -8,16 +8,19 @@ ones and says which, so nothing is cut without a word.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from topoaudit.model.plan import DeployPlan
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
 from topoaudit.render import rows as rv
+
+if TYPE_CHECKING:
+    from topoaudit.model.plan import DeployPlan
 
 VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red"}
 MIN_WIDTH = 40

@@ -11,16 +11,18 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from topoaudit.model.bench import BenchGroup, BenchResult
 from topoaudit.model.machine import PathLevel, level_from_code
-from topoaudit.model.plan import DeployPlan, DomainFit
 from topoaudit.model.policy import PolicyOutcome
 from topoaudit.model.report import Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
 from topoaudit.render.common import cpu_list, gbps, summary
+
+if TYPE_CHECKING:  # a report without a bench or a plan does not load their models
+    from topoaudit.model.bench import BenchGroup, BenchResult
+    from topoaudit.model.plan import DeployPlan
 
 TONES: dict[str, tuple[str, str]] = {
     "fail": ("bold red", "t-fail"),
@@ -238,8 +240,8 @@ def _view(report: Report) -> ReportView:
         note = "No GPUs in this report (a CPU-only run): no domains, placements or link matrix."
     elif not known:
         note = "The source describes no links between GPUs: NVLink domains, placements and the link matrix are unknown."
-    bench = bench_view(report.bench) if isinstance(report.bench, BenchResult) else None
-    plan = plan_view(report.plan) if isinstance(report.plan, DeployPlan) else None
+    bench = None if isinstance(report.bench, Unsupported) else bench_view(report.bench)
+    plan = None if isinstance(report.plan, Unsupported) else plan_view(report.plan)
     verdict = report.gate.verdict if report.gate.verdict in ("pass", "warn", "fail") else "fail"
     return ReportView(
         verdict=verdict,
@@ -806,7 +808,7 @@ def plan_view(plan: DeployPlan) -> PlanView:
         ),
     ]
     for fit in (plan.standard_node, plan.machine):
-        if isinstance(fit, DomainFit):
+        if not isinstance(fit, Unsupported):
             tone = "pass" if fit.fits_one_domain and not fit.at_edge else "warn" if fit.fits_one_domain else "fail"
             label = "Standard node" if fit.kind == "standard-node" else "This machine"
             numbers.append((label, Cell(fit.verdict, tone)))
