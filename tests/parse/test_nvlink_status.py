@@ -113,3 +113,13 @@ def test_beside_topo_m_a_gpu_with_two_links_down_fails() -> None:
 def test_link_speeds_are_kept_per_port() -> None:
     report = _analyze("nvlink-2x3090-status-14gbps-clubrig-1.txt")
     assert report.extras["nvlink_speeds_gbps"]["GPU1"] == {f"link{i}": 14.062 for i in range(4)}
+
+
+def test_remote_device_lines_name_the_far_end() -> None:
+    text = (
+        "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000-1111-2222-3333-444444444444)\n"
+        "         Link 0: Remote Device 00000000:06:00.0: Link 57\n"
+        "         Link 1: Remote Device FFFFFFFF:FF:FF.0: Link 3\n"
+    )
+    ports = parse_nvlink_status(text, "r.txt").machine.gpus[0].nvlink_ports
+    assert isinstance(ports, tuple) and [p.remote_pci_bus_id for p in ports] == ["0000:06:00.0", "ffffffff:ff:ff.0"]

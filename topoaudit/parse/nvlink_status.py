@@ -1,4 +1,5 @@
-"""``nvidia-smi nvlink -s`` / ``-e`` / ``-c`` text: per GPU, each NVLink port's state, speed and error counters.
+"""``nvidia-smi nvlink -s`` / ``-e`` / ``-c`` / ``-R`` text: per GPU, each NVLink port's state, speed, error
+counters and far end.
 
 The ports become the same :class:`~topoaudit.model.machine.NvLinkPort` facts a live probe fills, so the
 probe's rules judge a pasted capture as they judge NVML (a link down against the model's design count, so
@@ -21,6 +22,7 @@ _GPU = re.compile(r"^\s*GPU (\d+): (.+?)\s*\(UUID: ([^)]*)\)\s*$")
 _LINK = re.compile(r"^\s*Link (\d+)[:,]\s*(.*)$")
 _SPEED = re.compile(r"^([\d.]+) GB/s$")
 _COUNTER = re.compile(r"^(Replay|Recovery|CRC|CRC Flit|CRC Data) Errors:\s*(\d+)$", re.I)
+_REMOTE = re.compile(r"^Remote Device ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-7]): Link (\d+)$")
 _ALL_INACTIVE = re.compile(r"all links are inactive", re.I)
 _COMMAND = re.compile(r"nvidia-smi\s+nvlink\b")
 _ELIDED = re.compile(r"^\s*(\[\.\.\.\]|\.{3,})\s*$")
@@ -89,11 +91,14 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
         port = ports[current].get(index, NvLinkPort(index))
         speed = _SPEED.match(rest)
         counter = _COUNTER.match(rest)
+        remote = _REMOTE.match(rest)
         if rest == "<inactive>":
             port = replace(port, state="inactive")
         elif speed:
             port = replace(port, state="active")
             speeds.setdefault(f"GPU{current}", {})[f"link{index}"] = float(speed.group(1))
+        elif remote:  # `nvlink -R`: the far end of the link
+            port = replace(port, remote_pci_bus_id=_bus_id(remote.group(1)))
         elif counter:
             changes: dict[str, int] = {_COUNTER_FIELDS[counter.group(1).lower()]: int(counter.group(2))}
             port = replace(port, **changes)  # type: ignore[arg-type]
@@ -111,6 +116,12 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             machine_gpus.append(gpu)
     machine = Machine(source=SOURCE, gpus=tuple(machine_gpus))
     return ParsedNvlinkStatus(machine, speeds, tuple(notes), frozenset(used))
+
+
+def _bus_id(text: str) -> str:
+    """``00000000:06:00.0`` (nvidia-smi's 8-digit domain) -> ``0000:06:00.0``, as the model writes bus ids."""
+    domain, rest = text.lower().split(":", 1)
+    return f"{int(domain, 16):04x}:{rest}"
 
 
 def _hidden() -> Unsupported:
