@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import topoaudit.examples
 from topoaudit.cli import COMMANDS
+
+MATRIX = str(Path(topoaudit.examples.__file__).parent / "hgx-h100.txt")  # a real 8-GPU `topo -m` capture
 
 HEAVY = ("networkx", "rich.console", "torch", "pynvml", "jinja2", "tomllib")
 TOPOAUDIT_HEAVY = ("topoaudit.plan", "topoaudit.judge.policy", "topoaudit.pipeline", "topoaudit.model.report")
@@ -69,14 +73,16 @@ def test_analyze_json_loads_no_terminal_renderer_torch_or_nvml() -> None:
 
 def test_analyze_console_on_a_matrix_loads_only_what_a_matrix_needs() -> None:
     """The default path (a pasted `topo -m`, shown in the terminal) pays for no other input's model, parser or
-    judge, no browser/template code and not rich's emoji table."""
-    modules = loaded_after("analyze", "--example", "hgx-h100", "--no-color")
+    judge, no browser/template code, not rich's emoji table, and no TOML parser (the matrix names no GPU model,
+    so the catalog is not read)."""
+    modules = loaded_after("analyze", MATRIX, "--no-color")
     assert "rich.console" in modules and "topoaudit.parse.topo_matrix" in modules  # what the command is
     not_needed = (
         "torch",
         "pynvml",
         "jinja2",
         "rich._emoji_codes",
+        "tomllib",
         "topoaudit.judge.policy",
         "topoaudit.model.bench",
         "topoaudit.model.plan",

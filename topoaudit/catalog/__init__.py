@@ -27,11 +27,6 @@ from typing import Any
 
 from topoaudit.units import format_size, parse_size
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 BUILDS = ("nvswitch", "bridge", "mesh", "pcie", "superchip")
 """``build``: how GPUs of the standard node reach each other (the judge's coarse switch)."""
 
@@ -215,7 +210,13 @@ def _spec(key: str, entry: dict[str, Any]) -> GpuSpec:
 
 @functools.lru_cache(maxsize=1)
 def all_gpus() -> tuple[GpuSpec, ...]:
-    """Every catalog entry, in file order."""
+    """Every catalog entry, in file order (the TOML is read on first use: a box whose model is unknown never
+    loads the parser)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
     raw = tomllib.loads(resources.files(__package__).joinpath("gpus.toml").read_text(encoding="utf-8"))
     return tuple(_spec(key, entry) for key, entry in raw["gpu"].items())
 
