@@ -217,13 +217,14 @@ def _printable_tree(value: Any) -> Any:
     if isinstance(value, tuple):
         items = tuple(_printable_tree(v) for v in value)
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if isinstance(value, _VIEW_TYPES):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}  # type: ignore[arg-type]
-        scrubbed = {name: _printable_tree(v) for name, v in fields.items()}
-        if all(scrubbed[name] is v for name, v in fields.items()):
-            return value
-        return type(value)(**scrubbed)
-    return value
+    names = _VIEW_FIELDS.get(type(value))
+    if names is None:
+        return value
+    fields = [getattr(value, name) for name in names]
+    scrubbed = [_printable_tree(v) for v in fields]
+    if all(a is b for a, b in zip(scrubbed, fields, strict=True)):
+        return value
+    return type(value)(**dict(zip(names, scrubbed, strict=True)))
 
 
 def view(report: Report) -> ReportView:
@@ -584,7 +585,8 @@ def _extras(report: Report) -> tuple[tuple[str, str], ...]:
     )
 
 
-_VIEW_TYPES = _view_types()
+_VIEW_FIELDS = {t: tuple(f.name for f in dataclasses.fields(t)) for t in _view_types()}
+"""View type -> its field names, the ones :func:`_printable_tree` walks (looked up once, not per object)."""
 
 _GPU_FACTS = ("name", "uuid", "serial", "pci_bus_id", "memory_total_bytes", "cpu_affinity", "numa_nodes")
 _HOST_FACTS = ("hostname", "product", "driver_version", "cuda_driver_version", "kernel")
