@@ -12,22 +12,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_runner import run_cli as run
 from hypothesis import given
 from hypothesis import strategies as st
 
 from topoaudit import __version__
-from topoaudit.cli import main
 from topoaudit.render.k8s_labels import PREFIX, is_valid_label_value, label_value
 
 MANIFEST = Path(__file__).parents[2] / "deploy" / "kubernetes" / "topoaudit-daemonset.yaml"
 KEY_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def recording_kubectl(tmp_path: Path) -> tuple[Path, Path]:

@@ -6,20 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli as run
 from fakebox import make_box
 from prometheus_client.parser import text_string_to_metric_families
 
-from topoaudit.cli import main
 from topoaudit.render.prometheus import dcgm_bus_id
 
 NCCL_TESTS = Path(__file__).parents[1] / "fixtures" / "nccltests"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def samples(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:

@@ -9,19 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli as run
 
-from topoaudit.cli import main
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.plan import DeployPlan
 from topoaudit.model.report import report_from_dict
 from topoaudit.rules.codes import CODES
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def plan_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from builders import machine, nvswitch8, pairs, split_4_4
+from cli_runner import run_cli as run
 
-from topoaudit.cli import main
 from topoaudit.errors import ConfigError
 from topoaudit.exitcodes import ExitCode
 from topoaudit.judge.policy import builtin_policies, load_policy, parse_policy
@@ -37,13 +37,6 @@ def codes(report: Report) -> dict[str, list[Severity]]:
     for f in report.findings:
         out.setdefault(f.code, []).append(f.severity)
     return out
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 H100 = "NVIDIA H100 80GB HBM3"

@@ -7,21 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli as run
 from fakebox import make_box
 from fakenvml import SCENARIOS
 
-from topoaudit.cli import main
 from topoaudit.probe.snapshot import SNAPSHOT_SCHEMA_VERSION
 
 ALL = sorted(p.stem for p in SCENARIOS.glob("*.toml"))
 AUDITABLE = [n for n in ALL if n not in ("no-driver", "driver-not-loaded", "no-gpu-visible")]
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
 
 
 def audit(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[int, dict, str]:
