@@ -306,7 +306,7 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             problems.append(f"x{width} of x{width_max}")
             worst = max(worst, Severity.FAIL if loaded else Severity.WARN, key=lambda s: s.rank)
         if gen < gen_max:
-            problems.append(f"Gen{gen} of Gen{gen_max}" + ("" if loaded else " (idle: power saving)"))
+            problems.append(f"Gen{gen} of Gen{gen_max}" + ("" if loaded else " while idle"))
             worst = max(worst, Severity.FAIL if loaded else Severity.INFO, key=lambda s: s.rank)
         if spec and spec.pcie_generation and gen_max < spec.pcie_generation:
             problems.append(f"slot max Gen{gen_max} below the GPU's Gen{spec.pcie_generation}")
@@ -315,11 +315,16 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             rows.append({"gpu": gpu.label, "problems": problems, "under_load": str(pcie.under_load)})
     if not rows:
         return
+    alike: dict[str, list[str]] = {}  # GPUs with the same problems are named once, together
+    for row in rows:
+        alike.setdefault(", ".join(row["problems"]), []).append(str(row["gpu"]))  # type: ignore[arg-type]
+    groups = [f"{first_few(gpus, 4)} {problems}" for problems, gpus in alike.items()]
+    idle = any(p.endswith(" while idle") for r in rows for p in r["problems"])  # type: ignore[attr-defined]
     yield finding(
         "pcie-link-degraded",
         f"{len(rows)} GPU PCIe link(s) below maximum: "
-        + "; ".join(f"{r['gpu']} {', '.join(r['problems'])}" for r in rows[:8])  # type: ignore[arg-type]
-        + ("" if worst != Severity.INFO else " (rerun under load to confirm: an idle GPU lowers its link speed)")
+        + first_few(groups, 8, "; ")
+        + ("; an idle GPU lowers its link speed for power saving, so rerun under load to confirm" if idle else "")
         + ".",
         severity=worst,
         gpus=rows,
