@@ -24,6 +24,17 @@ from test_render_html import _outside_code
 from topoaudit.catalog import find_gpu
 from topoaudit.model.bench import RankError, SkippedSize
 from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.host_checks import AerCounters, FabricHealth, HostChecks, KernelEvent, PcieHop, RdmaPort
+from topoaudit.model.machine import P2PStatus
+from topoaudit.model.nccl_topo import (
+    BandwidthMatrix,
+    Captures,
+    NcclGpu,
+    NcclGraph,
+    NcclNet,
+    NcclNvlink,
+    NcclTopology,
+)
 from topoaudit.model.plan import Alternative, PlanRequest
 from topoaudit.model.policy import (
     BusbwExpectation,
@@ -113,7 +124,9 @@ def full_report() -> Report:
     )  # fmt: skip
     gpus = list(base.machine.gpus)
     gpus[5] = dataclasses.replace(gpus[5], status=Failed("nvml", "GPU is lost"), serial=Unsupported("nvml", "why"))
-    machine = dataclasses.replace(base.machine, gpus=tuple(gpus))
+    host = dataclasses.replace(base.machine.host, checks=_host_checks())
+    p2p = (P2PStatus(0, 1, read="chipset-not-supported", write="ok"), P2PStatus(0, 2, read="ok", write="ok"))
+    machine = dataclasses.replace(base.machine, gpus=tuple(gpus), host=host, p2p=p2p)
     return dataclasses.replace(
         base,
         machine=machine,
@@ -125,6 +138,41 @@ def full_report() -> Report:
         plan=plan,
         bench=bench,
         policy=outcome,
+        captures=_captures(),
+    )
+
+
+DIAGONAL = Unsupported("nvbandwidth", "a GPU to itself")
+
+
+def _captures() -> Captures:
+    """An NCCL topology dump with a GPU, a NIC and a graph, and one measured matrix."""
+    gpu = NcclGpu(
+        0, "0000:18:00.0", 90, 0, True, 0, "32.0 GT/s PCIe", 16, 48.0,
+        (NcclNvlink("0000:05:00.0", 18, "0x068000", "nvswitch"),), 370.8, "sm90", 10, 450.0,
+    )  # fmt: skip
+    net = NcclNet("NIC0", "mlx5_0", "0000:19:00.0", 400000, 50.0, True)
+    graph = NcclGraph(0, "ring", 24, 40.0, 25.0, "NVL", "NET", (("GPU0", "NET0"),))
+    topology = NcclTopology("topology", "1", "nccl", (gpu,), (net,), (0,), (graph,), True)
+    matrix = BandwidthMatrix(
+        "device_to_device_memcpy_read_ce", "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)",
+        ("GPU0", "GPU1"), ("GPU0", "GPU1"), ((DIAGONAL, 300.0), (299.0, DIAGONAL)),
+    )  # fmt: skip
+    return Captures(topology, (matrix,))
+
+
+def _host_checks() -> HostChecks:
+    """Every host check read: a VM, one RDMA port, a trained-down PCIe hop, AER, a kernel-log line, fabric."""
+    return HostChecks(
+        virtualization="vm",
+        virtualization_evidence="DMI sys_vendor QEMU",
+        rdma_ports=(RdmaPort("mlx5_0", 1, "DOWN", "Disabled", 400.0, "InfiniBand", 3, 0, "0000:19:00.0"),),
+        gpudirect_rdma="none",
+        gpudirect_rdma_evidence="no nvidia_peermem",
+        pcie_hops=(PcieHop("0000:18:00.0", "0000:17:00.0", 16.0, 32.0, 8, 16, ("0000:18:00.0",)),),
+        aer=(AerCounters("0000:18:00.0", 3, 0, 0),),
+        kernel_events=(KernelEvent("xid-79", "0000:18:00.0", "NVRM: Xid 79, GPU has fallen off the bus"),),
+        fabric_health=(FabricHealth(0, 1, ("degraded-bandwidth",), "unhealthy"),),
     )
 
 
@@ -143,6 +191,9 @@ def test_every_string_of_the_report_is_hostile(evil: Report) -> None:
     sections = (
         "machine.gpus", "bench.groups", "bench.errors", "plan.alternatives", "policy.ignored",
         "options.policy.ignore", "input_issues", "skipped", "findings", "extras", "source.description",
+        "captures.nccl_topology.gpus", "captures.nccl_topology.nets", "captures.nccl_topology.graphs",
+        "captures.bandwidth", "machine.p2p", "machine.host.checks.rdma_ports", "machine.host.checks.pcie_hops",
+        "machine.host.checks.kernel_events", "machine.host.checks.fabric_health",
     )  # fmt: skip
     for part in sections:
         assert f"report.{part}" in paths, part
@@ -185,6 +236,13 @@ def check_svg(svg: str) -> None:
         assert el.tag.split("}")[-1] in SAFE_SVG_TAGS, el.tag
         assert not any(name.startswith("on") or "href" in name for name in el.attrib), el.attrib
     assert "\x1b" not in svg
+
+
+@pytest.mark.parametrize("fmt", ["console", "markdown", "html"])
+def test_captured_and_probed_facts_are_rendered_from_the_hostile_report(evil: Report, fmt: str) -> None:
+    page = render(evil, fmt)
+    for title in ("GPUs as NCCL saw them", "Channels NCCL built per pattern", "P2P status per GPU pair", "Host checks"):
+        assert title in page, title
 
 
 def test_html_has_no_live_markup(evil: Report) -> None:

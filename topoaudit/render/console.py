@@ -69,6 +69,8 @@ def render(report: Report, options: RenderOptions) -> str:
         console.print(fit_table(v.affinity, width))
     if v.nccl:
         console.print(_nccl(v.nccl, width))
+    for section in v.facts:
+        console.print(facts_section(section, width))
     if v.plan:
         console.print(_plan(v.plan))
     if v.bench:
@@ -90,6 +92,19 @@ def _nccl(n: rv.NcclSection, width: int) -> Group:
         parts.append(legend)
     if n.pairs:
         parts.append(fit_table(n.pairs, width))
+    return Group(*parts)
+
+
+def facts_section(section: rv.FactsSection, width: int) -> Group:
+    """A section of captured or probed facts: grids in column blocks (with their colour legend), tables fitted."""
+    parts: list[RenderableType] = []
+    for t in section.tables:
+        parts.append(matrix_blocks(t, width) if t.matrix else fit_table(t, width))
+    if section.legend:
+        legend = Text("  ")
+        for label, tone in section.legend:
+            legend.append(f" {label} ", style=rv.TONES[tone][0])
+        parts.append(legend)
     return Group(*parts)
 
 

@@ -123,6 +123,12 @@ def render(report: Report, options: RenderOptions) -> str:
             lines += ["", "Legend: " + "; ".join(cell(label) for label, _ in v.nccl.legend) + "."]
         if v.nccl.pairs:
             lines += ["", f"### {v.nccl.pairs.title}", "", *rows_table(v.nccl.pairs)]
+    for section in v.facts:
+        lines += ["", f"## {cell(section.title)}"]
+        for t in section.tables:
+            lines += ["", f"### {cell(t.title)}", "", *rows_table(t)]
+        if section.legend:
+            lines += ["", "Legend: " + "; ".join(cell(label) for label, _ in section.legend) + "."]
     if v.bench:
         lines += ["", *_bench_lines(v.bench)]
     if v.plan:
