@@ -5,14 +5,17 @@ the cell for a known pair reads its figure or code, the slowest PCIe hop is name
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
 
 import pytest
+from builders import machine
 
 from topoaudit.loaders import load_path
-from topoaudit.model.report import AuditOptions, Report, report_from_dict
+from topoaudit.model.machine import P2PStatus
+from topoaudit.model.report import AuditOptions, Report, SourceInfo, report_from_dict
 from topoaudit.pipeline import analyze
 from topoaudit.render import RenderOptions, render
 from topoaudit.render.rows import Cell, Table, view
@@ -156,3 +159,18 @@ def test_probe_p2p_matrix_reads_each_pairs_blocker(
     assert cell(grid, "GPU0", "GPU4").tone == "fail"
     gdr = cell(table(report, "Host checks"), "GPUDirect RDMA", "What the probe read")
     assert gdr.text.startswith("none: nvidia_peermem not loaded") and gdr.tone == "warn"
+
+
+def test_p2p_on_a_box_too_big_for_a_matrix_counts_pairs_per_status() -> None:
+    base = machine(72, lambda i, j: "NV18")
+    blocked = {(0, 1), (2, 3)}
+    pairs = tuple(
+        P2PStatus(i, j, read="chipset-not-supported" if (i, j) in blocked else "ok")
+        for i in range(72)
+        for j in range(i + 1, 72)
+    )
+    report = analyze(dataclasses.replace(base, source="nvml", p2p=pairs), source=SourceInfo("test", "box"))
+    summary = table(report, "P2P status per GPU pair (summary)")
+    assert cell(summary, "CNS", "Pairs").text == "2" and cell(summary, "CNS", "Which").text == "GPU0-GPU1, GPU2-GPU3"
+    assert cell(summary, "OK", "Pairs").text == str(72 * 71 // 2 - 2)
+    assert len(text(report, "console").splitlines()) < 400

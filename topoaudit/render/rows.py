@@ -20,6 +20,7 @@ from topoaudit.model.report import Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
 from topoaudit.render.common import cpu_list, gbps, summary
+from topoaudit.rules import first_few
 from topoaudit.rules.probe_rules import P2P_STATUS_MEANING
 
 if TYPE_CHECKING:  # a report without a bench or a plan does not load their models
@@ -1210,6 +1211,8 @@ def _p2p_section(report: Report) -> FactsSection | None:
         answers = tuple(dict.fromkeys(v for v in (p.read, p.write) if isinstance(v, str)))
         status[(p.a, p.b)] = status[(p.b, p.a)] = answers
     gpus = sorted({i for p in pairs for i in (p.a, p.b)})
+    if len(gpus) > FULL_MATRIX_MAX:
+        return _p2p_summary(status, short)
     rows = []
     seen: dict[str, None] = {}
     for a in gpus:
@@ -1239,6 +1242,24 @@ def _p2p_section(report: Report) -> FactsSection | None:
         "P2P status per GPU pair", ("", *(f"GPU{g}" for g in gpus)), tuple(rows), tuple(notes), "p2p", matrix=True
     )
     return FactsSection("Peer-to-peer status", "p2p", (matrix,), P2P_LEGEND)
+
+
+def _p2p_summary(status: dict[tuple[int, int], tuple[str, ...]], short: dict[str, str]) -> FactsSection:
+    """Above FULL_MATRIX_MAX GPUs: how many pairs have each status, the first pairs named (report.json lists all)."""
+    by_status: dict[str, list[str]] = {}
+    for (a, b), answers in sorted(status.items()):
+        if a < b:
+            label = "/".join(short.get(s, s) for s in answers) or "not read"
+            by_status.setdefault(label, []).append(f"GPU{a}-GPU{b}")
+    rows = tuple(
+        (Cell(label, "pass" if label == "OK" else "fail"), Cell(str(len(found))), Cell(first_few(found, 6)))
+        for label, found in by_status.items()
+    )
+    summary = Table(
+        "P2P status per GPU pair (summary)", ("Status", "Pairs", "Which"), rows,
+        ("Too many GPUs for a matrix: report.json (p2p) lists every pair.",), "p2p",
+    )  # fmt: skip
+    return FactsSection("Peer-to-peer status", "p2p", (summary,))
 
 
 def _rate(hop: PcieHop) -> float:
