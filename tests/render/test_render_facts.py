@@ -118,6 +118,8 @@ def test_graph_dump_shows_channels_per_pattern() -> None:
     report = report_of(CAPTURES / "ncclxml-azure-ncv4-a100pcie-graph-file-1.txt")
     graphs = table(report, "Channels NCCL built per pattern")
     assert graphs.rows and all(row[1].text.isdigit() for row in graphs.rows)
+    assert cell(graphs, "ring", "Channels").text == "2" and cell(graphs, "ring", "Path inside").text == "SYS"
+    assert graphs.notes == ("From NCCL's graph dump (XML version 1).",)  # no figure, so no arithmetic promised
 
 
 def test_wide_matrices_split_into_column_blocks_at_the_callers_width() -> None:

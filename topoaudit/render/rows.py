@@ -1146,10 +1146,11 @@ def _nccl_topology_section(topo: NcclTopology) -> FactsSection:
         header = ("Pattern", "Channels", "Speed inside a node", "Speed between nodes", "Path inside", "Path between")
         tables.append(Table("Channels NCCL built per pattern", header, tuple(rows), anchor="nccl-xml-graphs"))
     what = "graph dump" if topo.kind == "graph" else "topology dump"
-    notes: tuple[str, ...] = (
-        f"From {topo.flavour.upper()}'s {what} (XML version {topo.version}), in NCCL's own GB/s arithmetic:",
-    )
-    notes += tuple(arithmetic)
+    source = f"From {topo.flavour.upper()}'s {what} (XML version {topo.version})"
+    if arithmetic:
+        notes: tuple[str, ...] = (f"{source}, in NCCL's own GB/s arithmetic:", *arithmetic)
+    else:
+        notes = (f"{source}.",)
     if not tables:
         tables.append(Table("NCCL's XML", ("",), (), notes=("The dump names no GPU, NIC or graph.",)))
     first = tables[0]
