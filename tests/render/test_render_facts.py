@@ -176,3 +176,12 @@ def test_p2p_on_a_box_too_big_for_a_matrix_counts_pairs_per_status() -> None:
     assert cell(summary, "CNS", "Pairs").text == "2" and cell(summary, "CNS", "Which").text == "GPU0-GPU1, GPU2-GPU3"
     assert cell(summary, "OK", "Pairs").text == str(72 * 71 // 2 - 2)
     assert len(text(report, "console").splitlines()) < 400
+
+
+def test_p2p_bandwidth_latency_matrices_are_titled_once() -> None:
+    report = report_of(CAPTURES / "p2p-4xrtx6000ada-asus-esc8000a-p2pbwlat-1.txt")
+    grid = table(report, "p2pBandwidthLatencyTest: Bidirectional P2P=Enabled Bandwidth")
+    assert grid.title.count("Bidirectional P2P=Enabled") == 1
+    assert cell(grid, "GPU0", "GPU1").text == "52.1"
+    p2p = table(report, "P2P status per GPU pair")
+    assert cell(p2p, "GPU2", "GPU3").text == "OK" and not any("read/write" in n for n in p2p.notes)

@@ -1183,9 +1183,7 @@ def _bandwidth_section(report: Report, matrices: tuple[BandwidthMatrix, ...]) ->
                 else:
                     cells.append(Cell("-", "self" if label == column else "absent", absent_text(value)))
             rows.append(tuple(cells))
-        tables.append(
-            Table(f"{m.tool} {m.test}: {m.title}", ("", *m.columns), tuple(rows), anchor="bandwidth", matrix=True)
-        )
+        tables.append(Table(_matrix_title(m), ("", *m.columns), tuple(rows), anchor="bandwidth", matrix=True))
     legend = tuple((lv.label, LEVEL_TONE[lv]) for lv in PathLevel if lv != PathLevel.SELF) if toned else ()
     note = "Measured copy bandwidth in GB/s (- : not measured);"
     note += (
@@ -1193,6 +1191,13 @@ def _bandwidth_section(report: Report, matrices: tuple[BandwidthMatrix, ...]) ->
     )
     tables[-1] = dataclasses.replace(tables[-1], notes=(note,))
     return FactsSection("Measured copy bandwidth", "bandwidth", tuple(tables), legend)
+
+
+def _matrix_title(m: BandwidthMatrix) -> str:
+    """The tool, the test and the matrix's own line, the test left out where that line already names it."""
+    if m.title.lower().startswith(m.test.lower()):
+        return f"{m.tool}: {m.title}"
+    return f"{m.tool} {m.test}: {m.title}"
 
 
 _P2P_TONE = {"ok": "pass", "gpu-not-supported": "warn", "unknown": "absent"}
@@ -1232,7 +1237,8 @@ def _p2p_section(report: Report) -> FactsSection | None:
             meaning = P2P_STATUS_MEANING.get(worst, (worst, ""))[0]
             cells.append(Cell(text, _P2P_TONE.get(worst, "fail"), meaning))
         rows.append(tuple(cells))
-    notes = ["A cell reads 'read/write' where the two capabilities differ."]
+    differ = any(len(answers) > 1 for answers in status.values())
+    notes = ["A cell reads 'read/write' where the two capabilities differ."] if differ else []
     for s in seen:
         if s in P2P_STATUS_MEANING:
             meaning, remedy = P2P_STATUS_MEANING[s]
