@@ -40,8 +40,14 @@ def summary(report: Report) -> str:
     else:
         whole = report.bottlenecks[0] if report.bottlenecks else None
         joined = f", joined over {whole.level.label}" if whole and whole.level != PathLevel.NVLINK else ""
+        noun = "NVLink domain" if len(multi) == 1 else "NVLink domains"
+        outside = n - sum(d.size for d in multi)
+        left_out = f" ({outside} GPU{'s' if outside > 1 else ''} without NVLink)" if outside else ""
         parts.append(
-            f"{n}× {model} in {len(multi)} NVLink domains " + " ".join(format_gpus(d.gpus) for d in multi) + joined
+            f"{n}× {model} in {len(multi)} {noun} "
+            + " ".join(format_gpus(d.gpus) for d in multi)
+            + left_out
+            + joined
         )
     requested = [p for p in report.placements if isinstance(report.options.tp, int) and p.tp == report.options.tp]
     for p in requested:
