@@ -32,7 +32,8 @@ from topoaudit.model.report import (
 )
 from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_domains, place_tp
 from topoaudit.model.values import Unsupported
-from topoaudit.rules import RuleContext, finding, run_rules
+from topoaudit.rules import run_rules
+from topoaudit.rules.base import RuleContext, finding
 
 if TYPE_CHECKING:  # loaded with the inputs and options that carry them, not with a pasted matrix
     from topoaudit.model.bench import BenchResult

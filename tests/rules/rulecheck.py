@@ -18,7 +18,7 @@ from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import AuditOptions, Report, SourceInfo
 from topoaudit.pipeline import analyze
-from topoaudit.rules import Rule, RuleContext
+from topoaudit.rules.base import Rule, RuleContext
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "rules"
 

@@ -19,7 +19,7 @@ from topoaudit.loaders import load_path
 from topoaudit.model.machine import P2PStatus
 from topoaudit.model.report import AuditOptions, SourceInfo
 from topoaudit.pipeline import analyze
-from topoaudit.rules import first_few
+from topoaudit.rules.base import first_few
 
 TOPO = Path(__file__).parents[1] / "fixtures" / "topo"
 EXAMPLES = Path(examples.__file__).parent

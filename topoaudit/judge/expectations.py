@@ -20,7 +20,7 @@ from topoaudit.model.values import Probed, Unsupported, is_absent
 
 if TYPE_CHECKING:  # a bench result comes with its own module; a pasted matrix never loads it
     from topoaudit.model.bench import BenchResult
-from topoaudit.rules import finding
+from topoaudit.rules.base import finding
 from topoaudit.units import format_size
 
 

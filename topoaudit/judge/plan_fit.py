@@ -7,7 +7,7 @@ import dataclasses
 from topoaudit.model.finding import Finding
 from topoaudit.model.plan import DeployPlan
 from topoaudit.plan.sizing import binding_limit
-from topoaudit.rules import finding
+from topoaudit.rules.base import finding
 
 FINDING_CODE = "tp-group-crosses-domain"
 

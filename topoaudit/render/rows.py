@@ -20,7 +20,7 @@ from topoaudit.model.report import Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
 from topoaudit.render.common import cpu_list, gbps, summary
-from topoaudit.rules import first_few
+from topoaudit.rules.base import first_few
 from topoaudit.rules.probe_rules import P2P_STATUS_MEANING
 
 if TYPE_CHECKING:  # a report without a bench or a plan does not load their models

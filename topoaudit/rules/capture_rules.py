@@ -15,7 +15,7 @@ from topoaudit.model.machine import Link, Machine, PathLevel
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
 from topoaudit.model.report import Report
 from topoaudit.model.topology import gpu_pair_links
-from topoaudit.rules import finding
+from topoaudit.rules.base import finding
 
 TOPOLOGY_DUMP_CODES = frozenset({"nccl-topo-nvlinks-low", "nccl-topo-flattened"})
 """Judged only from an NCCL_TOPO_DUMP_FILE: not judged on a report without one."""

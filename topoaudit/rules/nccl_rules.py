@@ -14,7 +14,7 @@ from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine, PathLevel
 from topoaudit.model.nccl import LogLine, NcclTransport, NcclView, rank_gpu
-from topoaudit.rules import finding
+from topoaudit.rules.base import finding
 
 LOG_CODES = frozenset(
     {

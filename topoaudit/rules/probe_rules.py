@@ -18,7 +18,7 @@ from topoaudit.model.host_checks import HostChecks, PcieHop
 from topoaudit.model.machine import Gpu, Machine, PathLevel
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
-from topoaudit.rules import RuleContext, finding, first_few
+from topoaudit.rules.base import RuleContext, finding, first_few
 
 PROBE_SOURCES = ("nvml",)
 # NVLink port states and counters also come from a pasted `nvidia-smi nvlink -s/-e`

@@ -12,7 +12,7 @@ from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
 from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, on_nvlink, pairs_among
 from topoaudit.model.values import Failed
-from topoaudit.rules import RuleContext, as_sentence, finding, first_few
+from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 
 
 def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
