@@ -41,7 +41,7 @@ def generate(directory: Path, nodes: int) -> None:
 
 def measure(directory: str, jobs: int) -> None:
     """Run in a child: judge the fleet, print seconds and peak RSS as JSON."""
-    from topoaudit import app
+    from topoaudit.app import fleet as app
 
     start = time.perf_counter()
     report = app.fleet(app.FleetRequest(paths=(directory,), jobs=jobs))

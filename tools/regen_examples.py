@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from topoaudit.app import input_evidence
+from topoaudit.app.common import input_evidence
 from topoaudit.bundle import bundle_files, manifest
 from topoaudit.loaders import examples, load_example
 from topoaudit.model.report import AuditOptions, Report

@@ -106,7 +106,7 @@ def test_bench_reports_busbw_beside_nccls_choice_and_the_bundle_carries_the_raw_
     NCCL wrote are given): the report has both views, the bundle's evidence/ has NCCL's own files."""
     import report_samples as rs
 
-    from topoaudit import app
+    from topoaudit.app import bench as app
     from topoaudit.bench import launch
 
     log = TWO_A100.read_bytes()

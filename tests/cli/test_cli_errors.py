@@ -96,7 +96,7 @@ def test_output_into_a_read_only_directory_exits_4(run: Run, tmp_path: Path) -> 
 def test_probe_snapshot_into_a_missing_directory_exits_4(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from topoaudit import app
+    from topoaudit.app import audit as app
 
     def fake_probe(request: app.ProbeRequest) -> app.ProbeResult:
         return app.ProbeResult('{"kind": "snapshot"}\n', "probed 0 GPU(s) in 0.01 s")

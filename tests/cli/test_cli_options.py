@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 import report_samples as rs
 
-from topoaudit import app
+from topoaudit.app import analyze as analyze_use_case
+from topoaudit.app import audit as audit_use_case
+from topoaudit.app import bench as bench_use_case
+from topoaudit.app.common import Judged
 from topoaudit.bundle import verify_bundle
 from topoaudit.model.report import SourceInfo
 
@@ -57,7 +60,7 @@ def _broken(*_: object, **__: object) -> None:
 def test_debug_before_or_after_the_command_shows_the_traceback(
     run: Run, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    monkeypatch.setattr(app, "analyze_input", _broken)
+    monkeypatch.setattr(analyze_use_case, "analyze_input", _broken)
     command = ("analyze", "--example", "hgx-h100")
     code, _, err = run("--debug", *command) if where == "before" else run(*command, "--debug")
     assert code == 5
@@ -65,7 +68,7 @@ def test_debug_before_or_after_the_command_shows_the_traceback(
 
 
 def test_internal_error_without_debug_suggests_it(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app, "analyze_input", _broken)
+    monkeypatch.setattr(analyze_use_case, "analyze_input", _broken)
     code, _, err = run("analyze", "--example", "hgx-h100")
     assert code == 5
     assert "internal error: RuntimeError: boom" in err and "--debug" in err and "Traceback" not in err
@@ -83,9 +86,9 @@ def test_analyze_help_names_every_input_it_reads(run: Run) -> None:
         assert kind in " ".join(out.split()), kind
 
 
-def _bench_report(request: app.BenchRequest, progress: object = None) -> object:
+def _bench_report(request: bench_use_case.BenchRequest, progress: object = None) -> object:
     """What the bench use case returns after a sweep (the sweep itself is tested in tests/bench/)."""
-    return app.Judged(
+    return Judged(
         rs.report_of(
             rs.split_machine(host=rs.identity_report().machine.host, with_ids=True),
             source=SourceInfo("bench", "live", description="all-reduce bench over 8 rank(s)"),
@@ -97,7 +100,7 @@ def _bench_report(request: app.BenchRequest, progress: object = None) -> object:
 def test_bench_takes_out_and_redact_like_every_judging_command(
     run: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(app, "bench", _bench_report)
+    monkeypatch.setattr(bench_use_case, "bench", _bench_report)
     bundle = tmp_path / "bench-run"
     code, out, err = run("bench", "--format", "json", "--out", str(bundle), "--redact")
     assert code == json.loads(out)["gate"]["exit_code"]
@@ -115,8 +118,8 @@ def test_a_sweep_that_cannot_run_is_refused_before_any_probe(
     def no_probe(*_: object, **__: object) -> None:
         raise AssertionError("probed the machine for a sweep that was refused")
 
-    monkeypatch.setattr(app, "_probed_machine", no_probe)
-    monkeypatch.setattr(app, "_probe", no_probe)
+    monkeypatch.setattr(bench_use_case, "_probed_machine", no_probe)
+    monkeypatch.setattr(audit_use_case, "_probe", no_probe)
     bench_flag = ("--bench",) if command == "audit" else ()
     code, _, err = run(command, *bench_flag, "--min-bytes", "1M", "--max-bytes", "1K")
     assert code == 2 and "--min-bytes 1 MiB is above --max-bytes 1 KiB" in err and "Traceback" not in err

@@ -31,8 +31,31 @@ def test_no_command_module_imports_another() -> None:
 
 
 def test_the_application_layer_knows_no_click_or_terminal() -> None:
-    imported = imports_of(PACKAGE / "app.py")
-    assert not {m for m in imported if m.split(".")[0] in ("click", "rich") or m.startswith("topoaudit.cli")}
+    use_cases = sorted((PACKAGE / "app").glob("*.py"))
+    assert len(use_cases) > 1
+    for path in use_cases:
+        imported = imports_of(path)
+        assert not {m for m in imported if m.split(".")[0] in ("click", "rich") or m.startswith("topoaudit.cli")}, path
+
+
+def test_each_command_imports_only_its_own_use_case() -> None:
+    """A command loads the shared pieces and its own use case, never another command's (their request classes
+    and helpers cost every start)."""
+    own = {
+        "topoaudit.cli.analyze": {"analyze"},
+        "topoaudit.cli.audit": {"audit", "bench"},  # audit --bench runs a sweep
+        "topoaudit.cli.bench": {"bench"},
+        "topoaudit.cli.examples": set(),
+        "topoaudit.cli.fleet": {"fleet"},
+        "topoaudit.cli.healthcheck": {"healthcheck", "audit"},  # the probe's options
+        "topoaudit.cli.plan": {"plan"},
+        "topoaudit.cli.report": {"report"},
+    }
+    assert set(own) == COMMAND_MODULES
+    for module, allowed in own.items():
+        path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+        used = {m.split(".")[2] for m in imports_of(path) if m.startswith("topoaudit.app.")}
+        assert used - {"common"} == allowed, f"{module} uses {used}"
 
 
 def test_every_command_module_is_registered() -> None:

@@ -13,7 +13,7 @@ import pytest
 from cli_runner import Run
 from fleet_nodes import node_report, write_report, write_topo
 
-from topoaudit import app
+from topoaudit.app import fleet as app
 from topoaudit.fleet.drain import reason_line
 from topoaudit.fleet.inputs import expand_hostlist
 

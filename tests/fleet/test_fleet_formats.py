@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fleet_nodes import write_report, write_topo
 
-from topoaudit import app
+from topoaudit.app import fleet as app
 from topoaudit.errors import InputError
 from topoaudit.model.fleet import FleetReport, fleet_from_dict
 from topoaudit.render.fleet_formats import render_fleet
@@ -69,7 +69,7 @@ def test_fleet_imports_neither_torch_nor_pynvml(tmp_path: Path) -> None:
     write_report(tmp_path, "gpu01")
     probe = (
         "import sys\n"
-        "from topoaudit import app\n"
+        "from topoaudit.app import fleet as app\n"
         "from topoaudit.render.fleet_formats import FLEET_FORMATS, render_fleet\n"
         f"report = app.fleet(app.FleetRequest(paths=({str(tmp_path)!r},)))\n"
         "for fmt in FLEET_FORMATS: render_fleet(report, fmt)\n"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from topoaudit.app import AnalyzeRequest, MachineInput, analyze_input
+from topoaudit.app.analyze import AnalyzeRequest, analyze_input
+from topoaudit.app.common import MachineInput
 from topoaudit.errors import InputError
 from topoaudit.loaders import load_path
 from topoaudit.model.machine import PathLevel

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from topoaudit.app import AnalyzeRequest, MachineInput, analyze_input
+from topoaudit.app.analyze import AnalyzeRequest, analyze_input
+from topoaudit.app.common import MachineInput
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures
 from topoaudit.model.report import Report
 

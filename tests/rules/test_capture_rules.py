@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from topoaudit.app import AnalyzeRequest, GateRequest, MachineInput, analyze_input
+from topoaudit.app.analyze import AnalyzeRequest, analyze_input
+from topoaudit.app.common import GateRequest, MachineInput
 from topoaudit.model.finding import Finding
 from topoaudit.model.report import Report
 

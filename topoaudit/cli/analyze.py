@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from topoaudit.app import GateRequest, OutputRequest
+from topoaudit.app.common import GateRequest, OutputRequest
 from topoaudit.cli.options import EXAMPLE_HELP, gate_options, output_options, plan_options, print_examples, show_report
 
 if TYPE_CHECKING:
@@ -41,13 +41,14 @@ def analyze(
       NCCL_DEBUG=INFO torchrun ... > nccl.log 2>&1 && topoaudit analyze nccl.log   # NCCL's transports
       topoaudit analyze --example h200-nvl-split --format json
     """
-    from topoaudit import app
+    from topoaudit.app import analyze as use_case
+    from topoaudit.app.common import MachineInput, publish
 
     if example == "list":
         print_examples(out.fmt)
         ctx.exit(0)
-    request = app.AnalyzeRequest(app.MachineInput(path, example), gate, plan, keep_evidence=bool(out.out_dir))
-    judged = app.analyze_input(request)
-    published = app.publish(judged.report, out, judged.evidence)
+    request = use_case.AnalyzeRequest(MachineInput(path, example), gate, plan, keep_evidence=bool(out.out_dir))
+    judged = use_case.analyze_input(request)
+    published = publish(judged.report, out, judged.evidence)
     show_report(published, out)
     ctx.exit(judged.report.gate.exit_code)

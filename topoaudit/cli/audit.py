@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from topoaudit.app import DEMO_EXAMPLE, GateRequest, OutputRequest, ProbeRequest, SweepRequest
+from topoaudit.app.audit import DEMO_EXAMPLE, ProbeRequest
+from topoaudit.app.bench import SweepRequest
+from topoaudit.app.common import GateRequest, OutputRequest
 from topoaudit.cli.options import gate_options, output_options, probe_options, show_report, sweep_options, with_progress
 
 
@@ -19,11 +21,12 @@ def probe(output: str | None, probe_request: ProbeRequest) -> None:
       topoaudit probe -o snapshot.json      # on the GPU box
       topoaudit analyze snapshot.json       # anywhere, later: the same verdict as `topoaudit audit`
     """
-    from topoaudit import app
+    from topoaudit.app import audit as use_case
+    from topoaudit.app.common import write_text_file
 
-    captured = app.probe(probe_request)
+    captured = use_case.probe(probe_request)
     if output:
-        app.write_text_file(output, captured.snapshot_json)
+        write_text_file(output, captured.snapshot_json)
         click.echo(f"topoaudit: {captured.summary}; snapshot written to {output}", err=True)
     else:
         click.echo(captured.snapshot_json, nl=False)
@@ -56,12 +59,17 @@ def audit(
       topoaudit audit --demo                                  # the whole pipeline on a bundled example
       topoaudit audit --bench --expect-busbw 350              # probe + all-reduce sweep + verdict
     """
-    from topoaudit import app
+    from topoaudit.app import audit as use_case
+    from topoaudit.app.common import publish
 
-    request = app.AuditRequest(gate, probe_request, demo, sweep if with_bench else None)
-    judged = with_progress(lambda progress: app.audit(request, progress), out.fmt) if with_bench else app.audit(request)
+    request = use_case.AuditRequest(gate, probe_request, demo, sweep if with_bench else None)
+    judged = (
+        with_progress(lambda progress: use_case.audit(request, progress), out.fmt)
+        if with_bench
+        else use_case.audit(request)
+    )
     if judged is None:  # a torchrun rank other than 0: rank 0 reports for the job
         ctx.exit(0)
         return
-    show_report(app.publish(judged.report, out, judged.evidence), out)
+    show_report(publish(judged.report, out, judged.evidence), out)
     ctx.exit(judged.report.gate.exit_code)

@@ -10,7 +10,8 @@ import sys
 
 import click
 
-from topoaudit.app import GateRequest, OutputRequest, SweepRequest
+from topoaudit.app.bench import SweepRequest
+from topoaudit.app.common import GateRequest, OutputRequest
 from topoaudit.cli.options import gate_options, output_options, show_report, sweep_options, with_progress
 
 
@@ -29,15 +30,16 @@ def bench(ctx: click.Context, sweep: SweepRequest, gate: GateRequest, out: Outpu
       topoaudit bench --backend gloo --nproc 4 --max-bytes 16M --out bench-run/
       torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29500 -m topoaudit bench
     """
-    from topoaudit import app
+    from topoaudit.app import bench as use_case
+    from topoaudit.app.common import publish
     from topoaudit.model.bench import BenchResult
 
-    judged = with_progress(lambda progress: app.bench(app.BenchRequest(sweep, gate), progress), out.fmt)
+    judged = with_progress(lambda progress: use_case.bench(use_case.BenchRequest(sweep, gate), progress), out.fmt)
     if judged is None:  # a launched rank other than 0: rank 0 reports for the job
         ctx.exit(0)
         return
     report = judged.report
-    show_report(app.publish(report, out, judged.evidence), out)
+    show_report(publish(report, out, judged.evidence), out)
     if isinstance(report.bench, BenchResult) and report.bench.status != "complete":
         sys.stdout.flush()
         sys.stderr.flush()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from topoaudit.app import GateRequest
+from topoaudit.app.common import GateRequest
 from topoaudit.cli.options import gate_options
 
 FLEET_FORMATS = ("console", "html", "json", "junit", "markdown")
@@ -69,10 +69,11 @@ def fleet(
       topoaudit fleet 'reports/*.json' --expect-nodes 'gpu[001-064]' --format html -o fleet.html
       topoaudit fleet /shared/audit/ --policy builtin:hgx-8gpu --apply   # on the Slurm controller
     """
-    from topoaudit import app
+    from topoaudit.app import fleet as use_case
+    from topoaudit.app.common import write_text_file
     from topoaudit.render.fleet_formats import render_fleet
 
-    request = app.FleetRequest(
+    request = use_case.FleetRequest(
         paths=paths,
         gate=gate,
         expect_nodes=expect_nodes,
@@ -81,11 +82,11 @@ def fleet(
         apply=apply,
         jobs=jobs,
     )
-    report = app.fleet(request)
+    report = use_case.fleet(request)
     text = render_fleet(report, fmt)
     verdict = f"{report.gate.verdict.upper()} (exit {report.gate.exit_code})"
     if output:
-        app.write_text_file(output, text)
+        write_text_file(output, text)
         click.echo(f"topoaudit fleet: {verdict}; report written to {output}", err=True)
     else:
         click.echo(text, nl=False)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import click
 
-from topoaudit.app import DEFAULT_HEALTHCHECK_CACHE, GateRequest, ProbeRequest
+from topoaudit.app.audit import ProbeRequest
+from topoaudit.app.common import GateRequest
+from topoaudit.app.healthcheck import DEFAULT_HEALTHCHECK_CACHE
 from topoaudit.cli.options import gate_options, probe_options
 
 
@@ -55,9 +57,9 @@ def healthcheck(
       topoaudit healthcheck --policy builtin:hgx-8gpu
       topoaudit healthcheck --no-drain --max-age 0             # probe now, only say the verdict
     """
-    from topoaudit import app
+    from topoaudit.app import healthcheck as use_case
 
-    result = app.healthcheck(app.HealthCheckRequest(gate, probe_request, cache_path, max_age_s, node, apply))
+    result = use_case.healthcheck(use_case.HealthCheckRequest(gate, probe_request, cache_path, max_age_s, node, apply))
     verdict = "PASS" if result.healthy else "FAIL"
     age = f"result {result.age_s:.0f} s old, cached" if result.from_cache else "probed now"
     click.echo(f"topoaudit: healthcheck {result.node}: {verdict} ({age}): {result.reason}; slurm: {result.action}")

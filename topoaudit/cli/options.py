@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from topoaudit.app import GateRequest, OutputRequest, ProbeRequest, SweepRequest
+from topoaudit.app.common import GateRequest, OutputRequest
 from topoaudit.errors import ConfigError
 
 if TYPE_CHECKING:
-    from topoaudit.app import Progress, Published
+    from topoaudit.app.audit import ProbeRequest
+    from topoaudit.app.bench import SweepRequest
+    from topoaudit.app.common import Progress, Published
     from topoaudit.model.plan import PlanRequest
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -410,6 +412,8 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
 
 
 def _sweep(values: dict[str, Any]) -> SweepRequest:
+    from topoaudit.app.bench import SweepRequest
+
     return SweepRequest(
         groups=values["groups"],
         backend=values["backend"],
@@ -505,9 +509,15 @@ probe_options = typed(
             help="Seconds one nvidia-smi run may take before it counts as failed.",
         ),
     ],
-    lambda values: ProbeRequest(values["sysfs_root"], values["call_timeout"], values["smi_timeout"]),
+    lambda values: _probe_request(values),
 )
 """``probe_request=ProbeRequest``: how patiently to probe this machine."""
+
+
+def _probe_request(values: dict[str, Any]) -> ProbeRequest:
+    from topoaudit.app.audit import ProbeRequest
+
+    return ProbeRequest(values["sysfs_root"], values["call_timeout"], values["smi_timeout"])
 
 
 # --- bundled examples ----------------------------------------------------------------------------------
@@ -517,7 +527,7 @@ EXAMPLE_HELP = "Judge a bundled example box instead of a capture; `--example lis
 
 def print_examples(fmt: str) -> None:
     """The bundled example boxes: JSON for ``--format json``, else one aligned line each."""
-    from topoaudit.app import example_list
+    from topoaudit.app.common import example_list
 
     found = example_list()
     if fmt == "json":
@@ -537,7 +547,7 @@ def print_examples(fmt: str) -> None:
 def with_progress(run: Callable[[Progress | None], T], fmt: str) -> T:
     """``run(progress)`` under a progress bar on standard error: only on a terminal, never for JSON, and only
     on the rank that reports (rank 0 of a torchrun job)."""
-    from topoaudit.app import bench_rank
+    from topoaudit.app.bench import bench_rank
 
     if fmt == "json" or not sys.stderr.isatty() or bench_rank() not in (None, 0):
         return run(None)

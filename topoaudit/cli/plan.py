@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from topoaudit.app import OutputRequest
+from topoaudit.app.common import OutputRequest
 from topoaudit.cli.options import plan_output_options, planner_options, print_examples
 
 if TYPE_CHECKING:
@@ -50,7 +50,8 @@ def plan(
       topoaudit plan --weights-gb 464 --from snapshot.json
       topoaudit plan --params 1600B --precision int4 --example h200-nvl-split
     """
-    from topoaudit import app
+    from topoaudit.app import plan as use_case
+    from topoaudit.app.common import MachineInput, publish, write_text_file
 
     if example == "list":
         print_examples(out.fmt)
@@ -59,16 +60,16 @@ def plan(
         raise click.UsageError("give the model size: --params N --precision FMT, or --weights-gb GB")
     if from_path and example:
         raise click.UsageError("give --from PATH or --example NAME, not both")
-    machine = app.MachineInput(from_path, example) if from_path or example else None
-    report = app.plan(app.PlanCommandRequest(plan, machine))
+    machine = MachineInput(from_path, example) if from_path or example else None
+    report = use_case.plan(use_case.PlanCommandRequest(plan, machine))
     if out.fmt == "json":
-        published = app.publish(report, out)
+        published = publish(report, out)
         text, written = published.text, published.written_to
     else:
         text = _plan_view(report, out)
         written = out.output
         if written:
-            app.write_text_file(written, text)
+            write_text_file(written, text)
     code = report.gate.exit_code
     if written:
         click.echo(f"topoaudit plan: {_verdict(report)} (exit {code}); written to {written}", err=True)

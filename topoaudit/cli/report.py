@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from topoaudit.app import OutputRequest
+from topoaudit.app.common import OutputRequest
 from topoaudit.cli.options import output_options, show_report
 
 
@@ -25,9 +25,10 @@ def report(ctx: click.Context, path: str, out: OutputRequest) -> None:
       topoaudit report report.json --format junit -o topoaudit-junit.xml
       topoaudit report report.json --redact --out ticket/     # bundle for a public ticket
     """
-    from topoaudit import app
+    from topoaudit.app import report as use_case
+    from topoaudit.app.common import publish
 
-    saved = app.load_saved_report(path)
-    published = app.publish(saved, out)
+    saved = use_case.load_saved_report(path)
+    published = publish(saved, out)
     show_report(published, out)
     ctx.exit(saved.gate.exit_code)

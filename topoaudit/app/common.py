@@ -1,0 +1,263 @@
+"""What every use case shares: the gate and output requests, loading the machine to judge, the one call into
+the pipeline, and publishing a report. Nothing here knows about click or a terminal; heavy modules load
+inside the function that needs them."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO, TypeVar
+
+from topoaudit.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from topoaudit.examples import Example
+    from topoaudit.loaders import Loaded
+    from topoaudit.model.bench import BenchResult
+    from topoaudit.model.machine import Machine
+    from topoaudit.model.plan import PlanRequest
+    from topoaudit.model.report import AuditOptions, Report
+
+Evidence = Mapping[str, "str | bytes"]
+Progress = Callable[[int, int, str], None]
+_T = TypeVar("_T")
+STDIN_CAPTURE = "a capture, e.g. nvidia-smi topo -m | topoaudit analyze -"
+STDIN_REPORT = "a saved report, e.g. topoaudit analyze topo.txt --format json | topoaudit report - --format html"
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """What the user asked the judge to check (``None``: not given on the command line)."""
+
+    expect_gpus: int | None = None
+    expect_domain: int | None = None
+    tp: int | None = None
+    gpu_model: str | None = None
+    fail_on: str | None = None  # a Severity value; the policy's, else "fail", when not given
+    strict: bool = False
+    policy: str | None = None  # FILE or builtin:NAME
+
+
+@dataclass(frozen=True)
+class MachineInput:
+    """The machine to judge: a capture file (``-`` for standard input) or a bundled example."""
+
+    path: str | None = None
+    example: str | None = None
+
+
+@dataclass(frozen=True)
+class OutputRequest:
+    """Where and how to show a report; ``color`` and ``width`` are decided by the command line."""
+
+    fmt: str = "console"
+    output: str | None = None  # -o FILE; None: the text is returned for standard output
+    verbose: bool = False
+    color: bool = False
+    width: int = 120
+    out_dir: str | None = None  # --out DIR: the bundle
+    redact: bool = False
+
+
+# --- results -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A judged report and the raw inputs it came from (kept in a bundle's evidence/)."""
+
+    report: Report
+    evidence: Evidence = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Published:
+    """What :func:`publish` did: the report as shown (redacted when asked) and its text."""
+
+    report: Report
+    text: str
+    written_to: str | None = None
+    bundle_files: int = 0
+
+
+def example_list() -> list[Example]:
+    """The bundled example boxes, by name."""
+    from topoaudit.examples import examples
+
+    return [example for _, example in sorted(examples().items())]
+
+
+def publish(report: Report, out: OutputRequest, evidence: Evidence | None = None) -> Published:
+    """Write the bundle (``--out``), redact (``--redact``), render, and write ``-o`` FILE when given."""
+    from topoaudit.render import RenderOptions, render
+
+    files = 0
+    if out.out_dir:
+        from topoaudit.bundle import write_bundle
+
+        bundle = write_bundle(report, out.out_dir, evidence or {}, redact=out.redact)
+        report, files = bundle.report, len(bundle.files)
+    elif out.redact:
+        from topoaudit.redact import redact_report
+
+        report = redact_report(report)
+    options = RenderOptions(color=out.color and out.fmt == "console", width=out.width, verbose=out.verbose)
+    text = render(report, out.fmt, options)
+    if out.output:
+        write_text_file(out.output, text)
+    return Published(report, text, out.output, files)
+
+
+def write_text_file(path: str, text: str) -> None:
+    """Write a report atomically; OutputError (exit 4) naming the path when it cannot be written."""
+    from topoaudit.outputs import write_file
+
+    write_file(path, text)
+
+
+def input_evidence(path: str | None, example: str | None) -> dict[str, str | bytes]:
+    """The raw input of a judged machine, for the bundle's evidence/ directory."""
+    if example:
+        from topoaudit.examples import examples
+
+        known = examples().get(example)
+        return {f"example-{known.file}": known.text()} if known is not None else {}
+    if path and path != "-":
+        try:
+            return {Path(path).name: Path(path).read_bytes()}
+        except OSError:
+            return {}
+    return {}
+
+
+def load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Loaded, dict[str, str | bytes]]:
+    from topoaudit.examples import examples
+    from topoaudit.loaders import load_example, load_path, load_text
+
+    if bool(source.path) == bool(source.example):
+        raise UsageError("give either PATH or --example NAME (see --example list)")
+    if source.example:
+        known = examples()
+        if source.example not in known:
+            raise UsageError(f"unknown example {source.example!r}; known: {', '.join(sorted(known))}")
+        loaded = load_example(source.example)
+        return loaded, input_evidence(None, source.example) if keep_evidence else {}
+    path = str(source.path)
+    if path == "-":  # standard input can be read once: keep the text for the bundle
+        text = read_input("-", STDIN_CAPTURE)
+        return load_text(text, "<stdin>"), {"stdin.txt": text} if keep_evidence else {}
+    refuse_empty_file(path)
+    return load_path(path), input_evidence(path, None) if keep_evidence else {}
+
+
+def read_input(path: str, expected: str, stdin: TextIO | None = None) -> str:
+    """The text of a file or of standard input (``-``), refusing a terminal and empty input by name."""
+    if path == "-":
+        stream = stdin or sys.stdin
+        if stream.isatty():
+            raise UsageError(f"'-' reads standard input, which is a terminal here: pipe in {expected}")
+        from topoaudit.parse.text import decode_capture  # UTF-16 from a Windows pipe reads too
+
+        raw = getattr(stream, "buffer", None)
+        text = decode_capture(raw.read()) if raw is not None else stream.read()
+        if not text.strip():
+            raise InputError("standard input is empty", hint=f"pipe in {expected}")
+        return text
+    refuse_empty_file(path)
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InputError(f"{path}: no such file") from exc
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read it ({type(exc).__name__})") from exc
+
+
+def refuse_empty_file(path: str) -> None:
+    """An empty file is named as such, not as 'a format topoaudit does not read'."""
+    try:
+        size = os.stat(path).st_size
+        empty = size == 0 or (size <= 4096 and not Path(path).read_bytes().strip())
+    except OSError:
+        return  # the loader names a missing or unreadable file
+    if empty:
+        raise InputError(f"{path}: the file is empty", hint="capture it with `nvidia-smi topo -m > topo.txt`")
+
+
+def gate_knowing_the_card(gate: GateRequest, plan: PlanRequest | None, machine: Machine) -> GateRequest:
+    """A machine that does not name its GPU model (``topo -m`` text) is judged as the card the plan names.
+
+    ``--gpu-model`` always wins, and a source that names its model keeps it: the plan then sizes on the
+    card the user asked about and says where it differs from the box.
+    """
+    if gate.gpu_model or plan is None or not plan.gpu or machine.gpu_model:
+        return gate
+    from topoaudit.catalog import find_gpu
+
+    spec = find_gpu(plan.gpu)
+    return replace(gate, gpu_model=spec.name) if spec is not None else gate
+
+
+def audit_options(gate: GateRequest) -> AuditOptions:
+    """GateRequest -> AuditOptions (loads the policy; options not given stay 'not requested')."""
+    from topoaudit.model.finding import Severity
+    from topoaudit.model.policy import Policy
+    from topoaudit.model.report import NOT_REQUESTED, AuditOptions
+    from topoaudit.model.values import Unsupported
+
+    policy: Policy | Unsupported = NOT_REQUESTED
+    if gate.policy:
+        from topoaudit.judge.policy import load_policy
+
+        policy = load_policy(gate.policy)
+    from_policy = policy.fail_on if isinstance(policy, Policy) else None
+    fail_on = gate.fail_on or (from_policy if isinstance(from_policy, (str, Severity)) else "fail")
+    return AuditOptions(
+        expect_gpus=NOT_REQUESTED if gate.expect_gpus is None else gate.expect_gpus,
+        expect_domain=NOT_REQUESTED if gate.expect_domain is None else gate.expect_domain,
+        tp=NOT_REQUESTED if gate.tp is None else gate.tp,
+        gpu_model=gate.gpu_model or NOT_REQUESTED,
+        fail_on=Severity(str(fail_on)),
+        strict=gate.strict or (isinstance(policy, Policy) and policy.strict),
+        policy=policy,
+    )
+
+
+def judge(
+    loaded: Loaded,
+    gate: GateRequest,
+    plan_request: PlanRequest | None,
+    *,
+    bench: BenchResult | None = None,
+    expect_busbw_gbps: float | None = None,
+) -> Report:
+    """The one call into the pipeline: the machine, a bench and a plan request judged together, once."""
+    from topoaudit.pipeline import analyze
+
+    if not loaded.machine.gpus and bench is None:
+        raise InputError(f"{loaded.source.name}: no GPUs in the input")
+    return analyze(
+        loaded.machine,
+        source=loaded.source,
+        options=audit_options(gate),
+        input_issues=loaded.issues,
+        bench=bench if bench is not None else loaded.bench,
+        expect_busbw_gbps=expect_busbw_gbps,
+        plan_request=plan_request,
+        imported_findings=loaded.findings,
+        extras=loaded.extras,
+        nccl=loaded.nccl,
+        captures=loaded.captures,
+    )
+
+
+def planner_call(call: Callable[[], _T]) -> _T:
+    """A planner refusal caused by option values is a usage error (exit 2), said in one sentence."""
+    from topoaudit.errors import ConfigError
+
+    try:
+        return call()
+    except ConfigError as exc:
+        raise UsageError(str(exc), hint=exc.hint) from exc
