@@ -38,6 +38,8 @@ class BenchRow:
 
 @dataclass(frozen=True)
 class SkippedSize:
+    """A message size the bench did not run, with why (too little free GPU memory), so a gap is explained."""
+
     size_bytes: int
     reason: str  # "needs 3.0 GiB per rank, 1.2 GiB free on the fullest GPU"
 
@@ -127,4 +129,5 @@ class BenchResult:
     out_of_bounds: Probed[int] = NOT_MEASURED
 
     def group(self, name: str) -> BenchGroup | None:
+        """Return the group called ``name``, or None when this bench did not measure it."""
         return next((g for g in self.groups if g.name == name), None)

@@ -1,5 +1,6 @@
-"""nccl-tests' bandwidth arithmetic and the summaries a reader gates on. Pure; shared by the bench and the
-nccl-tests reader.
+"""nccl-tests' bandwidth arithmetic and the summaries a reader gates on.
+
+Pure; shared by the bench and the nccl-tests reader.
 
 * ``algbw = S / t`` with S the bytes of one rank's buffer and GB = 10^9 bytes (nccl-tests
   ``baseBw = bytes / 1.0E9 / sec``).
@@ -49,8 +50,11 @@ def busbw_gbps(size_bytes: int, time_us: float, n: int, collective: str = "all_r
 
 
 def plateau(rows: Sequence[tuple[int, float]]) -> tuple[int, float] | None:
-    """(size, busbw) of the large-message plateau: the best busbw among the largest quarter (at least two,
-    at most four) of the sizes >= 1 MiB; ``None`` when no size reached 1 MiB (only latency was measured)."""
+    """Return (size, busbw) of the large-message plateau, the figure a bandwidth gate compares.
+
+    The plateau is the best busbw among the largest quarter (at least two, at most four) of the sizes >= 1 MiB;
+    ``None`` when no size reached 1 MiB (only latency was measured).
+    """
     large = sorted((r for r in rows if r[0] >= PLATEAU_MIN_BYTES), key=lambda r: r[0])
     if not large:
         return None

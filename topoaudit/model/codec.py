@@ -50,8 +50,10 @@ def _encode_mapping(value: Any) -> Any:
 
 
 def _encoder_for(cls: type) -> Callable[[Any], Any]:
-    """How to encode every value of type ``cls``: decided once per type, as a report holds many thousands
-    of links and GPUs of the same few types."""
+    """Choose how to encode every value of type ``cls``.
+
+    Decided once per type, as a report holds many thousands of links and GPUs of the same few types.
+    """
     if cls in (str, bool, float, int, type(None)):
         return _same
     if cls in (Unsupported, Failed):
@@ -76,9 +78,11 @@ _PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
 def _dataclass_encoder(cls: type) -> Callable[[Any], Any]:
-    """One compiled function per dataclass, as ``dataclasses`` builds ``__init__``: a field declared as a
-    plain type (str, int, float, bool) is copied without a call when it holds one, every other field goes
-    through :func:`encode`. A link or a GPU is then encoded in one call instead of one per field."""
+    """Compile one encoding function per dataclass, as ``dataclasses`` builds ``__init__``.
+
+    A field declared as a plain type (str, int, float, bool) is copied without a call when it holds one, every
+    other field goes through :func:`encode`. A link or a GPU is then encoded in one call instead of one per field.
+    """
     names = [f.name for f in dataclasses.fields(cls)]
     try:
         hints = typing.get_type_hints(cls)

@@ -17,9 +17,11 @@ class Severity(str, enum.Enum):
 
     @property
     def rank(self) -> int:
+        """Order severities by weight (info < warn < fail) for sorting and for the worst one."""
         return _RANK[self]
 
     def __str__(self) -> str:
+        """Print the word reports and policy files use ("warn"), not the enum's name."""
         return self.value
 
 
@@ -46,11 +48,11 @@ class Skipped:
 
 
 def worst_first(findings: Iterable[Finding]) -> tuple[Finding, ...]:
-    """Findings ordered fail, warn, info; the order they were found in is kept within a severity."""
+    """Order findings fail, warn, info; the order they were found in is kept within a severity."""
     return tuple(sorted(findings, key=lambda f: -f.severity.rank))
 
 
 def verdict_of(findings: tuple[Finding, ...] | list[Finding]) -> Severity | None:
-    """The worst severity among findings; None when there are none (the verdict is then 'pass')."""
+    """Return the worst severity among findings; None when there are none (the verdict is then 'pass')."""
     worst = max((f.severity for f in findings), key=lambda s: s.rank, default=None)
     return worst

@@ -37,6 +37,7 @@ class FleetOptions:
 
     @property
     def outlier_rule(self) -> str:
+        """State the outlier test in words, with these thresholds, so every format can print it."""
         return (
             f"median and MAD per hardware group: a figure is an outlier when |value - median| > "
             f"{self.outlier_mad_threshold:g} x max(1.4826 x MAD, {self.outlier_floor_ratio:.0%} of the median; "
@@ -164,6 +165,8 @@ class DrainResult:
 
 @dataclass(frozen=True)
 class FleetGate:
+    """The fleet's verdict, its exit code and the reason for it, decided once for every format."""
+
     verdict: str  # "pass" | "warn" | "fail"
     exit_code: int
     reason: str
@@ -191,16 +194,19 @@ class FleetReport:
 
     @property
     def verdict(self) -> str:
+        """Return the gate's verdict ("pass", "warn" or "fail")."""
         return self.gate.verdict
 
 
 def fleet_to_dict(report: FleetReport) -> dict[str, Any]:
+    """Encode a fleet report as plain JSON data, with the verdict at the top level for easy querying."""
     data: dict[str, Any] = encode(report)
     data["verdict"] = report.gate.verdict
     return data
 
 
 def fleet_to_json(report: FleetReport) -> str:
+    """Serialise a fleet report as the indented JSON document written to disk."""
     return json.dumps(fleet_to_dict(report), indent=2, ensure_ascii=False) + "\n"
 
 

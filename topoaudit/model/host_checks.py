@@ -1,5 +1,7 @@
-"""What on the host stands between the GPUs and the fast path: virtualisation, RDMA ports, GPUDirect RDMA,
-every PCIe hop up to the root port, AER counters and kernel-log signatures.
+"""What on the host stands between the GPUs and the fast path.
+
+Virtualisation, RDMA ports, GPUDirect RDMA, every PCIe hop up to the root port, AER counters and kernel-log
+signatures.
 
 A live probe (or its snapshot) fills these; other sources leave them absent. Each reading that could not be
 taken carries its reason.

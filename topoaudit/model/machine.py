@@ -31,6 +31,7 @@ class PathLevel(enum.IntEnum):
 
     @property
     def label(self) -> str:
+        """Name the level in words ("PCIe switch (PIX)") for messages and reports."""
         return _LEVEL_LABELS[self]
 
 
@@ -122,6 +123,7 @@ class Gpu:
 
     @property
     def label(self) -> str:
+        """Name the GPU as ``nvidia-smi topo -m`` does ("GPU3"), the label links refer to."""
         return f"GPU{self.index}"
 
 
@@ -205,7 +207,7 @@ class Machine:
     nvswitches: tuple[str, ...] = ()  # PCI bus ids of NVSwitches seen at the far end of NVLink ports
 
     def link(self, a: str, b: str) -> Link | None:
-        """The link between two device labels, in either order."""
+        """Return the link between two device labels, in either order."""
         return self._link_index().get((a, b)) or self._link_index().get((b, a))
 
     def _link_index(self) -> dict[tuple[str, str], Link]:

@@ -161,8 +161,11 @@ class GraphPattern:
 
 @dataclass(frozen=True)
 class MnnvlFabric:
-    """``MNNVL busId 0x18000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0``: a GPU's NVLink fabric
-    registration as NCCL read it (state 3 is completed; an all-zero UUID means no multi-node NVLink)."""
+    """A GPU's NVLink fabric registration as NCCL read it.
+
+    From ``MNNVL busId 0x18000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0``: state 3 is completed;
+    an all-zero UUID means no multi-node NVLink.
+    """
 
     host: Probed[str]
     pci_bus_id: Probed[str]
@@ -195,8 +198,10 @@ class NcclWarning:
 
 @dataclass(frozen=True)
 class NcclEvent:
-    """A milestone NCCL logs once per rank: ``Connected all rings``, ``Connected all trees``, ``Connected NVLS
-    tree``, ``Using network IB``."""
+    """A milestone NCCL logs once per rank.
+
+    ``Connected all rings``, ``Connected all trees``, ``Connected NVLS tree``, ``Using network IB``.
+    """
 
     what: str
     count: int
@@ -231,12 +236,12 @@ class NcclView:
     lines_total: int
 
     def rank(self, rank: int) -> NcclRank | None:
-        """The rank's record, or None when the log never placed it."""
+        """Return the rank's record, or None when the log never placed it."""
         return next((r for r in self.ranks if r.rank == rank), None)
 
 
 def rank_gpu(rank: NcclRank | None, machine: Machine) -> int | None:
-    """The machine's GPU index a rank runs on, when the log places the rank on the machine's host."""
+    """Return the machine's GPU index a rank runs on, when the log places the rank on the machine's host."""
     if rank is None:
         return None
     hostname = machine.host.hostname

@@ -1,5 +1,7 @@
-"""NCCL's own bandwidth arithmetic, reproduced to explain its choices: the GB/s it gives a PCIe link, an
-NVLink bundle and a NIC, from which it searches rings and trees and picks transports.
+"""NCCL's own bandwidth arithmetic, reproduced to explain its choices.
+
+NCCL gives a PCIe link, an NVLink bundle and a NIC a figure in GB/s, from which it searches rings and trees
+and picks transports.
 
 Each constant names the NCCL source file it comes from (NVIDIA/nccl). NCCL prints these figures in its
 GRAPH output (``+ PCI[48.0] - GPU/...``, ``+ NVL[370.8] - NVS/0-0``, ``+ NET[50.0] - NET/0``) and derives them
@@ -58,8 +60,10 @@ def net_gbps(speed_mbps: int) -> float:
 
 
 def explain(kind: str, gbps: float) -> str:
-    """Which inputs give the figure NCCL printed for a link of ``kind`` (PCI, NVL, NET), in words; "" when no
-    combination of NCCL's constants gives it (a C2C, SYS or a figure scaled by NCCL's search)."""
+    """Say in words which inputs give the figure NCCL printed for a link of ``kind`` (PCI, NVL, NET).
+
+    "" when no combination of NCCL's constants gives it (a C2C, SYS or a figure scaled by NCCL's search).
+    """
     if kind == "PCI":
         fits = [
             f"Gen{PCI_GENERATION[speed]} x{width} ({width} lanes x {per_lane}/{PCI_DIVISOR})"

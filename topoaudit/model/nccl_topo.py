@@ -1,5 +1,7 @@
-"""NCCL's own picture of the box (``NCCL_TOPO_DUMP_FILE`` / ``NCCL_GRAPH_DUMP_FILE`` XML) and the other
-captures users paste beside it (``nvbandwidth``), as facts a Machine has no field for.
+"""NCCL's own picture of the box and the other captures users paste beside it.
+
+NCCL's ``NCCL_TOPO_DUMP_FILE`` / ``NCCL_GRAPH_DUMP_FILE`` XML and ``nvbandwidth`` output, as facts a Machine
+has no field for.
 
 What a capture shares with a probe (GPUs, NICs, paths, NVLink ports, P2P status) goes into the
 :class:`~topoaudit.model.machine.Machine`, so the same rules judge it; what only NCCL or a measurement
@@ -51,6 +53,7 @@ class NcclGpu:
 
     @property
     def nvlink_count(self) -> int:
+        """Count this GPU's NVLinks over all its targets."""
         return sum(link.count for link in self.nvlinks)
 
 

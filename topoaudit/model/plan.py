@@ -52,6 +52,7 @@ class MachineDomains:
 
     @property
     def gpu_count(self) -> int:
+        """Count the GPUs over all domains."""
         return sum(len(d) for d in self.domains)
 
 
@@ -125,7 +126,7 @@ class DeployPlan:
 
     @property
     def model_text(self) -> str:
-        """ "744B at int4, 40B active" or "464 GB of weights (given)"."""
+        """Describe the model as the plan states it: "744B at int4, 40B active" or "464 GB of weights (given)"."""
         if isinstance(self.params_b, float) and self.weights_basis != "given":
             text = f"{_plain_number(self.params_b)}B parameters at {self.precision}"
         else:
@@ -141,6 +142,7 @@ class DeployPlan:
 
     @property
     def fits_one_domain(self) -> bool:
+        """Tell whether the checked placement stays inside one NVLink domain."""
         return self.checked.fits_one_domain
 
 

@@ -58,12 +58,16 @@ class Policy:
 
 @dataclass(frozen=True)
 class IgnoredFinding:
+    """A finding the policy set aside, kept with the policy's reason so the report still shows it."""
+
     finding: Finding
     reason: str
 
 
 @dataclass(frozen=True)
 class SeverityChange:
+    """A code whose severity the policy changed, from what to what, so a reader sees the override."""
+
     code: str
     was: Severity
     now: Severity

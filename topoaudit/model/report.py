@@ -109,6 +109,7 @@ class Report:
 
     @property
     def verdict(self) -> str:
+        """Return the gate's verdict ("pass", "warn" or "fail")."""
         return self.gate.verdict
 
 
@@ -116,7 +117,7 @@ _MACHINE_KEYS = ("host", "gpus", "nics", "links", "p2p", "nvswitches")
 
 
 def report_to_dict(report: Report) -> dict[str, Any]:
-    """The canonical JSON document. Machine facts are lifted to the top level for easy querying."""
+    """Encode the canonical JSON document, machine facts lifted to the top level for easy querying."""
     data = encode(report)
     machine = data.pop("machine")
     out: dict[str, Any] = {}
@@ -161,9 +162,12 @@ def report_from_dict(data: Any) -> Report:
 
 
 def _bind_section_types() -> None:
-    """Bind the types of the sections only some inputs or options fill (a bench, a deploy plan, NCCL's log view,
-    NCCL XML and nvbandwidth captures) in this module, where ``decode`` resolves the Report's type hints: they
-    are imported when a saved report is read, not by every command that judges a pasted matrix."""
+    """Bind the types of the sections only some inputs or options fill in this module.
+
+    These are a bench, a deploy plan, NCCL's log view, NCCL XML and nvbandwidth captures. ``decode`` resolves
+    the Report's type hints here; the types are imported when a saved report is read, not by every command
+    that judges a pasted matrix.
+    """
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures

@@ -97,7 +97,7 @@ class Placement:
 
 
 def format_gpus(gpus: Iterable[int]) -> str:
-    """A GPU set as people write it: {0-3} for a contiguous run of three or more, {0,2,5} otherwise."""
+    """Write a GPU set as people do: {0-3} for a contiguous run of three or more, {0,2,5} otherwise."""
     g = sorted(gpus)
     if len(g) > 2 and g == list(range(g[0], g[-1] + 1)):
         return f"{{{g[0]}-{g[-1]}}}"
@@ -136,7 +136,7 @@ def gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
 
 
 def nvlink_pairs(machine: Machine) -> tuple[tuple[int, int, int], ...]:
-    """``(a, b, nvlinks)`` for every GPU pair :func:`on_nvlink`, in the source's order; computed once per Machine."""
+    """List ``(a, b, nvlinks)`` for every GPU pair :func:`on_nvlink`, in the source's order; cached on the Machine."""
     cached: tuple[tuple[int, int, int], ...] | None = machine.__dict__.get("_nvlink_pairs")
     if cached is None:
         nvlink = PathLevel.NVLINK  # gpu_pair_links leaves no NVLink-level link without links
@@ -158,8 +158,11 @@ def nvlink_peers(machine: Machine) -> dict[int, dict[int, int]]:
 
 
 def pairs_among(machine: Machine, gpus: Iterable[int]) -> Iterable[tuple[tuple[int, int], Link]]:
-    """The known GPU pairs with both ends in ``gpus``: looked up pair by pair for a small set, filtered
-    from all pairs for a large one (either way each pair is read once)."""
+    """Yield the known GPU pairs with both ends in ``gpus``.
+
+    Looked up pair by pair for a small set, filtered from all pairs for a large one (either way each pair is
+    read once).
+    """
     pairs = gpu_pair_links(machine)
     members = sorted(set(gpus))
     if len(members) * (len(members) - 1) // 2 <= len(pairs):
@@ -171,7 +174,7 @@ def pairs_among(machine: Machine, gpus: Iterable[int]) -> Iterable[tuple[tuple[i
 
 
 def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
-    """Connected components of the NVLink subgraph (through switches), largest first then by GPU index."""
+    """Find the connected components of the NVLink subgraph (through switches), largest first then by GPU index."""
     pairs = gpu_pair_links(machine)
     links_known = len(machine.gpus) < 2 or bool(pairs) or any(isinstance(g.nvlink_ports, tuple) for g in machine.gpus)
     peers = nvlink_peers(machine)
@@ -222,7 +225,7 @@ def _switch_groups(machine: Machine) -> list[set[int]]:
 
 
 def _components(adjacent: dict[int, set[int]]) -> list[set[int]]:
-    """The connected parts of a graph given as each node's neighbours."""
+    """Find the connected parts of a graph given as each node's neighbours."""
     seen: set[int] = set()
     parts = []
     for start in adjacent:
@@ -297,7 +300,7 @@ def bottleneck(machine: Machine, gpus: Iterable[int]) -> Bottleneck:
 
 
 def _spanning_tree_bound(machine: Machine, members: tuple[int, ...]) -> tuple[int, int]:
-    """The slowest hop of a minimum spanning tree over ``members`` (sorted): no ring can do better.
+    """Return the slowest hop of a minimum spanning tree over ``members`` (sorted): no ring can do better.
 
     Hops fall into a handful of classes (NV18, NV12, PIX, ..., SYS, no link at all), so rather than sorting
     every pair, whole classes are merged fastest first (union-find) until the GPUs are connected. The class
@@ -334,7 +337,7 @@ def _spanning_tree_bound(machine: Machine, members: tuple[int, ...]) -> tuple[in
 
 
 def _pairs_by_class(machine: Machine, members: tuple[int, ...]) -> dict[tuple[int, int], list[tuple[int, int]]]:
-    """The known pairs among ``members`` grouped by their :func:`_edge_key`.
+    """Group the known pairs among ``members`` by their :func:`_edge_key`.
 
     The grouping of the whole machine is kept on it: the ring over every GPU is the largest asked for.
     """
@@ -386,7 +389,7 @@ def _within(key: Callable[[int, int], tuple[int, int]], limit: tuple[int, int], 
 
 
 def _hamiltonian_cycle(nodes: tuple[int, ...], allowed: Callable[[int, int], bool]) -> tuple[int, ...]:
-    """A Hamiltonian cycle using only allowed edges (bitmask DP over paths from ``nodes[0]``), or ()."""
+    """Find a Hamiltonian cycle using only allowed edges (bitmask DP over paths from ``nodes[0]``), or ()."""
     n = len(nodes)
     adj = [[i != j and allowed(nodes[i], nodes[j]) for j in range(n)] for i in range(n)]
     # parent[mask][last]: the previous node on some path from 0 covering `mask` and ending at `last`

@@ -30,6 +30,7 @@ class Unsupported:
     status = "unsupported"
 
     def __str__(self) -> str:
+        """Print the absence with its reason, as reports show it."""
         return f"unsupported ({self.reason})"
 
 
@@ -43,6 +44,7 @@ class Failed:
     status = "failed"
 
     def __str__(self) -> str:
+        """Print the failure with its reason, as reports show it."""
         return f"failed: {self.reason}"
 
 
@@ -51,7 +53,7 @@ Probed = Union[T, Unsupported, Failed]
 
 
 def is_absent(value: object) -> bool:
-    """True when ``value`` is an :class:`Unsupported` or :class:`Failed` marker."""
+    """Tell whether ``value`` is an :class:`Unsupported` or :class:`Failed` marker rather than a reading."""
     return isinstance(value, (Unsupported, Failed))
 
 

@@ -33,7 +33,7 @@ def read_nccl_conf(path: Path) -> Probed[tuple[str, ...]]:
 
 
 def fabric_manager(proc: Path) -> Probed[str]:
-    """ "running" when a process named like NVIDIA's fabric manager (or NVLSM) is alive, else "not running"."""
+    """Return "running" when a process named like NVIDIA's fabric manager (or NVLSM) is alive, else "not running"."""
     try:
         entries = [p for p in proc.iterdir() if p.name.isdigit()]
     except OSError as exc:

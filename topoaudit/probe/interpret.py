@@ -46,7 +46,7 @@ _ANCESTOR_LEVEL = {
 
 
 def snapshot_to_machine(snapshot: Snapshot) -> Machine:
-    """The Machine a snapshot implies: the same judge then runs on probed and pasted machines.
+    """Build the Machine a snapshot implies: the same judge then runs on probed and pasted machines.
 
     GPU-GPU links: the active NVLink ports from one GPU whose far end is the other GPU (bridges, meshes),
     or, when both reach NVSwitches, the smaller of their active switch-port counts (what ``topo -m`` prints
@@ -195,6 +195,7 @@ def _version_major(version: Probed[str]) -> Probed[int]:
 
 
 def active_ports(r: GpuRecord) -> list[NvLinkRecord]:
+    """List a GPU's NVLink ports that are up; none when NVML could not read its ports."""
     return [p for p in r.nvlinks if p.state == "active"] if isinstance(r.nvlinks, tuple) else []
 
 
@@ -231,15 +232,18 @@ def _gpu_link(ra: GpuRecord, rb: GpuRecord, pair: PairRecord | None, pci: dict[s
 
 
 def _sysfs_level(bus_a: Probed[str], bus_b: Probed[str], pci: dict[str, PcieDevice]) -> PathLevel | None:
-    """The ``topo -m`` level between two PCI devices from their sysfs paths (None when a path is unknown)."""
+    """Derive the ``topo -m`` level between two PCI devices from their sysfs paths (None when a path is unknown)."""
     if not (isinstance(bus_a, str) and isinstance(bus_b, str)) or bus_a not in pci or bus_b not in pci:
         return None
     return path_level(pci[bus_a], pci[bus_b])
 
 
 def path_level(da: PcieDevice, db: PcieDevice) -> PathLevel:
-    """PIX: both hang below one switch (one bridge each side at most); PXB: more bridges, same root port
-    tree; PHB: same root complex only; NODE: other root complex on the same NUMA node; SYS: other socket."""
+    """Classify two PCI devices as ``nvidia-smi topo -m`` does, from their sysfs paths.
+
+    PIX: both hang below one switch (one bridge each side at most); PXB: more bridges, same root port tree;
+    PHB: same root complex only; NODE: other root complex on the same NUMA node; SYS: other socket.
+    """
     pa, pb = da.path, db.path
     if pa[0] != pb[0]:
         na, nb = da.numa_node, db.numa_node
@@ -258,7 +262,7 @@ def path_level(da: PcieDevice, db: PcieDevice) -> PathLevel:
 
 
 def snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:
-    """What a report shows about the probe itself (the ``probe`` extras section)."""
+    """Summarise what a report shows about the probe itself (the ``probe`` extras section)."""
     sys_ = snapshot.system
     lost = [g.index for g in snapshot.gpus if isinstance(g.status, Failed)]
     smi = {c.command: ("ok" if isinstance(c.text, str) else str(c.text)) for c in snapshot.commands}
@@ -284,7 +288,7 @@ def snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:
 
 
 def host_checks(snapshot: Snapshot) -> HostChecks:
-    """What the snapshot says about the host's blockers, in the form the rules judge."""
+    """Gather what the snapshot says about the host's blockers, in the form the rules judge."""
     os_ = snapshot.os
     return HostChecks(
         virtualization=os_.virtualization,
@@ -368,8 +372,10 @@ _INCORRECT_CONFIGURATION = {2: "incorrect-sysguid", 3: "incorrect-chassis-serial
 
 
 def decode_health_mask(mask: int) -> tuple[str, ...]:
-    """NVML_GPU_FABRIC_HEALTH_MASK_* fields that report a problem (nvml.h): each 2-bit field is 1 when true;
-    the 4-bit incorrect-configuration field names what is wrong (1 is "none")."""
+    """Name the NVML_GPU_FABRIC_HEALTH_MASK_* fields that report a problem (nvml.h).
+
+    Each 2-bit field is 1 when true; the 4-bit incorrect-configuration field names what is wrong (1 is "none").
+    """
     problems = [name for name, shift, width, bad in _HEALTH_FLAGS if (mask >> shift) & width == bad]
     config = (mask >> 8) & 0xF
     if config in _INCORRECT_CONFIGURATION:

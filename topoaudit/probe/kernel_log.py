@@ -1,5 +1,7 @@
-"""GPU failure signatures in the kernel log: Xid 79 (fallen off the bus), Xid 74 (NVLink error), the
-Blackwell NVLink Xids 144-150, "fallen off the bus" without an Xid, and NVLink training failures.
+"""GPU failure signatures in the kernel log.
+
+Xid 79 (fallen off the bus), Xid 74 (NVLink error), the Blackwell NVLink Xids 144-150, "fallen off the bus"
+without an Xid, and NVLink training failures.
 
 The log is read with ``journalctl -k -b`` (this boot's kernel messages) or else ``dmesg``, bounded in time
 (a timeout) and in size (the newest lines up to a byte limit). Reading it often needs root or the
@@ -62,7 +64,7 @@ def _bus(text: str) -> Probed[str]:
 def read_kernel_log(
     timeout_s: float = DEFAULT_TIMEOUT_S, max_bytes: int = DEFAULT_MAX_BYTES, env: dict[str, str] | None = None
 ) -> Probed[tuple[KernelEvent, ...]]:
-    """The signatures of this boot's kernel log: ``journalctl -k -b --no-pager -q``, else ``dmesg``.
+    """Find the failure signatures in this boot's kernel log: ``journalctl -k -b --no-pager -q``, else ``dmesg``.
 
     Unsupported when neither tool is present or reading is not permitted; Failed when both fail otherwise.
     """
@@ -85,7 +87,7 @@ def read_kernel_log(
 def _run_bounded(
     argv: list[str], timeout_s: float, max_bytes: int, env: dict[str, str] | None
 ) -> tuple[str | None, str]:
-    """(the command's output, "") -- its newest ``max_bytes`` only -- or (None, why there is none)."""
+    """Run a log command: (its output, "") -- the newest ``max_bytes`` only -- or (None, why there is none)."""
     name = os.path.basename(argv[0])
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)

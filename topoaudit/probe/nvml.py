@@ -64,6 +64,7 @@ def error_name(code: int) -> str:
 
 
 def binding_version() -> str:
+    """Return the installed nvidia-ml-py version, which a snapshot records to explain odd answers."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -115,6 +116,7 @@ class NvmlSession:
     """An initialised NVML with the call wrapper; use as a context manager."""
 
     def __init__(self, timeout_s: float = DEFAULT_CALL_TIMEOUT_S) -> None:
+        """Prepare a session; ``timeout_s`` bounds each NVML call, as a hung driver never answers."""
         self.timeout_s = timeout_s
         self.hung: str = ""
         self.calls = 0
@@ -124,14 +126,16 @@ class NvmlSession:
 
     # -- lifecycle --------------------------------------------------------------------------------
     def __enter__(self) -> NvmlSession:
+        """Initialise NVML (see :meth:`open`)."""
         self.open()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Shut NVML down, whatever happened inside (see :meth:`close`)."""
         self.close()
 
     def open(self) -> None:
-        """``nvmlInit``; EnvironmentUnusable with one sentence when this machine cannot be probed."""
+        """Call ``nvmlInit``; raise EnvironmentUnusable with one sentence when this machine cannot be probed."""
         self._worker = _Worker()
         try:
             self._worker.run(pynvml.nvmlInit, self.timeout_s)
@@ -145,6 +149,7 @@ class NvmlSession:
         self._initialised = True
 
     def close(self) -> None:
+        """Call ``nvmlShutdown``, unless a call hung: a hung driver would hang the shutdown too."""
         if self._initialised and not self.hung and self._worker is not None:
             with contextlib.suppress(pynvml.NVMLError, _Timeout):
                 self._worker.run(pynvml.nvmlShutdown, self.timeout_s)
@@ -210,8 +215,11 @@ def _is_lost(value: object) -> bool:
 
 
 def read_system(s: NvmlSession) -> SystemRecord:
-    """NVML ``nvmlSystemGetDriverVersion``, ``nvmlSystemGetNVMLVersion``, ``nvmlSystemGetCudaDriverVersion``,
-    ``nvmlDeviceGetCount``; ``nvidia-smi`` prints them in its header."""
+    """Read the driver, NVML and CUDA versions and the GPU count.
+
+    NVML ``nvmlSystemGetDriverVersion``, ``nvmlSystemGetNVMLVersion``, ``nvmlSystemGetCudaDriverVersion``,
+    ``nvmlDeviceGetCount``; ``nvidia-smi`` prints them in its header.
+    """
     cuda = s.call("nvmlSystemGetCudaDriverVersion", pynvml.nvmlSystemGetCudaDriverVersion)
     if isinstance(cuda, int):
         cuda = f"{cuda // 1000}.{cuda % 1000 // 10}"
@@ -233,8 +241,11 @@ def handle(s: NvmlSession, index: int) -> Any:
 
 
 def read_identity(s: NvmlSession, h: Any) -> dict[str, Any]:
-    """NVML ``nvmlDeviceGetName/UUID/Serial/BoardPartNumber``, ``nvmlDeviceGetPciInfo``, ``nvmlDeviceGetMemoryInfo``,
-    ``nvmlDeviceGetArchitecture``; ``nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,memory.total --format=csv``."""
+    """Read what identifies a GPU: name, UUID, serial, part number, PCI address, memory, architecture.
+
+    NVML ``nvmlDeviceGetName/UUID/Serial/BoardPartNumber``, ``nvmlDeviceGetPciInfo``, ``nvmlDeviceGetMemoryInfo``,
+    ``nvmlDeviceGetArchitecture``; ``nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,memory.total --format=csv``.
+    """
     out: dict[str, Any] = {
         "name": _s(s.call("nvmlDeviceGetName", pynvml.nvmlDeviceGetName, h)),
         "uuid": _s(s.call("nvmlDeviceGetUUID", pynvml.nvmlDeviceGetUUID, h)),
@@ -265,8 +276,11 @@ def read_mig(s: NvmlSession, h: Any) -> Probed[str]:
 
 
 def read_affinity(s: NvmlSession, h: Any, cpu_count: int) -> dict[str, Any]:
-    """NVML ``nvmlDeviceGetCpuAffinity``, ``nvmlDeviceGetMemoryAffinity`` (node scope), ``nvmlDeviceGetNumaNodeId``;
-    ``nvidia-smi topo -m`` columns "CPU Affinity", "NUMA Affinity", "GPU NUMA ID"."""
+    """Read which CPUs and NUMA nodes are close to a GPU.
+
+    NVML ``nvmlDeviceGetCpuAffinity``, ``nvmlDeviceGetMemoryAffinity`` (node scope), ``nvmlDeviceGetNumaNodeId``;
+    ``nvidia-smi topo -m`` columns "CPU Affinity", "NUMA Affinity", "GPU NUMA ID".
+    """
     words = max(1, (cpu_count + 63) // 64)
     cpus = s.call("nvmlDeviceGetCpuAffinity", pynvml.nvmlDeviceGetCpuAffinity, h, words)
     nodes = s.call("nvmlDeviceGetMemoryAffinity", pynvml.nvmlDeviceGetMemoryAffinity, h, 4, 0)
@@ -285,10 +299,13 @@ def _bits(words: Any) -> tuple[int, ...]:
 
 
 def read_pcie(s: NvmlSession, h: Any) -> dict[str, Any]:
-    """NVML ``nvmlDeviceGetCurrPcieLinkGeneration/Width``, ``nvmlDeviceGetMaxPcieLinkGeneration/Width``,
+    """Read a GPU's PCIe link, current and maximum, with its utilisation to tell an idle drop from a fault.
+
+    NVML ``nvmlDeviceGetCurrPcieLinkGeneration/Width``, ``nvmlDeviceGetMaxPcieLinkGeneration/Width``,
     ``nvmlDeviceGetGpuMaxPcieLinkGeneration``, ``nvmlDeviceGetUtilizationRates``; ``nvidia-smi
     --query-gpu=pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,utilization.gpu
-    --format=csv`` (an idle GPU drops its link generation to save power)."""
+    --format=csv`` (an idle GPU drops its link generation to save power).
+    """
     util = s.call("nvmlDeviceGetUtilizationRates", pynvml.nvmlDeviceGetUtilizationRates, h)
     return {
         "pcie_gen_current": s.call(
@@ -305,7 +322,9 @@ def read_pcie(s: NvmlSession, h: Any) -> dict[str, Any]:
 
 
 def read_nvlinks(s: NvmlSession, h: Any) -> Probed[tuple[NvLinkRecord, ...]]:
-    """NVML ``nvmlDeviceGetNvLinkState/Version/RemoteDeviceType/RemotePciInfo/ErrorCounter`` per port;
+    """Read every NVLink port of a GPU: state, version, what is at the other end, error counters.
+
+    NVML ``nvmlDeviceGetNvLinkState/Version/RemoteDeviceType/RemotePciInfo/ErrorCounter`` per port;
     ``nvidia-smi nvlink -s``, ``nvidia-smi nvlink -R``, ``nvidia-smi nvlink -e``.
 
     Ports are asked in order until NVML answers INVALID_ARGUMENT (past the GPU's last port) or
@@ -361,7 +380,9 @@ def _counters(s: NvmlSession, h: Any, link: int) -> dict[str, Any]:
 
 
 def read_fabric(s: NvmlSession, h: Any) -> dict[str, Any]:
-    """NVML ``nvmlDeviceGetGpuFabricInfoV`` (v3 struct with the health mask and summary; falls back to v2, then
+    """Read a GPU's NVLink fabric registration: state, status, clique, cluster and health.
+
+    NVML ``nvmlDeviceGetGpuFabricInfoV`` (v3 struct with the health mask and summary; falls back to v2, then
     to ``nvmlDeviceGetGpuFabricInfo``); ``nvidia-smi -q`` section "Fabric" (State, Status, CliqueId,
     ClusterUUID, Health).
 
@@ -409,7 +430,7 @@ FABRIC_HEALTH_SUMMARIES = {0: "not-supported", 1: "healthy", 2: "unhealthy", 3: 
 
 
 def _fabric_health(info: Any) -> dict[str, Any]:
-    """The raw health mask (v2 and v3 structs) and summary (v3 only) of a fabric-info answer."""
+    """Return the raw health mask (v2 and v3 structs) and summary (v3 only) of a fabric-info answer."""
     names = {f[0] for f in getattr(type(info), "_fields_", ())}
     source = "nvmlDeviceGetGpuFabricInfoV"
     mask: Probed[int] = (
@@ -463,8 +484,11 @@ def _lost_in_ports(ports: object) -> bool:
 
 
 def read_pair(s: NvmlSession, a: int, ha: Any, b: int, hb: Any) -> PairRecord:
-    """NVML ``nvmlDeviceGetTopologyCommonAncestor`` and ``nvmlDeviceGetP2PStatus`` (read, write, NVLink, atomics);
-    ``nvidia-smi topo -m`` (PCIe levels) and ``nvidia-smi topo -p2p r|w|n|a``."""
+    """Read how two GPUs reach each other and whether P2P works between them.
+
+    NVML ``nvmlDeviceGetTopologyCommonAncestor`` and ``nvmlDeviceGetP2PStatus`` (read, write, NVLink, atomics);
+    ``nvidia-smi topo -m`` (PCIe levels) and ``nvidia-smi topo -p2p r|w|n|a``.
+    """
     ancestor = _map(
         s.call("nvmlDeviceGetTopologyCommonAncestor", pynvml.nvmlDeviceGetTopologyCommonAncestor, ha, hb),
         ANCESTORS,
@@ -480,6 +504,7 @@ def read_pair(s: NvmlSession, a: int, ha: Any, b: int, hb: Any) -> PairRecord:
 
 
 def read_pairs(s: NvmlSession, handles: dict[int, Any]) -> tuple[PairRecord, ...]:
+    """Read every GPU pair once, lower index first (see :func:`read_pair`)."""
     out = []
     for a, b in itertools.combinations(sorted(handles), 2):
         out.append(read_pair(s, a, handles[a], b, handles[b]))

@@ -194,15 +194,18 @@ class Snapshot:
 
 
 def snapshot_to_dict(snapshot: Snapshot) -> dict[str, Any]:
+    """Encode a snapshot as plain JSON data."""
     data: dict[str, Any] = encode(snapshot)
     return data
 
 
 def snapshot_to_json(snapshot: Snapshot) -> str:
+    """Serialise a snapshot as the JSON document ``probe --save`` writes."""
     return json.dumps(snapshot_to_dict(snapshot), indent=1) + "\n"
 
 
 def looks_like_snapshot(text: str) -> bool:
+    """Tell a saved snapshot from other pasted input by its ``kind`` near the top, without parsing it all."""
     head = text.lstrip()[:512]
     return head.startswith("{") and f'"kind": "{SNAPSHOT_KIND}"' in head.replace('":"', '": "')
 
@@ -229,6 +232,7 @@ def snapshot_from_dict(data: Any, name: str = "snapshot") -> Snapshot:
 
 
 def snapshot_from_json(text: str, name: str = "snapshot") -> Snapshot:
+    """Read a saved snapshot; invalid JSON is an InputError naming the line, not a traceback."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -248,7 +252,7 @@ _V2_OS_FIELDS = ("virtualization", "virtualization_evidence", "rdma_ports", "gpu
 
 
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """Schema 1 did not read the host checks: each is absent with that reason, never taken for "none found"."""
+    """Mark the host checks schema 1 did not read as absent with that reason, never taken for "none found"."""
     why = {"status": "unsupported", "source": "snapshot", "reason": "not recorded by snapshot schema 1"}
     data = dict(data, schema_version=2, pci_bridges=why)
     data["os"] = dict(data.get("os") or {}, **dict.fromkeys(_V2_OS_FIELDS, why))

@@ -43,6 +43,7 @@ def _int(value: Probed[str]) -> Probed[int]:
 
 
 def pci_dir(root: Path, bus_id: str) -> Path:
+    """Return a PCI device's sysfs folder under ``root`` (a test tree or ``/``)."""
     return root / "sys/bus/pci/devices" / bus_id
 
 
@@ -59,8 +60,11 @@ def pci_path(root: Path, bus_id: str) -> tuple[str, ...] | None:
 
 
 def pci_device(root: Path, bus_id: str) -> PcieDevice | None:
-    """One device: its path, NUMA node, link and AER totals (``/sys/bus/pci/devices/BDF/{numa_node,*_link_*,
-    aer_dev_*}``; ``lspci -vv -s BDF`` shows LnkCap/LnkSta and the AER status registers)."""
+    """Read one PCI device: its path, NUMA node, link and AER totals.
+
+    From ``/sys/bus/pci/devices/BDF/{numa_node,*_link_*,aer_dev_*}``; ``lspci -vv -s BDF`` shows LnkCap/LnkSta
+    and the AER status registers.
+    """
     path = pci_path(root, bus_id)
     if path is None:
         return None
@@ -81,8 +85,10 @@ def pci_device(root: Path, bus_id: str) -> PcieDevice | None:
 
 
 def aer_total(path: Path, total_name: str) -> Probed[int]:
-    """The error total of one ``aer_dev_*`` file (``NAME COUNT`` lines; the sum when the kernel prints no
-    total line); Unsupported where the kernel or the device has no AER."""
+    """Read the error total of one ``aer_dev_*`` file; Unsupported where the kernel or the device has no AER.
+
+    The file has ``NAME COUNT`` lines; the total is the sum when the kernel prints no total line.
+    """
     text = _read(path)
     if not isinstance(text, str):
         if isinstance(text, Unsupported):
@@ -99,15 +105,17 @@ def aer_total(path: Path, total_name: str) -> Probed[int]:
 
 
 def pci_bridges(root: Path, paths: Iterable[tuple[str, ...]]) -> tuple[PcieDevice, ...]:
-    """Every bridge between the root complex and the given devices (root ports, switch ports), with their
-    links and AER totals: a switch uplink trained down is invisible to NVML's per-GPU figures (``lspci -tv``
-    draws the tree, ``lspci -vv -s BDF`` shows each port's LnkCap/LnkSta)."""
+    """Read every bridge between the root complex and the given devices, with their links and AER totals.
+
+    Root ports and switch ports: a switch uplink trained down is invisible to NVML's per-GPU figures
+    (``lspci -tv`` draws the tree, ``lspci -vv -s BDF`` shows each port's LnkCap/LnkSta).
+    """
     bridges = sorted({b for path in paths for b in path[1:-1]})
     return tuple(d for b in bridges if (d := pci_device(root, b)) is not None)
 
 
 def link_speed_gts(text: Probed[str]) -> Probed[float]:
-    """ "32.0 GT/s PCIe" -> 32.0; "Unknown" (a link that is down) stays absent with the reason."""
+    """Read a link speed: "32.0 GT/s PCIe" -> 32.0; "Unknown" (a link that is down) stays absent with the reason."""
     if not isinstance(text, str):
         return text
     m = re.match(r"\s*([\d.]+)\s*GT/s", text)
@@ -128,8 +136,11 @@ def nvidia_gpus_on_bus(root: Path) -> Probed[tuple[str, ...]]:
 
 
 def rdma_nics(root: Path) -> tuple[RdmaNic, ...]:
-    """RDMA devices of ``/sys/class/infiniband``: PCI address, netdevs, rate and link layer of the first
-    active port (``ibv_devinfo`` / ``ibstat`` show the same)."""
+    """Read the RDMA devices of ``/sys/class/infiniband``.
+
+    PCI address, netdevs, rate and link layer of the first active port (``ibv_devinfo`` / ``ibstat`` show the
+    same).
+    """
     base = root / "sys/class/infiniband"
     if not base.is_dir():
         return ()
@@ -165,13 +176,16 @@ def rdma_nics(root: Path) -> tuple[RdmaNic, ...]:
 
 
 def _after_colon(value: Probed[str]) -> Probed[str]:
-    """ "4: ACTIVE" -> "ACTIVE"; "5: LinkUp" -> "LinkUp"."""
+    """Drop the number sysfs puts before a port state: "4: ACTIVE" -> "ACTIVE"; "5: LinkUp" -> "LinkUp"."""
     return value.split(":", 1)[-1].strip() if isinstance(value, str) else value
 
 
 def rdma_ports(root: Path) -> tuple[RdmaPort, ...]:
-    """Every port of every RDMA device: ``/sys/class/infiniband/DEV/ports/N/{state,phys_state,rate,link_layer,
-    counters/link_downed,counters/symbol_error}`` (``ibstat``, ``rdma link``, ``perfquery`` show the same)."""
+    """Read every port of every RDMA device.
+
+    From ``/sys/class/infiniband/DEV/ports/N/{state,phys_state,rate,link_layer,counters/link_downed,
+    counters/symbol_error}`` (``ibstat``, ``rdma link``, ``perfquery`` show the same).
+    """
     base = root / "sys/class/infiniband"
     if not base.is_dir():
         return ()
@@ -204,9 +218,12 @@ def rdma_ports(root: Path) -> tuple[RdmaPort, ...]:
 
 
 def gpudirect_rdma(root: Path) -> tuple[Probed[str], Probed[str]]:
-    """(how NICs can reach GPU memory, evidence): ``nvidia_peermem`` loaded (``/sys/module/nvidia_peermem``,
-    ``lsmod``), the older ``nv_peer_mem`` (``/sys/kernel/mm/memory_peers/nv_mem``), DMA-BUF (NVIDIA's open
-    kernel module on Linux 5.12 or later, ``/proc/driver/nvidia/version``), or "none"."""
+    """Tell how NICs can reach GPU memory, with the evidence.
+
+    ``nvidia_peermem`` loaded (``/sys/module/nvidia_peermem``, ``lsmod``), the older ``nv_peer_mem``
+    (``/sys/kernel/mm/memory_peers/nv_mem``), DMA-BUF (NVIDIA's open kernel module on Linux 5.12 or later,
+    ``/proc/driver/nvidia/version``), or "none".
+    """
     if (root / "sys/module/nvidia_peermem").is_dir():
         return "nvidia_peermem", "/sys/module/nvidia_peermem present (module loaded)"
     if (root / "sys/kernel/mm/memory_peers/nv_mem/version").exists():
@@ -230,8 +247,11 @@ _VM_VENDORS = ("qemu", "kvm", "vmware", "xen", "innotek", "virtualbox", "bochs",
 
 
 def virtualization(root: Path) -> tuple[Probed[str], Probed[str]]:
-    """("vm" | "bare-metal", evidence): the ``hypervisor`` flag of /proc/cpuinfo (set by the CPU inside any
-    guest) and the DMI vendor and product (``systemd-detect-virt``, ``dmidecode -s system-manufacturer``)."""
+    """Tell a virtual machine from bare metal: ("vm" | "bare-metal", evidence).
+
+    Read from the ``hypervisor`` flag of /proc/cpuinfo (set by the CPU inside any guest) and the DMI vendor and
+    product (``systemd-detect-virt``, ``dmidecode -s system-manufacturer``).
+    """
     dmi = root / "sys/class/dmi/id"
     strings = {
         name: v for name in ("sys_vendor", "product_name", "board_vendor") if isinstance(v := _read(dmi / name), str)
@@ -259,7 +279,7 @@ def _numa(device: Path) -> Probed[int]:
 
 
 def _rate(text: Probed[str]) -> Probed[float]:
-    """ "400 Gb/sec (4X NDR)" -> 400.0."""
+    """Read a port rate: "400 Gb/sec (4X NDR)" -> 400.0."""
     if not isinstance(text, str):
         return text
     m = re.match(r"\s*([\d.]+)\s*Gb/sec", text)
@@ -267,9 +287,11 @@ def _rate(text: Probed[str]) -> Probed[float]:
 
 
 def iommu_state(root: Path, gpu_bus_ids: Iterable[str]) -> tuple[Probed[str], Probed[str]]:
-    """("off" | "passthrough" | "translating", evidence): the IOMMU group type of the GPUs when sysfs has it
-    (``identity`` = passthrough, ``DMA``/``DMA-FQ`` = translating), else /sys/class/iommu and the kernel
-    command line (``iommu=pt``)."""
+    """Tell how the IOMMU treats the GPUs: ("off" | "passthrough" | "translating", evidence).
+
+    Read from the IOMMU group type of the GPUs when sysfs has it (``identity`` = passthrough, ``DMA``/``DMA-FQ``
+    = translating), else /sys/class/iommu and the kernel command line (``iommu=pt``).
+    """
     for bus in gpu_bus_ids:
         kind = _read(pci_dir(root, bus) / "iommu_group/type")
         if isinstance(kind, str):
@@ -288,8 +310,11 @@ def iommu_state(root: Path, gpu_bus_ids: Iterable[str]) -> tuple[Probed[str], Pr
 
 
 def acs_redirect(root: Path, paths: Iterable[tuple[str, ...]]) -> Probed[tuple[str, ...]]:
-    """Bridges above the GPUs whose ACS control has P2P Request/Completion Redirect on (PCIe peer traffic is
-    then sent up to the root complex, or blocked). Needs the extended config space (root); else Unsupported."""
+    """List the bridges above the GPUs whose ACS control has P2P Request/Completion Redirect on.
+
+    PCIe peer traffic is then sent up to the root complex, or blocked. Needs the extended config space (root);
+    else Unsupported.
+    """
     bridges = sorted({b for path in paths for b in path[1:-1]})
     if not bridges:
         return ()
@@ -311,7 +336,7 @@ def acs_redirect(root: Path, paths: Iterable[tuple[str, ...]]) -> Probed[tuple[s
 
 
 def _acs_control(config: bytes) -> int | None:
-    """The ACS Control register from a device's extended capability list, or None without ACS."""
+    """Read the ACS Control register from a device's extended capability list, or None without ACS."""
     offset, seen = 0x100, 0
     while 0x100 <= offset <= len(config) - 8 and seen < 64:
         header = struct.unpack_from("<I", config, offset)[0]
@@ -324,8 +349,11 @@ def _acs_control(config: bytes) -> int | None:
 
 
 def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]]) -> OsRecord:
-    """Hostname and kernel (/proc/sys/kernel), DMI product, NUMA nodes, IOMMU, ACS, NVIDIA GPUs on the bus,
-    virtualisation, RDMA ports and GPUDirect RDMA support."""
+    """Read what the operating system knows about the host, beyond NVML.
+
+    Hostname and kernel (/proc/sys/kernel), DMI product, NUMA nodes, IOMMU, ACS, NVIDIA GPUs on the bus,
+    virtualisation, RDMA ports and GPUDirect RDMA support.
+    """
     nodes_dir = root / "sys/devices/system/node"
     numa: Probed[int] = (
         len([p for p in nodes_dir.iterdir() if re.fullmatch(r"node\d+", p.name)])

@@ -26,8 +26,11 @@ CAPTURE_JUDGES = {"nvidia-smi-nvlink": frozenset({"nvlink-link-down", "nvlink-er
 
 
 def capture_judgement(code: str, report: Report) -> str | None:
-    """For a report built from a capture: "" when ``code`` was judged from it, the reason when it could not
-    be, None when the captures have no say (the caller decides as for any other source)."""
+    """Tell whether a report built from a capture could judge ``code``.
+
+    "" when ``code`` was judged from it, the reason when it could not be, None when the captures have no say
+    (the caller decides as for any other source).
+    """
     captures = report.captures if isinstance(report.captures, Captures) else Captures()
     if code in TOPOLOGY_DUMP_CODES:
         dump = captures.nccl_topology
@@ -64,7 +67,7 @@ def judge_captures(captures: Captures, machine: Machine, spec: GpuSpec | None) -
 
 
 def _all_links_inactive(machine: Machine, spec: GpuSpec | None) -> list[Finding]:
-    """A GPU for which ``nvidia-smi nvlink -s`` prints NVML's "all links are inactive" sentence.
+    """Flag a GPU for which ``nvidia-smi nvlink -s`` prints NVML's "all links are inactive" sentence.
 
     The probe's link-down rule compares active ports with the model's design count; a paste of this
     sentence names no ports, so it is judged here: an NVLink model with no active link has lost its fabric.
@@ -148,7 +151,7 @@ def _flattened(topology: NcclTopology) -> list[Finding]:
 
 
 def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Finding]:
-    """A pair whose measured copy bandwidth is far below the other pairs of the same test and the same path.
+    """Flag a pair whose measured copy bandwidth is far below the other pairs of the same test and path.
 
     On a uniform fabric every pair copies at about the same rate; one slow GPU pair is a degraded link, a
     pair routed over PCIe, or a GPU throttled during the run; one GPU slow from or to the host is a PCIe link
@@ -191,7 +194,7 @@ def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Findi
 
 
 def _path_class(row: str, column: str, links: dict[tuple[int, int], Link]) -> str:
-    """What a pair is compared with: host-GPU pairs with each other; GPU pairs by their path when known."""
+    """Name what a pair is compared with: host-GPU pairs with each other; GPU pairs by their path when known."""
     if not (row.startswith("GPU") and column.startswith("GPU")):
         return "host"
     a, b = int(row[3:]), int(column[3:])

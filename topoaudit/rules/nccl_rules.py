@@ -1,6 +1,7 @@
-"""Judge NCCL's own view (an ``NCCL_DEBUG=INFO`` log) against the machine: the path NCCL took between GPUs
-against the one the topology allows, P2P refused between connected GPUs, NVLS off on NVSwitch boxes,
-GPUDirect RDMA off between nodes, and WARN lines whose cause is known.
+"""Judge NCCL's own view (an ``NCCL_DEBUG=INFO`` log) against the machine.
+
+The path NCCL took between GPUs against the one the topology allows, P2P refused between connected GPUs,
+NVLS off on NVSwitch boxes, GPUDirect RDMA off between nodes, and WARN lines whose cause is known.
 
 Every finding quotes its evidence: the log lines, with their line numbers.
 """
@@ -60,13 +61,17 @@ def quote(lines: Iterable[LogLine]) -> list[str]:
 
 
 def same_host(view: NcclView, a: int, b: int) -> bool:
+    """Tell whether the log places two ranks on one host; False when it does not say."""
     ra, rb = view.rank(a), view.rank(b)
     return ra is not None and rb is not None and isinstance(ra.host, str) and ra.host == rb.host
 
 
 def _transports_below_topology(view: NcclView, machine: Machine, spec: GpuSpec | None) -> Iterator[Finding]:
-    """One finding per kind of shortfall (NVLink peers, PCIe peers, the network inside a host, the catalog's
-    NVSwitch node), each naming its rank pairs, so a split box reads as one problem, not one per ring hop."""
+    """Report transports slower than the topology allows: one finding per kind of shortfall.
+
+    The kinds are NVLink peers, PCIe peers, the network inside a host, the catalog's NVSwitch node; each
+    finding names its rank pairs, so a split box reads as one problem, not one per ring hop.
+    """
     slow: dict[tuple[int, int], list[NcclTransport]] = {}
     for t in view.transports:
         if t.kind in ("SHM", "NET"):
@@ -151,8 +156,10 @@ def _p2p_disabled(view: NcclView) -> Iterator[Finding]:
 
 
 def nvswitch_box(machine: Machine, spec: GpuSpec | None) -> bool:
-    """An NVSwitch Hopper or Blackwell box: the catalog says so for the model, the probe saw NVSwitches, or the
-    matrix shows NV18 pairs."""
+    """Tell whether this is an NVSwitch Hopper or Blackwell box, where NCCL should use NVLS.
+
+    It is when the catalog says so for the model, the probe saw NVSwitches, or the matrix shows NV18 pairs.
+    """
     if spec is not None:
         return spec.build == "nvswitch" and spec.nvlink_generation >= 4
     # NV18 between GPUs is the per-GPU count of NVLink4/5 shared through NVSwitches (HGX H100/H200/B200)

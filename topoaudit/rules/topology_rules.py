@@ -73,7 +73,7 @@ def _split_severity(ctx: RuleContext, multi: list[Domain], total: int) -> tuple[
 
 
 def _crossing(ctx: RuleContext, domains: list[Domain]) -> str:
-    """The fastest path between two domains (what a cross-domain ring must take at best)."""
+    """Return the fastest path between two domains (what a cross-domain ring must take at best)."""
     first, second = domains[0].gpus, domains[1].gpus
     pairs = gpu_pair_links(ctx.machine)
     levels = (pairs[(min(a, b), max(a, b))].level for a in first for b in second if (min(a, b), max(a, b)) in pairs)
@@ -111,7 +111,7 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """A domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh).
+    """Flag a domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh).
 
     All-to-all traffic and some TP groups cross PCIe/SYS even though rings stay on NVLink.
     """
@@ -225,14 +225,14 @@ def _known_without_nvlink(link: Link) -> bool:
 
 
 def _modal_links(ctx: RuleContext, domain: Domain) -> int:
-    """The NVLink count most pairs of ``domain`` show: what its healthy pairs carry."""
+    """Return the NVLink count most pairs of ``domain`` show: what its healthy pairs carry."""
     members = set(domain.gpus)
     counts = Counter(n for a, b, n in nvlink_pairs(ctx.machine) if a in members and b in members)
     return counts.most_common(1)[0][0] if counts else 0
 
 
 def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """A GPU pair with fewer NVLinks than its siblings: a link is down or a bridge is badly seated.
+    """Flag a GPU pair with fewer NVLinks than its siblings: a link is down or a bridge is badly seated.
 
     Compared within a fully linked domain (NV16 among NV18), across the bridged pairs of one box (NV6
     among NV12), against the catalog's links per GPU (per pair behind NVSwitches, summed over the peers on
@@ -370,7 +370,7 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """The requested tensor-parallel size cannot stay inside one NVLink domain.
+    """Flag a requested tensor-parallel size that cannot stay inside one NVLink domain.
 
     Every layer's all-reduce would then run over the slowest hop between domains.
     """
@@ -396,7 +396,7 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """A GPU fell off the bus while it was probed (NVML ``GPU_IS_LOST``).
+    """Flag a GPU that fell off the bus while it was probed (NVML ``GPU_IS_LOST``).
 
     Its links and NVLink ports are unknown, and the box cannot run a job on all its GPUs until it is reset
     or repaired.
