@@ -44,10 +44,7 @@ def summary(report: Report) -> str:
         outside = n - sum(d.size for d in multi)
         left_out = f" ({outside} GPU{'s' if outside > 1 else ''} without NVLink)" if outside else ""
         parts.append(
-            f"{n}× {model} in {len(multi)} {noun} "
-            + " ".join(format_gpus(d.gpus) for d in multi)
-            + left_out
-            + joined
+            f"{n}× {model} in {len(multi)} {noun} " + " ".join(format_gpus(d.gpus) for d in multi) + left_out + joined
         )
     requested = [p for p in report.placements if isinstance(report.options.tp, int) and p.tp == report.options.tp]
     for p in requested:
