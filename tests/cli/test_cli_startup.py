@@ -18,6 +18,10 @@ HEAVY = ("networkx", "rich.console", "torch", "pynvml", "jinja2", "tomllib")
 TOPOAUDIT_HEAVY = ("topoaudit.plan", "topoaudit.judge.policy", "topoaudit.pipeline", "topoaudit.model.report")
 
 
+USE_CASES = ("analyze", "audit", "bench", "fleet", "healthcheck", "plan", "report")
+OTHER_USE_CASES = {name: tuple(f"topoaudit.app.{other}" for other in USE_CASES if other != name) for name in USE_CASES}
+
+
 def _modules(code: str) -> set[str]:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -63,10 +67,12 @@ def test_plan_without_a_machine_reads_no_capture_and_no_policy() -> None:
         heavy_in(modules, ("topoaudit.loaders", "topoaudit.parse", "topoaudit.judge.policy", "topoaudit.probe")) == []
     )
     assert heavy_in(modules, ("topoaudit.model.bench", "topoaudit.model.nccl", "topoaudit.model.nccl_topo")) == []
+    assert heavy_in(modules, ("topoaudit.model.host_checks", *OTHER_USE_CASES["plan"])) == []
 
 
 def test_analyze_json_loads_no_terminal_renderer_torch_or_nvml() -> None:
     modules = loaded_after("analyze", "--example", "hgx-h100", "--format", "json")
+    assert heavy_in(modules, OTHER_USE_CASES["analyze"]) == []
     assert heavy_in(modules, ("torch", "pynvml", "rich.console", "jinja2", "topoaudit.judge.policy")) == []
     assert "networkx" in modules  # the graph is what analyze is for
 
@@ -97,5 +103,28 @@ def test_analyze_console_on_a_matrix_loads_only_what_a_matrix_needs() -> None:
         "topoaudit.probe",
         "topoaudit.render.html",
         "topoaudit.render.markdown",
+        "topoaudit.model.host_checks",
+        *OTHER_USE_CASES["analyze"],
     )
     assert heavy_in(modules, not_needed) == []
+
+
+def test_a_saved_report_reads_its_host_checks_back(tmp_path: Path) -> None:
+    """Host checks load only with a report that has them; a probe's saved report still renders them after a
+    round trip through report.json, in a fresh process."""
+    snapshot = Path(__file__).parents[1] / "fixtures" / "probe" / "real" / "snapshot-h200-vm-1gpu.json"
+    saved = tmp_path / "report.json"
+    run = [sys.executable, "-m", "topoaudit"]
+    subprocess.run([*run, "analyze", str(snapshot), "--format", "json", "-o", str(saved)], timeout=120, check=False)
+    direct = subprocess.run([*run, "analyze", str(snapshot), "--format", "markdown"], capture_output=True, text=True)
+    again = subprocess.run([*run, "report", str(saved), "--format", "markdown"], capture_output=True, text=True)
+    assert "Host checks" in direct.stdout and "Traceback" not in again.stderr
+    assert _without_timestamps(again.stdout) == _without_timestamps(direct.stdout)
+    modules = loaded_after("analyze", str(saved), "--format", "json")
+    assert "topoaudit.model.host_checks" in modules
+
+
+def _without_timestamps(text: str) -> str:
+    import re
+
+    return re.sub(r"\d{4}-\d\d-\d\dT[\d:]+\+00:00", "TS", text)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from topoaudit.model.host_checks import HostChecks
 from topoaudit.model.values import Probed, Unsupported
+
+if TYPE_CHECKING:  # bound by bind_host_checks_type() when a saved report is read
+    from topoaudit.model.host_checks import HostChecks
 
 
 class PathLevel(enum.IntEnum):
@@ -222,3 +225,13 @@ class Machine:
         """The GPU product name when every GPU reports the same one; None when unknown or mixed."""
         names = {g.name for g in self.gpus if isinstance(g.name, str)}
         return names.pop() if len(names) == 1 else None
+
+
+def bind_host_checks_type() -> None:
+    """Bind :class:`HostChecks` where ``decode`` resolves the Host's type hints, when a saved report is read.
+
+    A machine from a pasted matrix then never loads the host checks' model.
+    """
+    from topoaudit.model.host_checks import HostChecks
+
+    globals()["HostChecks"] = HostChecks

@@ -164,13 +164,15 @@ def report_from_dict(data: Any) -> Report:
 def _bind_section_types() -> None:
     """Bind the types of the sections only some inputs or options fill in this module.
 
-    These are a bench, a deploy plan, NCCL's log view, NCCL XML and nvbandwidth captures. ``decode`` resolves
-    the Report's type hints here; the types are imported when a saved report is read, not by every command
-    that judges a pasted matrix.
+    These are a bench, a deploy plan, host checks, NCCL's log view, NCCL XML and nvbandwidth captures.
+    ``decode`` resolves the Report's type hints here; the types are imported when a saved report is read, not
+    by every command that judges a pasted matrix.
     """
     from topoaudit.model.bench import BenchResult
+    from topoaudit.model.machine import bind_host_checks_type
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.plan import DeployPlan
 
+    bind_host_checks_type()
     globals().update(BenchResult=BenchResult, NcclView=NcclView, Captures=Captures, DeployPlan=DeployPlan)

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from topoaudit.model.host_checks import PcieHop
 from topoaudit.model.machine import PathLevel, level_from_code
 from topoaudit.model.policy import PolicyOutcome
 from topoaudit.model.report import Report
@@ -23,8 +22,9 @@ from topoaudit.render.common import cpu_list, gbps, summary
 from topoaudit.rules.base import first_few
 from topoaudit.rules.probe_rules import P2P_STATUS_MEANING
 
-if TYPE_CHECKING:  # a report without a bench or a plan does not load their models
+if TYPE_CHECKING:  # a report without a bench, a plan or host checks does not load their models
     from topoaudit.model.bench import BenchGroup, BenchResult
+    from topoaudit.model.host_checks import PcieHop
     from topoaudit.model.nccl_topo import BandwidthMatrix, NcclGpu, NcclTopology
     from topoaudit.model.plan import DeployPlan
 

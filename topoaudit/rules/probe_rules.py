@@ -12,13 +12,16 @@ needs it reports itself skipped (``--strict`` then exits 3), a rule that does no
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from topoaudit.model.finding import Finding, Severity, Skipped
-from topoaudit.model.host_checks import HostChecks, PcieHop
 from topoaudit.model.machine import Gpu, Machine, PathLevel
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules.base import RuleContext, finding, first_few
+
+if TYPE_CHECKING:  # a machine without host checks (a pasted matrix) does not load their model
+    from topoaudit.model.host_checks import HostChecks, PcieHop
 
 PROBE_SOURCES = ("nvml",)
 # NVLink port states and counters also come from a pasted `nvidia-smi nvlink -s/-e`
@@ -424,7 +427,7 @@ def probe_sources_disagree(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 def _checks(machine: Machine) -> HostChecks | None:
     checks = machine.host.checks
-    return checks if isinstance(checks, HostChecks) else None
+    return None if isinstance(checks, (Unsupported, Failed)) else checks
 
 
 def host_virtual_machine(ctx: RuleContext) -> Iterable[Finding | Skipped]:
