@@ -18,7 +18,6 @@ from topoaudit.judge.expectations import Expectations, check_expectations
 from topoaudit.judge.gate import decide_gate
 from topoaudit.model.finding import Finding, worst_first
 from topoaudit.model.machine import Machine
-from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
     CAPTURES_NOT_GIVEN,
@@ -31,7 +30,7 @@ from topoaudit.model.report import (
     SourceInfo,
 )
 from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_domains, place_tp
-from topoaudit.model.values import Unsupported
+from topoaudit.model.values import NO_POLICY, Unsupported
 from topoaudit.rules import run_rules
 from topoaudit.rules.base import RuleContext, finding
 
@@ -40,6 +39,7 @@ if TYPE_CHECKING:  # loaded with the inputs and options that carry them, not wit
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.plan import DeployPlan, PlanRequest
+    from topoaudit.model.policy import PolicyOutcome
 
 
 def analyze(
@@ -217,7 +217,7 @@ def _policy_step(
     bench: BenchResult | Unsupported,
 ) -> tuple[tuple[Finding, ...], PolicyOutcome | Unsupported]:
     """Apply ``options.policy`` (expectations, severity overrides, ignores); unchanged without a policy."""
-    if not isinstance(options.policy, Policy):
+    if isinstance(options.policy, Unsupported):
         return findings, NO_POLICY
     from topoaudit.judge.policy import apply_policy
 

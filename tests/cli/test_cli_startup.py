@@ -67,7 +67,7 @@ def test_plan_without_a_machine_reads_no_capture_and_no_policy() -> None:
         heavy_in(modules, ("topoaudit.loaders", "topoaudit.parse", "topoaudit.judge.policy", "topoaudit.probe")) == []
     )
     assert heavy_in(modules, ("topoaudit.model.bench", "topoaudit.model.nccl", "topoaudit.model.nccl_topo")) == []
-    assert heavy_in(modules, ("topoaudit.model.host_checks", *OTHER_USE_CASES["plan"])) == []
+    assert heavy_in(modules, ("topoaudit.model.host_checks", "topoaudit.model.policy", *OTHER_USE_CASES["plan"])) == []
 
 
 def test_analyze_json_loads_no_terminal_renderer_torch_or_nvml() -> None:
@@ -104,6 +104,7 @@ def test_analyze_console_on_a_matrix_loads_only_what_a_matrix_needs() -> None:
         "topoaudit.render.html",
         "topoaudit.render.markdown",
         "topoaudit.model.host_checks",
+        "topoaudit.model.policy",
         *OTHER_USE_CASES["analyze"],
     )
     assert heavy_in(modules, not_needed) == []

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.machine import Machine
     from topoaudit.model.plan import PlanRequest
+    from topoaudit.model.policy import Policy
     from topoaudit.model.report import AuditOptions, Report
 
 Evidence = Mapping[str, "str | bytes"]
@@ -203,7 +204,6 @@ def gate_knowing_the_card(gate: GateRequest, plan: PlanRequest | None, machine: 
 def audit_options(gate: GateRequest) -> AuditOptions:
     """GateRequest -> AuditOptions (loads the policy; options not given stay 'not requested')."""
     from topoaudit.model.finding import Severity
-    from topoaudit.model.policy import Policy
     from topoaudit.model.report import NOT_REQUESTED, AuditOptions
     from topoaudit.model.values import Unsupported
 
@@ -212,7 +212,7 @@ def audit_options(gate: GateRequest) -> AuditOptions:
         from topoaudit.judge.policy import load_policy
 
         policy = load_policy(gate.policy)
-    from_policy = policy.fail_on if isinstance(policy, Policy) else None
+    from_policy = None if isinstance(policy, Unsupported) else policy.fail_on
     fail_on = gate.fail_on or (from_policy if isinstance(from_policy, (str, Severity)) else "fail")
     return AuditOptions(
         expect_gpus=NOT_REQUESTED if gate.expect_gpus is None else gate.expect_gpus,
@@ -220,7 +220,7 @@ def audit_options(gate: GateRequest) -> AuditOptions:
         tp=NOT_REQUESTED if gate.tp is None else gate.tp,
         gpu_model=gate.gpu_model or NOT_REQUESTED,
         fail_on=Severity(str(fail_on)),
-        strict=gate.strict or (isinstance(policy, Policy) and policy.strict),
+        strict=gate.strict or (not isinstance(policy, Unsupported) and policy.strict),
         policy=policy,
     )
 

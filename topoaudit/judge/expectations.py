@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine, PathLevel
-from topoaudit.model.policy import NOT_SET, BusbwExpectation, Policy
 from topoaudit.model.report import AuditOptions
 from topoaudit.model.topology import Domain, format_gpus
-from topoaudit.model.values import Probed, Unsupported, is_absent
+from topoaudit.model.values import NOT_SET, Probed, Unsupported, is_absent
 
 if TYPE_CHECKING:  # a bench result comes with its own module; a pasted matrix never loads it
     from topoaudit.model.bench import BenchResult
+    from topoaudit.model.policy import BusbwExpectation, Policy
 from topoaudit.rules.base import finding
 from topoaudit.units import format_size
 
@@ -175,6 +175,8 @@ def _bench_expectations(
 ) -> Iterable[Finding]:
     wanted = list(want.busbw)
     if want.busbw_catalog_floor:
+        from topoaudit.model.policy import BusbwExpectation
+
         wanted.append(BusbwExpectation("all", -1.0))  # resolved below from the catalog
     if not wanted and is_absent(want.max_latency_us):
         return

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
 from topoaudit.model.machine import Machine
-from topoaudit.model.policy import PolicyOutcome
 from topoaudit.model.report import AuditOptions, Gate, InputIssue
 from topoaudit.model.values import Failed, Unsupported
+
+if TYPE_CHECKING:  # a report judged without a policy does not load the policy model
+    from topoaudit.model.policy import PolicyOutcome
 
 
 def decide_gate(
@@ -33,6 +37,6 @@ def decide_gate(
         code, reason = ExitCode.INCOMPLETE, f"audit incomplete under --strict: {what}"
     else:
         code, reason = ExitCode.OK, f"no finding at or above '{options.fail_on}'"
-    if isinstance(policy, PolicyOutcome):
+    if not isinstance(policy, Unsupported):
         reason = f"{reason} ({policy.summary()})"
     return Gate(verdict, int(code), reason, incomplete)

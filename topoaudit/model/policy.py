@@ -9,10 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from topoaudit.model.finding import Finding, Severity
-from topoaudit.model.values import Probed, Unsupported
-
-NOT_SET = Unsupported(source="policy", reason="not set")
-NO_POLICY = Unsupported(source="policy", reason="no policy given")
+from topoaudit.model.values import NOT_SET, Probed
 
 
 @dataclass(frozen=True)

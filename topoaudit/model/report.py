@@ -15,15 +15,15 @@ from topoaudit.errors import InputError
 from topoaudit.model.codec import DecodeError, decode, encode
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
-from topoaudit.model.policy import NO_POLICY, Policy, PolicyOutcome
 from topoaudit.model.topology import Bottleneck, Domain, Placement
-from topoaudit.model.values import Probed, Unsupported
+from topoaudit.model.values import NO_POLICY, Probed, Unsupported
 
 if TYPE_CHECKING:  # bound by _bind_section_types() when a saved report is read
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.plan import DeployPlan
+    from topoaudit.model.policy import Policy, PolicyOutcome
 
 SCHEMA_VERSION = 1
 """Bump on a breaking change to the JSON report; readers refuse newer versions with a clear message."""
@@ -164,7 +164,8 @@ def report_from_dict(data: Any) -> Report:
 def _bind_section_types() -> None:
     """Bind the types of the sections only some inputs or options fill in this module.
 
-    These are a bench, a deploy plan, host checks, NCCL's log view, NCCL XML and nvbandwidth captures.
+    These are a bench, a deploy plan, host checks, NCCL's log view, NCCL XML and nvbandwidth captures,
+    a policy and its outcome.
     ``decode`` resolves the Report's type hints here; the types are imported when a saved report is read, not
     by every command that judges a pasted matrix.
     """
@@ -173,6 +174,8 @@ def _bind_section_types() -> None:
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.plan import DeployPlan
+    from topoaudit.model.policy import Policy, PolicyOutcome
 
     bind_host_checks_type()
     globals().update(BenchResult=BenchResult, NcclView=NcclView, Captures=Captures, DeployPlan=DeployPlan)
+    globals().update(Policy=Policy, PolicyOutcome=PolicyOutcome)

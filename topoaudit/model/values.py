@@ -48,6 +48,11 @@ class Failed:
         return f"failed: {self.reason}"
 
 
+NOT_SET = Unsupported(source="policy", reason="not set")
+"""A policy expectation the policy does not state."""
+NO_POLICY = Unsupported(source="policy", reason="no policy given")
+"""The policy outcome of a report judged without a policy."""
+
 Absent = Union[Unsupported, Failed]
 Probed = Union[T, Unsupported, Failed]
 

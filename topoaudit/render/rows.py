@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.model.machine import PathLevel, level_from_code
-from topoaudit.model.policy import PolicyOutcome
 from topoaudit.model.report import Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
@@ -350,7 +349,7 @@ def policy_lines(report: Report) -> list[tuple[str, str]]:
     Ignored findings are listed with their reasons: a finding a policy hides must stay visible somewhere.
     """
     outcome = report.policy
-    if not isinstance(outcome, PolicyOutcome):
+    if isinstance(outcome, Unsupported):
         return []
     lines = [("policy", f"{outcome.name} ({outcome.source}, sha256 {outcome.sha256[:12]})")]
     if outcome.description:
