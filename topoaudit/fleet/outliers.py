@@ -35,6 +35,10 @@ def outliers_of(
     floor = options.outlier_floor_links if unit in COUNT_UNITS else options.outlier_floor_ratio * abs(median)
     spread = max(MAD_TO_SIGMA * mad, floor)
     limit = options.outlier_mad_threshold * spread
+    if unit not in COUNT_UNITS and median:
+        # The MAD of a group split in two (half the nodes 5% above the other half) is wide enough to hide a node
+        # 15-20% slow; a drop that large is named whatever the spread.
+        limit = min(limit, options.outlier_cap_ratio * abs(median))
     found: list[Outlier] = []
     stats = FigureStats(figure, unit, len(values), median, mad, min(values), max(values), median - limit,
                         median + limit, 0)  # fmt: skip

@@ -29,6 +29,7 @@ class FleetOptions:
     outlier_mad_threshold: float = 3.5  # |x - median| / (1.4826 MAD) above this is an outlier
     outlier_floor_ratio: float = 0.02  # the spread is at least 2% of the median (identical peers, run noise)
     outlier_floor_links: float = 0.25  # for link counts a quarter link instead: one link off is named
+    outlier_cap_ratio: float = 0.15  # a measured figure 15% or more off the median is named whatever the MAD
     outlier_fail_ratio: float = 0.9  # a low outlier under 0.9x the median fails the node
     outlier_min_nodes: int = 3  # fewer nodes reporting a figure: no outlier rule for it
     max_report_age_s: float = 86400.0  # older than the newest report by more: stale
@@ -41,7 +42,8 @@ class FleetOptions:
         return (
             f"median and MAD per hardware group: a figure is an outlier when |value - median| > "
             f"{self.outlier_mad_threshold:g} x max(1.4826 x MAD, {self.outlier_floor_ratio:.0%} of the median; "
-            f"{self.outlier_floor_links:g} link for link counts), "
+            f"{self.outlier_floor_links:g} link for link counts) or, for measured figures, when it is "
+            f"{self.outlier_cap_ratio:.0%} or more off the median (a group split in two widens the MAD), "
             f"among at least {self.outlier_min_nodes} nodes reporting it; a low outlier under "
             f"{self.outlier_fail_ratio:g}x the median fails the node"
         )
