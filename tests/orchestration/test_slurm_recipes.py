@@ -1,7 +1,7 @@
-"""The recipes in deploy/slurm/ run by a real Slurm: slurmd itself starts the HealthCheckProgram, which
-drains a faulty node with its `topoaudit:` reason; the fleet sbatch script audits every node of the job in
-its own srun step and judges the bundles with `topoaudit fleet`. The GPU node is a fake NVML scenario
-(tests/orchestration/fake_node.py), everything else is Slurm's."""
+"""The recipes in deploy/slurm/ run by a real Slurm: slurmd itself starts the HealthCheckProgram, the Prolog
+and the Epilog, each of which drains a faulty node with its `topoaudit:` reason; the fleet sbatch script audits
+every node of the job in its own srun step and judges the bundles with `topoaudit fleet`. The GPU node is a
+fake NVML scenario (tests/orchestration/fake_node.py), everything else is Slurm's."""
 
 from __future__ import annotations
 
@@ -108,3 +108,52 @@ def test_bench_sbatch_measures_across_slurm_ranks(slurm: SlurmCluster, tmp_path:
     assert [r["rank"] for r in bench["ranks"]] == [0, 1]
     (group,) = [g for g in bench["groups"] if g["name"] == "all"]
     assert [row["size_bytes"] for row in group["rows"]][-1] == 64 * 1024
+
+
+@pytest.fixture(scope="module")
+def prolog_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """A cluster whose slurmd runs deploy/slurm/prolog.sh and epilog.sh around every job on a faulty node."""
+    require_slurm()
+    root = tmp_path_factory.mktemp("slurm-prolog")
+    cluster = SlurmCluster(root)
+    topoaudit = fake_topoaudit(root / "bin", "nvlink-down", cluster.conf)
+    hooks = []
+    for name in ("prolog", "epilog"):
+        hook = root / name
+        hook.write_text(
+            "#!/bin/sh\n"
+            f"export TOPOAUDIT={shlex.quote(str(topoaudit))}\n"
+            f"export TOPOAUDIT_HEALTHCHECK_ARGS='--cache {root}/last.json'\n"
+            f"{shlex.quote(str(DEPLOY / f'{name}.sh'))}\n"
+            "code=$?\n"
+            f"echo $code > {shlex.quote(str(root / f'{name}.exit'))}\n"
+            "exit $code\n"
+        )
+        hook.chmod(0o755)
+        hooks.append(f"{name.capitalize()}={hook}")
+    cluster.extra_conf = "\n".join(hooks)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def test_prolog_and_epilog_drain_a_faulty_node_and_let_the_job_run(prolog_cluster: SlurmCluster) -> None:
+    """By default the prolog drains the node (no new jobs) but lets the job that started it run; the job itself
+    sees the prolog's drain reason, and the epilog probes again after it."""
+    output = prolog_cluster.root / "job.out"
+    submitted = prolog_cluster.run(
+        "sbatch", "--parsable", "--wait", "--nodes=1", f"--output={output}",
+        "--wrap", "echo the-job-ran; sinfo -R -h -o %E", check=False, timeout_s=120,
+    )  # fmt: skip
+    log = output.read_text() if output.exists() else submitted.stderr
+    assert submitted.returncode == 0 and "the-job-ran" in log, (log, submitted.stderr)
+    assert "topoaudit: nvlink-" in log, log  # drained by the prolog before the job's own commands ran
+    for hook in ("prolog", "epilog"):
+        ran = prolog_cluster.root / f"{hook}.exit"
+        assert ran.is_file() and ran.read_text().strip() == "0", (
+            hook,
+            (prolog_cluster.root / "slurmd.log").read_text()[-2000:],
+        )
+    assert prolog_cluster.reasons().startswith("topoaudit: nvlink-"), prolog_cluster.reasons()
