@@ -1,4 +1,4 @@
-"""The deploy planner's arithmetic, checked against the seed articles' worked figures."""
+"""The deploy planner's arithmetic, checked against published worked figures (744B and 1.6T INT4 on H200)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _spec(name: str):  # type: ignore[no-untyped-def]
     return spec
 
 
-# --- the seed's worked figures ----------------------------------------------------------------------
+# --- published worked figures -------------------------------------------------------------------------
 
 
 def test_glm52_744b_int4_is_410gb_510gb_four_h200_one_node() -> None:
@@ -67,7 +67,7 @@ def test_deepseek_v4_pro_clears_the_node_once_batching_headroom_grows() -> None:
     assert plan.verdict == "crosses-domain"
     kinds = {a.kind for a in plan.alternatives}
     assert kinds == {"cards-that-fit-one-domain", "tp-in-domain-pp-across", "cross-node-tp"}
-    # the seed's first move: fewer, higher-capacity cards that bring the group back inside one domain
+    # the first move: fewer, higher-capacity cards that bring the group back inside one domain
     bigger = [a for a in plan.alternatives if a.kind == "cards-that-fit-one-domain"]
     assert all(a.fits_one_domain and a.tp_size <= _spec(a.gpu_key).domain_size for a in bigger)
     pp = next(a for a in plan.alternatives if a.kind == "tp-in-domain-pp-across")
@@ -84,7 +84,7 @@ def test_glm53_nvfp4_464gb_does_not_fit_one_gb300_needs_two() -> None:
     assert plan.cards_for_weights == 2
     assert plan.cards == 2 and plan.tp_size == 2
     assert any("do not fit one NVIDIA GB300" in s for s in plan.steps)
-    # With the seed's default 25% headroom it would take 3 cards (TP rounds to 4).
+    # With the default 25% headroom it would take 3 cards (TP rounds to 4).
     default = plan_deployment(PlanRequest(weights_gb=464), _spec("GB300"))
     assert default.cards_for_weights == 2 and default.cards_by_memory == 3 and default.tp_size == 4
 
@@ -94,7 +94,7 @@ def test_glm53_753b_nvfp4_factor_matches_the_464gb_checkpoint() -> None:
     assert plan.weights_gb == pytest.approx(464, rel=0.02)
 
 
-def test_second_seed_fp8_and_bf16_weights() -> None:
+def test_fp8_and_bf16_weights() -> None:
     # "744GB (FP8) or 1.49TB (BF16) for full model weights"
     assert plan_deployment(PlanRequest(params_b=744, precision="fp8"), _spec("H200")).weights_gb == 744
     assert plan_deployment(PlanRequest(params_b=744, precision="bf16"), _spec("H200")).weights_gb == pytest.approx(1488)
@@ -270,7 +270,7 @@ def test_plan_is_frozen_and_round_trips_through_the_report_codec() -> None:
 
 
 def test_workstation_cards_without_nvlink_point_to_cards_that_fit_one_domain() -> None:
-    # the seed: "plain PCIe with no NVLink at all, which describes most workstation cards including the RTX PRO 6000"
+    # "plain PCIe with no NVLink at all, which describes most workstation cards including the RTX PRO 6000"
     plan = plan_deployment(
         PlanRequest(params_b=744, precision="int4"), _spec("NVIDIA RTX PRO 6000 Blackwell Server Edition")
     )
