@@ -105,6 +105,10 @@ def test_expected_nodes_that_never_reported_are_missing(tmp_path: Path, run: Run
     code, out, _ = run("fleet", str(tmp_path), "--expect-nodes", "gpu[01-04]")
     assert code == 1
     assert "gpu04 | MISSING: no report" in out
+    _, out, _ = run("fleet", str(tmp_path), "--expect-nodes", "gpu[01-04]", "--format", "json")
+    assert [(f["code"], f["severity"]) for f in json.loads(out)["findings"] if "gpu04" in f["message"]] == [
+        ("fleet-node-missing", "fail")
+    ]
     hosts = tmp_path / "hosts.txt"
     hosts.write_text("# the allocation\ngpu[01-03]\n", encoding="utf-8")
     assert run("fleet", str(tmp_path / "gpu0*.json"), "--expect-nodes", str(hosts))[0] == 0
@@ -131,6 +135,8 @@ def test_an_unreadable_node_is_an_error_line_and_fails_the_fleet(tmp_path: Path,
     code, out, _ = run("fleet", str(tmp_path))
     assert code == 1
     assert re.search(r"^gpu07 \| ERROR: .*gpu07\.txt: not a format topoaudit reads", out, re.M)
+    _, out, _ = run("fleet", str(tmp_path), "--format", "json")
+    assert [f["code"] for f in json.loads(out)["findings"] if "gpu07" in f["message"]] == ["fleet-node-unreadable"]
 
 
 def test_no_node_input_is_exit_4_with_a_sentence(tmp_path: Path, run: Run) -> None:
