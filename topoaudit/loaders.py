@@ -180,6 +180,11 @@ def _load_nccl_xml(text: str, name: str) -> Loaded:
     )
 
 
+def _lines_left(text: str, used: frozenset[int]) -> str:
+    """The paste with a parser's lines blanked (numbering kept), so a `topo -m` beside them is read alone."""
+    return "\n".join("" if n in used else line for n, line in enumerate(text.splitlines(), 1))
+
+
 # --- nvidia-smi nvlink -s / -e / -c ---
 def _is_nvlink_status(text: str) -> bool:
     if "Link " not in text[:65536] and "inactive" not in text[:65536].lower():  # cheap test first
@@ -197,7 +202,7 @@ def _load_nvlink_status(text: str, name: str) -> Loaded:
     parsed = parse_nvlink_status(text, name)
     notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
     extras: dict[str, Any] = {"nvlink_speeds_gbps": parsed.speeds_gbps} if parsed.speeds_gbps else {}
-    rest = "\n".join("" if n in parsed.used_lines else line for n, line in enumerate(text.splitlines(), 1))
+    rest = _lines_left(text, parsed.used_lines)
     if _is_topo(rest):  # `nvidia-smi topo -m` pasted beside it: its links, with each GPU's ports
         beside = _load_topo(rest, name)
         ports = {g.index: g for g in parsed.machine.gpus}
@@ -236,7 +241,7 @@ def _load_p2p(text: str, name: str) -> Loaded:
     parsed = parse_p2p(text, name)
     notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
     captures = Captures(bandwidth=parsed.matrices)
-    rest = "\n".join("" if n in parsed.used_lines else line for n, line in enumerate(text.splitlines(), 1))
+    rest = _lines_left(text, parsed.used_lines)
     if parsed.used_lines and _is_topo(rest):
         beside = _load_topo(rest, name)
         machine = dataclasses.replace(beside.machine, p2p=parsed.statuses)
@@ -265,7 +270,7 @@ def _load_nvbandwidth(text: str, name: str) -> Loaded:
     parsed = parse_nvbandwidth(text, name)
     notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
     captures = Captures(bandwidth=parsed.matrices)
-    rest = "\n".join("" if n in parsed.used_lines else line for n, line in enumerate(text.splitlines(), 1))
+    rest = _lines_left(text, parsed.used_lines)
     if _is_topo(rest):  # `nvidia-smi topo -m` pasted beside the run: pairs are compared with pairs on their path
         beside = _load_topo(rest, name)
         named = {g.index: g.name for g in parsed.gpus if isinstance(g.name, str)}  # nvbandwidth's device list
