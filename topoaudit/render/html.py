@@ -31,16 +31,19 @@ def _scrub(value: object) -> object:
 
 
 @functools.cache
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(
+def environment() -> jinja2.Environment:
+    """The one Jinja2 environment of the HTML pages: autoescape on, strict about missing names."""
+    return jinja2.Environment(
         loader=jinja2.PackageLoader("topoaudit.render", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
-        trim_blocks=False,
         keep_trailing_newline=True,
         finalize=_scrub,
     )
-    return env.get_template("report.html.j2")
+
+
+def _template() -> jinja2.Template:
+    return environment().get_template("report.html.j2")
 
 
 def render(report: Report, options: RenderOptions) -> str:
