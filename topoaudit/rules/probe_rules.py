@@ -21,7 +21,7 @@ from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules.base import RuleContext, finding, first_few
 
 if TYPE_CHECKING:  # a machine without host checks (a pasted matrix) does not load their model
-    from topoaudit.model.host_checks import HostChecks, PcieHop
+    from topoaudit.model.host_checks import HostChecks, PcieHop, RdmaPort
 
 PROBE_SOURCES = ("nvml",)
 # NVLink port states and counters also come from a pasted `nvidia-smi nvlink -s/-e`
@@ -430,6 +430,14 @@ def _checks(machine: Machine) -> HostChecks | None:
     return None if isinstance(checks, (Unsupported, Failed)) else checks
 
 
+def _rdma_ports(machine: Machine) -> tuple[RdmaPort, ...] | None:
+    """The probed RDMA ports of the host; None when the host was not probed or its ports were not read."""
+    checks = _checks(machine)
+    if not _probed(machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+        return None
+    return checks.rdma_ports
+
+
 def host_virtual_machine(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """This box is a virtual machine: P2P, GPUDirect RDMA and the topology NVML shows are the hypervisor's."""
     checks = _checks(ctx.machine)
@@ -450,12 +458,12 @@ def _nic_label(machine: Machine, bus: object) -> str:
 
 def rdma_port_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """RDMA ports that are not ACTIVE/LinkUp (a cable out, a switch port disabled, a port still polling)."""
-    checks = _checks(ctx.machine)
-    if not _probed(ctx.machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+    ports = _rdma_ports(ctx.machine)
+    if ports is None:
         return
     down = [
         p
-        for p in checks.rdma_ports
+        for p in ports
         if (isinstance(p.state, str) and p.state != "ACTIVE")
         or (isinstance(p.phys_state, str) and p.phys_state != "LinkUp")
     ]
@@ -464,7 +472,7 @@ def rdma_port_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     shown = first_few([f"{p.device}/{p.port} {p.state} ({p.phys_state})" for p in down], 8)
     yield finding(
         "rdma-port-down",
-        f"{len(down)} of {len(checks.rdma_ports)} RDMA port(s) are not up: {shown}.",
+        f"{len(down)} of {len(ports)} RDMA port(s) are not up: {shown}.",
         ports=[
             {"device": p.device, "port": p.port, "state": str(p.state), "phys_state": str(p.phys_state)} for p in down
         ],
@@ -473,10 +481,10 @@ def rdma_port_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 def rdma_port_slow(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """An active RDMA port slower than its active siblings of the same link layer (a 200G cable in a 400G NIC)."""
-    checks = _checks(ctx.machine)
-    if not _probed(ctx.machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+    ports = _rdma_ports(ctx.machine)
+    if ports is None:
         return
-    active = [p for p in checks.rdma_ports if p.state == "ACTIVE" and isinstance(p.rate_gbps, float)]
+    active = [p for p in ports if p.state == "ACTIVE" and isinstance(p.rate_gbps, float)]
     slow = []
     for layer in sorted({str(p.link_layer) for p in active}):
         same = [p for p in active if str(p.link_layer) == layer]
@@ -497,11 +505,11 @@ def rdma_port_slow(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 def rdma_link_layer_mixed(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Active RDMA ports of both InfiniBand and Ethernet (RoCE): NCCL's rings cross the slower fabric."""
-    checks = _checks(ctx.machine)
-    if not _probed(ctx.machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+    ports = _rdma_ports(ctx.machine)
+    if ports is None:
         return
     layers: dict[str, list[str]] = {}
-    for p in checks.rdma_ports:
+    for p in ports:
         if p.state == "ACTIVE" and isinstance(p.link_layer, str):
             layers.setdefault(p.link_layer, []).append(f"{p.device}/{p.port}")
     if len(layers) < 2:
@@ -517,12 +525,12 @@ def rdma_link_layer_mixed(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 def rdma_port_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """RDMA ports whose link went down since boot or that count symbol errors (a marginal cable or optic)."""
-    checks = _checks(ctx.machine)
-    if not _probed(ctx.machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
+    ports = _rdma_ports(ctx.machine)
+    if ports is None:
         return
     bad = [
         p
-        for p in checks.rdma_ports
+        for p in ports
         if (isinstance(p.link_downed, int) and p.link_downed > 0)
         or (isinstance(p.symbol_error, int) and p.symbol_error > 0)
     ]
