@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from topoaudit.model.bench import BenchResult
+from topoaudit.model.busbw import busbw_gbps
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.fleet import FleetFinding, NodeResult
 from topoaudit.rules.codes import info
@@ -108,8 +109,7 @@ def pair_figures(result: BenchResult) -> tuple[NodePairFigure, ...]:
         fastest_us = row.min_us if isinstance(row.min_us, float) and row.min_us > 0 else row.time_us
         if fastest_us <= 0:
             continue
-        n = len(group.ranks)
-        busbw = row.size_bytes / fastest_us / 1e3 * 2 * (n - 1) / n
+        busbw = busbw_gbps(row.size_bytes, fastest_us, len(group.ranks))
         nodes = list(dict.fromkeys(host.get(r, f"rank{r}") for r in group.ranks))
         if len(nodes) != 2:
             continue
