@@ -135,6 +135,13 @@ def nvidia_gpus_on_bus(root: Path) -> Probed[tuple[str, ...]]:
     return tuple(found)
 
 
+def _rdma_bus_id(device: Path) -> Probed[str]:
+    """Return the PCI address behind an RDMA device's ``device`` link; a software device (rxe/siw) has none."""
+    if not device.exists():
+        return Unsupported(SYSFS, "no PCI device (a software RDMA device such as rxe/siw)")
+    return normalize_bus_id(Path(os.path.realpath(device)).name)
+
+
 def rdma_nics(root: Path) -> tuple[RdmaNic, ...]:
     """Read the RDMA devices of ``/sys/class/infiniband``.
 
@@ -147,11 +154,7 @@ def rdma_nics(root: Path) -> tuple[RdmaNic, ...]:
     nics = []
     for dev in sorted(base.iterdir()):
         device = dev / "device"
-        bus: Probed[str] = (
-            normalize_bus_id(Path(os.path.realpath(device)).name)
-            if device.exists()
-            else Unsupported(SYSFS, "no PCI device (a software RDMA device such as rxe/siw)")
-        )
+        bus = _rdma_bus_id(device)
         net = device / "net"
         netdevs: Probed[tuple[str, ...]] = tuple(sorted(p.name for p in net.iterdir())) if net.is_dir() else ()
         rate: Probed[float] = Unsupported(SYSFS, "no port")
@@ -192,11 +195,7 @@ def rdma_ports(root: Path) -> tuple[RdmaPort, ...]:
     out = []
     for dev in sorted(base.iterdir()):
         device = dev / "device"
-        bus: Probed[str] = (
-            normalize_bus_id(Path(os.path.realpath(device)).name)
-            if device.exists()
-            else Unsupported(SYSFS, "no PCI device (a software RDMA device such as rxe/siw)")
-        )
+        bus = _rdma_bus_id(device)
         ports = (dev / "ports").iterdir() if (dev / "ports").is_dir() else iter(())
         for port in sorted(ports, key=lambda p: int(p.name) if p.name.isdigit() else 0):
             if not port.name.isdigit():
