@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, Machine, NvLinkPort
 from topoaudit.model.values import Unsupported
+from topoaudit.units import normalize_bus_id
 
 SOURCE = "nvidia-smi-nvlink"
 
@@ -98,7 +99,7 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             port = replace(port, state="active")
             speeds.setdefault(f"GPU{current}", {})[f"link{index}"] = float(speed.group(1))
         elif remote:  # `nvlink -R`: the far end of the link
-            port = replace(port, remote_pci_bus_id=_bus_id(remote.group(1)))
+            port = replace(port, remote_pci_bus_id=normalize_bus_id(remote.group(1)))
         elif counter:
             changes: dict[str, int] = {_COUNTER_FIELDS[counter.group(1).lower()]: int(counter.group(2))}
             port = replace(port, **changes)  # type: ignore[arg-type]
@@ -116,12 +117,6 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             machine_gpus.append(gpu)
     machine = Machine(source=SOURCE, gpus=tuple(machine_gpus))
     return ParsedNvlinkStatus(machine, speeds, tuple(notes), frozenset(used))
-
-
-def _bus_id(text: str) -> str:
-    """``00000000:06:00.0`` (nvidia-smi's 8-digit domain) -> ``0000:06:00.0``, as the model writes bus ids."""
-    domain, rest = text.lower().split(":", 1)
-    return f"{int(domain, 16):04x}:{rest}"
 
 
 def _hidden() -> Unsupported:
