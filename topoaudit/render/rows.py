@@ -1284,24 +1284,23 @@ def _below_max(hop: PcieHop) -> bool:
     return any(isinstance(a, (int, float)) and isinstance(b, (int, float)) and a < b for a, b in pairs)
 
 
+def _verdict_cell(verdict: object, evidence: object, bad: str) -> Cell:
+    """A host check's one-word verdict with its evidence, warned when it is ``bad``; an absent one says why."""
+    if not isinstance(verdict, str):
+        return value_cell(verdict)
+    because = f": {evidence}" if isinstance(evidence, str) else ""
+    return Cell(verdict + because, "warn" if verdict == bad else "")
+
+
 def _host_checks_section(report: Report) -> FactsSection | None:
     """One line per host check the probe read (or why it could not), for a ticket reader."""
     checks = report.machine.host.checks
     if isinstance(checks, (Unsupported, Failed)):
         return None
-    rows: list[tuple[Cell, Cell]] = []
-    virt = checks.virtualization
-    if isinstance(virt, str):
-        evidence = f": {checks.virtualization_evidence}" if isinstance(checks.virtualization_evidence, str) else ""
-        rows.append((Cell("Virtualisation"), Cell(virt + evidence, "warn" if virt == "vm" else "")))
-    else:
-        rows.append((Cell("Virtualisation"), value_cell(virt)))
-    gdr = checks.gpudirect_rdma
-    if isinstance(gdr, str):
-        evidence = f": {checks.gpudirect_rdma_evidence}" if isinstance(checks.gpudirect_rdma_evidence, str) else ""
-        rows.append((Cell("GPUDirect RDMA"), Cell(gdr + evidence, "warn" if gdr == "none" else "")))
-    else:
-        rows.append((Cell("GPUDirect RDMA"), value_cell(gdr)))
+    rows: list[tuple[Cell, Cell]] = [
+        (Cell("Virtualisation"), _verdict_cell(checks.virtualization, checks.virtualization_evidence, "vm")),
+        (Cell("GPUDirect RDMA"), _verdict_cell(checks.gpudirect_rdma, checks.gpudirect_rdma_evidence, "none")),
+    ]
     ports = checks.rdma_ports
     if isinstance(ports, tuple):
         if not ports:
