@@ -17,7 +17,7 @@ from topoaudit.model.bench import BenchResult
 from topoaudit.model.busbw import busbw_gbps
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.fleet import FleetFinding, NodeResult
-from topoaudit.rules.codes import info
+from topoaudit.rules.base import finding
 
 NODE_PAIR_CODES = frozenset({"bench-node-slow", "bench-node-link-slow"})
 """Findings of a node-pair sweep: they name other nodes than the one whose report carries them."""
@@ -123,50 +123,39 @@ def judge_node_pairs(result: BenchResult) -> tuple[Finding, ...]:
     verdict = attribute(pair_figures(result))
     if verdict is None:
         return ()
-    found: list[Finding] = []
-    for node in verdict.slow_nodes:
-        entry = info("bench-node-slow")
-        found.append(
-            Finding(
-                entry.code,
-                entry.severity,
-                f"Node {node.host} is slow with every partner ({', '.join(node.partners)}): its best pair "
-                f"reached {node.best_gbps:.3g} GB/s, the typical pair {verdict.typical_gbps:.3g} GB/s",
-                {
-                    "host": node.host,
-                    "partners": list(node.partners),
-                    "best_busbw_gbps": node.best_gbps,
-                    "typical_busbw_gbps": verdict.typical_gbps,
-                    "slow_below_gbps": verdict.slow_below_gbps,
-                },
-                entry.remedy,
-            )
+    slow_nodes = [
+        finding(
+            "bench-node-slow",
+            f"Node {node.host} is slow with every partner ({', '.join(node.partners)}): its best pair "
+            f"reached {node.best_gbps:.3g} GB/s, the typical pair {verdict.typical_gbps:.3g} GB/s",
+            host=node.host,
+            partners=list(node.partners),
+            best_busbw_gbps=node.best_gbps,
+            typical_busbw_gbps=verdict.typical_gbps,
+            slow_below_gbps=verdict.slow_below_gbps,
         )
-    for link in verdict.slow_links:
-        entry = info("bench-node-link-slow")
-        found.append(
-            Finding(
-                entry.code,
-                entry.severity,
-                f"The pair {link.a} + {link.b} is slow ({link.busbw_gbps:.3g} GB/s, typical "
-                f"{verdict.typical_gbps:.3g} GB/s) while each node is fast with another: the path between them",
-                {
-                    "hosts": [link.a, link.b],
-                    "busbw_gbps": link.busbw_gbps,
-                    "typical_busbw_gbps": verdict.typical_gbps,
-                    "slow_below_gbps": verdict.slow_below_gbps,
-                },
-                entry.remedy,
-            )
+        for node in verdict.slow_nodes
+    ]
+    slow_links = [
+        finding(
+            "bench-node-link-slow",
+            f"The pair {link.a} + {link.b} is slow ({link.busbw_gbps:.3g} GB/s, typical "
+            f"{verdict.typical_gbps:.3g} GB/s) while each node is fast with another: the path between them",
+            hosts=[link.a, link.b],
+            busbw_gbps=link.busbw_gbps,
+            typical_busbw_gbps=verdict.typical_gbps,
+            slow_below_gbps=verdict.slow_below_gbps,
         )
-    return tuple(found)
+        for link in verdict.slow_links
+    ]
+    return (*slow_nodes, *slow_links)
 
 
-def named_hosts(finding: Finding) -> tuple[str, ...]:
+def named_hosts(found: Finding) -> tuple[str, ...]:
     """The nodes a node-pair finding names: the slow node, or both ends of a slow link."""
-    if finding.code == "bench-node-slow":
-        return (str(finding.evidence["host"]),)
-    return tuple(str(h) for h in finding.evidence.get("hosts", ()))
+    if found.code == "bench-node-slow":
+        return (str(found.evidence["host"]),)
+    return tuple(str(h) for h in found.evidence.get("hosts", ()))
 
 
 def fleet_findings(findings: Sequence[Finding]) -> tuple[FleetFinding, ...]:
