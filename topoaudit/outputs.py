@@ -10,7 +10,6 @@ never a bug. Parent directories are never created: a mistyped path is an error, 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import secrets
@@ -166,6 +165,8 @@ def _swap_in(staging: Path, target: Path) -> None:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where it is not offered."""
+    import ctypes  # only a directory swap needs it, not every report written with -o
+
     try:
         renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
