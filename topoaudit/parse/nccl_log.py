@@ -14,7 +14,6 @@ hex digits).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from topoaudit.errors import InputError
@@ -605,13 +604,6 @@ def _proxy(via: str) -> Probed[int]:
     if m:
         return int(m["proxy"])
     return Unsupported(SOURCE, "no proxy rank: the connection does not go through another GPU's NIC (PXN)")
-
-
-def transports_between(view: NcclView, a: int, b: int) -> Iterator[NcclTransport]:
-    """Every transport NCCL set up between ranks ``a`` and ``b``, in either direction."""
-    for t in view.transports:
-        if {t.src_rank, t.dst_rank} == {a, b}:
-            yield t
 
 
 def machine_from_nccl_view(view: NcclView) -> Machine:
