@@ -475,9 +475,7 @@ class _Builder:
 
     def _warning(self, prefix: str, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> None:
         where = _WARN_WHERE.search(prefix)
-        off = _P2P_OFF.search(message)
-        if off:
-            self._p2p_disabled(message, evidence, host, dev)
+        self._p2p_disabled(message, evidence, host, dev)  # NCCL warns of a disabled P2P pair: record it too
         if len(self.warnings) < MAX_WARNINGS:
             self.warnings.append(NcclWarning(where["where"] if where else "", message, evidence))
 
