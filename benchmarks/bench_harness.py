@@ -115,18 +115,24 @@ def _rank(rank: int, world: int, port: int, backend: str, reps: int, before: str
     dist.destroy_process_group()
 
 
-def compare(nproc: int, backend: str, reps: int, before: str) -> dict[int, dict[str, list[float]]]:
+def _spawned(target: Any, nproc: int, *args: Any) -> Any:
+    """Run ``target(rank, nproc, port, *args, queue)`` in ``nproc`` spawned processes; return what rank 0 queues."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     port = _free_port()
-    procs = [ctx.Process(target=_rank, args=(r, nproc, port, backend, reps, before, queue)) for r in range(nproc)]
+    procs = [ctx.Process(target=target, args=(r, nproc, port, *args, queue)) for r in range(nproc)]
     for p in procs:
         p.start()
     result = _result(queue, procs)
     for p in procs:
         p.join(60)
+    return result
+
+
+def compare(nproc: int, backend: str, reps: int, before: str) -> dict[int, dict[str, list[float]]]:
+    result: dict[int, dict[str, list[float]]] = _spawned(_rank, nproc, backend, reps, before)
     return result
 
 
@@ -153,17 +159,7 @@ def _in_fresh_process(tree: str, *args: str) -> dict[str, Any]:
 
 def _bare_outside_child(nproc: int, backend: str, size: int, seconds: float) -> None:
     """A bare loop in freshly spawned processes for about ``seconds``: print its busbw as JSON."""
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    port = _free_port()
-    procs = [ctx.Process(target=_bare_rank, args=(r, nproc, port, backend, size, seconds, queue)) for r in range(nproc)]
-    for p in procs:
-        p.start()
-    us = float(_result(queue, procs))
-    for p in procs:
-        p.join(60)
+    us = float(_spawned(_bare_rank, nproc, backend, size, seconds))
     print(json.dumps({"busbw_gbps": size / 1e9 / (us * 1e-6) * 2 * (nproc - 1) / nproc}))
 
 
