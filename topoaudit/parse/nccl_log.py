@@ -109,7 +109,7 @@ def looks_like_nccl_log(text: str) -> bool:
         if _VERSION.search(line):
             return True
         prefix, level, message = _split(line)
-        if level and (_PREFIX.search(prefix) or _message_kind(message)):
+        if level and (_PREFIX.search(prefix) or _is_nccl_message(message)):
             return True
     return False
 
@@ -149,21 +149,12 @@ def _split(raw: str) -> tuple[str, str, str]:
     return raw[: m.start()], m.group(1), raw[m.end() :].strip()
 
 
-def _message_kind(message: str) -> str:
-    for kind, pattern in (
-        ("transport", _TRANSPORT),
-        ("ring", _RING),
-        ("trees", _TREES),
-        ("counts", _COUNTS),
-        ("net", _NET_USING),
-        ("network", _NETWORK),
-    ):
-        if pattern.search(message):
-            return kind
-    for fragment in ("Init COMPLETE", "nRanks", "NVLS multicast", "GPU Direct RDMA", "P2P is disabled", "Connected"):
-        if fragment in message:
-            return "other"
-    return ""
+def _is_nccl_message(message: str) -> bool:
+    """Whether a message (prefix stripped) is in one of the formats NCCL prints."""
+    if any(p.search(message) for p in (_TRANSPORT, _RING, _TREES, _COUNTS, _NET_USING, _NETWORK)):
+        return True
+    fragments = ("Init COMPLETE", "nRanks", "NVLS multicast", "GPU Direct RDMA", "P2P is disabled", "Connected")
+    return any(fragment in message for fragment in fragments)
 
 
 def _evidence(number: int, raw: str) -> LogLine:
