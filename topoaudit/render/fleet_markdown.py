@@ -5,10 +5,7 @@ from __future__ import annotations
 from topoaudit.model.fleet import FleetReport
 from topoaudit.render import RenderOptions
 from topoaudit.render.fleet_text import counts, drain_note, headline, host_line
-
-
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+from topoaudit.render.markdown import cell
 
 
 def render(report: FleetReport, options: RenderOptions) -> str:
@@ -26,12 +23,12 @@ def render(report: FleetReport, options: RenderOptions) -> str:
         rates = "/".join(f"{r:g}" for r in g.nic_rates_gbps)
         nics = f"{g.nic_count}" + (f" @ {rates} Gb/s" if rates else "")
         domains = "+".join(str(s) for s in g.domain_sizes)
-        out.append(f"| {len(g.hosts)} | {g.gpu_count}x {_cell(g.gpu_model)} | {domains} | {nics} | {_cell(g.driver)} |")
+        out.append(f"| {len(g.hosts)} | {g.gpu_count}x {cell(g.gpu_model)} | {domains} | {nics} | {cell(g.driver)} |")
     out += ["", "## Outliers", "", f"Rule: {report.options.outlier_rule}.", ""]
     if report.outliers:
         out += ["| host | figure | value | group median | ratio |", "|---|---|---|---|---|"]
         out += [
-            f"| {_cell(o.host)} | {_cell(o.figure)} | {o.value:g} {o.unit} | {o.median:g} {o.unit} | {o.ratio:.2f} |"
+            f"| {cell(o.host)} | {cell(o.figure)} | {o.value:g} {o.unit} | {o.median:g} {o.unit} | {o.ratio:.2f} |"
             for o in report.outliers
         ]
     else:
@@ -39,7 +36,7 @@ def render(report: FleetReport, options: RenderOptions) -> str:
     others = [f for f in report.findings if f.code != "fleet-figure-outlier"]
     if others:
         out += ["", "## Fleet findings", ""]
-        out += [f"- **{f.severity.value}** `{f.code}`: {_cell(f.message)}" for f in others]
+        out += [f"- **{f.severity.value}** `{f.code}`: {cell(f.message)}" for f in others]
     if report.racks:
         out += [
             "",
