@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from topoaudit.app.common import GateRequest
-from topoaudit.cli.options import gate_options
+from topoaudit.cli.options import format_option, gate_options
 
 FLEET_FORMATS = ("console", "html", "json", "junit", "markdown")
 """The ``--format`` choices (``topoaudit.render.fleet_formats.FLEET_FORMATS``, named here for a cheap --help)."""
@@ -38,9 +38,7 @@ FLEET_FORMATS = ("console", "html", "json", "junit", "markdown")
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Processes judging nodes at once."
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(FLEET_FORMATS), default="console", show_default=True, help="Report format."
-)
+@format_option(FLEET_FORMATS)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
 @click.pass_context
 def fleet(

@@ -136,7 +136,8 @@ def _output(values: dict[str, Any]) -> OutputRequest:
     )
 
 
-def _format_option(choices: tuple[str, ...]) -> Decorator:
+def format_option(choices: tuple[str, ...]) -> Decorator:
+    """``--format`` among a command's ``choices``, console by default."""
     return click.option(
         "--format", "fmt", type=click.Choice(choices), default="console", show_default=True, help="Report format."
     )
@@ -147,7 +148,7 @@ _COLOR = click.option("--color/--no-color", default=None, help="Colour the conso
 output_options = typed(
     "out",
     [
-        _format_option(REPORT_FORMATS),
+        format_option(REPORT_FORMATS),
         click.option("-o", "--output", type=click.Path(), help="Write the report to FILE."),
         click.option("-v", "--verbose", is_flag=True, help="List every fact the source could not give."),
         _COLOR,
@@ -173,7 +174,7 @@ def plan_output_options(choices: tuple[str, ...]) -> Decorator:
     return typed(
         "out",
         [
-            _format_option(choices),
+            format_option(choices),
             click.option("-o", "--output", type=click.Path(), help="Write the plan to FILE."),
             _COLOR,
         ],
