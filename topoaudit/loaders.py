@@ -175,9 +175,14 @@ def _load_nccl_xml(text: str, name: str) -> Loaded:
     return Loaded(
         parsed.machine,
         SourceInfo("nccl-xml", name, description=description),
-        tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes),
+        _ignored(parsed.notes),
         captures=Captures(nccl_topology=topology),
     )
+
+
+def _ignored(notes: tuple[tuple[int, str], ...]) -> tuple[InputIssue, ...]:
+    """A parser's notes on lines it left out, as the report's input issues."""
+    return tuple(InputIssue(line, "ignored", note) for line, note in notes)
 
 
 def _lines_left(text: str, used: frozenset[int]) -> str:
@@ -200,7 +205,7 @@ def _load_nvlink_status(text: str, name: str) -> Loaded:
     from topoaudit.parse.nvlink_status import parse_nvlink_status
 
     parsed = parse_nvlink_status(text, name)
-    notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
+    notes = _ignored(parsed.notes)
     extras: dict[str, Any] = {"nvlink_speeds_gbps": parsed.speeds_gbps} if parsed.speeds_gbps else {}
     rest = _lines_left(text, parsed.used_lines)
     if _is_topo(rest):  # `nvidia-smi topo -m` pasted beside it: its links, with each GPU's ports
@@ -239,7 +244,7 @@ def _load_p2p(text: str, name: str) -> Loaded:
     from topoaudit.parse.p2p_matrix import parse_p2p
 
     parsed = parse_p2p(text, name)
-    notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
+    notes = _ignored(parsed.notes)
     captures = Captures(bandwidth=parsed.matrices)
     rest = _lines_left(text, parsed.used_lines)
     if parsed.used_lines and _is_topo(rest):
@@ -268,7 +273,7 @@ def _load_nvbandwidth(text: str, name: str) -> Loaded:
     from topoaudit.parse.nvbandwidth import parse_nvbandwidth
 
     parsed = parse_nvbandwidth(text, name)
-    notes = tuple(InputIssue(line, "ignored", note) for line, note in parsed.notes)
+    notes = _ignored(parsed.notes)
     captures = Captures(bandwidth=parsed.matrices)
     rest = _lines_left(text, parsed.used_lines)
     if _is_topo(rest):  # `nvidia-smi topo -m` pasted beside the run: pairs are compared with pairs on their path
