@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from topoaudit.model.fleet import FleetReport
 from topoaudit.render import RenderOptions
-from topoaudit.render.fleet_text import counts, drain_note, headline, host_line, outlier_line
+from topoaudit.render.fleet_text import counts, drain_note, fleet_findings, headline, host_line, outlier_line
 
 
 def render(report: FleetReport, options: RenderOptions) -> str:
@@ -14,10 +14,10 @@ def render(report: FleetReport, options: RenderOptions) -> str:
     lines += [f"  {len(g.hosts):>5} nodes  {g.label}" for g in report.groups]
     lines += ["", f"Outliers ({report.options.outlier_rule}):"]
     lines += [f"  {outlier_line(o)}" for o in report.outliers] or ["  none"]
-    fleet_findings = [f for f in report.findings if f.code != "fleet-figure-outlier"]
-    if fleet_findings:
+    others = fleet_findings(report)
+    if others:
         lines += ["", "Fleet findings:"]
-        lines += [f"  [{f.severity.value}] {f.code}: {f.message}" for f in fleet_findings]
+        lines += [f"  [{f.severity.value}] {f.code}: {f.message}" for f in others]
     if report.racks:
         lines += ["", "NVL racks (trays keyed by cluster UUID and clique id):"]
         for rack in report.racks:

@@ -8,7 +8,7 @@ from markupsafe import Markup
 from topoaudit.model.fleet import FleetReport
 from topoaudit.render import RenderOptions
 from topoaudit.render.fleet_svg import group_picture
-from topoaudit.render.fleet_text import counts, drain_note
+from topoaudit.render.fleet_text import counts, drain_note, fleet_findings
 from topoaudit.render.html import CSP, environment
 
 
@@ -20,6 +20,6 @@ def render(report: FleetReport, options: RenderOptions) -> str:
         counts=counts(report),
         drain_note=drain_note(report),
         pictures=pictures,
-        others=[f for f in report.findings if f.code != "fleet-figure-outlier"],
+        others=fleet_findings(report),
         csp=Markup(CSP),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from topoaudit.model.fleet import FleetReport
 from topoaudit.render import RenderOptions
-from topoaudit.render.fleet_text import counts, drain_note, headline, host_line
+from topoaudit.render.fleet_text import counts, drain_note, fleet_findings, headline, host_line
 from topoaudit.render.markdown import cell
 
 
@@ -33,7 +33,7 @@ def render(report: FleetReport, options: RenderOptions) -> str:
         ]
     else:
         out.append("None.")
-    others = [f for f in report.findings if f.code != "fleet-figure-outlier"]
+    others = fleet_findings(report)
     if others:
         out += ["", "## Fleet findings", ""]
         out += [f"- **{f.severity.value}** `{f.code}`: {cell(f.message)}" for f in others]

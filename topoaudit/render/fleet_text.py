@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from topoaudit.model.fleet import FleetReport, NodeResult, Outlier
+from topoaudit.model.fleet import FleetFinding, FleetReport, NodeResult, Outlier
 
 
 def host_line(node: NodeResult) -> str:
@@ -37,6 +37,11 @@ def outlier_line(o: Outlier) -> str:
         f"{o.host}: {o.figure} {o.value:g} {o.unit}, group median {o.median:g} {o.unit}, "
         f"ratio {o.ratio:.2f} ({o.direction}, {o.peers} nodes)"
     )
+
+
+def fleet_findings(report: FleetReport) -> list[FleetFinding]:
+    """The fleet's findings other than its outliers (which every format lists in their own section)."""
+    return [f for f in report.findings if f.code != "fleet-figure-outlier"]
 
 
 def drain_note(report: FleetReport) -> str:
