@@ -5,6 +5,7 @@ from __future__ import annotations
 from topoaudit.model.fleet import FleetReport
 from topoaudit.render import RenderOptions
 from topoaudit.render.fleet_text import counts, drain_note, fleet_findings, headline, host_line, outlier_line
+from topoaudit.render.rows import printable
 
 
 def render(report: FleetReport, options: RenderOptions) -> str:
@@ -31,4 +32,5 @@ def render(report: FleetReport, options: RenderOptions) -> str:
         lines += [f"  {r.host}: exit {r.exit_code}: {r.output}" for r in report.applied]
     else:
         lines += [f"  {d.command}" for d in report.drain] or ["  none"]
-    return "\n".join(lines) + "\n"
+    # host names, messages and scontrol output come from the nodes: no terminal escapes reach the screen
+    return printable("\n".join(lines) + "\n")

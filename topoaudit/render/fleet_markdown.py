@@ -46,8 +46,8 @@ def render(report: FleetReport, options: RenderOptions) -> str:
             "|---|---|---|---|---|",
         ]
         out += [
-            f"| {r.cluster_uuid} | {r.clique_id} | {r.gpus}/{r.expected_gpus} | {len(r.trays)} | "
-            f"{', '.join(r.odd_trays) or 'none'} |"
+            f"| {cell(r.cluster_uuid)} | {cell(str(r.clique_id))} | {r.gpus}/{r.expected_gpus} | {len(r.trays)} | "
+            f"{cell(', '.join(r.odd_trays) or 'none')} |"
             for r in report.racks
         ]
     out += ["", f"## Drain list ({len(report.drain)} nodes)", "", drain_note(report), "", "```"]
