@@ -9,12 +9,14 @@ import dataclasses
 import pytest
 from builders import machine, nvswitch8, pairs, pcie, split_4_4
 
+from topoaudit import units
 from topoaudit.bench import formulas
 from topoaudit.bench.assemble import assemble
 from topoaudit.bench.expect import CONSTANTS, expected_busbw, judge_ratio, pcie_raw_gbps
 from topoaudit.bench.groups import make_plan, map_gpus, parse_groups
 from topoaudit.bench.judge import judge_bench
 from topoaudit.catalog import PCIE_RAW_GBPS_X16
+from topoaudit.model import busbw
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankError, RankInfo, SkippedSize
 from topoaudit.model.machine import Gpu, PcieLink
 from topoaudit.rules.codes import CODES
@@ -24,34 +26,34 @@ from topoaudit.units import normalize_bus_id
 # --- formulas ------------------------------------------------------------------------------------------
 def test_busbw_is_algbw_times_2_n_minus_1_over_n_with_gb_1e9() -> None:
     # 1 GiB in 10 ms on 8 ranks: algbw 107.37 GB/s (10^9), busbw x 1.75
-    assert formulas.algbw_gbps(1 << 30, 10_000) == pytest.approx(107.374, rel=1e-4)
-    assert formulas.busbw_gbps(1 << 30, 10_000, 8) == pytest.approx(107.374 * 1.75, rel=1e-4)
-    assert formulas.busbw_factor(2) == 1.0
-    assert formulas.busbw_factor(8, "all_gather") == pytest.approx(7 / 8)
-    assert formulas.busbw_factor(1) == 0.0  # one rank moves nothing over a link
+    assert busbw.algbw_gbps(1 << 30, 10_000) == pytest.approx(107.374, rel=1e-4)
+    assert busbw.busbw_gbps(1 << 30, 10_000, 8) == pytest.approx(107.374 * 1.75, rel=1e-4)
+    assert busbw.busbw_factor(2) == 1.0
+    assert busbw.busbw_factor(8, "all_gather") == pytest.approx(7 / 8)
+    assert busbw.busbw_factor(1) == 0.0  # one rank moves nothing over a link
 
 
 def test_nccl_tests_fixture_row_reproduces_its_own_busbw() -> None:
     # a3mega 16 ranks, 8 GiB: time 47535 us, algbw 180.71, busbw 338.82
-    assert formulas.algbw_gbps(8589934592, 47535) == pytest.approx(180.71, abs=0.01)
-    assert formulas.busbw_gbps(8589934592, 47535, 16) == pytest.approx(338.82, abs=0.02)
+    assert busbw.algbw_gbps(8589934592, 47535) == pytest.approx(180.71, abs=0.01)
+    assert busbw.busbw_gbps(8589934592, 47535, 16) == pytest.approx(338.82, abs=0.02)
 
 
 def test_sizes_parse_with_binary_suffixes_and_sweep_by_factor() -> None:
-    assert formulas.parse_size("16M") == 16 << 20
-    assert formulas.parse_size("4GiB") == 4 << 30
-    assert formulas.parse_size("8") == 8
+    assert units.parse_size("16M") == 16 << 20
+    assert units.parse_size("4GiB") == 4 << 30
+    assert units.parse_size("8") == 8
     with pytest.raises(ValueError):
-        formulas.parse_size("lots")
+        units.parse_size("lots")
     assert formulas.size_sweep(8, 64) == (8, 16, 32, 64)
     assert formulas.size_sweep(1, 8) == (4, 8)  # at least one float32 element
-    assert formulas.format_size(16 << 20) == "16 MiB"
+    assert units.format_size(16 << 20) == "16 MiB"
 
 
 def test_plateau_is_the_large_sizes_not_a_mean_and_latency_percentiles_are_nearest_rank() -> None:
     rows = [(8, 0.0), (1 << 20, 10.0), (1 << 24, 100.0), (1 << 26, 200.0), (1 << 28, 190.0)]
-    assert formulas.plateau(rows) == (1 << 26, 200.0)
-    assert formulas.plateau([(8, 0.0), (4096, 1.0)]) is None
+    assert busbw.plateau(rows) == (1 << 26, 200.0)
+    assert busbw.plateau([(8, 0.0), (4096, 1.0)]) is None
     assert formulas.percentile([1, 2, 3, 4, 100], 99) == 100
     assert formulas.percentile([5, 1, 3], 50) == 3
 

@@ -13,6 +13,7 @@ from topoaudit.bench.expect import expected_busbw
 from topoaudit.bench.groups import GroupSpec, Plan, map_gpus
 from topoaudit.bench.islands import islands
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, PairBw, RankError, RankInfo, SkippedSize
+from topoaudit.model.busbw import algbw_gbps, busbw_gbps, peak, plateau
 from topoaudit.model.machine import Machine
 from topoaudit.model.values import Unsupported
 from topoaudit.units import format_size
@@ -137,7 +138,7 @@ def assemble(
         # One rank moves no data (NCCL returns without touching the fabric: 0.07 us per call on an H200),
         # so a "bandwidth" would be bytes / launch overhead. Only its latency means anything.
         curve = [(r.size_bytes, r.busbw_gbps) for r in rows] if n > 1 else []
-        plat, top = formulas.plateau(curve), formulas.peak(curve)
+        plat, top = plateau(curve), peak(curve)
         no_bw = ONE_RANK if n < 2 else None
         small = [t for rec in recs if rec["size"] <= formulas.LATENCY_MAX_BYTES for t in rec["trial_us"]]
         expected, basis = _expectation(spec, machine, gpu_of, hosts, backend)
@@ -173,9 +174,7 @@ def assemble(
             # on a loaded 2-core runner).
             row = rows[-1]
             fastest_us = row.min_us if isinstance(row.min_us, float) else row.time_us
-            pairs.append(
-                PairBw(spec.ranks[0], spec.ranks[1], formulas.algbw_gbps(row.size_bytes, fastest_us), row.size_bytes)
-            )
+            pairs.append(PairBw(spec.ranks[0], spec.ranks[1], algbw_gbps(row.size_bytes, fastest_us), row.size_bytes))
     all_ranks = tuple(sorted(r.rank for r in ranks)) or tuple(range(world))
     n_pairs = world * (world - 1) // 2
     measured: tuple[tuple[int, ...], ...] | Unsupported
@@ -228,8 +227,8 @@ def _row(rec: dict[str, Any], n: int) -> BenchRow:
         count=int(rec["count"]),
         dtype="float32",
         time_us=round(t, 3),
-        algbw_gbps=formulas.algbw_gbps(size, t),
-        busbw_gbps=formulas.busbw_gbps(size, t, n),
+        algbw_gbps=algbw_gbps(size, t),
+        busbw_gbps=busbw_gbps(size, t, n),
         wrong=int(rec["wrong"]),
         p50_us=round(formulas.percentile(trials, 50), 3),
         p99_us=round(formulas.percentile(trials, 99), 3),

@@ -1,25 +1,13 @@
 """The bench's size lists, trial counts and percentiles. Pure; no torch.
 
 The bandwidth arithmetic (algbw, busbw, plateau, peak) lives in :mod:`topoaudit.model.busbw` and sizes are
-read and written by :mod:`topoaudit.units`; both are imported here for the bench's modules.
+read and written by :mod:`topoaudit.units`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-from topoaudit.model.busbw import (  # noqa: F401 - the bench's modules read them as formulas.*
-    BUSBW_FACTORS,
-    GB,
-    PLATEAU_MIN_BYTES,
-    algbw_gbps,
-    busbw_factor,
-    busbw_gbps,
-    peak,
-    plateau,
-)
-from topoaudit.units import format_size, parse_size  # noqa: F401
 
 LATENCY_MAX_BYTES = 64 * 1024
 """Sizes up to this count toward the small-message latency (p50/p99); time there is ~constant."""
