@@ -73,7 +73,13 @@ def figures(graph: nx.DiGraph) -> dict[str, int]:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     package = Path(argv[0]) if argv else Path(__file__).resolve().parents[1] / "topoaudit"
+    if not package.is_dir():
+        print(f"import_graph.py: {package} is not a package folder", file=sys.stderr)
+        return 2
     graph = import_graph(package)
     for key, value in figures(graph).items():
         print(f"{key:18} {value}")
