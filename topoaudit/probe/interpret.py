@@ -7,6 +7,7 @@ judged from the very same Machine.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any
 
@@ -333,7 +334,7 @@ def pcie_hops(
             key = (upper, lower)
             if key in hops:
                 hop = hops[key]
-                hops[key] = PcieHop(**{**hop.__dict__, "endpoints": (*hop.endpoints, end.bus_id)})
+                hops[key] = dataclasses.replace(hop, endpoints=(*hop.endpoints, end.bus_id))
                 continue
             hops[key] = PcieHop(
                 device=lower,
