@@ -11,13 +11,10 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
-from topoaudit.examples import Example as Example  # re-exported: the bundled boxes are read in one place
-from topoaudit.examples import examples
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import BENCH_NOT_RUN, CAPTURES_NOT_GIVEN, NCCL_LOG_NOT_GIVEN, InputIssue, SourceInfo
@@ -375,13 +372,14 @@ def load_path(path: str) -> Loaded:
 
 
 def load_example(name: str) -> Loaded:
-    """A bundled example, labelled as a demo in every output."""
+    """A bundled example, labelled as a demo in every output (the index is read only here, not by a file's load)."""
+    from topoaudit.examples import examples
+
     known = examples()
     if name not in known:
         raise InputError(f"unknown example {name!r}; known: {', '.join(sorted(known))}")
     example = known[name]
-    text = resources.files("topoaudit.examples").joinpath(example.file).read_text(encoding="utf-8")
-    loaded = load_text(text, f"example:{name}")
+    loaded = load_text(example.text(), f"example:{name}")
     # topo -m omits the product name; the example's index records what its GPUs report.
     machine = dataclasses.replace(
         loaded.machine, gpus=tuple(dataclasses.replace(g, name=example.gpu_model) for g in loaded.machine.gpus)

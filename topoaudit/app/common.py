@@ -135,12 +135,13 @@ def input_evidence(path: str | None, example: str | None) -> dict[str, str | byt
 
 
 def load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Loaded, dict[str, str | bytes]]:
-    from topoaudit.examples import examples
     from topoaudit.loaders import load_example, load_path, load_text
 
     if bool(source.path) == bool(source.example):
         raise UsageError("give either PATH or --example NAME (see --example list)")
     if source.example:
+        from topoaudit.examples import examples
+
         known = examples()
         if source.example not in known:
             raise UsageError(f"unknown example {source.example!r}; known: {', '.join(sorted(known))}")

@@ -9,7 +9,6 @@ colour, printing a published report, listing the bundled examples.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -532,6 +531,8 @@ def print_examples(fmt: str) -> None:
 
     found = example_list()
     if fmt == "json":
+        import json
+
         rows = [
             {"name": e.name, "gpu_model": e.gpu_model, "description": e.description, "provenance": e.provenance}
             for e in found
