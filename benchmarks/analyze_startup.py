@@ -1,6 +1,7 @@
 """Question: how much does a topoaudit command cost as a whole process, against the floor of importing
 the three libraries it is built on? Target: `analyze` to the terminal on a real 8-GPU matrix and `plan`
-each at most 1.5x `python -c "import networkx, rich, click"`; `--help` far below the floor.
+each at most 1.5x `python -c "import networkx, rich, click"`; `--help` far below the floor. A partial
+mesh (DGX-1) is the matrix whose placements need networkx's cliques: it shows what networkx adds.
 
 Runs every command side by side, interleaved, and prints the median wall time and the median CPU time
 (user + system of the child process) of each, with its ratio to the floor's. On a shared, loaded machine
@@ -24,10 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "topoaudit" / "examples" / "hgx-h100.txt"  # real 8-GPU, 12-NIC capture
+MESH = ROOT / "topoaudit" / "examples" / "dgx1-cube-mesh.txt"  # real partial mesh: its cliques need networkx
 FLOOR = "floor: import networkx, rich, click"
 COMMANDS: dict[str, list[str]] = {
     "analyze (console)": ["analyze", str(FIXTURE), "--no-color"],
     "analyze --format json": ["analyze", str(FIXTURE), "--format", "json"],
+    "analyze (console), DGX-1 cube mesh (networkx)": ["analyze", str(MESH), "--no-color"],
     "plan --params 744B --precision int4 --gpu H200": [
         "plan",
         "--params",

@@ -74,7 +74,14 @@ def test_analyze_json_loads_no_terminal_renderer_torch_or_nvml() -> None:
     modules = loaded_after("analyze", "--example", "hgx-h100", "--format", "json")
     assert heavy_in(modules, OTHER_USE_CASES["analyze"]) == []
     assert heavy_in(modules, ("torch", "pynvml", "rich.console", "jinja2", "topoaudit.judge.policy")) == []
-    assert "networkx" in modules  # the graph is what analyze is for
+
+
+def test_networkx_loads_only_for_a_fabric_that_needs_graph_algorithms() -> None:
+    """A fully switched paste's domains and placements need no graph library; a partial mesh (DGX-1's cube
+    mesh) is split into TP groups by networkx's cliques, and the planner alone never sees a machine."""
+    assert "networkx" not in loaded_after("analyze", MATRIX, "--no-color")
+    assert "networkx" not in loaded_after("plan", "--params", "744B", "--precision", "int4", "--gpu", "H200")
+    assert "networkx" in loaded_after("analyze", "--example", "dgx1-cube-mesh", "--format", "json")
 
 
 def test_analyze_console_on_a_matrix_loads_only_what_a_matrix_needs() -> None:

@@ -4,8 +4,11 @@ All functions are pure over :class:`~topoaudit.model.machine.Machine`. Every GPU
 through :func:`gpu_pair_links`, which is where a cell that claims NVLink without a link (``NV0``) becomes
 "no NVLink", so domains, placements and rules never disagree about one pair. A box of hundreds of GPUs
 has a hundred thousand pairs, so each pass over them is made once per Machine and kept (the NVLink
-pairs, the pairs by hop class); domains, placements and ring bounds then work from those. networkx finds
-the cliques of a partly linked domain.
+pairs, the pairs by hop class); domains, placements and ring bounds then work from those.
+
+networkx joins the GPUs that share NVSwitches (a live probe's port facts) and finds the cliques of a partly
+linked mesh. It is imported by the function that needs it: a pasted matrix of a switched or fully linked
+box needs neither, and importing networkx costs more than the rest of ``analyze``.
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ import functools
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-
-import networkx as nx
 
 from topoaudit.model.machine import Link, Machine, PathLevel
 
@@ -217,6 +218,10 @@ def _switch_groups(machine: Machine) -> list[set[int]]:
                     and isinstance(port.remote_pci_bus_id, str)
                 ):
                     by_switch.setdefault(port.remote_pci_bus_id, set()).add(gpu.index)
+    if not by_switch:
+        return []
+    import networkx as nx
+
     graph = nx.Graph()
     for members in by_switch.values():
         graph.add_nodes_from(members)
@@ -469,6 +474,8 @@ def _carve(domain: Domain, tp: int, peers: dict[int, dict[int, int]]) -> list[tu
         return [domain.gpus[k : k + tp] for k in range(0, domain.size - tp + 1, tp)]
     if domain.build != "partial-mesh" or domain.size > EXACT_CLIQUE_LIMIT:
         return _linked_groups(peers, domain.gpus, tp)
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(domain.gpus)
     graph.add_edges_from((i, j) for i in domain.gpus for j in peers[i] if i < j)
