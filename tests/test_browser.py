@@ -12,7 +12,7 @@ import pytest
 import report_samples as rs
 from browser import Browser, find_chromium
 
-from topoaudit.loaders import examples
+from topoaudit.examples import examples
 from topoaudit.render import render
 from topoaudit.render.common import summary
 

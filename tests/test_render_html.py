@@ -13,7 +13,7 @@ import report_samples as rs
 from builders import machine
 from report_samples import example_report
 
-from topoaudit.loaders import examples
+from topoaudit.examples import examples
 from topoaudit.model.report import SourceInfo
 from topoaudit.pipeline import analyze
 from topoaudit.render import FORMATS, render

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from topoaudit.app.common import input_evidence
 from topoaudit.bundle import bundle_files, manifest
-from topoaudit.loaders import examples, load_example
+from topoaudit.examples import examples
+from topoaudit.loaders import load_example
 from topoaudit.model.report import AuditOptions, Report
 from topoaudit.pipeline import analyze
 from topoaudit.render import FORMATS, RenderOptions, render

@@ -11,7 +11,7 @@ import report_samples as rs
 from report_samples import example_report
 from test_render_html import parse
 
-from topoaudit.loaders import examples
+from topoaudit.examples import examples
 from topoaudit.model.machine import Host, Machine
 from topoaudit.render import RenderOptions, render
 from topoaudit.render.common import summary
