@@ -18,7 +18,8 @@ from topoaudit.model.machine import P2PStatus
 from topoaudit.model.report import AuditOptions, Report, SourceInfo, report_from_dict
 from topoaudit.pipeline import analyze
 from topoaudit.render import RenderOptions, render
-from topoaudit.render.rows import Cell, Table, view
+from topoaudit.render.cells import Cell, Table
+from topoaudit.render.rows import view
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "probe"))
 from fakebox import make_box

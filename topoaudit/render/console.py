@@ -16,21 +16,25 @@ from rich.table import Table
 from rich.text import Text
 
 from topoaudit.model.report import Report
-from topoaudit.render import RenderOptions
+from topoaudit.render import RenderOptions, cells
 from topoaudit.render import rows as rv
 
 if TYPE_CHECKING:
     from topoaudit.model.plan import DeployPlan
+    from topoaudit.render.bench_rows import BenchView
+    from topoaudit.render.fact_rows import FactsSection
+    from topoaudit.render.nccl_rows import NcclSection
+    from topoaudit.render.plan_rows import PlanView
 
 VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red"}
 MIN_WIDTH = 40
 
 
 def _style(tone: str) -> str:
-    return rv.TONES[tone][0] if tone else ""
+    return cells.TONES[tone][0] if tone else ""
 
 
-def _cell(c: rv.Cell) -> Text:
+def _cell(c: cells.Cell) -> Text:
     return Text(c.text, style=_style(c.tone))
 
 
@@ -81,21 +85,21 @@ def render(report: Report, options: RenderOptions) -> str:
     return buffer.getvalue()
 
 
-def _nccl(n: rv.NcclSection, width: int) -> Group:
+def _nccl(n: NcclSection, width: int) -> Group:
     """NCCL's view: its facts, the transport matrix with its legend, the rank pairs beside the topology."""
     parts: list[RenderableType] = [fit_table(n.facts, width)]
     if n.matrix:
         parts.append(matrix_blocks(n.matrix, width))
         legend = Text("  ")
         for label, tone in n.legend:
-            legend.append(f" {label} ", style=rv.TONES[tone][0])
+            legend.append(f" {label} ", style=cells.TONES[tone][0])
         parts.append(legend)
     if n.pairs:
         parts.append(fit_table(n.pairs, width))
     return Group(*parts)
 
 
-def facts_section(section: rv.FactsSection, width: int) -> Group:
+def facts_section(section: FactsSection, width: int) -> Group:
     """A section of captured or probed facts: grids in column blocks (with their colour legend), tables fitted."""
     parts: list[RenderableType] = []
     for t in section.tables:
@@ -103,7 +107,7 @@ def facts_section(section: rv.FactsSection, width: int) -> Group:
     if section.legend:
         legend = Text("  ")
         for label, tone in section.legend:
-            legend.append(f" {label} ", style=rv.TONES[tone][0])
+            legend.append(f" {label} ", style=cells.TONES[tone][0])
         parts.append(legend)
     return Group(*parts)
 
@@ -132,7 +136,7 @@ def _findings(v: rv.ReportView) -> Table | Text:
     return table
 
 
-def fit_table(t: rv.Table, width: int) -> Group:
+def fit_table(t: cells.Table, width: int) -> Group:
     """A shared-model table at ``width`` columns: prose and headers wrap at spaces, numbers and codes
     keep their full width; columns that still cannot fit are left out (last first, never the first)
     and named below the table."""
@@ -171,12 +175,12 @@ def fit_table(t: rv.Table, width: int) -> Group:
     return Group(*parts)
 
 
-def _wraps(t: rv.Table, k: int) -> bool:
+def _wraps(t: cells.Table, k: int) -> bool:
     """A column of prose (a cell with a space and more than a short word) may wrap; numbers may not."""
     return any(" " in row[k].text and len(row[k].text) > 12 for row in t.rows)
 
 
-def matrix_blocks(t: rv.Table, width: int) -> Group:
+def matrix_blocks(t: cells.Table, width: int) -> Group:
     """The link matrix laid out by hand (a rich Table of 20+ columns is slow to measure), split into
     blocks of columns that fit ``width``, each block repeating the row labels."""
     labels = [row[0].text for row in t.rows]
@@ -233,7 +237,7 @@ def _not_learned(v: rv.ReportView, verbose: bool) -> Group | None:
 class _FitToConsole:
     """A shared-model table fitted to whatever width the console it is printed on has."""
 
-    def __init__(self, table: rv.Table) -> None:
+    def __init__(self, table: cells.Table) -> None:
         self.table = table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -243,10 +247,12 @@ class _FitToConsole:
 def plan_section(plan: DeployPlan) -> Group:
     """The plan: the key numbers, the arithmetic step by step, the domain fit and the alternatives, at
     the width of the console it is printed on."""
-    return _plan(rv.plan_view(plan))
+    from topoaudit.render.plan_rows import plan_view
+
+    return _plan(plan_view(plan))
 
 
-def _plan(p: rv.PlanView) -> Group:
+def _plan(p: PlanView) -> Group:
     numbers = Table(title="Deploy plan", title_justify="left", show_header=False, box=None, pad_edge=False)
     numbers.add_column("what", style="bold", no_wrap=True)
     numbers.add_column("value")
@@ -263,7 +269,7 @@ def _plan(p: rv.PlanView) -> Group:
     return Group(*parts)
 
 
-def _bench(b: rv.BenchView, width: int, verbose: bool) -> Group:
+def _bench(b: BenchView, width: int, verbose: bool) -> Group:
     """Groups at a glance (plateau, latency, expectation), the rows of `all` as nccl-tests prints them
     (every group's rows with --verbose), the pairwise matrix and the islands."""
     parts: list[RenderableType] = [fit_table(b.groups, width)]

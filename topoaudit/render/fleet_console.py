@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from topoaudit.model.fleet import FleetReport
 from topoaudit.render import RenderOptions
+from topoaudit.render.cells import printable
 from topoaudit.render.fleet_text import counts, drain_note, fleet_findings, headline, host_line, outlier_line
-from topoaudit.render.rows import printable
 
 
 def render(report: FleetReport, options: RenderOptions) -> str:

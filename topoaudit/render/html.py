@@ -17,8 +17,10 @@ from markupsafe import Markup
 
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
+from topoaudit.render.bench_rows import plot_title
+from topoaudit.render.cells import TONES
 from topoaudit.render.common import xml_text
-from topoaudit.render.rows import TONES, plot_title, view
+from topoaudit.render.rows import view
 from topoaudit.render.svg_plots import busbw_plot, pair_heatmap
 from topoaudit.render.svg_topology import topology_svg
 

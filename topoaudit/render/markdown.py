@@ -5,7 +5,10 @@ from __future__ import annotations
 from topoaudit.model.plan import DeployPlan
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
-from topoaudit.render.rows import BenchView, Cell, PlanView, Table, plan_view, view
+from topoaudit.render.bench_rows import BenchView
+from topoaudit.render.cells import Cell, Table
+from topoaudit.render.plan_rows import PlanView, plan_view
+from topoaudit.render.rows import view
 
 _MD_ESCAPES = str.maketrans(
     {

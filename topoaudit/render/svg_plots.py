@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from topoaudit.model.bench import BenchGroup, BenchResult
+from topoaudit.render.cells import format_size
 from topoaudit.render.common import gbps
-from topoaudit.render.rows import format_size
 from topoaudit.render.svg_topology import sub, svg_root, to_text
 
 SERIES = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457", "#4e342e")
