@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class AnalyzeRequest:
+    """What ``analyze`` was asked: the machine to read, the gate's options, and an optional plan to check."""
+
     machine: MachineInput
     gate: GateRequest = field(default_factory=GateRequest)
     plan: PlanRequest | None = None  # ``--plan-*``: a deploy plan section checked against this machine

@@ -78,6 +78,8 @@ class TextColumn:
 
 @dataclass(frozen=True)
 class TopoParse:
+    """A parsed ``topo -m``: the machine, what was recovered or refused on the way, and columns kept as text."""
+
     machine: Machine
     issues: tuple[ParseIssue, ...] = ()
     text_columns: tuple[TextColumn, ...] = ()
@@ -140,6 +142,8 @@ _AFFINITY_TITLES = {"cpu": "CPU Affinity", "numa": "NUMA Affinity", "gpu_numa": 
 
 @dataclass
 class _Row:
+    """One matrix line as split, before the matrix is checked for symmetry and recovered."""
+
     label: str
     line: int
     cells: list[str]
@@ -172,6 +176,8 @@ class _Affinity:
 
 @dataclass
 class _Header:
+    """The header line: the device labels and the columns that follow the matrix."""
+
     line: int
     labels: list[str]
     # The columns after the matrix, in the header's order: (kind, title), kind one of _AFFINITY_KINDS or

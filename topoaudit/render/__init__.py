@@ -15,6 +15,8 @@ from topoaudit.model.report import Report
 
 @dataclass(frozen=True)
 class RenderOptions:
+    """How a human format is laid out; the report itself decides what is said."""
+
     color: bool = False  # ANSI colours (console only; the CLI turns it on for a TTY)
     width: int = 120  # console width in columns (the CLI passes the terminal's, or COLUMNS)
     verbose: bool = False  # include every link and absent fact, not only a summary

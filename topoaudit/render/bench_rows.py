@@ -33,6 +33,8 @@ def ranks_text(ranks: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class BenchView:
+    """A bench as tables: the groups, every size of each group, pairs, islands and the notes under them."""
+
     result: BenchResult
     title: str
     groups: Table

@@ -50,6 +50,8 @@ FULL_MATRIX_MAX = 64
 
 @dataclass(frozen=True)
 class Cell:
+    """One table cell: its text, its tone (colour and CSS class) and an optional longer hint."""
+
     text: str
     tone: str = ""  # a key of TONES, or "" for plain text
     hint: str = ""  # a longer explanation (HTML tooltip)
@@ -57,6 +59,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class Table:
+    """A titled table of cells, laid out by each format (a matrix in column blocks on a terminal)."""
+
     title: str
     header: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]

@@ -19,6 +19,8 @@ PLAN_VERDICT_TONE = {"fits-one-domain": "pass", "at-edge-of-domain": "warn", "cr
 
 @dataclass(frozen=True)
 class PlanView:
+    """A deploy plan as shown: its key numbers, the arithmetic step by step, and the alternatives."""
+
     plan: DeployPlan
     numbers: tuple[tuple[str, Cell], ...]
     steps: tuple[str, ...]

@@ -51,6 +51,8 @@ GROUPS_SHOWN = 16
 
 @dataclass(frozen=True)
 class FindingView:
+    """A finding as shown: its message as a sentence and its evidence as ``key: value`` lines."""
+
     severity: str
     code: str
     message: str
@@ -60,6 +62,8 @@ class FindingView:
 
 @dataclass(frozen=True)
 class PlacementView:
+    """The TP groups for one size, as ``CUDA_VISIBLE_DEVICES`` lines, or the alternatives when none fit."""
+
     tp: int
     fits: bool
     groups: tuple[str, ...]  # CUDA_VISIBLE_DEVICES lines, at most GROUPS_SHOWN
@@ -79,6 +83,8 @@ class Fact:
 
 @dataclass(frozen=True)
 class ReportView:
+    """Everything a human format shows, each string printable, in reading order."""
+
     verdict: str
     exit_code: int
     gate_reason: str
