@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import report_samples as rs
 
 from topoaudit.bundle import verify_bundle, write_bundle
@@ -206,3 +210,49 @@ def test_a_utf16_capture_is_redacted_not_dropped_as_binary(tmp_path: Path) -> No
     evidence = (tmp_path / "b" / "evidence" / "topo.txt").read_text()
     assert evidence.startswith("root@host-1:~# nvidia-smi topo -m") and "GPU0\t X \tNV18" in evidence
     assert "left out" not in evidence
+
+
+LOG_WITH_HOST = Path(__file__).parent / "fixtures" / "nccltests" / "derived-8xh200-slow-busbw-scaled.txt"
+
+
+@pytest.mark.parametrize(
+    ("label", "encode"),
+    [
+        ("utf-16 without a mark", lambda text: text.encode("utf-16-le")),
+        ("utf-16-be without a mark", lambda text: text.encode("utf-16-be")),
+        ("utf-32 with its mark", lambda text: text.encode("utf-32")),
+        ("utf-8 with its mark", lambda text: codecs.BOM_UTF8 + text.encode("utf-8")),
+    ],
+)
+def test_every_encoding_analyze_reads_is_redacted_in_the_bundle_evidence(
+    tmp_path: Path, label: str, encode: Callable[[str], bytes]
+) -> None:
+    """An nccl-tests log naming its host, in each encoding the analysis reads: with --redact, no file of
+    the bundle names the host, and the evidence is kept as redacted text, not dropped."""
+    text = LOG_WITH_HOST.read_text(encoding="utf-8")
+    assert "inst-ks8ls-comp" in text
+    capture = tmp_path / "run.txt"
+    capture.write_bytes(encode(text))
+    out = tmp_path / "bundle"
+    done = subprocess.run(
+        [sys.executable, "-m", "topoaudit", "analyze", str(capture), "--redact", "--out", str(out), "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr  # the slow log fails; the bundle is written either way
+    for path in out.rglob("*"):
+        if path.is_file():
+            raw = path.read_bytes()
+            assert b"inst-ks8ls-comp" not in raw.replace(b"\x00", b""), (label, path.name)
+    evidence = (out / "evidence" / "run.txt").read_text(encoding="utf-8")
+    assert "left out" not in evidence and "Pid    944 on host-1 device  0 [0x0f] NVIDIA H200" in evidence
+
+
+def test_binary_evidence_is_left_out_of_a_redacted_bundle(tmp_path: Path) -> None:
+    """Data redaction cannot read (NUL bytes in valid UTF-8, or a BOM before binary) is replaced by a note."""
+    evidence = {"dump.bin": b"node-7\x00\x01\x02 serial 1234", "odd.txt": codecs.BOM_UTF16_LE + bytes(range(256))}
+    write_bundle(rs.report_of(rs.split_machine()), tmp_path / "b", evidence, redact=True)
+    for name in ("dump.bin", "odd.txt"):
+        kept = (tmp_path / "b" / "evidence" / name).read_text(encoding="utf-8")
+        assert kept.startswith("[binary evidence") and "node-7" not in kept

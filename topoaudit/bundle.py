@@ -19,6 +19,7 @@ from pathlib import Path
 from topoaudit.errors import OutputError
 from topoaudit.model.report import Report
 from topoaudit.outputs import write_directory
+from topoaudit.parse.text import exact_capture_text
 from topoaudit.redact import Redactor, redact_report
 from topoaudit.render import RenderOptions, render
 from topoaudit.render.svg_topology import topology_svg
@@ -84,21 +85,8 @@ def _plain(report: Report) -> dict[str, object]:
 
 
 def _as_text(content: str | bytes) -> str | None:
-    """Evidence as text for redaction: UTF-8, or UTF-16 with its byte-order mark (what PowerShell's ``>``
-    writes); None for anything else, which redaction cannot check."""
-    if isinstance(content, str):
-        return content
-    if content.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            text = content.decode("utf-16")
-        except UnicodeDecodeError:
-            return None
-        # a capture is ASCII text; binary data that happens to start with a BOM decodes to anything but
-        return text if sum(c.isascii() for c in text) >= 0.9 * len(text) else None
-    try:
-        return content.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    """Evidence as text for redaction, decoded as the analysis decoded it; None where it is not text."""
+    return content if isinstance(content, str) else exact_capture_text(content)
 
 
 def manifest(files: Mapping[str, bytes]) -> bytes:

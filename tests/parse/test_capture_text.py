@@ -15,7 +15,7 @@ from topoaudit.cli import main
 from topoaudit.errors import InputError
 from topoaudit.exitcodes import ExitCode
 from topoaudit.loaders import load_path
-from topoaudit.parse.text import capture_failure, decode_capture
+from topoaudit.parse.text import capture_failure, decode_capture, exact_capture_text
 from topoaudit.parse.topo_matrix import TopoParseError, looks_like_topo_matrix, parse_topo_matrix
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -52,6 +52,15 @@ def test_utf16_and_bom_captures_read_like_the_utf8_paste(tmp_path: Path, bom: by
     assert loaded.issues == ()
     assert {(lk.a, lk.b): lk.code for lk in loaded.machine.links} == links_of(PASTE)
     assert loaded.machine.gpus[4].cpu_affinity == (*range(32, 64), *range(96, 128))
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_the_exact_reading_agrees_with_the_analysis_on_a_clean_capture(encoding: str) -> None:
+    """Redaction reads evidence with ``exact_capture_text``: on text the two readings are the same text;
+    on damage the exact one refuses (None) where the analysis replaces bytes and goes on."""
+    data = PASTE.read_text(encoding="utf-8").encode(encoding)
+    assert exact_capture_text(data) == decode_capture(data)
+    assert exact_capture_text(b"GPU0\tX\xff\xfe broken") is None and "\ufffd" in decode_capture(b"GPU0\tX\xff broken")
 
 
 def test_utf16_capture_through_analyze(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -34,6 +34,27 @@ def decode_capture(data: bytes) -> str:
     return data.decode(_bomless_utf16(data[:_SNIFF_BYTES]) or "utf-8", errors="replace")
 
 
+def exact_capture_text(data: bytes) -> str | None:
+    """Text of a capture decoded without loss, in the encodings :func:`decode_capture` reads; None for data
+    that is not text (undecodable, or holding NUL characters), which redaction cannot check.
+
+    Redaction must see the very text the analysis read: a UTF-16 capture read as UTF-8 interleaves NULs
+    with every hostname, and no hostname would be found in it.
+    """
+    bom, encoding = next(((b, enc) for b, enc in _BOMS if data.startswith(b)), (b"", ""))
+    data = data[len(bom) :]
+    encoding = encoding or _bomless_utf16(data[:_SNIFF_BYTES]) or "utf-8"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        return None
+    if "\x00" in text:
+        return None
+    if encoding != "utf-8" and sum(c.isascii() for c in text) < 0.9 * len(text):
+        return None  # a capture is ASCII text; binary data behind a BOM decodes to anything but
+    return text
+
+
 def _bomless_utf16(head: bytes) -> str | None:
     """``utf-16-le``/``-be`` when ASCII text alternates with NUL bytes (UTF-16 written without a BOM)."""
     if len(head) < 8:
