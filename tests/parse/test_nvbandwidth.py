@@ -10,6 +10,7 @@ from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import MachineInput
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures
 from topoaudit.model.report import Report
+from topoaudit.rules.capture_rules import capture_judgement
 
 CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
 REAL = sorted(CAPTURES.glob("nvbandwidth-*-1.txt"))
@@ -116,3 +117,64 @@ def test_beside_topo_m_a_slow_nvlink_pair_is_named_with_its_path() -> None:
     found = next(f for f in report.findings if f.code == "nvbandwidth-pair-low")
     assert "GPU5->GPU4 150.13 GB/s (median 300.26 over NVLink)" in found.message
     assert {p["path"] for p in found.evidence["pairs"]} == {"NVLINK"}
+
+
+BELOW_LINKS = "nvbandwidth-below-links"
+
+
+def test_real_h100_copies_beside_their_nv18_links_are_not_flagged() -> None:
+    """Two real captures pasted together (HGX H100 `topo -m`, an H100 nvbandwidth run): 371 of 450 GB/s."""
+    report = _analyze("topo-and-nvbandwidth-8xh100-healthy-constructed.txt")
+    assert report.machine.link("GPU0", "GPU1").nvlinks == 18  # type: ignore[union-attr]
+    assert BELOW_LINKS not in {f.code for f in report.findings}
+    assert capture_judgement(BELOW_LINKS, report) == ""  # judged (JUnit: a passed case), and found healthy
+
+
+def test_a_box_slow_on_every_pair_fails_against_its_links_though_no_pair_is_below_its_siblings() -> None:
+    report = _analyze("topo-and-nvbandwidth-8xh100-all-pairs-slow-constructed.txt")
+    codes = {f.code for f in report.findings}
+    assert "nvbandwidth-pair-low" not in codes  # every pair alike: the sibling comparison sees nothing
+    found = next(f for f in report.findings if f.code == BELOW_LINKS)
+    assert found.severity.value == "fail" and report.gate.exit_code == 1
+    assert len(found.evidence["pairs"]) == 56
+    assert found.evidence["per_link_gbps"] == 25.0 and found.evidence["per_link_basis"] == "catalog entry H100-SXM"
+    assert "56 GPU pair(s) copy at under 70% of what their NVLinks carry" in found.message
+    assert "GPU0->GPU6 159.72 GB/s over NV18 (35%)" in found.message  # the slowest pair first
+    slowest = found.evidence["pairs"][0]
+    assert slowest == {
+        "from": "GPU0", "to": "GPU6", "gbps": 159.72, "nvlinks": 18, "links_gbps": 450.0, "ratio": 0.355,
+    }  # fmt: skip
+
+
+def test_without_the_gpu_model_the_slowest_catalogued_link_rate_is_the_yardstick(tmp_path: Path) -> None:
+    """Device lines removed: the model is unknown, so each link is held only to the slowest NVLink in the
+    catalog (RTX 3090's 14.06 GB/s): 160 of 18 x 14.06 = 253 GB/s is a warning, not a failure."""
+    text = (CAPTURES / "topo-and-nvbandwidth-8xh100-all-pairs-slow-constructed.txt").read_text(encoding="utf-8")
+    anonymous = tmp_path / "run.txt"
+    anonymous.write_text("".join(line for line in text.splitlines(True) if not line.startswith("Device ")))
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(anonymous)))).report
+    found = next(f for f in report.findings if f.code == BELOW_LINKS)
+    assert found.severity.value == "warn"
+    assert found.evidence["per_link_gbps"] == 14.0625 and "model is unknown" in found.evidence["per_link_basis"]
+
+
+@pytest.mark.parametrize("name", [path.name for path in REAL])
+def test_nvbandwidth_alone_is_not_judged_against_links_and_says_why(name: str) -> None:
+    """Without `topo -m` the pairs' links are unknown: no finding, and JUnit's skipped case says what to paste."""
+    report = _analyze(name)
+    assert BELOW_LINKS not in {f.code for f in report.findings}
+    why = capture_judgement(BELOW_LINKS, report)
+    has_copies = any(t.startswith("device_to_device_memcpy_") for t in _matrices(report))
+    assert why == (
+        "judged against the NVLinks of `nvidia-smi topo -m` pasted before nvbandwidth's output; none was"
+        if has_copies
+        else "judged from nvbandwidth's device_to_device_memcpy tests; this report has none"
+    )
+
+
+def test_invented_nvl_figures_at_full_link_rate_pass_and_a_half_rate_pair_is_a_warning() -> None:
+    healthy = _analyze("topo-and-nvbandwidth-8xh100nvl-healthy-constructed.txt")
+    assert BELOW_LINKS not in {f.code for f in healthy.findings}
+    half = _analyze("topo-and-nvbandwidth-8xh100nvl-pair45-half-constructed.txt")
+    # No device list: NV12 is held to 12 x 14.06 = 168.75 GB/s, and 150 GB/s is 89% of it.
+    assert BELOW_LINKS not in {f.code for f in half.findings}

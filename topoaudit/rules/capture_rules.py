@@ -7,9 +7,10 @@ bandwidth measured between GPU pairs.
 
 from __future__ import annotations
 
+import re
 from statistics import median
 
-from topoaudit.catalog import GpuSpec
+from topoaudit.catalog import GpuSpec, all_gpus
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Link, Machine, PathLevel
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
@@ -21,6 +22,8 @@ TOPOLOGY_DUMP_CODES = frozenset({"nccl-topo-nvlinks-low", "nccl-topo-flattened"}
 """Judged only from an NCCL_TOPO_DUMP_FILE: not judged on a report without one."""
 NVBANDWIDTH_CODES = frozenset({"nvbandwidth-pair-low"})
 """Judged only from nvbandwidth matrices."""
+NVBANDWIDTH_LINK_CODES = frozenset({"nvbandwidth-below-links"})
+"""Judged only from nvbandwidth's GPU-to-GPU copies with `nvidia-smi topo -m` pasted before them (the links)."""
 # The probe's codes a pasted capture gives the facts for, by the machine source it loads as.
 CAPTURE_JUDGES = {"nvidia-smi-nvlink": frozenset({"nvlink-link-down", "nvlink-errors"})}
 
@@ -39,12 +42,26 @@ def capture_judgement(code: str, report: Report) -> str | None:
     if code in NVBANDWIDTH_CODES:
         judged = any(m.tool == "nvbandwidth" for m in captures.bandwidth)
         return "" if judged else "judged from nvbandwidth output; this report has none"
+    if code in NVBANDWIDTH_LINK_CODES:
+        copies = any(m.tool == "nvbandwidth" and _LINK_TESTS.match(m.test) for m in captures.bandwidth)
+        if not copies:
+            return "judged from nvbandwidth's device_to_device_memcpy tests; this report has none"
+        if not gpu_pair_links(report.machine):
+            return "judged against the NVLinks of `nvidia-smi topo -m` pasted before nvbandwidth's output; none was"
+        return ""
     if code in CAPTURE_JUDGES.get(report.machine.source, ()):
         return ""
     if code == "p2p-unavailable" and report.machine.p2p:
         return ""
     return None
 
+
+# GPU-to-GPU copies of one pair at a time, one direction: what the pair's NVLinks carry each way.
+_LINK_TESTS = re.compile(r"device_to_device_memcpy_(read|write)_(ce|sm)$")
+# Healthy boxes copy at 0.82-0.92 of their links' rate (H100 NV18 371 of 450 GB/s, B300 765 of 900, A100 NV12
+# 276 of 300, H100 NVL NV12 257 of 300); Azure's health check fails an H100 pair under 335 GB/s (0.74).
+LINKS_WARN_BELOW = 0.7
+LINKS_FAIL_BELOW = 0.5
 
 # A pair this far below the median of its siblings is not noise: nvbandwidth's runs agree within a few %.
 PAIR_BELOW_SIBLINGS = 0.75
@@ -61,6 +78,8 @@ def judge_captures(captures: Captures, machine: Machine, spec: GpuSpec | None) -
     for matrix in captures.bandwidth:
         if matrix.tool == "nvbandwidth":
             found += _bandwidth_pair_low(matrix, machine)
+            if _LINK_TESTS.match(matrix.test):
+                found += _bandwidth_below_links(matrix, machine, spec)
     found += _p2p_without_topology(machine)
     found += _all_links_inactive(machine, spec)
     return found
@@ -188,6 +207,63 @@ def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Findi
             pairs=[
                 {"from": r, "to": c, "gbps": v, "median_gbps": round(m, 2), "path": path or "unknown"}
                 for r, c, v, m, path in found
+            ],
+        )
+    ]
+
+
+def _per_link_gbps(spec: GpuSpec | None) -> tuple[float, str]:
+    """Give one NVLink's unidirectional GB/s and where the figure comes from.
+
+    The catalog entry of the box's GPU, or, when the model is unknown, the slowest rate of any catalogued
+    NVLink, so that an unknown GPU is never held to too high a figure.
+    """
+    if spec is not None and spec.nvlink_rate_gbps > 0:
+        return spec.nvlink_rate_gbps, f"catalog entry {spec.key}"
+    slowest = min(s.nvlink_rate_gbps for s in all_gpus() if s.nvlink_rate_gbps > 0)
+    return slowest, "the slowest NVLink in the catalog, as the GPU model is unknown"
+
+
+def _bandwidth_below_links(matrix: BandwidthMatrix, machine: Machine, spec: GpuSpec | None) -> list[Finding]:
+    """Flag GPU pairs whose measured copy falls far below what the NVLinks `topo -m` gives them carry.
+
+    The sibling comparison cannot see a box that is slow everywhere (every pair staged through the host, or
+    links trained slow); the link count can: NV18 on an H100 carries 18 x 25 GB/s each way, and a healthy
+    copy reaches 0.8 of it.
+    """
+    links = gpu_pair_links(machine)
+    rate, basis = _per_link_gbps(spec)
+    slow: list[tuple[str, str, float, int, float]] = []
+    for row, values in zip(matrix.rows, matrix.values_gbps, strict=True):
+        for column, value in zip(matrix.columns, values, strict=True):
+            if not (isinstance(value, float) and row.startswith("GPU") and column.startswith("GPU")) or row == column:
+                continue
+            a, b = sorted((int(row[3:]), int(column[3:])))
+            link = links.get((a, b))
+            if link is None or link.level != PathLevel.NVLINK or link.nvlinks < 1:
+                continue
+            capacity = link.nvlinks * rate
+            if value < LINKS_WARN_BELOW * capacity:
+                slow.append((row, column, value, link.nvlinks, capacity))
+    if not slow:
+        return []
+    slow.sort(key=lambda x: x[2] / x[4])
+    shown = ", ".join(f"{r}->{c} {v:.2f} GB/s over NV{n} ({v / cap:.0%})" for r, c, v, n, cap in slow[:6])
+    worst = slow[0][2] / slow[0][4]
+    return [
+        finding(
+            "nvbandwidth-below-links",
+            f"{matrix.test}: {len(slow)} GPU pair(s) copy at under {LINKS_WARN_BELOW:.0%} of what their NVLinks "
+            f"carry ({rate:g} GB/s per link each way, {basis}): {shown}"
+            + (f" and {len(slow) - 6} more" if len(slow) > 6 else "")
+            + ".",
+            severity=Severity.FAIL if worst < LINKS_FAIL_BELOW else Severity.WARN,
+            test=matrix.test,
+            per_link_gbps=rate,
+            per_link_basis=basis,
+            pairs=[
+                {"from": r, "to": c, "gbps": v, "nvlinks": n, "links_gbps": cap, "ratio": round(v / cap, 3)}
+                for r, c, v, n, cap in slow
             ],
         )
     ]

@@ -233,6 +233,14 @@ CODES: dict[str, CodeInfo] = {
             "Compare the pair's path in `nvidia-smi topo -m` and its links in `nvidia-smi nvlink -s`/`-e`; rerun "
             "nvbandwidth on an idle box, and reset or service the GPUs whose links are degraded.",
         ),
+        _c(
+            "nvbandwidth-below-links",
+            "warn",
+            "GPU pairs copy far below what their NVLinks carry in nvbandwidth",
+            "Check that every link is up at full speed (`nvidia-smi nvlink -s`, `-e`), that peer access is on "
+            "(`nvidia-smi topo -p2p r`) and, behind NVSwitches, that the fabric manager runs; rerun nvbandwidth on "
+            "an idle box, and have the provider service the GPUs or baseboard if the pairs stay slow.",
+        ),
         # Facts only a live probe (or its snapshot) has.
         _c(
             "nvlink-link-down",
