@@ -192,6 +192,7 @@ def test_log_codes_are_every_code_the_rules_emit_and_junit_skips_them_without_a_
             "constructed-2.26-warn-timestamps-fm-down.txt",
             "constructed-2.19-hgx-h100-cumem-nvls-off.txt",
             "constructed-2.13-channel-busid-shm.txt",
+            "constructed-2.19-h100-vm-graph-over-sys.txt",
         )
         for f in judged(text(name), gpu_model="H100 80GB HBM3").findings
         if f.code.startswith("nccl-")
@@ -226,3 +227,57 @@ def test_a_split_box_is_one_finding_naming_every_pair() -> None:
     assert len(found) == 1 and len(found[0].evidence["pairs"]) == 7
     assert found[0].message.endswith("; and 1 more.")
     assert found[0].evidence["log_lines"][-1] == "... and 1 more line(s)"
+
+
+# Two ranks placed on GPU0 and GPU1 by their channel lines, and the graph NCCL searched for them.
+PLACED = ("Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM", "Channel 00/0 : 1[1] -> 0[0] via P2P/CUMEM")
+
+
+def pattern(intra: str, number: int = 4) -> str:
+    return f"Pattern {number}, crossNic 0, nChannels 2, bw 24.000000/24.000000, type {intra}/PIX, sameChannels 1"
+
+
+def test_a_graph_over_sys_between_nvlink_peers_fails_though_every_transport_says_p2p() -> None:
+    """P2P transports hide whether peer access uses NVLink; the graph's path type does not."""
+    capture = text("topo-h100-8gpu-stas-ht-1.txt") + log(*PLACED, pattern("SYS"), pattern("PHB", 3))
+    report = judged(capture)
+    found = nccl_findings(report)
+    assert set(found) == {"nccl-graph-below-topology"}  # the transports alone look healthy
+    graph = found["nccl-graph-below-topology"]
+    assert graph.severity == Severity.FAIL and report.gate.exit_code == 1
+    offset = len(text("topo-h100-8gpu-stas-ht-1.txt").splitlines())
+    assert graph.message == (
+        "NCCL's graphs inside the node leave NVLink although GPUs {0,1} share one NVLink domain (nvswitch): "
+        f"ring over SYS (2 channel(s) at 24 GB/s, line {offset + 4}); tree over PHB (2 channel(s) at 24 GB/s, "
+        f"line {offset + 5})."
+    )
+    assert [p["path"] for p in graph.evidence["patterns"]] == ["SYS", "PHB"]
+    assert graph.evidence["log_lines"][0].startswith(f"line {offset + 4}: box:1:2 [0] NCCL INFO Pattern 4")
+
+
+def test_eight_ranks_on_p2p_whose_graph_runs_over_sys_name_the_whole_domain() -> None:
+    report = judged(text("constructed-2.19-h100-vm-graph-over-sys.txt"))
+    found = nccl_findings(report)
+    assert set(found) == {"nccl-graph-below-topology", "nccl-nvls-off"}  # "0 nvls channels" on an NVSwitch box
+    assert found["nccl-graph-below-topology"].evidence["gpus"] == list(range(8))
+    assert "GPUs {0-7} share one NVLink domain (nvswitch): ring over SYS" in found["nccl-graph-below-topology"].message
+    assert "balanced tree over SYS" in found["nccl-graph-below-topology"].message
+
+
+@pytest.mark.parametrize(
+    ("topology", "intra"),
+    [
+        ("topo-h100-8gpu-stas-ht-1.txt", "NVL"),  # the graph stays on NVLink
+        ("topo-h100-8gpu-stas-ht-1.txt", "NVB"),  # NVLink through a GPU in between
+        ("topo-8x4090-pcie-sys-nics-1.txt", "SYS"),  # no NVLink: PCIe and the CPU are all the box has
+    ],
+)
+def test_a_graph_on_the_best_path_the_box_has_is_no_finding(topology: str, intra: str) -> None:
+    assert "nccl-graph-below-topology" not in nccl_findings(judged(text(topology) + log(*PLACED, pattern(intra))))
+
+
+def test_without_a_topology_the_graph_is_shown_not_judged() -> None:
+    """A log alone names no links: NCCL's SYS graph is in the report's NCCL section, not a finding."""
+    report = judged(log(*PLACED, pattern("SYS")))
+    assert "nccl-graph-below-topology" not in nccl_findings(report)
+    assert [p.intra_path for p in report.nccl.patterns] == ["SYS"]  # type: ignore[union-attr]

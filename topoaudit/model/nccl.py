@@ -146,6 +146,10 @@ class P2pDisabled:
     evidence: LogLine
 
 
+PATTERN_NAMES = {1: "balanced tree", 2: "split tree", 3: "tree", 4: "ring", 5: "NVLS", 6: "CollNet direct"}
+"""NCCL's graph pattern ids (src/include/graph.h)."""
+
+
 @dataclass(frozen=True)
 class GraphPattern:
     """``Pattern 4, crossNic 0, nChannels 2, bw 24.0/24.0, type SYS/PIX, sameChannels 1`` (GRAPH subsystem)."""

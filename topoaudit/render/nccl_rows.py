@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from topoaudit.model.nccl import PATTERN_NAMES
 from topoaudit.model.values import Unsupported
 from topoaudit.render.cells import FULL_MATRIX_MAX, Cell, Table, absent_text, code_cell, register_views
 
@@ -29,10 +30,6 @@ TRANSPORT_LEGEND = (
 
 
 PAIRS_SHOWN = 64
-
-
-NCCL_PATTERNS = {1: "balanced tree", 2: "split tree", 3: "tree", 4: "ring", 5: "NVLS", 6: "CollNet direct"}
-"""NCCL's graph pattern ids (src/include/graph.h)."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +177,7 @@ def _nccl_facts(report: Report, view: Any) -> Table:
     if view.networks:
         rows.append((Cell("Network used"), Cell(", ".join(view.networks))))
     for p in view.patterns[:8]:
-        name = NCCL_PATTERNS.get(p.pattern, f"pattern {p.pattern}")
+        name = PATTERN_NAMES.get(p.pattern, f"pattern {p.pattern}")
         rows.append(
             (
                 Cell(f"NCCL's {name} graph"),

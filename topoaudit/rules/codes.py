@@ -182,6 +182,15 @@ CODES: dict[str, CodeInfo] = {
             "it points at a hardware or fabric fault: reset the GPUs or ask the provider to check the baseboard.",
         ),
         _c(
+            "nccl-graph-below-topology",
+            "fail",
+            "NCCL's ring or tree inside a node runs over PCIe or the CPU although its GPUs share NVLink",
+            "NCCL does not see the GPUs' NVLinks: check that every link is up (`nvidia-smi nvlink -s`), that peer "
+            "access works (`nvidia-smi topo -p2p n`), that NCCL_P2P_LEVEL or an NCCL_TOPO_FILE does not hide NVLink, "
+            "and, in a VM, that the hypervisor passes NVLink through (a VM that hides it needs the provider's topology "
+            "file or a bare-metal node).",
+        ),
+        _c(
             "nccl-nvls-off",
             "warn",
             "NVLink SHARP (NVLS) is off on an NVSwitch Hopper or Blackwell box",

@@ -1,6 +1,7 @@
 """Judge NCCL's own view (an ``NCCL_DEBUG=INFO`` log) against the machine.
 
-The path NCCL took between GPUs against the one the topology allows, P2P refused between connected GPUs,
+The path NCCL took between GPUs (its transports, and its graph's path type) against the one the topology
+allows, P2P refused between connected GPUs,
 NVLS off on NVSwitch boxes, GPUDirect RDMA off between nodes, and WARN lines whose cause is known.
 
 Every finding quotes its evidence: the log lines, with their line numbers.
@@ -14,12 +15,14 @@ from collections.abc import Iterable, Iterator
 from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine, PathLevel
-from topoaudit.model.nccl import LogLine, NcclTransport, NcclView, rank_gpu
+from topoaudit.model.nccl import PATTERN_NAMES, LogLine, NcclTransport, NcclView, rank_gpu
+from topoaudit.model.topology import format_gpus, nvlink_domains
 from topoaudit.rules.base import finding
 
 LOG_CODES = frozenset(
     {
         "nccl-transport-below-topology",
+        "nccl-graph-below-topology",
         "nccl-p2p-disabled",
         "nccl-nvls-off",
         "nccl-gdr-disabled",
@@ -36,6 +39,10 @@ PAIRS_IN_MESSAGE = 6
 PEER_LEVELS = (PathLevel.NVLINK, PathLevel.PIX, PathLevel.PXB)
 """Paths NCCL uses peer access on by default (NCCL_P2P_LEVEL defaults to PXB: src/graph/paths.cc)."""
 
+SLOW_GRAPH_PATHS = ("PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET")
+"""NCCL's path types (topoPathTypeStr in src/graph/paths.cc) that leave NVLink: PCIe switches, the host
+bridge, the CPU interconnect, the network. LOC, NVL, NVB and C2C stay on the GPUs' own links."""
+
 _CUDA_802 = re.compile(r"system not yet initialized|\b802\b", re.IGNORECASE)
 _INVALID_ARGUMENT = re.compile(r"invalid argument", re.IGNORECASE)
 
@@ -44,6 +51,7 @@ def judge_nccl(view: NcclView, machine: Machine, spec: GpuSpec | None) -> list[F
     """Every finding NCCL's log supports about this machine."""
     return [
         *_transports_below_topology(view, machine, spec),
+        *_graph_below_topology(view, machine),
         *_p2p_disabled(view),
         *_nvls_off(view, machine, spec),
         *_gdr_disabled(view),
@@ -133,6 +141,48 @@ def _transports_below_topology(view: NcclView, machine: Machine, spec: GpuSpec |
             log_lines=quote(t.first for _, _, transports in items for t in transports),
             **extra,
         )
+
+
+def _graph_below_topology(view: NcclView, machine: Machine) -> Iterator[Finding]:
+    """Report NCCL graphs that run over PCIe or the CPU inside a node whose GPUs share one NVLink domain.
+
+    A ``via P2P`` transport does not say whether peer access goes over NVLink or PCIe; the path type of the
+    graph NCCL searched (``Pattern 4, ..., type SYS/PIX``, printed with NCCL_DEBUG_SUBSYS=GRAPH) does. On a
+    box split into NVLink domains a slower path is expected and the topology rules name the split, so only
+    GPUs of one domain are judged.
+    """
+    slow = [p for p in view.patterns if p.intra_path in SLOW_GRAPH_PATHS]
+    gpus = sorted({g for r in view.ranks if (g := rank_gpu(r, machine)) is not None})
+    if not slow or len(gpus) < 2:
+        return
+    domain = next((d for d in nvlink_domains(machine) if set(gpus) <= set(d.gpus) and d.build != "unknown"), None)
+    if domain is None or domain.size < 2:
+        return
+    shown = "; ".join(
+        f"{PATTERN_NAMES.get(p.pattern, f'pattern {p.pattern}')} over {p.intra_path} "
+        f"({p.channels} channel(s) at {p.intra_gbps:g} GB/s, line {p.evidence.line})"
+        for p in slow[:PAIRS_IN_MESSAGE]
+    )
+    if len(slow) > PAIRS_IN_MESSAGE:
+        shown += f"; and {len(slow) - PAIRS_IN_MESSAGE} more"
+    yield finding(
+        "nccl-graph-below-topology",
+        f"NCCL's graphs inside the node leave NVLink although GPUs {format_gpus(gpus)} share one NVLink domain "
+        f"({domain.build}): {shown}.",
+        severity=Severity.FAIL,
+        gpus=gpus,
+        domain=list(domain.gpus),
+        patterns=[
+            {
+                "pattern": PATTERN_NAMES.get(p.pattern, str(p.pattern)),
+                "path": p.intra_path,
+                "channels": p.channels,
+                "gbps": p.intra_gbps,
+            }
+            for p in slow
+        ],
+        log_lines=quote(p.evidence for p in slow),
+    )
 
 
 def _p2p_disabled(view: NcclView) -> Iterator[Finding]:
