@@ -3,6 +3,7 @@ on the logs that do not (every real ncclinfo log included)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -281,3 +282,13 @@ def test_without_a_topology_the_graph_is_shown_not_judged() -> None:
     report = judged(log(*PLACED, pattern("SYS")))
     assert "nccl-graph-below-topology" not in nccl_findings(report)
     assert [p.intra_path for p in report.nccl.patterns] == ["SYS"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("probed_name", "placed"), [("box", True), ("box.cluster.example", True), ("boxer", False)])
+def test_a_probed_fully_qualified_host_name_places_the_log_s_short_one(probed_name: str, placed: bool) -> None:
+    """NCCL prints the host name cut at its first dot; a probe keeps it whole. The log's `box` is the probed
+    `box.cluster.example` (so its ranks land on the box's GPUs and are judged), never `boxer`."""
+    loaded = load_text(text("topo-h100-8gpu-stas-ht-1.txt") + log(*PLACED, pattern("SYS")), "capture")
+    machine = dataclasses.replace(loaded.machine, host=dataclasses.replace(loaded.machine.host, hostname=probed_name))
+    report = analyze(machine, source=loaded.source, options=AuditOptions(), nccl=loaded.nccl)
+    assert ("nccl-graph-below-topology" in nccl_findings(report)) is placed

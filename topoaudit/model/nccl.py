@@ -244,12 +244,21 @@ class NcclView:
         return next((r for r in self.ranks if r.rank == rank), None)
 
 
+def same_host_name(logged: str, hostname: str) -> bool:
+    """Tell whether NCCL's log prefix names the machine.
+
+    NCCL cuts the host name at its first dot (``getHostName(hostname, 1024, '.')`` in src/debug.cc), while a
+    probe records it whole: ``node7`` in the log is ``node7.cluster.example`` on the machine.
+    """
+    return logged == hostname or logged == hostname.split(".", 1)[0]
+
+
 def rank_gpu(rank: NcclRank | None, machine: Machine) -> int | None:
     """Return the machine's GPU index a rank runs on, when the log places the rank on the machine's host."""
     if rank is None:
         return None
     hostname = machine.host.hostname
-    if isinstance(hostname, str) and isinstance(rank.host, str) and rank.host != hostname:
+    if isinstance(hostname, str) and isinstance(rank.host, str) and not same_host_name(rank.host, hostname):
         return None
     by_bus = {g.pci_bus_id: g.index for g in machine.gpus if isinstance(g.pci_bus_id, str)}
     if isinstance(rank.pci_bus_id, str) and rank.pci_bus_id in by_bus:
