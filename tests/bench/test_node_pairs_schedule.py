@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from topoaudit.bench.assemble import ranks_from_infos
 from topoaudit.bench.groups import make_plan, parse_groups
 from topoaudit.bench.node_pairs import (
     default_rounds,
@@ -114,3 +115,42 @@ def test_the_rounds_survive_the_plan_document_every_rank_reads() -> None:
     doc = {"groups": [asdict(g) for g in plan.groups], "domains": [], "domain_basis": "", "notes": []}
     assert plan_from_document(doc).groups == plan.groups
     assert [g.round_no for g in plan.groups] == [1, 1, 2, 2]
+
+
+def _infos(*machines: tuple[str, str]) -> list[dict[str, object]]:
+    """Two ranks per machine, as each rank reports itself: (host name, kernel boot id)."""
+    return [
+        {"rank": 2 * k + i, "local_rank": i, "host": host, "boot_id": boot, "device": "cpu"}
+        for k, (host, boot) in enumerate(machines)
+        for i in range(2)
+    ]
+
+
+def test_machines_sharing_a_host_name_are_told_apart_by_their_boot_ids() -> None:
+    """Containers started with one --hostname on two machines: without the boot id they would be one node of
+    four ranks and the node-pair sweep would be skipped ("1 node") or pair the wrong ranks."""
+    ranks, notes = ranks_from_infos(_infos(("trainer", "boot-a"), ("trainer", "boot-b"), ("other", "boot-c")))
+    assert [r.host for r in ranks] == ["trainer#1", "trainer#1", "trainer#2", "trainer#2", "other", "other"]
+    assert notes == (
+        "2 machines report the host name 'trainer' (their kernels' boot ids differ): measured as trainer#1, "
+        "trainer#2; give each node its own host name",
+    )
+    sets, skipped = node_pair_sets(ranks, "reference")  # rank 0's machine with each other one
+    assert skipped == [] and {s.name for s in sets} == {"nodes trainer#1+trainer#2", "nodes trainer#1+other"}
+    assert next(s for s in sets if s.name == "nodes trainer#1+trainer#2").ranks == (0, 1, 2, 3)
+
+
+def test_one_machine_keeps_its_name_and_distinct_names_on_one_kernel_stay_distinct() -> None:
+    """Network namespaces on one machine (the test hosts) share a boot id but not a name: two nodes, no note."""
+    ranks, notes = ranks_from_infos(_infos(("host-a", "same-boot"), ("host-b", "same-boot")))
+    assert [r.host for r in ranks] == ["host-a", "host-a", "host-b", "host-b"] and notes == ()
+
+
+def test_a_repeated_local_rank_without_boot_ids_is_said_not_guessed() -> None:
+    infos = [{**i, "boot_id": ""} for i in _infos(("trainer", ""), ("trainer", ""))]
+    ranks, notes = ranks_from_infos(infos)
+    assert {r.host for r in ranks} == {"trainer"}
+    assert notes == (
+        "host 'trainer' reports local rank 0 more than once: several machines may share this name, and without "
+        "their boot ids they are measured as one node",
+    )

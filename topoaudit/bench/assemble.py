@@ -5,6 +5,8 @@ No torch, no processes, no store: every function here takes and returns plain da
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +47,7 @@ def result_from_documents(
 ) -> BenchResult:
     """A run's documents, plus the errors the launcher saw itself, -> a :class:`BenchResult`. Works on partial
     runs: without a plan nothing was measured (``failed``); rows of an unfinished run are kept (``partial``)."""
-    ranks = tuple(rank_from_info(i) for i in documents.infos)
+    ranks, _ = ranks_from_infos(documents.infos)  # the plan already carries the note on shared host names
     errors = [
         *errors,
         *(
@@ -93,6 +95,46 @@ def plan_from_document(doc: dict[str, Any]) -> Plan:
         doc["domain_basis"],
         tuple(doc["notes"]),
     )
+
+
+def ranks_from_infos(infos: Sequence[dict[str, Any]]) -> tuple[tuple[RankInfo, ...], tuple[str, ...]]:
+    """The ranks' own accounts -> :class:`RankInfo`, machines that share a host name told apart, and notes.
+
+    A node is a host name everywhere in the bench (a domain per host, node pairs, "one host" in the judge).
+    Machines launched under one name (containers given the same ``--hostname``) would be measured as one node,
+    so each rank also reports its kernel's boot id: it differs between machines and is shared by the
+    containers of one machine. Such hosts become ``name#1``, ``name#2``, in the order of their lowest rank.
+    """
+    boots: dict[str, dict[str, None]] = {}
+    local: dict[str, list[int]] = {}
+    for i in sorted(infos, key=lambda i: int(i["rank"])):
+        host = str(i["host"])
+        if i.get("boot_id"):
+            boots.setdefault(host, {})[str(i["boot_id"])] = None
+        local.setdefault(host, []).append(int(i["local_rank"]))
+    notes = []
+    renamed: dict[tuple[str, str], str] = {}
+    for host, ids in boots.items():
+        if len(ids) > 1:
+            names = {boot: f"{host}#{k}" for k, boot in enumerate(ids, start=1)}
+            renamed |= {(host, boot): name for boot, name in names.items()}
+            notes.append(
+                f"{len(ids)} machines report the host name {host!r} (their kernels' boot ids differ): measured as "
+                f"{', '.join(names.values())}; give each node its own host name"
+            )
+    for host, ranks in local.items():
+        repeated = sorted({r for r in ranks if ranks.count(r) > 1})
+        if host not in boots and repeated:
+            notes.append(
+                f"host {host!r} reports local rank {repeated[0]} more than once: several machines may share this "
+                "name, and without their boot ids they are measured as one node"
+            )
+    out = []
+    for i in infos:
+        rank = rank_from_info(i)
+        name = renamed.get((rank.host, str(i.get("boot_id", ""))))
+        out.append(dataclasses.replace(rank, host=name) if name else rank)
+    return tuple(out), tuple(notes)
 
 
 def rank_from_info(i: dict[str, Any]) -> RankInfo:
@@ -253,4 +295,12 @@ def _expectation(
     return (float(value), exp.basis) if isinstance(value, (int, float)) else (value, exp.basis)
 
 
-__all__ = ["ONE_RANK", "RunDocuments", "assemble", "plan_from_document", "rank_from_info", "result_from_documents"]
+__all__ = [
+    "ONE_RANK",
+    "RunDocuments",
+    "assemble",
+    "plan_from_document",
+    "rank_from_info",
+    "ranks_from_infos",
+    "result_from_documents",
+]

@@ -16,6 +16,7 @@ torch is imported inside functions only.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import itertools
 import json
@@ -29,7 +30,7 @@ from dataclasses import asdict
 from typing import Any
 
 from topoaudit.bench import formulas
-from topoaudit.bench.assemble import plan_from_document, rank_from_info
+from topoaudit.bench.assemble import plan_from_document, ranks_from_infos
 from topoaudit.bench.config import BenchConfig, Progress
 from topoaudit.bench.groups import GroupSpec, make_plan
 from topoaudit.bench.node_pairs import runs_with_next
@@ -141,6 +142,7 @@ def _rank_info(rank: int, local_rank: int, local_world: int, device: Any) -> dic
         "local_rank": local_rank,
         "local_world": local_world,
         "host": socket.gethostname(),
+        "boot_id": _boot_id(),
         "device": str(device),
         "pid": os.getpid(),
     }
@@ -156,6 +158,15 @@ def _rank_info(rank: int, local_rank: int, local_world: int, device: Any) -> dic
         info["free_bytes"] = _mem_available() // max(1, local_world)
     info["env"] = _environment()
     return info
+
+
+def _boot_id() -> str:
+    """This kernel's boot id: one per machine (its containers share it), so hosts of one name are told apart."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
 
 
 def _mem_available() -> int:
@@ -188,8 +199,10 @@ def _publish_plan(store: Any, world: int, backend: str, config: BenchConfig) -> 
     keys = [KEY + f"info/{r}" for r in range(world)]
     store.wait(keys, datetime.timedelta(seconds=config.timeout_s + 30))
     infos = [json.loads(store.get(k)) for k in keys]
-    ranks = tuple(rank_from_info(i) for i in infos)
+    ranks, host_notes = ranks_from_infos(infos)
     plan = make_plan(config.groups, ranks, config.machine)
+    if host_notes:
+        plan = dataclasses.replace(plan, notes=(*host_notes, *plan.notes))
     sizes = formulas.size_sweep(config.min_bytes, config.max_bytes, config.factor)
     free = min(int(i.get("free_bytes", 0)) for i in infos)
     # buffer + pattern (+ ~50% transport staging on gloo); keep a margin for NCCL's own buffers
