@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from topoaudit.model.bench import BenchGroup, BenchResult
 
 
-def num(value: object, fmt: str = "{:.2f}") -> str:
+def _num(value: object, fmt: str = "{:.2f}") -> str:
+    """A measured figure in a bench table; ``-`` where it was not measured."""
     if isinstance(value, (Unsupported, Failed)):
         return "-"
     if isinstance(value, float):
@@ -25,6 +26,7 @@ def num(value: object, fmt: str = "{:.2f}") -> str:
 
 
 def ranks_text(ranks: tuple[int, ...]) -> str:
+    """Ranks as a reader scans them: ``0-7`` for a run, ``0,2,5`` otherwise."""
     r = list(ranks)
     if len(r) > 2 and r == list(range(r[0], r[-1] + 1)):
         return f"{r[0]}-{r[-1]}"
@@ -69,13 +71,13 @@ def _group_row(g: BenchGroup) -> tuple[Cell, ...]:
     return (
         Cell(g.name, "strong"),
         Cell(ranks_text(g.ranks)),
-        Cell(num(g.plateau_busbw_gbps)),
+        Cell(_num(g.plateau_busbw_gbps)),
         Cell(format_size(g.plateau_size_bytes) if isinstance(g.plateau_size_bytes, int) else "-"),
-        Cell(num(g.peak_busbw_gbps)),
-        Cell(num(g.latency_p50_us, "{:.1f}")),
-        Cell(num(g.latency_p99_us, "{:.1f}")),
-        Cell(num(g.expected_busbw_gbps, "{:.1f}"), hint=g.expected_basis),
-        Cell(num(g.ratio, "{:.0%}")),
+        Cell(_num(g.peak_busbw_gbps)),
+        Cell(_num(g.latency_p50_us, "{:.1f}")),
+        Cell(_num(g.latency_p99_us, "{:.1f}")),
+        Cell(_num(g.expected_busbw_gbps, "{:.1f}"), hint=g.expected_basis),
+        Cell(_num(g.ratio, "{:.0%}")),
         Cell(g.error, "fail" if g.error else ""),
     )
 
@@ -92,11 +94,11 @@ def _rows_table(g: BenchGroup) -> Table:
     for r in g.rows:
         tone = "fail" if isinstance(r.wrong, int) and r.wrong > 0 else ""
         cells = [str(r.size_bytes), str(r.count), r.dtype, f"{r.time_us:.2f}", f"{r.algbw_gbps:.2f}",
-                 f"{r.busbw_gbps:.2f}", num(r.wrong)]  # fmt: skip
+                 f"{r.busbw_gbps:.2f}", _num(r.wrong)]  # fmt: skip
         if inplace:
-            cells += [num(r.inplace_time_us), num(r.inplace_busbw_gbps), num(r.inplace_wrong)]
+            cells += [_num(r.inplace_time_us), _num(r.inplace_busbw_gbps), _num(r.inplace_wrong)]
         else:
-            cells += [num(r.p99_us)]
+            cells += [_num(r.p99_us)]
         rows.append(tuple(Cell(c, tone) for c in cells))
     return Table(f"{g.name} (ranks {ranks_text(g.ranks)}): every size, slowest rank", tuple(head), tuple(rows))
 
@@ -108,7 +110,7 @@ def _pairs_table(result: BenchResult) -> Table | None:
     value = {(p.a, p.b): p.busbw_gbps for p in result.pairs}
     value.update({(p.b, p.a): p.busbw_gbps for p in result.pairs})
     rows = tuple(
-        (Cell(str(a), "strong"), *(Cell("X", "self") if a == b else Cell(num(value.get((a, b)))) for b in ranks))
+        (Cell(str(a), "strong"), *(Cell("X", "self") if a == b else Cell(_num(value.get((a, b)))) for b in ranks))
         for a in ranks
     )
     return Table("Pairwise busbw GB/s (each pair alone)", ("rank", *map(str, ranks)), rows)

@@ -44,9 +44,9 @@ if TYPE_CHECKING:  # a report without a bench, a plan, an NCCL log or captures d
     from topoaudit.render.plan_rows import PlanView
 
 EXCEPTIONS_SHOWN = 40
-
-
+"""Pairs inside a domain whose link differs from its usual one, named under a summarised matrix."""
 GROUPS_SHOWN = 16
+"""CUDA_VISIBLE_DEVICES lines shown per TP size; report.json lists every group."""
 
 
 @dataclass(frozen=True)
