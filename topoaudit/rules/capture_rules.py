@@ -58,8 +58,8 @@ def capture_judgement(code: str, report: Report) -> str | None:
 
 # GPU-to-GPU copies of one pair at a time, one direction: what the pair's NVLinks carry each way.
 _LINK_TESTS = re.compile(r"device_to_device_memcpy_(read|write)_(ce|sm)$")
-# Healthy boxes copy at 0.82-0.92 of their links' rate (H100 NV18 371 of 450 GB/s, B300 765 of 900, A100 NV12
-# 276 of 300, H100 NVL NV12 257 of 300); Azure's health check fails an H100 pair under 335 GB/s (0.74).
+# Healthy boxes copy at 0.82-0.86 of their links' rate (H100 NV18 371 of 450 GB/s, B300 NV18 765 of 900, H100 NVL
+# NV12 257 of 300); Azure's health check fails an H100 pair under 335 GB/s (0.74).
 LINKS_WARN_BELOW = 0.7
 LINKS_FAIL_BELOW = 0.5
 
