@@ -13,13 +13,12 @@ import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 from typing import Any
 
 import jinja2
 import pytest
 import report_samples as rs
-from test_render_html import _outside_code
+from test_render_html import _outside_code, parse
 
 from topoaudit.catalog import find_gpu
 from topoaudit.model.bench import RankError, SkippedSize
@@ -199,27 +198,9 @@ def test_every_string_of_the_report_is_hostile(evil: Report) -> None:
         assert f"report.{part}" in paths, part
 
 
-class _Tags(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
 def check_html(page: str) -> None:
     """Only the page's own elements, no handler or link attribute, the hostile text visible as text."""
-    parser = _Tags()
-    parser.feed(page)
-    parser.close()
+    parser = parse(page)
     allowed = SAFE_HTML_TAGS | SAFE_SVG_TAGS
     for tag, attrs in parser.tags:
         assert tag in allowed, f"live markup <{tag}> in the page"
