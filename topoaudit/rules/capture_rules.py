@@ -8,6 +8,7 @@ bandwidth measured between GPU pairs.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from statistics import median
 
 from topoaudit.catalog import GpuSpec, all_gpus
@@ -16,7 +17,7 @@ from topoaudit.model.machine import Link, Machine, PathLevel
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
 from topoaudit.model.report import Report
 from topoaudit.model.topology import gpu_pair_links
-from topoaudit.rules.base import finding
+from topoaudit.rules.base import finding, first_few
 
 TOPOLOGY_DUMP_CODES = frozenset({"nccl-topo-nvlinks-low", "nccl-topo-flattened"})
 """Judged only from an NCCL_TOPO_DUMP_FILE: not judged on a report without one."""
@@ -180,11 +181,8 @@ def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Findi
     """
     links = gpu_pair_links(machine)
     groups: dict[str, list[tuple[str, str, float]]] = {}
-    for row, values in zip(matrix.rows, matrix.values_gbps, strict=True):
-        for column, value in zip(matrix.columns, values, strict=True):
-            if not isinstance(value, float) or row == column:
-                continue
-            groups.setdefault(_path_class(row, column, links), []).append((row, column, value))
+    for row, column, value in _measured(matrix):
+        groups.setdefault(_path_class(row, column, links), []).append((row, column, value))
     found: list[tuple[str, str, float, float, str]] = []
     for path, cells in groups.items():
         if len(cells) < 3:
@@ -194,14 +192,12 @@ def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Findi
     if not found:
         return []
     found.sort(key=lambda x: x[2] / x[3])
-    shown = ", ".join(f"{r}->{c} {v:.2f} GB/s (median {m:.2f}{_over(path)})" for r, c, v, m, path in found[:6])
+    shown = first_few([f"{r}->{c} {v:.2f} GB/s (median {m:.2f}{_over(path)})" for r, c, v, m, path in found], 6)
     worst = found[0][2] / found[0][3]
     return [
         finding(
             "nvbandwidth-pair-low",
-            f"{matrix.test}: {len(found)} pair(s) copy far below their siblings: {shown}"
-            + (f" and {len(found) - 6} more" if len(found) > 6 else "")
-            + ".",
+            f"{matrix.test}: {len(found)} pair(s) copy far below their siblings: {shown}.",
             severity=Severity.FAIL if worst < PAIR_FAILS_BELOW else Severity.WARN,
             test=matrix.test,
             pairs=[
@@ -234,29 +230,24 @@ def _bandwidth_below_links(matrix: BandwidthMatrix, machine: Machine, spec: GpuS
     links = gpu_pair_links(machine)
     rate, basis = _per_link_gbps(spec)
     slow: list[tuple[str, str, float, int, float]] = []
-    for row, values in zip(matrix.rows, matrix.values_gbps, strict=True):
-        for column, value in zip(matrix.columns, values, strict=True):
-            if not (isinstance(value, float) and row.startswith("GPU") and column.startswith("GPU")) or row == column:
-                continue
-            a, b = sorted((int(row[3:]), int(column[3:])))
-            link = links.get((a, b))
-            if link is None or link.level != PathLevel.NVLINK or link.nvlinks < 1:
-                continue
-            capacity = link.nvlinks * rate
-            if value < LINKS_WARN_BELOW * capacity:
-                slow.append((row, column, value, link.nvlinks, capacity))
+    for row, column, value in _measured(matrix):
+        pair = _gpu_pair(row, column)
+        link = links.get(pair) if pair is not None else None
+        if link is None or link.level != PathLevel.NVLINK or link.nvlinks < 1:
+            continue
+        capacity = link.nvlinks * rate
+        if value < LINKS_WARN_BELOW * capacity:
+            slow.append((row, column, value, link.nvlinks, capacity))
     if not slow:
         return []
     slow.sort(key=lambda x: x[2] / x[4])
-    shown = ", ".join(f"{r}->{c} {v:.2f} GB/s over NV{n} ({v / cap:.0%})" for r, c, v, n, cap in slow[:6])
+    shown = first_few([f"{r}->{c} {v:.2f} GB/s over NV{n} ({v / cap:.0%})" for r, c, v, n, cap in slow], 6)
     worst = slow[0][2] / slow[0][4]
     return [
         finding(
             "nvbandwidth-below-links",
             f"{matrix.test}: {len(slow)} GPU pair(s) copy at under {LINKS_WARN_BELOW:.0%} of what their NVLinks "
-            f"carry ({rate:g} GB/s per link each way, {basis}): {shown}"
-            + (f" and {len(slow) - 6} more" if len(slow) > 6 else "")
-            + ".",
+            f"carry ({rate:g} GB/s per link each way, {basis}): {shown}.",
             severity=Severity.FAIL if worst < LINKS_FAIL_BELOW else Severity.WARN,
             test=matrix.test,
             per_link_gbps=rate,
@@ -269,12 +260,28 @@ def _bandwidth_below_links(matrix: BandwidthMatrix, machine: Machine, spec: GpuS
     ]
 
 
+def _measured(matrix: BandwidthMatrix) -> Iterator[tuple[str, str, float]]:
+    """Every measured cell off the diagonal: (row, column, GB/s)."""
+    for row, values in zip(matrix.rows, matrix.values_gbps, strict=True):
+        for column, value in zip(matrix.columns, values, strict=True):
+            if isinstance(value, float) and row != column:
+                yield row, column, value
+
+
+def _gpu_pair(row: str, column: str) -> tuple[int, int] | None:
+    """``GPU3``, ``GPU1`` -> (1, 3), the key of :func:`gpu_pair_links`; None when either side is the host."""
+    if not (row.startswith("GPU") and column.startswith("GPU")):
+        return None
+    a, b = int(row[3:]), int(column[3:])
+    return (min(a, b), max(a, b))
+
+
 def _path_class(row: str, column: str, links: dict[tuple[int, int], Link]) -> str:
     """Name what a pair is compared with: host-GPU pairs with each other; GPU pairs by their path when known."""
-    if not (row.startswith("GPU") and column.startswith("GPU")):
+    pair = _gpu_pair(row, column)
+    if pair is None:
         return "host"
-    a, b = int(row[3:]), int(column[3:])
-    link = links.get((min(a, b), max(a, b)))
+    link = links.get(pair)
     return "" if link is None else link.level.name
 
 
