@@ -16,7 +16,7 @@ from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine, PathLevel
 from topoaudit.model.nccl import PATTERN_NAMES, LogLine, NcclTransport, NcclView, rank_gpu
-from topoaudit.model.topology import format_gpus, nvlink_domains
+from topoaudit.model.topology import Domain, format_gpus
 from topoaudit.rules.base import finding
 
 LOG_CODES = frozenset(
@@ -47,11 +47,11 @@ _CUDA_802 = re.compile(r"system not yet initialized|\b802\b", re.IGNORECASE)
 _INVALID_ARGUMENT = re.compile(r"invalid argument", re.IGNORECASE)
 
 
-def judge_nccl(view: NcclView, machine: Machine, spec: GpuSpec | None) -> list[Finding]:
-    """Every finding NCCL's log supports about this machine."""
+def judge_nccl(view: NcclView, machine: Machine, domains: tuple[Domain, ...], spec: GpuSpec | None) -> list[Finding]:
+    """Every finding NCCL's log supports about this machine and its NVLink domains."""
     return [
         *_transports_below_topology(view, machine, spec),
-        *_graph_below_topology(view, machine),
+        *_graph_below_topology(view, machine, domains),
         *_p2p_disabled(view),
         *_nvls_off(view, machine, spec),
         *_gdr_disabled(view),
@@ -143,7 +143,7 @@ def _transports_below_topology(view: NcclView, machine: Machine, spec: GpuSpec |
         )
 
 
-def _graph_below_topology(view: NcclView, machine: Machine) -> Iterator[Finding]:
+def _graph_below_topology(view: NcclView, machine: Machine, domains: tuple[Domain, ...]) -> Iterator[Finding]:
     """Report NCCL graphs that run over PCIe or the CPU inside a node whose GPUs share one NVLink domain.
 
     A ``via P2P`` transport does not say whether peer access goes over NVLink or PCIe; the path type of the
@@ -155,7 +155,7 @@ def _graph_below_topology(view: NcclView, machine: Machine) -> Iterator[Finding]
     gpus = sorted({g for r in view.ranks if (g := rank_gpu(r, machine)) is not None})
     if not slow or len(gpus) < 2:
         return
-    domain = next((d for d in nvlink_domains(machine) if set(gpus) <= set(d.gpus) and d.build != "unknown"), None)
+    domain = next((d for d in domains if set(gpus) <= set(d.gpus) and d.build != "unknown"), None)
     if domain is None or domain.size < 2:
         return
     shown = "; ".join(
