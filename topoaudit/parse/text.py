@@ -28,10 +28,8 @@ def decode_capture(data: bytes) -> str:
     Undecodable bytes become U+FFFD rather than an exception: the parsers then report the damaged line.
     Binary data stays recognisable by its NUL characters.
     """
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            return data[len(bom) :].decode(encoding, errors="replace")
-    return data.decode(_bomless_utf16(data[:_SNIFF_BYTES]) or "utf-8", errors="replace")
+    mark, encoding = _encoding(data)
+    return data[mark:].decode(encoding, errors="replace")
 
 
 def exact_capture_text(data: bytes) -> str | None:
@@ -41,11 +39,9 @@ def exact_capture_text(data: bytes) -> str | None:
     Redaction must see the very text the analysis read: a UTF-16 capture read as UTF-8 interleaves NULs
     with every hostname, and no hostname would be found in it.
     """
-    bom, encoding = next(((b, enc) for b, enc in _BOMS if data.startswith(b)), (b"", ""))
-    data = data[len(bom) :]
-    encoding = encoding or _bomless_utf16(data[:_SNIFF_BYTES]) or "utf-8"
+    mark, encoding = _encoding(data)
     try:
-        text = data.decode(encoding)
+        text = data[mark:].decode(encoding)
     except UnicodeDecodeError:
         return None
     if "\x00" in text:
@@ -53,6 +49,14 @@ def exact_capture_text(data: bytes) -> str | None:
     if encoding != "utf-8" and sum(c.isascii() for c in text) < 0.9 * len(text):
         return None  # a capture is ASCII text; binary data behind a BOM decodes to anything but
     return text
+
+
+def _encoding(data: bytes) -> tuple[int, str]:
+    """The length of the capture's byte-order mark (0 without one) and the encoding its text is in."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return len(bom), encoding
+    return 0, _bomless_utf16(data[:_SNIFF_BYTES]) or "utf-8"
 
 
 def _bomless_utf16(head: bytes) -> str | None:
