@@ -29,6 +29,15 @@ _RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 
 @dataclass(frozen=True)
+class RemedyCommand:
+    """One shell command that would repair a host cause on this box; shown to the user, never run by topoaudit."""
+
+    command: str  # "setpci -s 0000:00:01.0 ECAP_ACS+0x6.w=0000"
+    changes: str  # what running it changes, in one line
+    undo: str = ""  # the command that puts it back ("" when it changes nothing: a check)
+
+
+@dataclass(frozen=True)
 class Finding:
     """One thing the audit found, with the evidence a support engineer can check."""
 
@@ -37,6 +46,7 @@ class Finding:
     message: str  # one line a support engineer understands
     evidence: dict[str, Any] = field(default_factory=dict)  # JSON-ready facts behind the message
     remedy: str = ""
+    remedy_commands: tuple[RemedyCommand, ...] = ()  # the remedy as commands for this box, where it is one
 
 
 @dataclass(frozen=True)
