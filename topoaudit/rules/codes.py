@@ -330,6 +330,14 @@ CODES: dict[str, CodeInfo] = {
             "a speed drop on idle GPUs only may be power saving: rerun under load.",
         ),
         _c(
+            "pcie-acs-redirect",
+            "warn",
+            "ACS P2P redirect is on for PCIe bridges above GPUs or RDMA NICs (bare metal; info in a VM)",
+            "On bare metal clear the ACS control of each bridge named at every boot (`setpci -s BDF "
+            "ECAP_ACS+0x6.w=0000`, as NCCL's troubleshooting guide shows) or turn ACS/IO virtualisation off in "
+            "the BIOS; in a VM ACS must stay on: ask the provider for P2P-enabled passthrough.",
+        ),
+        _c(
             "pcie-aer-errors",
             "warn",
             "PCIe Advanced Error Reporting counted errors on a GPU, NIC or bridge since boot",
