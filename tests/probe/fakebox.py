@@ -25,9 +25,10 @@ def bdf(nvml_bus: str) -> str:
 class _Tree:
     """Builds /sys/devices/pci*/... with bridges, and /sys/bus/pci/devices links to every device."""
 
-    def __init__(self, root: Path, acs_redirect: bool) -> None:
+    def __init__(self, root: Path, acs_control: int, config_bytes: int = 4096) -> None:
         self.root = root
-        self.acs = acs_redirect
+        self.acs = acs_control  # the ACS Control register of every root and downstream port
+        self.config_bytes = config_bytes  # what a read of `config` returns (64 for a user who is not root)
         self.bridges: dict[tuple[str, ...], Path] = {}
         self.counter = 0
 
@@ -38,8 +39,10 @@ class _Tree:
             path = parent / name
             path.mkdir(parents=True)
             self._attrs(path, "0x8086", "0x060400", numa)
-            cap = struct.pack("<IHH", 0x000D | (1 << 16), 0x5F, 0x1C if self.acs else 0x00)
-            (path / "config").write_bytes(b"\0" * 256 + cap + b"\0" * (4096 - 256 - len(cap)))
+            # a switch's upstream port has no ACS capability; root and downstream ports do (PCIe base spec 6.12)
+            cap = b"" if key[-1] == "usp" else struct.pack("<IHH", 0x000D | (1 << 16), 0x5F, self.acs)
+            config = b"\0" * 256 + cap + b"\0" * (4096 - 256 - len(cap))
+            (path / "config").write_bytes(config[: self.config_bytes])
             write_link(path, 5, 5, 16, 16)  # a Gen5 x16 port, trained to its maximum
             self._link(name, path)
             self.bridges[key] = path
@@ -88,7 +91,8 @@ def _train(path: Path, gen: int, width: int) -> None:
 
 def build_sysfs(sc: Scenario, root: Path) -> None:
     host = sc.host
-    tree = _Tree(root, bool(host.get("acs_redirect", False)))
+    acs = int(host.get("acs_control", 0x1C if host.get("acs_redirect", False) else 0x00))
+    tree = _Tree(root, acs, 64 if host.get("acs_unreadable") else 4096)
     for gpu in sc.gpus:
         path = tree.device(bdf(gpu.bus), gpu.root, gpu.switch, gpu.numa, "0x10de", "0x030200")
         write_link(path, *gpu.pcie)

@@ -49,6 +49,20 @@ class PcieHop:
 
 
 @dataclass(frozen=True)
+class AcsBridge:
+    """The ACS state of one PCIe bridge above GPUs or RDMA NICs (``lspci -vvv -s BDF``: ACSCtl).
+
+    With P2P Request or Completion Redirect on, peer traffic below the bridge is sent up to the root complex
+    (slow, or dropped by the IOMMU) though NVML still reports P2P as supported.
+    """
+
+    bridge: str  # "0000:00:01.0"
+    control: Probed[int] = NOT_READ  # the ACS Control register (ECAP_ACS+0x6)
+    enabled: tuple[str, ...] = ()  # the control bits set, as lspci names them: "SrcValid", "ReqRedir", ...
+    below: tuple[str, ...] = ()  # bus ids of the GPUs and RDMA NICs whose path runs through the bridge
+
+
+@dataclass(frozen=True)
 class AerCounters:
     """Advanced Error Reporting totals of one PCI device since boot (``aer_dev_*`` in sysfs)."""
 
@@ -90,3 +104,4 @@ class HostChecks:
     aer: Probed[tuple[AerCounters, ...]] = NOT_READ
     kernel_events: Probed[tuple[KernelEvent, ...]] = NOT_READ
     fabric_health: Probed[tuple[FabricHealth, ...]] = NOT_READ
+    acs: Probed[tuple[AcsBridge, ...]] = NOT_READ  # every bridge above the GPUs and RDMA NICs

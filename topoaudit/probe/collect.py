@@ -77,13 +77,15 @@ def probe(
                 devices.append(device)
                 gpu_paths[record.pci_bus_id] = device.path
     nics = sysfs.rdma_nics(root)
+    nic_paths: list[tuple[str, ...]] = []
     for nic in nics:
         if isinstance(nic.pci_bus_id, str):
             device = sysfs.pci_device(root, nic.pci_bus_id)
             if device is not None:
                 devices.append(device)
+                nic_paths.append(device.path)
     os_record = replace(
-        sysfs.os_record(root, gpu_paths),
+        sysfs.os_record(root, gpu_paths, nic_paths),
         kernel_events=kernel_log.read_kernel_log(kernel_log_timeout_s, env=env),
     )
     commands = smi.run_all(smi_timeout_s, env) if run_nvidia_smi else ()

@@ -11,7 +11,7 @@ import dataclasses
 import itertools
 from typing import Any
 
-from topoaudit.model.host_checks import AerCounters, FabricHealth, HostChecks, PcieHop
+from topoaudit.model.host_checks import AcsBridge, AerCounters, FabricHealth, HostChecks, PcieHop
 from topoaudit.model.machine import (
     FabricInfo,
     Gpu,
@@ -28,6 +28,7 @@ from topoaudit.model.values import Failed, Probed, Unsupported
 from topoaudit.probe.crosscheck import cross_check
 from topoaudit.probe.snapshot import (
     MACHINE_SOURCE,
+    AcsRecord,
     GpuRecord,
     NvLinkRecord,
     PairRecord,
@@ -301,6 +302,33 @@ def host_checks(snapshot: Snapshot) -> HostChecks:
         aer=_aer(snapshot.pci_devices, snapshot.pci_bridges),
         kernel_events=os_.kernel_events,
         fabric_health=_fabric_health(snapshot.gpus),
+        acs=acs_state(os_.acs_bridges, snapshot.pci_devices),
+    )
+
+
+# ACS Control register bits (PCIe base spec 7.7.8.3), named as `lspci -vvv` prints them on the ACSCtl line
+ACS_CONTROL_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
+
+
+def acs_flags(control: int) -> tuple[str, ...]:
+    """Name the ACS control bits set: 0x1d -> ("SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd")."""
+    return tuple(name for bit, name in enumerate(ACS_CONTROL_BITS) if control >> bit & 1)
+
+
+def acs_state(
+    records: Probed[tuple[AcsRecord, ...]], endpoints: tuple[PcieDevice, ...]
+) -> Probed[tuple[AcsBridge, ...]]:
+    """Each bridge's ACS control, its bits by name and the GPUs and NICs below it."""
+    if not isinstance(records, tuple):
+        return records
+    return tuple(
+        AcsBridge(
+            bridge=r.bus_id,
+            control=r.control,
+            enabled=acs_flags(r.control) if isinstance(r.control, int) else (),
+            below=tuple(d.bus_id for d in endpoints if r.bus_id in d.path[1:-1]),
+        )
+        for r in records
     )
 
 

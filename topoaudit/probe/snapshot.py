@@ -130,6 +130,14 @@ class RdmaNic:
 
 
 @dataclass(frozen=True)
+class AcsRecord:
+    """The ACS Control register of one bridge above a GPU or RDMA NIC (``lspci -vvv -s BDF``: ACSCtl)."""
+
+    bus_id: str  # "0000:00:01.0"
+    control: Probed[int] = NOT_PROBED  # ECAP_ACS+0x6, as `setpci -s BDF ECAP_ACS+0x6.w` prints it
+
+
+@dataclass(frozen=True)
 class OsRecord:
     """The host around the GPUs (sysfs, /proc, uname)."""
 
@@ -141,6 +149,7 @@ class OsRecord:
     iommu_evidence: Probed[str] = NOT_PROBED  # what the answer rests on (cmdline, /sys/class/iommu)
     nvidia_pci_gpus: Probed[tuple[str, ...]] = NOT_PROBED  # NVIDIA display controllers seen on the PCI bus
     acs_redirect_bridges: Probed[tuple[str, ...]] = NOT_PROBED  # bridges above GPUs with ACS RR/CR on
+    acs_bridges: Probed[tuple[AcsRecord, ...]] = NOT_PROBED  # every bridge above the GPUs and RDMA NICs
     virtualization: Probed[str] = NOT_PROBED  # "bare-metal" | "vm"
     virtualization_evidence: Probed[str] = NOT_PROBED  # the DMI strings and CPU flag the answer rests on
     rdma_ports: Probed[tuple[RdmaPort, ...]] = NOT_PROBED  # every port of every RDMA device
@@ -244,6 +253,10 @@ def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
     """Bring an older document to the current schema, one step per version."""
     if version < 2:
         data = _v1_to_v2(data)
+    os_ = data.get("os")
+    if isinstance(os_, dict) and "acs_bridges" not in os_:  # written before the probe read ACS per bridge
+        why = {"status": "unsupported", "source": "snapshot", "reason": "ACS per bridge not recorded in this snapshot"}
+        data = dict(data, os=dict(os_, acs_bridges=why))
     return data
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from topoaudit.model.host_checks import RdmaPort
 from topoaudit.model.values import Failed, Probed, Unsupported
-from topoaudit.probe.snapshot import OsRecord, PcieDevice, RdmaNic
+from topoaudit.probe.snapshot import AcsRecord, OsRecord, PcieDevice, RdmaNic
 from topoaudit.units import normalize_bus_id
 
 SYSFS = "sysfs"
@@ -308,30 +308,55 @@ def iommu_state(root: Path, gpu_bus_ids: Iterable[str]) -> tuple[Probed[str], Pr
     return Unsupported(SYSFS, "no /sys/class/iommu"), Unsupported(SYSFS, "no /sys/class/iommu")
 
 
-def acs_redirect(root: Path, paths: Iterable[tuple[str, ...]]) -> Probed[tuple[str, ...]]:
-    """List the bridges above the GPUs whose ACS control has P2P Request/Completion Redirect on.
+ACS_ROOT_ONLY = (
+    "the ACS Control register lies in extended PCI config space, which sysfs shows to root only (run the probe "
+    "as root, or look at `sudo lspci -vvv | grep ACSCtl`)"
+)
 
-    PCIe peer traffic is then sent up to the root complex, or blocked. Needs the extended config space (root);
-    else Unsupported.
+
+def acs_bridges(root: Path, paths: Iterable[tuple[str, ...]]) -> Probed[tuple[AcsRecord, ...]]:
+    """Read the ACS Control register of every bridge above the given devices (GPUs and RDMA NICs).
+
+    From ``/sys/bus/pci/devices/BDF/config`` (what ``setpci -s BDF ECAP_ACS+0x6.w`` reads). An unprivileged
+    read stops at the first 64 bytes and the register lies beyond 256: when no bridge could be read that way
+    the whole answer is Unsupported with the reason.
     """
     bridges = sorted({b for path in paths for b in path[1:-1]})
-    if not bridges:
-        return ()
-    redirect, readable = [], 0
+    records, readable = [], 0
     for bridge in bridges:
         try:
             config = (pci_dir(root, bridge) / "config").read_bytes()
-        except OSError:
+        except FileNotFoundError:
+            records.append(AcsRecord(bridge, Unsupported(SYSFS, "no config file")))
             continue
-        if len(config) <= 256:
-            continue  # only root reads past the first 256 bytes
+        except OSError as exc:
+            records.append(AcsRecord(bridge, Failed(SYSFS, f"config: {exc.strerror}")))
+            continue
+        if len(config) <= 64:
+            records.append(AcsRecord(bridge, Unsupported(SYSFS, ACS_ROOT_ONLY)))
+            continue
         readable += 1
+        if len(config) <= 256:
+            records.append(AcsRecord(bridge, Unsupported(SYSFS, "no extended config space (no ACS capability)")))
+            continue
         ctrl = _acs_control(config)
-        if ctrl is not None and ctrl & ACS_REDIRECT_BITS:
-            redirect.append(bridge)
-    if not readable:
-        return Unsupported(SYSFS, "extended PCI config space unreadable (run as root to check ACS)")
-    return tuple(redirect)
+        records.append(AcsRecord(bridge, Unsupported(SYSFS, "no ACS capability") if ctrl is None else ctrl))
+    if bridges and not readable:
+        return Unsupported(SYSFS, ACS_ROOT_ONLY)
+    return tuple(records)
+
+
+def acs_redirect(acs: Probed[tuple[AcsRecord, ...]], paths: Iterable[tuple[str, ...]]) -> Probed[tuple[str, ...]]:
+    """List the bridges above the given devices whose ACS control has P2P Request/Completion Redirect on.
+
+    PCIe peer traffic is then sent up to the root complex, or blocked.
+    """
+    if not isinstance(acs, tuple):
+        return acs
+    above = {b for path in paths for b in path[1:-1]}
+    return tuple(
+        r.bus_id for r in acs if r.bus_id in above and isinstance(r.control, int) and r.control & ACS_REDIRECT_BITS
+    )
 
 
 def _acs_control(config: bytes) -> int | None:
@@ -347,11 +372,11 @@ def _acs_control(config: bytes) -> int | None:
     return None
 
 
-def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]]) -> OsRecord:
+def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]], nic_paths: Iterable[tuple[str, ...]] = ()) -> OsRecord:
     """Read what the operating system knows about the host, beyond NVML.
 
-    Hostname and kernel (/proc/sys/kernel), DMI product, NUMA nodes, IOMMU, ACS, NVIDIA GPUs on the bus,
-    virtualisation, RDMA ports and GPUDirect RDMA support.
+    Hostname and kernel (/proc/sys/kernel), DMI product, NUMA nodes, IOMMU, ACS on the bridges above the GPUs
+    and RDMA NICs, NVIDIA GPUs on the bus, virtualisation, RDMA ports and GPUDirect RDMA support.
     """
     nodes_dir = root / "sys/devices/system/node"
     numa: Probed[int] = (
@@ -362,6 +387,7 @@ def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]]) -> OsRecord:
     iommu, evidence = iommu_state(root, gpu_paths)
     virt, virt_evidence = virtualization(root)
     gdr, gdr_evidence = gpudirect_rdma(root)
+    acs = acs_bridges(root, [*gpu_paths.values(), *nic_paths])
     return OsRecord(
         virtualization=virt,
         virtualization_evidence=virt_evidence,
@@ -375,5 +401,6 @@ def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]]) -> OsRecord:
         iommu=iommu,
         iommu_evidence=evidence,
         nvidia_pci_gpus=nvidia_gpus_on_bus(root),
-        acs_redirect_bridges=acs_redirect(root, gpu_paths.values()),
+        acs_redirect_bridges=acs_redirect(acs, gpu_paths.values()),
+        acs_bridges=acs,
     )

@@ -11,17 +11,20 @@ needs it reports itself skipped (``--strict`` then exits 3), a rule that does no
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+import re
+import shlex
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.finding import Finding, RemedyCommand, Severity, Skipped
 from topoaudit.model.machine import Gpu, Machine, PathLevel
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules.base import RuleContext, finding, first_few
 
 if TYPE_CHECKING:  # a machine without host checks (a pasted matrix) does not load their model
-    from topoaudit.model.host_checks import HostChecks, PcieHop, RdmaPort
+    from topoaudit.model.host_checks import AcsBridge, HostChecks, PcieHop, RdmaPort
 
 PROBE_SOURCES = ("nvml",)
 # NVLink port states and counters also come from a pasted `nvidia-smi nvlink -s/-e`
@@ -34,6 +37,47 @@ def _probed(machine: Machine) -> bool:
 
 def _live(machine: Machine) -> list[Gpu]:
     return [g for g in machine.gpus if not isinstance(g.status, Failed)]
+
+
+# --- the remedy as commands for this box (printed by `--format remedy`, never run by topoaudit) ----------
+
+
+def _with_commands(f: Finding, commands: Sequence[RemedyCommand]) -> Finding:
+    return dataclasses.replace(f, remedy_commands=tuple(commands)) if commands else f
+
+
+ACS_REDIRECT_BITS = 0b1100  # ACS Control: P2P Request Redirect (bit 2), P2P Completion Redirect (bit 3)
+
+
+def _redirecting(acs: object) -> list[AcsBridge]:
+    if not isinstance(acs, tuple):
+        return []
+    return [b for b in acs if isinstance(b.control, int) and b.control & ACS_REDIRECT_BITS]
+
+
+def acs_clear_commands(bridges: Iterable[AcsBridge]) -> list[RemedyCommand]:
+    """``setpci -s BDF ECAP_ACS+0x6.w=0000`` per bridge (NCCL's troubleshooting guide), undone with the value read."""
+    return [
+        RemedyCommand(
+            f"setpci -s {b.bridge} ECAP_ACS+0x6.w=0000",
+            f"clears the ACS control of bridge {b.bridge} (now {b.control:#06x}: {' '.join(b.enabled) or 'none'}) "
+            "until the next boot",
+            f"setpci -s {b.bridge} ECAP_ACS+0x6.w={b.control:04x}  # or reboot",
+        )
+        for b in bridges
+        if isinstance(b.control, int)
+    ]
+
+
+def _link_check(bus: str, who: str) -> RemedyCommand:
+    return RemedyCommand(
+        f"lspci -vv -s {bus} | grep -E 'LnkCap:|LnkSta:' || true",
+        f"changes nothing: shows the link {who} ({bus}) can train to and the one it trained to; if LnkSta stays "
+        f"below LnkCap under load, power off and reseat {who} (card, riser or cable) in its slot",
+    )
+
+
+_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
@@ -138,6 +182,7 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         return
     fm = machine.host.fabric_manager
     fm_note = " The fabric manager is not running." if fm == "not running" else ""
+    commands = _fabric_manager_commands() if fm == "not running" else []
     bad: dict[str, str] = {}
     unknown: list[str] = []
     for gpu in live:
@@ -150,26 +195,48 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             bad[gpu.label] = f"state completed, status {status}"
     if bad:
         states = sorted(set(bad.values()))
-        yield finding(
-            "fabric-not-ready",
-            f"{len(bad)} of {len(live)} GPUs are not registered with the NVSwitch fabric ({'; '.join(states)})."
-            + fm_note
-            + " CUDA will fail with 'system not yet initialized'.",
-            gpus=bad,
-            fabric_manager=str(fm),
+        yield _with_commands(
+            finding(
+                "fabric-not-ready",
+                f"{len(bad)} of {len(live)} GPUs are not registered with the NVSwitch fabric ({'; '.join(states)})."
+                + fm_note
+                + " CUDA will fail with 'system not yet initialized'.",
+                gpus=bad,
+                fabric_manager=str(fm),
+            ),
+            commands,
         )
     elif unknown:
         if fm == "not running":
-            yield finding(
-                "fabric-not-ready",
-                "This NVSwitch system reports no fabric state (older GPU or driver) and the fabric manager is "
-                "not running.",
-                severity=Severity.WARN,
-                fabric_manager=str(fm),
-                gpus=unknown,
+            yield _with_commands(
+                finding(
+                    "fabric-not-ready",
+                    "This NVSwitch system reports no fabric state (older GPU or driver) and the fabric manager is "
+                    "not running.",
+                    severity=Severity.WARN,
+                    fabric_manager=str(fm),
+                    gpus=unknown,
+                ),
+                commands,
             )
         else:
             yield Skipped("fabric-not-ready", f"fabric state not available: {unknown[0]}")
+
+
+def _fabric_manager_commands() -> list[RemedyCommand]:
+    return [
+        RemedyCommand(
+            "systemctl start nvidia-fabricmanager",
+            "starts NVIDIA's fabric manager, which registers the GPUs with the NVSwitch fabric (its version must "
+            "match the driver's: `nvidia-smi` and `nv-fabricmanager --version`)",
+            "systemctl stop nvidia-fabricmanager",
+        ),
+        RemedyCommand(
+            "systemctl enable nvidia-fabricmanager",
+            "starts the fabric manager at every boot",
+            "systemctl disable nvidia-fabricmanager",
+        ),
+    ]
 
 
 def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
@@ -217,22 +284,28 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     else:
         severity = Severity.WARN
     shown = first_few([f"GPU{a}-GPU{b} {s} over {level.label}" for a, b, s, level in bad], 6)
-    yield finding(
-        "p2p-unavailable",
-        f"P2P is unavailable on {len(bad)} GPU pair(s) whose path allows it: {shown}"
-        + (f"; likely cause: {cause}." if cause else "."),
-        severity=severity,
-        pairs=[
-            {
-                "gpus": [a, b],
-                "status": s,
-                "path": level.name,
-                **_p2p_explanation(s, host.acs_redirect_bridges, host.iommu, in_vm),
-            }
-            for a, b, s, level in bad
-        ],
-        likely_cause=cause or "unknown",
-        virtualization=str(checks.virtualization) if checks is not None else "unknown",
+    named = set(host.acs_redirect_bridges) if isinstance(host.acs_redirect_bridges, tuple) else set()
+    acs = [b for b in _redirecting(checks.acs if checks is not None else ()) if b.bridge in named]
+    commands = acs_clear_commands(acs) if acs and not in_vm and reasons != ["gpu-not-supported"] else []
+    yield _with_commands(
+        finding(
+            "p2p-unavailable",
+            f"P2P is unavailable on {len(bad)} GPU pair(s) whose path allows it: {shown}"
+            + (f"; likely cause: {cause}." if cause else "."),
+            severity=severity,
+            pairs=[
+                {
+                    "gpus": [a, b],
+                    "status": s,
+                    "path": level.name,
+                    **_p2p_explanation(s, host.acs_redirect_bridges, host.iommu, in_vm),
+                }
+                for a, b, s, level in bad
+            ],
+            likely_cause=cause or "unknown",
+            virtualization=str(checks.virtualization) if checks is not None else "unknown",
+        ),
+        commands,
     )
 
 
@@ -295,6 +368,7 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     spec = ctx.spec
     worst = Severity.INFO
     rows: list[dict[str, object]] = []
+    commands: list[RemedyCommand] = []
     for gpu in _live(ctx.machine):
         pcie = gpu.pcie
         values = (pcie.gen_current, pcie.gen_max, pcie.width_current, pcie.width_max)
@@ -316,6 +390,8 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             worst = max(worst, Severity.WARN, key=lambda s: s.rank)
         if problems:
             rows.append({"gpu": gpu.label, "problems": problems, "under_load": str(pcie.under_load)})
+            if (width < width_max or (gen < gen_max and loaded)) and isinstance(gpu.pci_bus_id, str):
+                commands.append(_link_check(gpu.pci_bus_id, gpu.label))
     if not rows:
         return
     alike: dict[str, list[str]] = {}  # GPUs with the same problems are named once, together
@@ -323,14 +399,17 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         alike.setdefault(", ".join(row["problems"]), []).append(str(row["gpu"]))  # type: ignore[arg-type]
     groups = [f"{first_few(gpus, 4)} {problems}" for problems, gpus in alike.items()]
     idle = any(p.endswith(" while idle") for r in rows for p in r["problems"])  # type: ignore[attr-defined]
-    yield finding(
-        "pcie-link-degraded",
-        f"{len(rows)} GPU PCIe link(s) below maximum: "
-        + first_few(groups, 8, "; ")
-        + ("; an idle GPU lowers its link speed for power saving, so rerun under load to confirm" if idle else "")
-        + ".",
-        severity=worst,
-        gpus=rows,
+    yield _with_commands(
+        finding(
+            "pcie-link-degraded",
+            f"{len(rows)} GPU PCIe link(s) below maximum: "
+            + first_few(groups, 8, "; ")
+            + ("; an idle GPU lowers its link speed for power saving, so rerun under load to confirm" if idle else "")
+            + ".",
+            severity=worst,
+            gpus=rows,
+        ),
+        commands,
     )
 
 
@@ -363,14 +442,51 @@ def nccl_env_override(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not found:
         return
     pinned = [f for f in found if f[0] in NCCL_PATH_VARS]
-    yield finding(
-        "nccl-env-override",
-        f"{len(found)} NCCL setting(s) change how NCCL picks its path: "
-        + ", ".join(f"{n}={v} ({o})" for n, v, o in found[:8])
-        + ".",
-        severity=Severity.WARN if pinned else Severity.INFO,
-        settings=[{"name": n, "value": v, "origin": o} for n, v, o in found],
+    yield _with_commands(
+        finding(
+            "nccl-env-override",
+            f"{len(found)} NCCL setting(s) change how NCCL picks its path: "
+            + ", ".join(f"{n}={v} ({o})" for n, v, o in found[:8])
+            + ".",
+            severity=Severity.WARN if pinned else Severity.INFO,
+            settings=[{"name": n, "value": v, "origin": o} for n, v, o in found],
+        ),
+        nccl_unset_commands(pinned),
     )
+
+
+NCCL_CONF = "/etc/nccl.conf"
+
+
+def nccl_unset_commands(settings: Iterable[tuple[str, str, str]]) -> list[RemedyCommand]:
+    """``unset NAME`` for a variable of the environment, one ``sed`` (with a backup) for /etc/nccl.conf lines."""
+    commands, conf = [], []
+    for name, value, origin in settings:
+        if not _NAME.fullmatch(name):
+            continue
+        if origin == NCCL_CONF:
+            conf.append(name)
+            continue
+        commands.append(
+            RemedyCommand(
+                f"unset {name}",
+                f"drops {name}={value} from the shell that runs or sources this line; it was set in the environment "
+                f"topoaudit ran in: delete it where it is set too (shell profile, job script, container spec; "
+                f"`grep -rn {name} ~/.bashrc ~/.profile /etc/environment /etc/profile.d` finds most)",
+                f"export {name}={shlex.quote(value)}",
+            )
+        )
+    if conf:
+        script = " ".join(f"-e '/^[[:space:]]*{n}[[:space:]]*=/d'" for n in conf)
+        commands.append(
+            RemedyCommand(
+                f"sed -i.topoaudit.bak {script} {NCCL_CONF}",
+                f"deletes {', '.join(conf)} from {NCCL_CONF}, which every NCCL program on this host reads; the "
+                f"file as it was is kept as {NCCL_CONF}.topoaudit.bak",
+                f"mv {NCCL_CONF}.topoaudit.bak {NCCL_CONF}",
+            )
+        )
+    return commands
 
 
 def gpu_visibility_restricted(ctx: RuleContext) -> Iterable[Finding | Skipped]:
@@ -396,13 +512,28 @@ def gpu_visibility_restricted(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             notes.append(f"CUDA_VISIBLE_DEVICES={cvd} exposes {len(listed)} of {count} GPUs to CUDA programs")
     if not notes:
         return
-    yield finding(
-        "gpu-visibility-restricted",
-        "Only part of this box's GPUs are visible: " + "; ".join(notes) + ".",
-        visible_gpus=visible if isinstance(visible, int) else str(visible),
-        gpus_on_bus=total if isinstance(total, int) else str(total),
-        cuda_visible_devices=cvd if cvd is not None else "unset",
-        nvidia_visible_devices=env.get("NVIDIA_VISIBLE_DEVICES", "unset"),
+    commands = []
+    if cvd is not None and len([x for x in cvd.split(",") if x.strip()]) < (
+        visible if isinstance(visible, int) else len(machine.gpus)
+    ):
+        commands.append(
+            RemedyCommand(
+                "unset CUDA_VISIBLE_DEVICES",
+                "lets CUDA programs started from this shell use every GPU NVML sees (set in the environment "
+                "topoaudit ran in: remove it where it is set too)",
+                f"export CUDA_VISIBLE_DEVICES={shlex.quote(cvd)}",
+            )
+        )
+    yield _with_commands(
+        finding(
+            "gpu-visibility-restricted",
+            "Only part of this box's GPUs are visible: " + "; ".join(notes) + ".",
+            visible_gpus=visible if isinstance(visible, int) else str(visible),
+            gpus_on_bus=total if isinstance(total, int) else str(total),
+            cuda_visible_devices=cvd if cvd is not None else "unset",
+            nvidia_visible_devices=env.get("NVIDIA_VISIBLE_DEVICES", "unset"),
+        ),
+        commands,
     )
 
 
@@ -571,17 +702,35 @@ def gpudirect_rdma_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         if isinstance(checks.gpudirect_rdma, (Unsupported, Failed)):
             yield Skipped("gpudirect-rdma-unavailable", f"GPUDirect RDMA support unknown: {checks.gpudirect_rdma}")
         return
-    yield finding(
-        "gpudirect-rdma-unavailable",
-        f"RDMA ports are up but GPUDirect RDMA is not available ({checks.gpudirect_rdma_evidence}); "
-        + (
-            f"{len(close)} GPU-NIC pair(s) are close enough for it: {first_few(close, 6)}."
-            if close
-            else "no GPU shares a PCIe switch with a NIC either."
+    yield _with_commands(
+        finding(
+            "gpudirect-rdma-unavailable",
+            f"RDMA ports are up but GPUDirect RDMA is not available ({checks.gpudirect_rdma_evidence}); "
+            + (
+                f"{len(close)} GPU-NIC pair(s) are close enough for it: {first_few(close, 6)}."
+                if close
+                else "no GPU shares a PCIe switch with a NIC either."
+            ),
+            close_pairs=close,
+            evidence=str(checks.gpudirect_rdma_evidence),
         ),
-        close_pairs=close,
-        evidence=str(checks.gpudirect_rdma_evidence),
+        PEERMEM_COMMANDS,
     )
+
+
+PEERMEM_COMMANDS = (
+    RemedyCommand(
+        "modprobe nvidia_peermem",
+        "loads the kernel module that lets the RDMA NICs read and write GPU memory (GPUDirect RDMA) until the "
+        "next boot; NCCL programs started afterwards use it",
+        "modprobe -r nvidia_peermem",
+    ),
+    RemedyCommand(
+        "echo nvidia_peermem > /etc/modules-load.d/nvidia-peermem.conf",
+        "loads nvidia_peermem at every boot (systemd-modules-load)",
+        "rm /etc/modules-load.d/nvidia-peermem.conf",
+    ),
+)
 
 
 _LANE_GBPS = {2.5: 0.25, 5.0: 0.5, 8.0: 0.985, 16.0: 1.969, 32.0: 3.938, 64.0: 7.563}  # GB/s per lane, one way
@@ -644,22 +793,27 @@ def pcie_path_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         return first_few([gpus[e].label if e in gpus else _nic_label(machine, e) for e in hop.endpoints], 4)
 
     worst = max((sev for *_, sev in rows), key=lambda s: s.rank)
-    yield finding(
-        "pcie-path-degraded",
-        f"{len(rows)} PCIe hop(s) on the way to the root port run below what both ends support; the slowest is "
-        f"{slowest.upstream} -> {slowest.device} ({', '.join(rows[0][1])}, about "
-        f"{_hop_gbps(slowest.speed_current_gts, slowest.width_current):.0f} GB/s) in front of {behind(slowest)}.",
-        severity=worst,
-        hops=[
-            {
-                "upstream": h.upstream,
-                "device": h.device,
-                "problems": p,
-                "behind": behind(h),
-                "current_gbps": round(_hop_gbps(h.speed_current_gts, h.width_current), 1),
-            }
-            for h, p, _ in rows
-        ],
+    commands = [_link_check(h.device, f"the device below {h.upstream} in front of {behind(h)}")
+                for h, _, sev in rows if sev is not Severity.INFO]  # fmt: skip
+    yield _with_commands(
+        finding(
+            "pcie-path-degraded",
+            f"{len(rows)} PCIe hop(s) on the way to the root port run below what both ends support; the slowest is "
+            f"{slowest.upstream} -> {slowest.device} ({', '.join(rows[0][1])}, about "
+            f"{_hop_gbps(slowest.speed_current_gts, slowest.width_current):.0f} GB/s) in front of {behind(slowest)}.",
+            severity=worst,
+            hops=[
+                {
+                    "upstream": h.upstream,
+                    "device": h.device,
+                    "problems": p,
+                    "behind": behind(h),
+                    "current_gbps": round(_hop_gbps(h.speed_current_gts, h.width_current), 1),
+                }
+                for h, p, _ in rows
+            ],
+        ),
+        commands,
     )
 
 
@@ -700,6 +854,64 @@ def pcie_aer_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             }
             for a in bad
         ],
+    )
+
+
+def pcie_acs_redirect(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """ACS P2P Request/Completion Redirect on a PCIe bridge above GPUs or RDMA NICs.
+
+    Peer traffic below the bridge (GPU to GPU, GPUDirect RDMA between a NIC and a GPU) is sent up to the root
+    complex: low bandwidth, or a hang with the IOMMU, though NVML still reports P2P as supported (ACS changes
+    the route, not the capability). NCCL's troubleshooting guide names it for both. On bare metal a warning with
+    the ``setpci`` line per bridge; in a virtual machine, where passthrough needs ACS, information only.
+    """
+    machine = ctx.machine
+    checks = _checks(machine)
+    if not _probed(machine) or checks is None:
+        return
+    acs = checks.acs
+    if isinstance(acs, Failed):
+        yield Skipped("pcie-acs-redirect", f"ACS not read: {acs.reason}")
+    if not isinstance(acs, tuple):
+        return
+    failed = [b for b in acs if isinstance(b.control, Failed)]
+    if failed:
+        yield Skipped("pcie-acs-redirect", f"ACS of {len(failed)} bridge(s) unreadable: {failed[0].control}")
+    on = _redirecting(acs)
+    if not on:
+        return
+    gpus = {g.pci_bus_id: g.label for g in machine.gpus if isinstance(g.pci_bus_id, str)}
+
+    def below(b: AcsBridge) -> list[str]:
+        return [gpus.get(e) or _nic_label(machine, e) for e in b.below]
+
+    in_vm = checks.virtualization == "vm"
+    p2p_ok = bool(machine.p2p) and all(p.read == "ok" and p.write == "ok" for p in machine.p2p)
+    shown = first_few([f"{b.bridge} ({' '.join(b.enabled)}) above {first_few(below(b), 4)}" for b in on], 4, "; ")
+    if in_vm:
+        tail = (
+            " This is a virtual machine: the hypervisor needs ACS for passthrough, and the bridges a guest sees are "
+            "virtual; nothing to change here."
+        )
+    else:
+        tail = (
+            " Peer traffic between the devices below them goes up to the root complex: low bandwidth or a hang "
+            "for PCIe P2P and GPUDirect RDMA"
+            + (", although NVML reports P2P OK (ACS changes the route, not the capability)." if p2p_ok else ".")
+        )
+    yield _with_commands(
+        finding(
+            "pcie-acs-redirect",
+            f"ACS P2P redirect is on for {len(on)} PCIe bridge(s) above GPUs or RDMA NICs: {shown}.{tail}",
+            severity=Severity.INFO if in_vm else Severity.WARN,
+            bridges=[
+                {"bridge": b.bridge, "control": f"{b.control:#06x}", "enabled": list(b.enabled), "below": below(b)}
+                for b in on
+            ],
+            virtualization=str(checks.virtualization),
+            nvml_p2p="ok" if p2p_ok else "not ok on every pair" if machine.p2p else "not read",
+        ),
+        [] if in_vm else acs_clear_commands(on),
     )
 
 
@@ -801,6 +1013,7 @@ RULES = (
     nvlink_link_down,
     nvlink_errors,
     p2p_unavailable,
+    pcie_acs_redirect,
     host_virtual_machine,
     pcie_link_degraded,
     pcie_path_degraded,
