@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 T = TypeVar("T")
 
-REPORT_FORMATS = ("console", "html", "json", "junit", "k8s-labels", "markdown", "prometheus")
+REPORT_FORMATS = ("console", "html", "json", "junit", "k8s-labels", "markdown", "prometheus", "remedy")
 """The ``--format`` choices (``topoaudit.render.FORMATS``, named here so ``--help`` does not load renderers)."""
 SEVERITIES = ("info", "warn", "fail")
 DEFAULT_KV_HEADROOM = 0.25

@@ -31,6 +31,7 @@ FORMATS: dict[str, str] = {
     "junit": "topoaudit.render.junit",
     "prometheus": "topoaudit.render.prometheus",
     "k8s-labels": "topoaudit.render.k8s_labels",
+    "remedy": "topoaudit.render.remedy",
 }
 """Format name -> module with a ``render(report, options) -> str`` function."""
 
