@@ -43,6 +43,7 @@ PROBE_ONLY_CODES = frozenset(
         "fabric-unhealthy",
         "pcie-path-degraded",
         "pcie-aer-errors",
+        "pcie-acs-redirect",
         "rdma-port-down",
         "rdma-port-slow",
         "rdma-link-layer-mixed",
