@@ -18,7 +18,6 @@ import textwrap
 
 from topoaudit.model.finding import Finding, RemedyCommand
 from topoaudit.model.report import Report
-from topoaudit.model.values import is_absent
 from topoaudit.render import RenderOptions
 
 _BDF = r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]"
@@ -65,13 +64,15 @@ def _wrapped(label: str, text: str, width: int = 100) -> list[str]:
 
 def _host(report: Report) -> str:
     name = report.machine.host.hostname
-    return name if isinstance(name, str) and not is_absent(name) else f"unnamed host ({name})"
+    if isinstance(name, str):
+        return f"host {name}"
+    return f"an unnamed host ({getattr(name, 'reason', name)})"
 
 
 def _header(report: Report, with_commands: int) -> list[str]:
     lines = [
         "#!/usr/bin/env bash",
-        _comment(f"topoaudit remedy script for host {_host(report)}"),
+        _comment(f"topoaudit remedy script for {_host(report)}"),
         _comment(
             f"from the report of {report.generated_at} (topoaudit {report.tool_version}, verdict {report.verdict})"
         ),
