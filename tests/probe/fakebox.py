@@ -129,6 +129,9 @@ def build_sysfs(sc: Scenario, root: Path) -> None:
         for key, bridge in tree.bridges.items():
             if key[1:] in ((switch,), (switch, "usp")):
                 _train(bridge, gen, width)
+    for bus, name in host.get("slots", {}).items():  # /sys/bus/pci/slots/NAME/address: domain:bus:device
+        (root / "sys/bus/pci/slots" / name).mkdir(parents=True)
+        (root / "sys/bus/pci/slots" / name / "address").write_text(bus.rpartition(".")[0] + "\n")
     for bus, (cor, nonfatal, fatal) in host.get("aer", {}).items():
         dev = root / "sys/bus/pci/devices" / bus
         (dev / "aer_dev_correctable").write_text(f"RxErr {cor}\nBadTLP 0\nTOTAL_ERR_COR {cor}\n")

@@ -99,13 +99,14 @@ def test_acs_survives_a_saved_snapshot_and_an_older_one_says_it_was_not_recorded
     snap = probe(box.root, run_nvidia_smi=False)
     assert snapshot_from_json(snapshot_to_json(snap)) == snap
     doc = json.loads(snapshot_to_json(snap))
-    del doc["os"]["acs_bridges"]  # a schema-2 snapshot written before ACS was read per bridge
+    del doc["os"]["acs_bridges"], doc["os"]["pci_slots"]  # a schema-2 snapshot from before both were read
     older = tmp_path / "older.json"
     older.write_text(json.dumps(doc))
     _, out, _ = run(capsys, "analyze", str(older), "--format", "json")
     report = json.loads(out)
     assert "pcie-acs-redirect" not in codes(report)
     assert report["host"]["checks"]["acs"]["reason"] == "ACS per bridge not recorded in this snapshot"
+    assert report["host"]["checks"]["pcie_slots"]["reason"] == "PCIe slot names not recorded in this snapshot"
 
 
 def test_acs_control_bits_are_named_as_lspci_prints_them() -> None:

@@ -41,6 +41,11 @@ def _narrow_gpu(sc: Scenario) -> None:
     sc.gpus[2].pcie = (5, 5, 8, 16)  # GPU2 trained at x8 in an x16 slot
 
 
+def _narrow_card(sc: Scenario) -> None:
+    sc.gpus[1].pcie = (3, 3, 8, 16)  # GPU1 trained at x8 in an x16 slot the firmware names
+    sc.raw["host"]["slots"] = {"0000:1a:00.0": "1", "0000:1b:00.0": "2"}
+
+
 def _uplink(sc: Scenario) -> None:
     sc.raw["host"]["uplinks"] = {"sw1": [5, 8]}
 
@@ -56,6 +61,7 @@ BOXES: dict[str, tuple[str, Callable[[Scenario], None] | None]] = {
     ),
     "hgx-h100 x8 gpu": ("hgx-h100", _narrow_gpu),
     "hgx-h100 x8 uplink": ("hgx-h100", _uplink),
+    "acs-plx-4gpu x8 card": ("acs-plx-4gpu", _narrow_card),
 }
 UNAUDITABLE = {"no-driver", "driver-not-loaded", "no-gpu-visible"}
 
@@ -73,6 +79,7 @@ EXPECTED_COMMAND = {
     ),
     ("hgx-h100 nccl env", "gpu-visibility-restricted"): "unset CUDA_VISIBLE_DEVICES",
     ("hgx-h100 x8 gpu", "pcie-link-degraded"): "lspci -vv -s 0000:3a:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
+    ("acs-plx-4gpu x8 card", "pcie-link-degraded"): "lspci -vv -s 0000:1b:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
     ("hgx-h100 x8 uplink", "pcie-path-degraded"): "lspci -vv -s 00ff:05:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
 }
 HOST_CAUSED = {code.split()[0] for _, code in EXPECTED_COMMAND}
@@ -161,6 +168,18 @@ def test_printing_and_checking_the_script_runs_nothing_and_running_it_runs_exact
         f"setpci -s {b} ECAP_ACS+0x6.w=0000"
         for b in ("00ff:01:00.0", "00ff:03:00.0", "00ff:04:00.0", "00ff:05:00.0", "00ff:06:00.0")
     ]
+
+
+def test_the_card_to_reseat_is_named_by_its_physical_slot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    _, out = _audit("acs-plx-4gpu x8 card", tmp_path, monkeypatch, capsys, "json")
+    report = json.loads(out)
+    assert report["host"]["checks"]["pcie_slots"] == {"0000:1a:00": "1", "0000:1b:00": "2"}
+    (check,) = next(f for f in report["findings"] if f["code"] == "pcie-link-degraded")["remedy_commands"]
+    assert "reseat GPU1 (card, riser or cable) in physical slot 2" in check["changes"] and check["undo"] == ""
+    script = render(report_from_json(out, "report.json"), "remedy")
+    assert "# undo:    nothing to undo" in script
 
 
 def test_the_header_names_the_host_and_time_and_says_nothing_was_applied(

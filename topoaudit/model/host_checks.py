@@ -105,3 +105,4 @@ class HostChecks:
     kernel_events: Probed[tuple[KernelEvent, ...]] = NOT_READ
     fabric_health: Probed[tuple[FabricHealth, ...]] = NOT_READ
     acs: Probed[tuple[AcsBridge, ...]] = NOT_READ  # every bridge above the GPUs and RDMA NICs
+    pcie_slots: Probed[dict[str, str]] = NOT_READ  # physical slot name by the address of its device "0000:18:00"

@@ -303,6 +303,7 @@ def host_checks(snapshot: Snapshot) -> HostChecks:
         kernel_events=os_.kernel_events,
         fabric_health=_fabric_health(snapshot.gpus),
         acs=acs_state(os_.acs_bridges, snapshot.pci_devices),
+        pcie_slots=os_.pci_slots,
     )
 
 

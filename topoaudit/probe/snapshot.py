@@ -150,6 +150,7 @@ class OsRecord:
     nvidia_pci_gpus: Probed[tuple[str, ...]] = NOT_PROBED  # NVIDIA display controllers seen on the PCI bus
     acs_redirect_bridges: Probed[tuple[str, ...]] = NOT_PROBED  # bridges above GPUs with ACS RR/CR on
     acs_bridges: Probed[tuple[AcsRecord, ...]] = NOT_PROBED  # every bridge above the GPUs and RDMA NICs
+    pci_slots: Probed[dict[str, str]] = NOT_PROBED  # physical slot name by the address of its device "0000:18:00"
     virtualization: Probed[str] = NOT_PROBED  # "bare-metal" | "vm"
     virtualization_evidence: Probed[str] = NOT_PROBED  # the DMI strings and CPU flag the answer rests on
     rdma_ports: Probed[tuple[RdmaPort, ...]] = NOT_PROBED  # every port of every RDMA device
@@ -254,9 +255,17 @@ def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
     if version < 2:
         data = _v1_to_v2(data)
     os_ = data.get("os")
-    if isinstance(os_, dict) and "acs_bridges" not in os_:  # written before the probe read ACS per bridge
-        why = {"status": "unsupported", "source": "snapshot", "reason": "ACS per bridge not recorded in this snapshot"}
-        data = dict(data, os=dict(os_, acs_bridges=why))
+    if isinstance(os_, dict):  # written before the probe read ACS per bridge and the slot names
+        later = {"acs_bridges": "ACS per bridge", "pci_slots": "PCIe slot names"}
+        os_ = dict(os_)
+        for key, what in later.items():
+            if key not in os_:
+                os_[key] = {
+                    "status": "unsupported",
+                    "source": "snapshot",
+                    "reason": f"{what} not recorded in this snapshot",
+                }
+        data = dict(data, os=os_)
     return data
 
 

@@ -372,6 +372,22 @@ def _acs_control(config: bytes) -> int | None:
     return None
 
 
+def pci_slots(root: Path) -> Probed[dict[str, str]]:
+    """Name the physical slot of each PCI address that sits in one (``/sys/bus/pci/slots/NAME/address``).
+
+    The address is ``domain:bus:device`` without the function (``lspci -vv`` prints it as "Physical Slot").
+    """
+    base = root / "sys/bus/pci/slots"
+    if not base.is_dir():
+        return Unsupported(SYSFS, "no /sys/bus/pci/slots (the firmware describes no slots)")
+    slots = {}
+    for slot in sorted(base.iterdir()):
+        address = _read(slot / "address")
+        if isinstance(address, str) and address:
+            slots[address.lower()] = slot.name
+    return slots
+
+
 def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]], nic_paths: Iterable[tuple[str, ...]] = ()) -> OsRecord:
     """Read what the operating system knows about the host, beyond NVML.
 
@@ -403,4 +419,5 @@ def os_record(root: Path, gpu_paths: dict[str, tuple[str, ...]], nic_paths: Iter
         nvidia_pci_gpus=nvidia_gpus_on_bus(root),
         acs_redirect_bridges=acs_redirect(acs, gpu_paths.values()),
         acs_bridges=acs,
+        pci_slots=pci_slots(root),
     )

@@ -69,11 +69,13 @@ def acs_clear_commands(bridges: Iterable[AcsBridge]) -> list[RemedyCommand]:
     ]
 
 
-def _link_check(bus: str, who: str) -> RemedyCommand:
+def _link_check(bus: str, who: str, slots: object) -> RemedyCommand:
+    slot = slots.get(bus.rpartition(".")[0]) if isinstance(slots, dict) else None
+    where = f"physical slot {slot}" if slot else "its slot"
     return RemedyCommand(
         f"lspci -vv -s {bus} | grep -E 'LnkCap:|LnkSta:' || true",
         f"changes nothing: shows the link {who} ({bus}) can train to and the one it trained to; if LnkSta stays "
-        f"below LnkCap under load, power off and reseat {who} (card, riser or cable) in its slot",
+        f"below LnkCap under load, power off and reseat {who} (card, riser or cable) in {where}",
     )
 
 
@@ -369,6 +371,8 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     worst = Severity.INFO
     rows: list[dict[str, object]] = []
     commands: list[RemedyCommand] = []
+    checks = _checks(ctx.machine)
+    slots = checks.pcie_slots if checks is not None else None
     for gpu in _live(ctx.machine):
         pcie = gpu.pcie
         values = (pcie.gen_current, pcie.gen_max, pcie.width_current, pcie.width_max)
@@ -391,7 +395,7 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         if problems:
             rows.append({"gpu": gpu.label, "problems": problems, "under_load": str(pcie.under_load)})
             if (width < width_max or (gen < gen_max and loaded)) and isinstance(gpu.pci_bus_id, str):
-                commands.append(_link_check(gpu.pci_bus_id, gpu.label))
+                commands.append(_link_check(gpu.pci_bus_id, gpu.label, slots))
     if not rows:
         return
     alike: dict[str, list[str]] = {}  # GPUs with the same problems are named once, together
@@ -793,7 +797,7 @@ def pcie_path_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         return first_few([gpus[e].label if e in gpus else _nic_label(machine, e) for e in hop.endpoints], 4)
 
     worst = max((sev for *_, sev in rows), key=lambda s: s.rank)
-    commands = [_link_check(h.device, f"the device below {h.upstream} in front of {behind(h)}")
+    commands = [_link_check(h.device, f"the device below {h.upstream} in front of {behind(h)}", checks.pcie_slots)
                 for h, _, sev in rows if sev is not Severity.INFO]  # fmt: skip
     yield _with_commands(
         finding(
