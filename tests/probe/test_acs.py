@@ -5,7 +5,10 @@ line per bridge, info in a virtual machine, and an unprivileged probe that recor
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
+import pytest
 from fakebox import make_box
 from fakenvml import Scenario
 from test_host_checks import codes, finding
@@ -14,7 +17,7 @@ from test_scenarios import audit, run
 from topoaudit.probe.collect import probe
 from topoaudit.probe.interpret import acs_flags
 from topoaudit.probe.snapshot import snapshot_from_json, snapshot_to_json
-from topoaudit.probe.sysfs import ACS_ROOT_ONLY
+from topoaudit.probe.sysfs import ACS_ROOT_ONLY, acs_bridges
 
 # The fake tree numbers its bridges in the order it meets them: the root port above the switch, the switch's
 # upstream port (no ACS capability), then one downstream port per GPU.
@@ -114,3 +117,54 @@ def test_acs_control_bits_are_named_as_lspci_prints_them() -> None:
     assert acs_flags(0x7F) == ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl",
                                "DirectTrans")  # fmt: skip
     assert acs_flags(0) == ()
+
+
+# --- real config space: lspci's own test dumps, where lspci decoded the ACSCtl line beside the bytes -------
+
+REAL = Path(__file__).parents[1] / "fixtures" / "probe" / "real"
+
+
+def _config_bytes(text: str) -> bytes:
+    """The bytes of the first device of an ``lspci -xxxx`` dump ("100: 0d 00 01 14 ..." lines)."""
+    data = bytearray()
+    for line in text.splitlines():
+        if m := re.fullmatch(r"([0-9a-f]{2,3}): ((?:[0-9a-f]{2} ?){16})", line.strip()):
+            if int(m.group(1), 16) != len(data):  # the next device's dump starts again at 00
+                break
+            data += bytes(int(x, 16) for x in m.group(2).split())
+    return bytes(data)
+
+
+def _acsctl_on(text: str) -> tuple[str, ...] | None:
+    """The bits lspci -vvv marks with + on the first ACSCtl line; None when the text has no such line."""
+    m = re.search(r"ACSCtl:\s*(.*)", text)
+    return None if m is None else tuple(w[:-1] for w in m.group(1).split() if w.endswith("+"))
+
+
+@pytest.mark.parametrize(
+    ("name", "control"),
+    [
+        ("lspci-vvvxxxx-haswell-e-root-port-acs-on.txt", 0x1F),
+        ("lspci-vvvxxxx-x58-root-port-acs-off.txt", 0x00),
+        ("lspci-xxxx-plx-8796-no-acs.txt", None),
+    ],
+)
+def test_the_acs_control_of_real_config_space_reads_as_lspci_decodes_it(
+    name: str, control: int | None, tmp_path: Path
+) -> None:
+    text = (REAL / name).read_text(encoding="utf-8")
+    bridge = "0000:" + text.split()[0]  # "00:02.0 PCI bridge: ..." -> "0000:00:02.0"
+    config = _config_bytes(text)
+    assert len(config) == 4096
+    folder = tmp_path / "sys/bus/pci/devices" / bridge
+    folder.mkdir(parents=True)
+    (folder / "config").write_bytes(config)
+    (record,) = acs_bridges(tmp_path, [("pci0000:00", bridge, "0000:01:00.0")])  # type: ignore[misc]
+    if control is None:
+        assert record.control.reason == "no ACS capability"  # type: ignore[union-attr]
+        assert _acsctl_on(text) is None
+        return
+    assert record.control == control
+    assert acs_flags(record.control) == _acsctl_on(text)  # the names lspci printed from the same bytes
+    (folder / "config").write_bytes(config[:64])  # what a user who is not root reads
+    assert acs_bridges(tmp_path, [("pci0000:00", bridge, "0000:01:00.0")]).reason == ACS_ROOT_ONLY  # type: ignore[union-attr]
