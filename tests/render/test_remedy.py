@@ -62,6 +62,7 @@ BOXES: dict[str, tuple[str, Callable[[Scenario], None] | None]] = {
     "hgx-h100 x8 gpu": ("hgx-h100", _narrow_gpu),
     "hgx-h100 x8 uplink": ("hgx-h100", _uplink),
     "acs-plx-4gpu x8 card": ("acs-plx-4gpu", _narrow_card),
+    "hgx-h100 aer": ("hgx-h100", _host(aer={"0000:19:00.0": [0, 2, 1]})),
 }
 UNAUDITABLE = {"no-driver", "driver-not-loaded", "no-gpu-visible"}
 
@@ -80,6 +81,7 @@ EXPECTED_COMMAND = {
     ("hgx-h100 nccl env", "gpu-visibility-restricted"): "unset CUDA_VISIBLE_DEVICES",
     ("hgx-h100 x8 gpu", "pcie-link-degraded"): "lspci -vv -s 0000:3a:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
     ("acs-plx-4gpu x8 card", "pcie-link-degraded"): "lspci -vv -s 0000:1b:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
+    ("hgx-h100 aer", "pcie-aer-errors"): "lspci -vv -s 0000:19:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
     ("hgx-h100 x8 uplink", "pcie-path-degraded"): "lspci -vv -s 00ff:05:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
 }
 HOST_CAUSED = {code.split()[0] for _, code in EXPECTED_COMMAND}

@@ -844,20 +844,28 @@ def pcie_aer_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         6,
         "; ",
     )
-    yield finding(
-        "pcie-aer-errors",
-        f"PCIe AER counted errors on {len(bad)} device(s) since boot: {shown}.",
-        severity=Severity.WARN if serious else Severity.INFO,
-        devices=[
-            {
-                "device": a.device,
-                "gpu": gpus.get(a.device, ""),
-                "correctable": str(a.correctable),
-                "nonfatal": str(a.nonfatal),
-                "fatal": str(a.fatal),
-            }
-            for a in bad
-        ],
+    commands = [
+        _link_check(a.device, gpus.get(a.device) or _nic_label(machine, a.device), checks.pcie_slots)
+        for a in bad
+        if any(isinstance(v, int) and v > 0 for v in (a.nonfatal, a.fatal))
+    ]
+    yield _with_commands(
+        finding(
+            "pcie-aer-errors",
+            f"PCIe AER counted errors on {len(bad)} device(s) since boot: {shown}.",
+            severity=Severity.WARN if serious else Severity.INFO,
+            devices=[
+                {
+                    "device": a.device,
+                    "gpu": gpus.get(a.device, ""),
+                    "correctable": str(a.correctable),
+                    "nonfatal": str(a.nonfatal),
+                    "fatal": str(a.fatal),
+                }
+                for a in bad
+            ],
+        ),
+        commands,
     )
 
 
