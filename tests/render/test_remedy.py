@@ -109,6 +109,7 @@ def test_every_host_caused_finding_brings_its_command_into_the_script(
     script = render(report_from_json(out, "report.json"), "remedy")
     lines = _runnable(script)
     assert lines[0] == "set -euo pipefail"
+    assert len(lines) == len(set(lines))  # a bridge named by two findings is cleared once ("already above")
     for f in report["findings"]:
         for (box, code), expected in EXPECTED_COMMAND.items():
             if box == name and code.split()[0] == f["code"]:
