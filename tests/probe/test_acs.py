@@ -168,3 +168,9 @@ def test_the_acs_control_of_real_config_space_reads_as_lspci_decodes_it(
     assert acs_flags(record.control) == _acsctl_on(text)  # the names lspci printed from the same bytes
     (folder / "config").write_bytes(config[:64])  # what a user who is not root reads
     assert acs_bridges(tmp_path, [("pci0000:00", bridge, "0000:01:00.0")]).reason == ACS_ROOT_ONLY  # type: ignore[union-attr]
+
+
+def test_a_tree_without_config_files_says_so_not_that_root_is_needed(tmp_path: Path) -> None:
+    (tmp_path / "sys/bus/pci/devices/0000:00:01.0").mkdir(parents=True)  # a sandbox that hides config space
+    answer = acs_bridges(tmp_path, [("pci0000:00", "0000:00:01.0", "0000:01:00.0")])
+    assert answer.reason == "no bridge's config space readable: no config file"  # type: ignore[union-attr]

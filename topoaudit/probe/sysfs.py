@@ -342,7 +342,9 @@ def acs_bridges(root: Path, paths: Iterable[tuple[str, ...]]) -> Probed[tuple[Ac
         ctrl = _acs_control(config)
         records.append(AcsRecord(bridge, Unsupported(SYSFS, "no ACS capability") if ctrl is None else ctrl))
     if bridges and not readable:
-        return Unsupported(SYSFS, ACS_ROOT_ONLY)
+        first = getattr(records[0].control, "reason", records[0].control)
+        short = any(isinstance(r.control, Unsupported) and r.control.reason == ACS_ROOT_ONLY for r in records)
+        return Unsupported(SYSFS, ACS_ROOT_ONLY if short else f"no bridge's config space readable: {first}")
     return tuple(records)
 
 
