@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # imported by the loaders of the inputs that have them, not b
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_topo import Captures
+    from topoaudit.model.report import Report
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -40,6 +41,7 @@ class Loaded:
     bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an imported nccl-tests run, not yet judged
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN  # NCCL's own view from an NCCL_DEBUG=INFO log
     captures: Captures | Unsupported = CAPTURES_NOT_GIVEN  # NCCL XML dumps, nvbandwidth matrices
+    saved: Report | None = None  # the input was a saved report: what it was asked and decided (fleet keeps it)
 
 
 Sniff = Callable[[str], bool]
@@ -61,6 +63,7 @@ def _load_report(text: str, name: str) -> Loaded:
         report.input_issues,
         extras=dict(report.extras),
         bench=report.bench,  # a saved sweep is judged again with the rest of the report
+        saved=report,
     )
 
 
