@@ -434,6 +434,13 @@ CODES: dict[str, CodeInfo] = {
             "Drain the tray and check its fabric registration (`nvidia-smi -q -d FABRIC`), NVLink cabling "
             "and firmware against its rack siblings.",
         ),
+        _c(
+            "fleet-hardware-minority",
+            "warn",
+            "A few nodes of the fleet report other hardware than most (GPU model or count, NVLink domains, NICs)",
+            "Check that the odd nodes belong in this fleet (a wrong partition, a swapped board, a lagging "
+            "driver); a policy's `gpu_models`/`gpus` or `--expect-nodes` states what the fleet should be.",
+        ),
     )
 }
 
