@@ -4,6 +4,7 @@ names, GPU UUIDs, measured busbw, capture times); see tests/fixtures/fleet/PROVE
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 
@@ -50,4 +51,37 @@ def write_topo(directory: Path, host: str, degraded: bool = False) -> Path:
         text = "".join(lines)
     path = directory / f"{host}.topo.txt"
     path.write_text(text, encoding="utf-8")
+    return path
+
+
+def probe_snapshot(name: str) -> dict[str, object]:
+    """One of the probe's snapshots in tests/fixtures/fleet (``snapshot-hgx-h100`` ...), parsed afresh."""
+    data: dict[str, object] = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def write_snapshot(
+    directory: Path,
+    base: str,
+    host: str,
+    *,
+    uuid_of: str | None = None,
+    taken_at: str = "2026-12-01T10:00:00+00:00",
+    edit: object = None,
+) -> Path:
+    """A probe snapshot as node ``host`` writes it: its host name, its own GPU UUIDs and serials (those of
+    ``uuid_of`` for a copied identity) and capture time; ``edit(gpu)`` changes each GPU record."""
+    data = probe_snapshot(base)
+    owner = uuid_of or host
+    data["os"]["hostname"] = host  # type: ignore[index]
+    data["taken_at"] = taken_at
+    digest = hashlib.sha256(owner.encode()).hexdigest()
+    for gpu in data["gpus"]:  # type: ignore[attr-defined]
+        d = digest
+        gpu["uuid"] = f"GPU-{d[:8]}-{d[8:12]}-4{d[13:16]}-8{d[17:20]}-{d[20:29]}{gpu['index']:03d}"
+        gpu["serial"] = f"1654{int(digest[:8], 16) % 10**8:08d}{gpu['index']}"
+        if callable(edit):
+            edit(gpu)
+    path = directory / f"{host}.snapshot.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
     return path

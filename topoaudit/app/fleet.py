@@ -6,14 +6,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from topoaudit.app.common import GateRequest, MachineInput, audit_options, judge, load_machine
+from topoaudit.app.common import GateRequest, MachineInput, audit_options, load_machine
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
 
     from topoaudit.fleet.inputs import NodeInput
     from topoaudit.fleet.summary import NodeSummary
+    from topoaudit.loaders import Loaded
     from topoaudit.model.fleet import FleetReport
+    from topoaudit.model.report import AuditOptions, Report
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,102 @@ def _fleet_node(item: tuple[NodeInput, GateRequest]) -> NodeSummary:
     node, gate = item
     try:
         loaded, _ = load_machine(MachineInput(path=node.path), keep_evidence=False)
-        report = judge(loaded, gate, None)
+        options, kept, overridden = node_options(gate, loaded.saved)
+        report = _judge(loaded, options)
     except TopoauditError as exc:
         return unusable(node.host_hint, node.shown_as, str(exc))
-    return summarize(report, node.shown_as, node.host_hint, captured_at(node.path))
+    saved = loaded.saved
+    if saved is None:
+        return summarize(report, node.shown_as, node.host_hint, captured_at(node.path))
+    judged_with = _judged_with(kept, overridden)
+    note = ""
+    if saved.gate.verdict != report.gate.verdict:
+        note = _why_it_differs(saved, report, overridden)
+    return summarize(
+        report,
+        node.shown_as,
+        node.host_hint,
+        captured_at(node.path),
+        saved_verdict=saved.gate.verdict,
+        judged_with=judged_with,
+        note=note,
+    )
+
+
+_KEPT = ("gpu_model", "tp", "expect_gpus", "expect_domain", "policy")
+_FLAGS = {"gpu_model": "--gpu-model", "tp": "--tp", "expect_gpus": "--expect-gpus",
+          "expect_domain": "--expect-domain", "policy": "--policy"}  # fmt: skip
+
+
+def node_options(gate: GateRequest, saved: Report | None) -> tuple[AuditOptions, list[str], list[str]]:
+    """The options one node is judged with: the fleet's ``--fail-on``/``--strict``, and for a saved report
+    the request it was saved with (``--gpu-model``, ``--tp``, ``--expect-*``, its policy) wherever the
+    fleet's options do not name one. Returns the options, the saved request kept, and the fleet's
+    options that overrode a different saved one (each in words)."""
+    from topoaudit.model.values import Unsupported
+
+    options = audit_options(gate)
+    if saved is None:
+        return options, [], []
+    kept: list[str] = []
+    overridden: list[str] = []
+    changes = {}
+    for name in _KEPT:
+        own, mine = getattr(saved.options, name), getattr(options, name)
+        if isinstance(own, Unsupported):
+            continue
+        if isinstance(mine, Unsupported):
+            changes[name] = own
+            kept.append(_shown(name, own))
+        elif mine != own:
+            overridden.append(f"{_shown(name, mine)} (the report was saved with {_shown(name, own)})")
+    return replace(options, **changes), kept, overridden
+
+
+def _shown(name: str, value: object) -> str:
+    if name == "policy":
+        return f"--policy {getattr(value, 'source', value)}"
+    return f"{_FLAGS[name]} {value!r}" if isinstance(value, str) else f"{_FLAGS[name]} {value}"
+
+
+def _judged_with(kept: list[str], overridden: list[str]) -> str:
+    parts = [f"the report's own {', '.join(kept)}"] if kept else []
+    parts += [f"the fleet's {', '.join(overridden)}"] if overridden else []
+    return "; ".join(parts) or "no --gpu-model, --tp or --expect-* (none saved, none given)"
+
+
+def _why_it_differs(saved: Report, report: Report, overridden: list[str]) -> str:
+    """Why the fleet's verdict on a saved report is not the one it was saved with."""
+    from topoaudit import __version__
+
+    why = []
+    if overridden:
+        why.append(f"the fleet's {', '.join(overridden)}")
+    if saved.options.fail_on != report.options.fail_on:
+        why.append(f"--fail-on {report.options.fail_on.value} here, {saved.options.fail_on.value} when saved")
+    if saved.options.strict != report.options.strict:
+        why.append(f"--strict {'on' if report.options.strict else 'off'} here")
+    if saved.tool_version != __version__:
+        why.append(f"saved by topoaudit {saved.tool_version}, judged by {__version__} (its rules may differ)")
+    because = "; ".join(why) or "the same request judged again gave another verdict"
+    return f"saved {saved.gate.verdict.upper()}, judged {report.gate.verdict.upper()} here: {because}"
+
+
+def _judge(loaded: Loaded, options: AuditOptions) -> Report:
+    """``common.judge`` with the node's own options (a saved report keeps what it was asked)."""
+    from topoaudit.errors import InputError
+    from topoaudit.pipeline import analyze
+
+    if not loaded.machine.gpus:
+        raise InputError(f"{loaded.source.name}: no GPUs in the input")
+    return analyze(
+        loaded.machine,
+        source=loaded.source,
+        options=options,
+        input_issues=loaded.issues,
+        bench=loaded.bench,
+        imported_findings=loaded.findings,
+        extras=loaded.extras,
+        nccl=loaded.nccl,
+        captures=loaded.captures,
+    )

@@ -105,8 +105,9 @@ def assemble(
         )
         for h in missing
     ]
-    racks, unassigned = assemble_racks(fleet.trays, options.rack_gpus)
+    racks, unassigned, in_node = assemble_racks(fleet.trays, options.rack_gpus)
     findings += _rack_findings(racks, unassigned)
+    findings += _minority_groups(fleet, hosts)
     nodes = _node_results(fleet, findings, options) + [
         NodeResult(h, "", "missing", "", ("fleet-node-missing",), (), "no report", "", "", True) for h in missing
     ]
@@ -141,6 +142,7 @@ def assemble(
         racks=tuple(racks),
         drain=drain,
         gate=_gate(nodes, findings, options),
+        in_node_fabrics=tuple(in_node),
     )
 
 
@@ -265,11 +267,58 @@ def _rack_findings(racks: list[Rack], unassigned: list[Tray]) -> list[FleetFindi
                 Severity.FAIL,
                 (tray.host,),
                 f"{tray.host}: fabric-attached GPUs in no rack (no cluster UUID or clique id; fabric state "
-                f"{tray.state}, status {tray.status}, health {tray.health})",
-                {"state": tray.state, "status": tray.status},
+                f"{tray.state}, status {tray.status}, health {tray.health}); its NVLink domain spans nodes: "
+                + "; ".join(tray.evidence),
+                {"state": tray.state, "status": tray.status, "spans_nodes_because": list(tray.evidence)},
             )
         )
     return found
+
+
+MINORITY_RATIO = 3
+"""A hardware group at most a third the size of the largest is a minority (three H100 nodes and one V100)."""
+
+
+def _minority_groups(fleet: _Fleet, hosts: list[str]) -> list[FleetFinding]:
+    """Nodes whose hardware differs from most of the fleet's: a warning naming each odd node."""
+    if len(fleet.groups) < 2:
+        return []
+    largest = max(fleet.groups.values(), key=lambda g: len(g.hosts))
+    most = len(largest.hosts)
+    found = []
+    for label, group in sorted(fleet.groups.items()):
+        if group is largest or len(group.hosts) * MINORITY_RATIO > most:
+            continue
+        odd = sorted(hosts[i] for i in group.hosts)
+        differs = _difference(group.fingerprint, largest.fingerprint)
+        found.append(
+            FleetFinding(
+                "fleet-hardware-minority",
+                Severity.WARN,
+                tuple(odd),
+                f"{_nodes(len(odd))} ({', '.join(odd)}) {'reports' if len(odd) == 1 else 'report'} {label}; "
+                f"{most} of {len(fleet.nodes)} nodes report {largest.fingerprint.label} ({differs})",
+                {"group": label, "usual_group": largest.fingerprint.label, "hosts": odd, "differs": differs},
+            )
+        )
+    return found
+
+
+def _difference(odd: Fingerprint, usual: Fingerprint) -> str:
+    parts = []
+    if (odd.gpu_model, odd.gpu_count) != (usual.gpu_model, usual.gpu_count):
+        parts.append(f"GPUs {odd.gpu_count}x {odd.gpu_model}, not {usual.gpu_count}x {usual.gpu_model}")
+    if odd.domain_sizes != usual.domain_sizes:
+        parts.append("other NVLink domains")
+    if (odd.nic_count, odd.nic_rates_gbps) != (usual.nic_count, usual.nic_rates_gbps):
+        parts.append("other NICs")
+    if odd.driver != usual.driver:
+        parts.append(f"driver {odd.driver}, not {usual.driver}")
+    return "; ".join(parts)
+
+
+def _nodes(n: int) -> str:
+    return f"{n} node" if n == 1 else f"{n} nodes"
 
 
 # --- node rows, drain list, gate ----------------------------------------------------------------------
@@ -307,6 +356,9 @@ def _node_results(fleet: _Fleet, findings: list[FleetFinding], options: FleetOpt
                 captured_at=node.captured_at,
                 incomplete=node.incomplete or bool(node.error),
                 gpu_count=node.gpu_count,
+                saved_verdict=node.saved_verdict,
+                judged_with=node.judged_with,
+                note=node.note,
             )
         )
     return results

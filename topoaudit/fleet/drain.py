@@ -7,6 +7,7 @@ from topoaudit.model.fleet import NodeResult
 
 REASON_PREFIX = "topoaudit:"
 MAX_REASON_CHARS = 200
+MAX_WORD_CHARS = 40  # a reason is cut between words, unless the word at the cut is longer than this
 NOT_DRAINED = frozenset(
     {"fleet-duplicate-identity", "fleet-stale-report", "fleet-node-unreadable", "fleet-node-missing"}
 )
@@ -14,10 +15,15 @@ NOT_DRAINED = frozenset(
 
 
 def reason_line(text: str, suffix: str = "") -> str:
-    """``topoaudit: <text><suffix>`` on one line without double quotes, cut to ``MAX_REASON_CHARS``."""
+    """``topoaudit: <text><suffix>`` on one line without double quotes, cut between words to fit
+    ``MAX_REASON_CHARS`` (``...`` marks the cut)."""
     reason = f"{REASON_PREFIX} " + " ".join(text.replace('"', "'").replace("\\", "/").split())
     if len(reason) + len(suffix) > MAX_REASON_CHARS:
-        reason = reason[: MAX_REASON_CHARS - len(suffix) - 3].rstrip() + "..."
+        cut = reason[: MAX_REASON_CHARS - len(suffix) - 3 + 1]  # one more: is the cut between two words?
+        head = cut.rpartition(" ")[0]
+        if len(head) < len(cut) - MAX_WORD_CHARS:  # one token longer than a word (a path, a hex dump): cut it
+            head = cut[:-1]
+        reason = head.rstrip(" ,;:") + "..."
     return reason + suffix
 
 

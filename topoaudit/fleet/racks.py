@@ -3,30 +3,87 @@
 Trays of one rack share a cluster UUID and a clique id; Blackwell trays of every rack share one sentinel
 clique id, so the pair (cluster UUID, clique id) is the key, never the clique id alone. A tray whose
 fabric state, status or health differs from most of its rack is named; so is a fabric-attached tray that
-names no cluster at all (an all-zero UUID: its registration failed).
+names no cluster at all (an all-zero UUID: its registration failed) -- but only where its NVLink domain
+spans nodes. An HGX/DGX baseboard (NVSwitches on the node) reports an all-zero cluster UUID and clique 0
+when healthy: its domain lies inside the node, and no rack is assembled from it.
+
+Whether a tray's domain spans nodes is decided from evidence the report shows, each stated in words:
+
+* the catalog: the model is a tray of a rack (GB200/GB300 NVL: domain of 72 GPUs, 4 per tray), or it sits
+  on a baseboard whose domain is the node (H100/H200 SXM: 8 GPUs on NVSwitch);
+* the links: NVLinks ending on an NVSwitch the node cannot see (NVML's ffffffff:ff:ff.0, a switch tray),
+  or on NVSwitches the node itself shows on PCIe;
+* the fleet: other trays of the same model register a cluster.
+
+Any evidence of a rack makes it a rack tray; otherwise the domain is the node's own.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from topoaudit.fleet.summary import TrayFabric
-from topoaudit.model.fleet import Rack, Tray
+from topoaudit.model.fleet import FabricScope, Rack, Tray
 
 RACK_SIZES = (72, 36)
 
 
-def assemble_racks(trays: Sequence[tuple[str, TrayFabric]], rack_gpus: int) -> tuple[list[Rack], list[Tray]]:
-    """Racks keyed by (cluster UUID, clique id), and the fabric-attached trays that fit no rack."""
+@dataclass(frozen=True)
+class _Scope:
+    spans_nodes: bool
+    evidence: tuple[str, ...]  # the evidence for the side decided
+
+
+def nvlink_scope(fabric: TrayFabric, registered: Counter[str]) -> _Scope:
+    """Does this tray's NVLink domain span nodes? ``registered``: trays per model that name a cluster."""
+    from topoaudit.catalog import find_gpu
+
+    rack: list[str] = []
+    node: list[str] = []
+    spec = find_gpu(fabric.model) if fabric.model else None
+    if spec is not None and spec.domain_size > spec.node_gpus:
+        rack.append(
+            f"the catalog lists {spec.name} as a tray of {spec.node_gpus} GPUs in a {spec.domain_size}-GPU NVLink rack"
+        )
+    elif spec is not None:
+        where = "NVSwitch baseboard" if spec.build == "nvswitch" else "node"
+        node.append(f"the catalog lists {spec.name} with its NVLink domain on its {spec.node_gpus}-GPU {where}")
+    if fabric.off_node_switch_links:
+        rack.append(
+            f"{fabric.off_node_switch_links} NVLinks end on NVSwitches outside the node (PCI address ffffffff:ff:ff.0)"
+        )
+    elif fabric.switch_links:
+        node.append("its NVLinks end on NVSwitches the node itself shows on PCIe")
+    others = registered[fabric.model] - (1 if fabric.cluster_uuid else 0)
+    model = fabric.model or "this model"
+    if others > 0:
+        rack.append(f"{others} other tray{'s' if others != 1 else ''} of {model} in this fleet register a cluster")
+    else:
+        node.append(f"no other node of {model} in this fleet registers a cluster")
+    return _Scope(True, tuple(rack)) if rack else _Scope(False, tuple(node))
+
+
+def assemble_racks(
+    trays: Sequence[tuple[str, TrayFabric]], rack_gpus: int
+) -> tuple[list[Rack], list[Tray], list[FabricScope]]:
+    """Racks keyed by (cluster UUID, clique id); the rack trays that fit no rack; the nodes whose NVLink
+    domain lies inside the node (per GPU model, with the evidence)."""
+    registered = Counter(fabric.model for _, fabric in trays if fabric.cluster_uuid)
     by_key: dict[tuple[str, int], list[Tray]] = {}
     unassigned: list[Tray] = []
+    in_node: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for host, fabric in trays:
         tray = Tray(host=host, gpus=fabric.gpus, state=fabric.state, status=fabric.status, health=fabric.health)
         if fabric.cluster_uuid and fabric.clique_id >= 0:
             by_key.setdefault((fabric.cluster_uuid, fabric.clique_id), []).append(tray)
+            continue
+        scope = nvlink_scope(fabric, registered)
+        if scope.spans_nodes:
+            unassigned.append(Tray(tray.host, tray.gpus, tray.state, tray.status, tray.health, scope.evidence))
         else:
-            unassigned.append(tray)
+            in_node.setdefault((fabric.model, scope.evidence), []).append(host)
     racks = []
     for (cluster, clique), members in sorted(by_key.items()):
         usual = Counter((t.state, t.status, t.health) for t in members).most_common(1)[0][0]
@@ -41,7 +98,11 @@ def assemble_racks(trays: Sequence[tuple[str, TrayFabric]], rack_gpus: int) -> t
                 odd_trays=odd,
             )
         )
-    return racks, unassigned
+    scopes = [
+        FabricScope(model or "unknown model", tuple(sorted(hosts)), evidence)
+        for (model, evidence), hosts in sorted(in_node.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
+    return racks, unassigned, scopes
 
 
 def usual_fabric(rack: Rack) -> tuple[str, str, str]:

@@ -35,7 +35,7 @@ class Fingerprint:
     def label(self) -> str:
         domains = "+".join(str(s) for s in self.domain_sizes) if any(s > 1 for s in self.domain_sizes) else "none"
         rates = "/".join(f"{r:g}" for r in self.nic_rates_gbps)
-        nics = f"{self.nic_count} NICs" + (f" @ {rates} Gb/s" if rates else "")
+        nics = f"{self.nic_count} NIC{'' if self.nic_count == 1 else 's'}" + (f" @ {rates} Gb/s" if rates else "")
         return f"{self.gpu_count}x {self.gpu_model}; NVLink domains {domains}; {nics}; driver {self.driver}"
 
 
@@ -58,6 +58,9 @@ class TrayFabric:
     state: str
     status: str
     health: str
+    model: str = ""  # the GPU model the report names ("" when it names none)
+    switch_links: int = 0  # active NVLinks to an NVSwitch
+    off_node_switch_links: int = 0  # of those, to a switch the node cannot see (PCI address ffffffff:ff:ff.0)
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class NodeSummary:
     error: str = ""  # the input is unusable: the sentence the user would have seen
     gpu_count: int = 0
     named_elsewhere: tuple[FleetFinding, ...] = ()  # findings of this report that name other nodes
+    saved_verdict: str = ""  # the verdict a saved report recorded ("" when the input was not one)
+    judged_with: str = ""  # the request the node was judged with, in words
+    note: str = ""  # why the fleet's verdict on the node differs from the saved one ("" when it does not)
 
 
 def size_label(size_bytes: int) -> str:
@@ -90,8 +96,17 @@ def size_label(size_bytes: int) -> str:
     return f"{size_bytes} B"
 
 
-def summarize(report: Report, input_name: str, host_hint: str, captured_at: str = "") -> NodeSummary:
-    """The summary of one judged node report."""
+def summarize(
+    report: Report,
+    input_name: str,
+    host_hint: str,
+    captured_at: str = "",
+    *,
+    saved_verdict: str = "",
+    judged_with: str = "",
+    note: str = "",
+) -> NodeSummary:
+    """The summary of one judged node report (``saved_verdict``, ``judged_with``, ``note``: see NodeSummary)."""
     machine = report.machine
     hostname = machine.host.hostname
     fail_rank = report.options.fail_on.rank
@@ -116,6 +131,9 @@ def summarize(report: Report, input_name: str, host_hint: str, captured_at: str 
         fabric=_fabric(report),
         gpu_count=len(machine.gpus),
         named_elsewhere=moved,
+        saved_verdict=saved_verdict,
+        judged_with=judged_with,
+        note=note,
     )
 
 
@@ -183,6 +201,9 @@ def _fabric(report: Report) -> TrayFabric | None:
     keys = {(_cluster(g.fabric.cluster_uuid), g.fabric.clique_id) for g in gpus}
     cluster, clique = keys.pop() if len(keys) == 1 else ("", -1)
     health = _health_by_gpu(report)
+    ports = [p for g in gpus if isinstance(g.nvlink_ports, tuple) for p in g.nvlink_ports]
+    switch_ports = [p for p in ports if p.state == "active" and p.remote_device_type == "switch"]
+    model = report.gpu_model if isinstance(report.gpu_model, str) else ""
     return TrayFabric(
         cluster_uuid=cluster,
         clique_id=clique if isinstance(clique, int) and cluster else -1,
@@ -190,7 +211,15 @@ def _fabric(report: Report) -> TrayFabric | None:
         state=_one({str(g.fabric.state) for g in gpus}),
         status=_one({g.fabric.status if isinstance(g.fabric.status, str) else "not recorded" for g in gpus}),
         health=_one({health.get(g.index, "not recorded") for g in gpus}),
+        model=model,
+        switch_links=len(switch_ports),
+        off_node_switch_links=sum(1 for p in switch_ports if _hidden(p.remote_pci_bus_id)),
     )
+
+
+def _hidden(bus: object) -> bool:
+    """NVML's address for an NVSwitch the node cannot see (one in another tray of an NVL rack): all ones."""
+    return isinstance(bus, str) and bus.split(":", 1)[0].lower().strip("f") == "" and bus.lower().startswith("ff")
 
 
 def _health_by_gpu(report: Report) -> dict[int, str]:

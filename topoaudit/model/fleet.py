@@ -75,6 +75,9 @@ class NodeResult:
     captured_at: str  # ISO 8601 of the node report or snapshot; "" when the input carries none
     incomplete: bool  # the node's audit was incomplete (skipped rules, recovered input, lost GPU)
     gpu_count: int = 0
+    saved_verdict: str = ""  # the verdict the saved report recorded ("" when the input was not a saved report)
+    judged_with: str = ""  # the request the node was judged with: the report's own, the fleet's where it overrode
+    note: str = ""  # why the fleet's verdict differs from the saved one ("" when it does not)
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,7 @@ class Tray:
     state: str  # "completed" | "in-progress" | ... | "mixed"
     status: str  # "SUCCESS" | NVML error name | "mixed"
     health: str  # health mask/summary as recorded, or "not recorded"
+    evidence: tuple[str, ...] = ()  # why its NVLink domain is taken to span nodes (a tray in no rack)
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,18 @@ class Rack:
     expected_gpus: int
     trays: tuple[Tray, ...]
     odd_trays: tuple[str, ...]  # hosts whose state, status or health differ from the rack's
+
+
+@dataclass(frozen=True)
+class FabricScope:
+    """Fabric-attached nodes of one GPU model whose NVLink domain lies inside the node.
+
+    HGX/DGX NVSwitch baseboards: no rack is assembled from them, and the evidence that decided it is stated.
+    """
+
+    gpu_model: str
+    hosts: tuple[str, ...]
+    evidence: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -193,6 +209,7 @@ class FleetReport:
     drain: tuple[DrainEntry, ...]
     gate: FleetGate
     applied: tuple[DrainResult, ...] = ()
+    in_node_fabrics: tuple[FabricScope, ...] = ()  # fabric-attached nodes not assembled into racks, and why
 
     @property
     def verdict(self) -> str:
