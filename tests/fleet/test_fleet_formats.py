@@ -55,7 +55,8 @@ def test_html_lists_nodes_worst_first_and_draws_each_group(fleet: FleetReport) -
     rows = page.split('<table class="nodes">', 1)[1].split("</table>", 1)[0]
     hosts = [cell.split("</td>", 1)[0] for cell in rows.split('<td class="host">')[1:]]
     assert hosts[0] == "gpu05" and set(hosts) == {"gpu01", "gpu02", "gpu03", "gpu04", "gpu05", "h100-a"}
-    assert page.count('class="plot fleet-group"') == 2  # the A100 nodes and the H100 node
+    assert page.count('class="plot fleet-group"') == 1  # the A100 nodes; the lone H100 node has no peers
+    assert "One node: no other node of this hardware to compare it with." in page
     assert "<script" not in page and "scontrol update nodename=gpu05 state=drain" in page
 
 

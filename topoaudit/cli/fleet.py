@@ -2,13 +2,39 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import click
 
-from topoaudit.app.common import GateRequest
-from topoaudit.cli.options import format_option, gate_options
+from topoaudit.app.common import GateRequest, OutputRequest
+from topoaudit.cli.options import format_option, gate_options, terminal_width, typed, use_color
 
 FLEET_FORMATS = ("console", "html", "json", "junit", "markdown")
 """The ``--format`` choices (``topoaudit.render.fleet_formats.FLEET_FORMATS``, named here for a cheap --help)."""
+
+
+def _output(values: dict[str, Any]) -> OutputRequest:
+    to_terminal = values["output"] is None and sys.stdout.isatty()
+    return OutputRequest(
+        fmt=values["fmt"],
+        output=values["output"],
+        color=use_color(values["color"], to_terminal),
+        width=terminal_width(to_terminal),
+    )
+
+
+fleet_output = typed(
+    "out",
+    [
+        format_option(FLEET_FORMATS),
+        click.option(
+            "-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE."
+        ),
+        click.option("--color/--no-color", default=None, help="Colour the console format (default: on a terminal)."),
+    ],
+    _output,
+)
 
 
 @click.command()
@@ -38,8 +64,7 @@ FLEET_FORMATS = ("console", "html", "json", "junit", "markdown")
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Processes judging nodes at once."
 )
-@format_option(FLEET_FORMATS)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
+@fleet_output
 @click.pass_context
 def fleet(
     ctx: click.Context,
@@ -50,8 +75,7 @@ def fleet(
     rack_gpus: int,
     apply: bool,
     jobs: int,
-    fmt: str,
-    output: str | None,
+    out: OutputRequest,
 ) -> None:
     """Judge many node reports alike and give one verdict: PATH is a node report, snapshot, bundle or
     capture (anything `analyze` reads), a directory of them, or a glob.
@@ -69,6 +93,7 @@ def fleet(
     """
     from topoaudit.app import fleet as use_case
     from topoaudit.app.common import write_text_file
+    from topoaudit.render import RenderOptions
     from topoaudit.render.fleet_formats import render_fleet
 
     request = use_case.FleetRequest(
@@ -81,13 +106,13 @@ def fleet(
         jobs=jobs,
     )
     report = use_case.fleet(request)
-    text = render_fleet(report, fmt)
+    text = render_fleet(report, out.fmt, RenderOptions(color=out.color, width=out.width))
     verdict = f"{report.gate.verdict.upper()} (exit {report.gate.exit_code})"
-    if output:
-        write_text_file(output, text)
-        click.echo(f"topoaudit fleet: {verdict}; report written to {output}", err=True)
+    if out.output:
+        write_text_file(out.output, text)
+        click.echo(f"topoaudit fleet: {verdict}; report written to {out.output}", err=True)
     else:
-        click.echo(text, nl=False)
-        if fmt != "console":
+        click.echo(text, nl=False, color=out.color)
+        if out.fmt != "console":
             click.echo(f"topoaudit fleet: {verdict}: {report.gate.reason}", err=True)
     ctx.exit(report.gate.exit_code)

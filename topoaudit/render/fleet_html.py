@@ -8,7 +8,15 @@ from markupsafe import Markup
 from topoaudit.model.fleet import FleetReport
 from topoaudit.render import RenderOptions
 from topoaudit.render.fleet_svg import group_picture
-from topoaudit.render.fleet_text import counts, drain_note, fleet_findings
+from topoaudit.render.fleet_text import (
+    IN_NODE_TITLE,
+    counts,
+    drain_note,
+    drain_title,
+    fleet_findings,
+    in_node_line,
+    plural,
+)
 from topoaudit.render.html import CSP, environment
 
 
@@ -21,5 +29,9 @@ def render(report: FleetReport, options: RenderOptions) -> str:
         drain_note=drain_note(report),
         pictures=pictures,
         others=fleet_findings(report),
+        drain_title=drain_title(report),
+        in_node_title=IN_NODE_TITLE,
+        in_node_line=in_node_line,
+        plural=plural,
         csp=Markup(CSP),
     )

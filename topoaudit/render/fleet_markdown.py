@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import re
+
 from topoaudit.model.fleet import FleetReport
 from topoaudit.render import RenderOptions
-from topoaudit.render.fleet_text import counts, drain_note, fleet_findings, headline, host_line
+from topoaudit.render.fleet_text import (
+    IN_NODE_TITLE,
+    counts,
+    drain_note,
+    drain_title,
+    fleet_findings,
+    headline,
+    host_line,
+    in_node_line,
+)
 from topoaudit.render.markdown import cell
 
 
 def render(report: FleetReport, options: RenderOptions) -> str:
-    out = [f"# {headline(report)}", "", counts(report), "", "## Hosts", "", "```"]
-    out += [host_line(n) for n in report.nodes]
+    out = [f"# {headline(report)}", "", counts(report), "", "## Hosts", ""]
+    out += _block([host_line(n) for n in report.nodes])
     out += [
-        "```",
         "",
         "## Hardware groups",
         "",
@@ -50,10 +60,22 @@ def render(report: FleetReport, options: RenderOptions) -> str:
             f"{cell(', '.join(r.odd_trays) or 'none')} |"
             for r in report.racks
         ]
-    out += ["", f"## Drain list ({len(report.drain)} nodes)", "", drain_note(report), "", "```"]
+    if report.in_node_fabrics:
+        out += ["", f"## {IN_NODE_TITLE}", ""]
+        out += [f"- {cell(in_node_line(s))}" for s in report.in_node_fabrics]
+    out += ["", f"## {drain_title(report)}", "", drain_note(report), ""]
     if report.applied:
-        out += [f"{r.host}: exit {r.exit_code}: {r.output}" for r in report.applied]
+        out += _block([f"{r.host}: exit {r.exit_code}: {r.output}" for r in report.applied])
     else:
-        out += [d.command for d in report.drain] or ["# none"]
-    out += ["```", ""]
+        out += _block([d.command for d in report.drain] or ["# none"])
+    out += [""]
     return "\n".join(out)
+
+
+def _block(lines: list[str]) -> list[str]:
+    """A fenced code block that no text from a node can close: the fence is longer than any backtick run in
+    it, and a line is one line (a host name cannot start a heading or a table after the block)."""
+    flat = [line.replace("\r", " ").replace("\n", " ") for line in lines]
+    longest = max((len(run) for line in flat for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *flat, fence]

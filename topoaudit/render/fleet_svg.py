@@ -15,23 +15,25 @@ LO, HI = 0.0, 1.5  # the ratio axis
 
 
 def group_picture(report: FleetReport, group: HardwareGroup) -> str:
+    """The group's figures around their medians; "" when there is nothing to compare (no figures, or one
+    node, whose median is its own value). The page's heading names the group: the picture only titles
+    itself for a screen reader."""
     rows = list(group.figures[:MAX_ROWS])
-    if not rows:
+    if not rows or len(group.hosts) < 2:
         return ""
     by_figure: dict[str, list[Outlier]] = {}
     for o in report.outliers:
         if o.group == group.label:
             by_figure.setdefault(o.figure, []).append(o)
-    w, left, right, top, row_h = 760, 210, 150, 34, 26
+    w, left, right, top, row_h = 760, 210, 150, 14, 26
     h = top + row_h * len(rows) + 34
     pw = w - left - right
-    title = f"{len(group.hosts)} nodes: {group.label}"
+    title = f"{len(group.hosts)} nodes: {group.label}"  # len(group.hosts) >= 2
 
     def x(ratio: float) -> float:
         return left + (min(max(ratio, LO), HI) - LO) / (HI - LO) * pw
 
     root = svg_root(w, h, "plot fleet-group", title)
-    sub(root, "text", title, x=8, y=16, font_size=12.5, font_weight="bold", fill="#212121")
     axis_y = top + row_h * len(rows) + 6
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5):
         sub(root, "line", x1=x(tick), y1=top - 4, x2=x(tick), y2=axis_y, stroke="#eceff1", stroke_width=1)
