@@ -383,13 +383,17 @@ def _gate(nodes: list[NodeResult], findings: list[FleetFinding], options: FleetO
     warned = any(n.warnings for n in nodes) or any(f.severity == Severity.WARN for f in findings)
     total = len(nodes)
     if bad or fleet_bad:
-        parts = [f"{len(bad)} of {total} nodes fail"] if bad else []
+        parts = [f"{len(bad)} of {_nodes(total)} fail{'s' if len(bad) == 1 and total == 1 else ''}"] if bad else []
         parts += [f"{len(fleet_bad)} rack finding(s)"] if fleet_bad else []
         return FleetGate("fail", 1, "; ".join(parts) + f" at or above --fail-on {options.fail_on.value}", incomplete)
     verdict = "warn" if warned else "pass"
     if incomplete and options.strict:
-        return FleetGate(verdict, 3, f"all {total} nodes pass, but the fleet audit is incomplete (--strict)", True)
-    return FleetGate(verdict, 0, f"all {total} nodes pass at --fail-on {options.fail_on.value}", incomplete)
+        return FleetGate(verdict, 3, f"{_all_pass(total)}, but the fleet audit is incomplete (--strict)", True)
+    return FleetGate(verdict, 0, f"{_all_pass(total)} at --fail-on {options.fail_on.value}", incomplete)
+
+
+def _all_pass(total: int) -> str:
+    return "the 1 node passes" if total == 1 else f"all {total} nodes pass"
 
 
 def _epoch(stamp: str) -> float | None:

@@ -15,9 +15,11 @@ NOT_DRAINED = frozenset(
 
 
 def reason_line(text: str, suffix: str = "") -> str:
-    """``topoaudit: <text><suffix>`` on one line without double quotes, cut between words to fit
+    """``topoaudit: <text><suffix>`` on one line without double quotes, backticks or ``$``, cut between words to fit
     ``MAX_REASON_CHARS`` (``...`` marks the cut)."""
-    reason = f"{REASON_PREFIX} " + " ".join(text.replace('"', "'").replace("\\", "/").split())
+    # the printed command puts the reason in double quotes: nothing in it may end them or expand ($, `)
+    safe = text.replace('"', "'").replace("\\", "/").replace("`", "'").replace("$", "")
+    reason = f"{REASON_PREFIX} " + " ".join(safe.split())
     if len(reason) + len(suffix) > MAX_REASON_CHARS:
         cut = reason[: MAX_REASON_CHARS - len(suffix) - 3 + 1]  # one more: is the cut between two words?
         head = cut.rpartition(" ")[0]
@@ -36,5 +38,8 @@ def drain_reason(node: NodeResult) -> str:
 
 
 def drain_command(host: str, reason: str) -> str:
-    """The command an operator runs (``--apply`` runs the same arguments without a shell)."""
-    return f'scontrol update nodename={host} state=drain reason="{reason}"'
+    """The command an operator runs (``--apply`` runs the same arguments without a shell); a host name a
+    shell would read as more than a word is quoted."""
+    import shlex
+
+    return f'scontrol update nodename={shlex.quote(host)} state=drain reason="{reason}"'
