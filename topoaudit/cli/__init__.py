@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "examples": ("topoaudit.cli.examples", "examples"),
     "healthcheck": ("topoaudit.cli.healthcheck", "healthcheck"),
     "fleet": ("topoaudit.cli.fleet", "fleet"),
+    "nccl-topo": ("topoaudit.cli.nccl_topo", "nccl_topo"),
     "plan": ("topoaudit.cli.plan", "plan"),
     "probe": ("topoaudit.cli.audit", "probe"),
     "report": ("topoaudit.cli.report", "report"),
