@@ -19,7 +19,7 @@ def _section() -> str:
 
 
 def test_every_command_is_in_the_readme_and_every_readme_command_exists() -> None:
-    listed = set(re.findall(r"^topoaudit (\w+)", _section(), re.M))
+    listed = set(re.findall(r"^topoaudit ([\w-]+)", _section(), re.M))
     assert listed == set(COMMANDS)
 
 

@@ -48,6 +48,7 @@ def test_each_command_imports_only_its_own_use_case() -> None:
         "topoaudit.cli.examples": set(),
         "topoaudit.cli.fleet": {"fleet"},
         "topoaudit.cli.healthcheck": {"healthcheck", "audit"},  # the probe's options
+        "topoaudit.cli.nccl_topo": {"nccl_topo", "audit"},  # the probe's options
         "topoaudit.cli.plan": {"plan"},
         "topoaudit.cli.report": {"report"},
     }
