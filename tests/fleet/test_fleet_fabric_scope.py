@@ -53,7 +53,7 @@ def test_a_healthy_hgx_fleet_fails_and_drains_only_its_faulty_nodes(tmp_path: Pa
     assert len(scopes["NVIDIA H100 80GB HBM3"]["hosts"]) == 8 and len(scopes["NVIDIA H200"]["hosts"]) == 5
     evidence = " ".join(scopes["NVIDIA H200"]["evidence"])
     assert "the catalog lists NVIDIA H200 SXM with its NVLink domain on its 8-GPU NVSwitch baseboard" in evidence
-    assert "NVSwitches the node itself shows on PCIe" in evidence
+    assert "NVSwitches at PCI addresses of the node" in evidence
     assert "no other node of NVIDIA H200 in this fleet registers a cluster" in evidence
 
 

@@ -181,18 +181,25 @@ def _outlier_finding(o: Outlier, options: FleetOptions) -> FleetFinding:
 
 def _duplicates(fleet: _Fleet, hosts: list[str]) -> list[FleetFinding]:
     found = []
+    # one finding per set of nodes sharing identities: a copied report repeats every GPU's UUID and serial
+    shared: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     for (kind, value), indices in fleet.ids.items():
-        owners = sorted({hosts[i] for i in indices})
+        owners = tuple(sorted({hosts[i] for i in indices}))
         if len(owners) > 1:
-            found.append(
-                FleetFinding(
-                    "fleet-duplicate-identity",
-                    Severity.FAIL,
-                    tuple(owners),
-                    f"{kind} {value} is reported by {len(owners)} nodes: {', '.join(owners)}",
-                    {"kind": kind, "value": value, "hosts": owners},
-                )
+            shared.setdefault(owners, []).append((kind, value))
+    for owners, ids in shared.items():
+        (kind, value), more = ids[0], len(ids) - 1
+        others = f" and {more} more GPU identit{'y' if more == 1 else 'ies'} ({_id_counts(ids)})" if more else ""
+        found.append(
+            FleetFinding(
+                "fleet-duplicate-identity",
+                Severity.FAIL,
+                owners,
+                f"{kind} {value}{others} {'is' if not more else 'are'} reported by {len(owners)} nodes: "
+                f"{', '.join(owners)}",
+                {"kind": kind, "value": value, "hosts": list(owners), "identities": [f"{k} {v}" for k, v in ids]},
             )
+        )
     inputs_by_host: dict[str, list[str]] = {}
     for node in fleet.nodes:
         inputs_by_host.setdefault(node.host, []).append(node.input)
@@ -208,6 +215,13 @@ def _duplicates(fleet: _Fleet, hosts: list[str]) -> list[FleetFinding]:
                 )
             )
     return found
+
+
+def _id_counts(ids: list[tuple[str, str]]) -> str:
+    kinds: dict[str, int] = {}
+    for kind, _ in ids:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in kinds.items())
 
 
 def _stale(nodes: list[NodeSummary], options: FleetOptions) -> list[FleetFinding]:

@@ -12,7 +12,7 @@ Whether a tray's domain spans nodes is decided from evidence the report shows, e
 * the catalog: the model is a tray of a rack (GB200/GB300 NVL: domain of 72 GPUs, 4 per tray), or it sits
   on a baseboard whose domain is the node (H100/H200 SXM: 8 GPUs on NVSwitch);
 * the links: NVLinks ending on an NVSwitch the node cannot see (NVML's ffffffff:ff:ff.0, a switch tray),
-  or on NVSwitches the node itself shows on PCIe;
+  or on NVSwitches at PCI addresses of the node (HGX: on the baseboard);
 * the fleet: other trays of the same model register a cluster.
 
 Any evidence of a rack makes it a rack tray; otherwise the domain is the node's own.
@@ -55,7 +55,7 @@ def nvlink_scope(fabric: TrayFabric, registered: Counter[str]) -> _Scope:
             f"{fabric.off_node_switch_links} NVLinks end on NVSwitches outside the node (PCI address ffffffff:ff:ff.0)"
         )
     elif fabric.switch_links:
-        node.append("its NVLinks end on NVSwitches the node itself shows on PCIe")
+        node.append("its NVLinks end on NVSwitches at PCI addresses of the node")
     others = registered[fabric.model] - (1 if fabric.cluster_uuid else 0)
     model = fabric.model or "this model"
     if others > 0:
