@@ -23,13 +23,15 @@ def render(report: FleetReport, options: RenderOptions) -> str:
         if node.status == "fail":
             failures += 1
             el = ET.SubElement(case, "failure", {"message": x(node.reason), "type": x(", ".join(node.codes))})
-            el.text = x(f"{node.host}: {', '.join(node.codes)}\n{node.reason}\ninput: {node.input}")
+            note = f"\n{node.note}" if node.note else ""
+            el.text = x(f"{node.host}: {', '.join(node.codes)}\n{node.reason}\ninput: {node.input}{note}")
         elif node.status in ("error", "missing"):
             errors += 1
             ET.SubElement(case, "error", {"message": x(node.reason), "type": node.status})
-        elif node.warnings:
+        elif node.warnings or node.note:
             out = ET.SubElement(case, "system-out")
-            out.text = x("warnings: " + ", ".join(node.warnings))
+            lines = [f"warnings: {', '.join(node.warnings)}"] if node.warnings else []
+            out.text = x("\n".join(lines + ([node.note] if node.note else [])))
     gate = ET.SubElement(suite, "testcase", {"classname": "topoaudit.fleet", "name": "gate", "time": "0"})
     if report.gate.exit_code != 0:
         failures += 1
