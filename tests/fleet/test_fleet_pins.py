@@ -185,3 +185,23 @@ def test_counts_say_1_node_and_1_nic(tmp_path: Path, run: Run) -> None:
     assert "1 node (1 pass) in 1 hardware group; 0 to drain" in out
     assert "Drain list (0 nodes)" in out and "1 nodes" not in out and "the 1 node passes" in out
     assert "; 1 NIC @ 400 Gb/s;" in out and "1 NICs" not in out
+
+
+def test_a_hostile_tray_name_is_escaped_in_the_rack_tables(tmp_path: Path) -> None:
+    for k in range(3):
+        write_snapshot(tmp_path, "snapshot-gb200-tray", f"tray{k}")
+    path = write_snapshot(tmp_path, "snapshot-gb200-tray", "odd")
+    data = json.loads(path.read_text())
+    data["os"]["hostname"] = HOSTILE
+    for gpu in data["gpus"]:
+        gpu["fabric_status"] = "INSUFFICIENT_RESOURCES"  # it differs from its rack: named in the rack table
+    path.write_text(json.dumps(data))
+    report = app.fleet(app.FleetRequest(paths=(str(tmp_path),), rack_gpus=16))
+    assert report.racks[0].odd_trays == (HOSTILE,)
+    page = render_fleet(report, "html")
+    racks = page.split('<h2 id="racks">', 1)[1].split("</table>", 1)[0]
+    assert "gpu9&lt;img src=x onerror=alert(1)&gt;" in racks and "<img" not in page
+    text = render_fleet(report, "markdown")
+    (row,) = [line for line in text.splitlines() if line.startswith("| 5b1a2c3d")]
+    assert len(re.findall(r"(?<!\\)\|", row)) == 6 and "&lt;img" in row and "<img" not in row
+    assert f"trays that differ: {HOSTILE}" in " ".join(render_fleet(report, "console").split())
