@@ -57,7 +57,9 @@ BOXES: dict[str, tuple[str, Callable[[Scenario], None] | None]] = {
 
 
 @pytest.mark.parametrize("name", sorted(BOXES))
-def test_write_snapshot(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_write_snapshot(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     scenario, tweak = BOXES[name]
     box = make_box(scenario, tmp_path, monkeypatch, tweak)
     out = tmp_path / "snapshot.json"
