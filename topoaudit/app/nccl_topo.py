@@ -18,7 +18,7 @@ from topoaudit.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from topoaudit.model.machine import Machine
-    from topoaudit.model.nccl_topo_write import Endpoint, NvlinkSpec, PciFacts, TopologyFile
+    from topoaudit.model.nccl_topo_write import Endpoint, NvlinkSpec, PciFacts, Switch, TopologyFile
     from topoaudit.model.values import Probed
     from topoaudit.probe.snapshot import GpuRecord, Snapshot
 
@@ -123,7 +123,6 @@ def from_snapshot(snapshot: Snapshot, source: str) -> TopologyFile:
     gpus = [r for r in snapshot.gpus if isinstance(r.pci_bus_id, str)]
     if not gpus:
         raise InputError(f"{source}: the snapshot holds no GPU with a PCI bus id, so there is no machine to describe")
-    by_gpu_bus = {r.pci_bus_id: r for r in gpus}
     endpoints: list[Endpoint] = []
     for r in sorted(gpus, key=lambda r: r.index):
         bus = str(r.pci_bus_id)
@@ -140,7 +139,7 @@ def from_snapshot(snapshot: Snapshot, source: str) -> TopologyFile:
                 vendor=_id_part(r.pci_device_id, 6),
                 device=_id_part(r.pci_device_id, 2),
                 cpu_affinity=r.cpu_affinity,
-                nvlinks=_snapshot_nvlinks(r, by_gpu_bus),
+                nvlinks=_snapshot_nvlinks(r),
             )
         )
     for nic in sorted(snapshot.nics, key=lambda n: n.name):
@@ -217,21 +216,24 @@ def _gpu_numa(r: GpuRecord, facts: PciFacts | None, single_numa: bool) -> Probed
     return facts.numa_node if facts is not None else r.numa_nodes if not isinstance(r.numa_nodes, tuple) else -1
 
 
-def _snapshot_nvlinks(r: GpuRecord, gpus: dict[str, GpuRecord]) -> tuple[NvlinkSpec, ...]:
+def _snapshot_nvlinks(r: GpuRecord) -> tuple[NvlinkSpec, ...]:
+    return _nvlinks(r.nvlinks)
+
+
+def _nvlinks(ports: object) -> tuple[NvlinkSpec, ...]:
+    """Active NVLink ports counted per far end (NCCL counts them the same way, xml.cc ncclTopoGetXmlFromGpu)."""
     from topoaudit.model.nccl_topo_write import CPU_LINK_CLASS, GPU_CLASS, NVSWITCH_CLASS, NvlinkSpec
 
-    if not isinstance(r.nvlinks, tuple):
+    if not isinstance(ports, tuple):
         return ()
+    classes = {"switch": NVSWITCH_CLASS, "gpu": GPU_CLASS, "ibmnpu": CPU_LINK_CLASS}
     counts: dict[tuple[str, str], int] = {}
-    for port in r.nvlinks:
-        if port.state != "active" or not isinstance(port.remote_pci_bus_id, str):
+    for port in ports:
+        remote = getattr(port, "remote_pci_bus_id", None)
+        tclass = classes.get(str(getattr(port, "remote_device_type", "")))
+        if getattr(port, "state", None) != "active" or not isinstance(remote, str) or tclass is None:
             continue
-        kind = port.remote_device_type
-        tclass = {"switch": NVSWITCH_CLASS, "gpu": GPU_CLASS, "ibmnpu": CPU_LINK_CLASS}.get(str(kind))
-        if tclass is None:
-            continue
-        target = port.remote_pci_bus_id.lower()
-        counts[(target, tclass)] = counts.get((target, tclass), 0) + 1
+        counts[(remote.lower(), tclass)] = counts.get((remote.lower(), tclass), 0) + 1
     return tuple(NvlinkSpec(target, count, tclass) for (target, tclass), count in sorted(counts.items()))
 
 
@@ -270,15 +272,12 @@ def from_machine(machine: Machine, source: str) -> TopologyFile:
         raise InputError(f"{source} holds no machine (no GPU in it); {WHAT_TO_GIVE}")
     gpus = [g for g in machine.gpus if isinstance(g.pci_bus_id, str)]
     if not gpus:
-        raise InputError(
-            f"{source} names no PCI bus id of its GPUs (NCCL matches devices by bus id); {WHAT_TO_GIVE}"
-        )
+        raise InputError(f"{source} names no PCI bus id of its GPUs (NCCL matches devices by bus id); {WHAT_TO_GIVE}")
     checks = machine.host.checks if isinstance(machine.host.checks, HostChecks) else None
     layers = {
         p.device: p.link_layer
         for p in (checks.rdma_ports if checks is not None and isinstance(checks.rdma_ports, tuple) else ())
     }
-    by_bus = {str(g.pci_bus_id): g for g in gpus}
     endpoints: list[Endpoint] = []
     notes: list[str] = []
     for g in sorted(gpus, key=lambda g: g.index):
@@ -295,7 +294,7 @@ def from_machine(machine: Machine, source: str) -> TopologyFile:
                 link_speed=speed,
                 link_width=g.pcie.width_max,
                 cpu_affinity=g.cpu_affinity,
-                nvlinks=_machine_nvlinks(g.nvlink_ports, by_bus),
+                nvlinks=_machine_nvlinks(g.nvlink_ports),
             )
         )
     if not any(isinstance(g.nvlink_ports, tuple) for g in gpus):
@@ -336,21 +335,8 @@ def _numa_of(end: Endpoint) -> int:
     return end.numa_node if isinstance(end.numa_node, int) else -1
 
 
-def _machine_nvlinks(ports: object, gpus: dict[str, object]) -> tuple[NvlinkSpec, ...]:
-    from topoaudit.model.nccl_topo_write import CPU_LINK_CLASS, GPU_CLASS, NVSWITCH_CLASS, NvlinkSpec
-
-    if not isinstance(ports, tuple):
-        return ()
-    counts: dict[tuple[str, str], int] = {}
-    for port in ports:
-        if port.state != "active" or not isinstance(port.remote_pci_bus_id, str):
-            continue
-        tclass = {"switch": NVSWITCH_CLASS, "gpu": GPU_CLASS, "ibmnpu": CPU_LINK_CLASS}.get(str(port.remote_device_type))
-        if tclass is None:
-            continue
-        key = (port.remote_pci_bus_id.lower(), tclass)
-        counts[key] = counts.get(key, 0) + 1
-    return tuple(NvlinkSpec(target, count, tclass) for (target, tclass), count in sorted(counts.items()))
+def _machine_nvlinks(ports: object) -> tuple[NvlinkSpec, ...]:
+    return _nvlinks(ports)
 
 
 # --- the user's switch groups --------------------------------------------------------------------------
@@ -364,6 +350,7 @@ def apply_switch_groups(topo: TopologyFile, groups: Sequence[str]) -> TopologyFi
     names = {e.bus_id: e for e in endpoints}
     names.update({e.label.lower(): e for e in endpoints})
     chosen: dict[str, str] = {}  # bus id -> stand-in switch
+    end: Endpoint | None
     for number, group in enumerate(groups, start=1):
         members = [token.strip() for token in group.split(",") if token.strip()]
         if len(members) < 2:
@@ -387,17 +374,17 @@ def apply_switch_groups(topo: TopologyFile, groups: Sequence[str]) -> TopologyFi
             )
     placed: dict[int, list[tuple[tuple[str, ...], Endpoint]]] = {}
     group_numa: dict[str, int] = {}
-    for end in endpoints:
-        switch = chosen.get(end.bus_id)
-        if switch is not None and _numa_of(end) >= 0:
-            group_numa.setdefault(switch, _numa_of(end))
+    for member in endpoints:
+        stand_in = chosen.get(member.bus_id)
+        if stand_in is not None and _numa_of(member) >= 0:
+            group_numa.setdefault(stand_in, _numa_of(member))
     for cpu in topo.cpus:
-        for chain, end in _chains(cpu.children, ()):
-            switch = chosen.get(end.bus_id)
-            if switch is None:
-                placed.setdefault(cpu.numa_id, []).append((chain, end))
+        for chain, member in _chains(cpu.children, ()):
+            stand_in = chosen.get(member.bus_id)
+            if stand_in is None:
+                placed.setdefault(cpu.numa_id, []).append((chain, member))
             else:
-                placed.setdefault(group_numa.get(switch, cpu.numa_id), []).append(((switch,), end))
+                placed.setdefault(group_numa.get(stand_in, cpu.numa_id), []).append(((stand_in,), member))
     affinity = {cpu.numa_id: cpu.cpu_affinity for cpu in topo.cpus}
     links = {s.bus_id: (s.link_speed, s.link_width) for s in _switches(topo)}
     note = f"{len(groups)} switch group(s) given on the command line"
@@ -410,7 +397,9 @@ def _bus_token(token: str) -> str:
     return normalize_bus_id(token)
 
 
-def _chains(children: Iterable[object], above: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], Endpoint]]:
+def _chains(
+    children: Iterable[Switch | Endpoint], above: tuple[str, ...]
+) -> Iterable[tuple[tuple[str, ...], Endpoint]]:
     from topoaudit.model.nccl_topo_write import Endpoint, Switch
 
     for child in children:
@@ -420,12 +409,12 @@ def _chains(children: Iterable[object], above: tuple[str, ...]) -> Iterable[tupl
             yield from _chains(child.children, (*above, child.bus_id))
 
 
-def _switches(topo: TopologyFile) -> list[object]:
+def _switches(topo: TopologyFile) -> list[Switch]:
     from topoaudit.model.nccl_topo_write import Switch
 
-    found: list[object] = []
+    found: list[Switch] = []
 
-    def walk(children: Iterable[object]) -> None:
+    def walk(children: Iterable[Switch | Endpoint]) -> None:
         for child in children:
             if isinstance(child, Switch):
                 found.append(child)
@@ -445,6 +434,7 @@ def flat_warnings(topo: TopologyFile, in_file: bool = False) -> tuple[str, ...]:
     if not topo.flat or len(ends) < 2 or topo.virtualization == "bare-metal":
         return ()
     where = "this virtual machine" if topo.virtualization == "vm" else "this box (virtual or not could not be told)"
+    example = _example_groups(ends)
     return (
         f"the PCIe tree of {where} is flat: no GPU or NIC sits under a PCIe switch, so which GPUs and NICs share a "
         "switch is unknown and this file places every device directly on its CPU (NCCL sees the same).",
@@ -453,10 +443,27 @@ def flat_warnings(topo: TopologyFile, in_file: bool = False) -> tuple[str, ...]:
         + (
             "again naming the devices of each switch (its switch option, one per switch; see its help)"
             if in_file
-            else "again with one --switch per switch (`--switch GPU0,mlx5_0 --switch GPU1,mlx5_1`; bus ids work too)"
+            else f"again with one --switch per switch (e.g. `{example}`; bus ids work too)"
         )
         + ", or give a snapshot probed on the bare-metal host.",
     )
+
+
+def _example_groups(ends: Sequence[Endpoint]) -> str:
+    """``--switch GPU0,mlx5_0 --switch GPU1,mlx5_1``: this box's own GPUs and NICs paired on their NUMA node."""
+    gpus = [e for e in ends if e.kind == "gpu"]
+    nics = [e for e in ends if e.kind == "nic"]
+    pairs = []
+    for gpu in gpus:
+        nic = next((n for n in nics if n.numa_node == gpu.numa_node), None)
+        if nic is not None:
+            nics.remove(nic)
+            pairs.append(f"--switch {gpu.label},{nic.label}")
+        if len(pairs) == 2:
+            break
+    if not pairs and len(gpus) >= 2:
+        pairs.append(f"--switch {gpus[0].label},{gpus[1].label}")
+    return " ".join(pairs) or "--switch GPU0,mlx5_0"
 
 
 def _header(topo: TopologyFile, version: str, taken_at: str, path: str, nvlinks: bool) -> list[str]:
@@ -498,13 +505,11 @@ def _summary(topo: TopologyFile) -> str:
     gpus = sum(1 for e in ends if e.kind == "gpu")
     nics = len(ends) - gpus
     switches = len(_switches(topo))
-    return (
-        f"{gpus} GPU(s) and {nics} RDMA NIC(s) under {switches} PCIe switch(es) on {len(topo.cpus)} NUMA node(s)"
-    )
+    return f"{gpus} GPU(s) and {nics} RDMA NIC(s) under {switches} PCIe switch(es) on {len(topo.cpus)} NUMA node(s)"
 
 
 def _without_nvlinks(topo: TopologyFile) -> TopologyFile:
-    from topoaudit.model.nccl_topo_write import CpuNode, Endpoint, Switch
+    from topoaudit.model.nccl_topo_write import CpuNode, Endpoint
 
     def strip(children: tuple[Switch | Endpoint, ...]) -> tuple[Switch | Endpoint, ...]:
         return tuple(

@@ -33,6 +33,7 @@ CPU_LINK_CLASS = "0x068001"  # an NVLink to the CPU (POWER9)
 PLACEHOLDER_VENDOR = "0xffff"  # what the providers' files give a switch that is no device of the VM
 GEN_SPEED = {1: "2.5 GT/s PCIe", 2: "5.0 GT/s PCIe", 3: "8.0 GT/s PCIe", 4: "16.0 GT/s PCIe", 5: "32.0 GT/s PCIe",
              6: "64.0 GT/s PCIe"}  # fmt: skip
+NOT_RECORDED = Unsupported(SOURCE, "not recorded")
 _BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
@@ -54,11 +55,11 @@ class Endpoint:
     label: str  # "GPU0", "mlx5_0": named in the comment and in --switch
     pci_class: str
     numa_node: Probed[int]
-    link_speed: Probed[str] = Unsupported(SOURCE, "not recorded")  # "32.0 GT/s PCIe"
-    link_width: Probed[int] = Unsupported(SOURCE, "not recorded")
-    vendor: Probed[str] = Unsupported(SOURCE, "not recorded")  # "0x10de"
-    device: Probed[str] = Unsupported(SOURCE, "not recorded")  # "0x2330"
-    cpu_affinity: Probed[tuple[int, ...]] = Unsupported(SOURCE, "not recorded")
+    link_speed: Probed[str] = NOT_RECORDED  # "32.0 GT/s PCIe"
+    link_width: Probed[int] = NOT_RECORDED
+    vendor: Probed[str] = NOT_RECORDED  # "0x10de"
+    device: Probed[str] = NOT_RECORDED  # "0x2330"
+    cpu_affinity: Probed[tuple[int, ...]] = NOT_RECORDED
     nvlinks: tuple[NvlinkSpec, ...] = ()
 
 
@@ -90,7 +91,7 @@ class TopologyFile:
     source: str  # "this machine", "snapshot.json"
     grouping: str  # "sysfs" | "paths" | "given" | "flat"
     notes: tuple[str, ...] = ()  # for the file's comment
-    virtualization: Probed[str] = Unsupported(SOURCE, "not recorded")  # "vm" | "bare-metal"
+    virtualization: Probed[str] = NOT_RECORDED  # "vm" | "bare-metal"
     warnings: tuple[str, ...] = ()  # the grouping is unknown: what to supply (standard error)
 
     @property
@@ -128,7 +129,7 @@ class PciFacts:
 
 
 def nccl_parents(path: Sequence[str]) -> tuple[str, ...]:
-    """The bridges NCCL records above a device, outermost first: every second one up the sysfs path.
+    """Name the bridges NCCL records above a device, outermost first: every second one up the sysfs path.
 
     ``ncclTopoGetXmlFromSys`` goes up two levels at a time ("rewind two /", so a switch's downstream port is
     skipped and its upstream port stands for the switch) and stops at the root complex; a device directly
@@ -147,7 +148,7 @@ def nccl_parents(path: Sequence[str]) -> tuple[str, ...]:
 
 
 def _lower_speed(a: Probed[str], b: Probed[str]) -> Probed[str]:
-    """The slower of two ``max_link_speed`` texts (NCCL takes the lower of a device and the port above it)."""
+    """Pick the slower of two ``max_link_speed`` texts (NCCL takes the lower of a device and the port above it)."""
     if not isinstance(a, str) or not isinstance(b, str):
         return a if isinstance(a, str) else b
     return a if _gts(a) <= _gts(b) else b
@@ -165,7 +166,7 @@ def _gts(text: str) -> float:
 
 
 def link_of(facts: PciFacts, by_bus: Mapping[str, PciFacts]) -> tuple[Probed[str], Probed[int]]:
-    """A device's link as NCCL records it: the lower of its own maxima and the port's above it."""
+    """Give a device's link as NCCL records it: the lower of its own maxima and the port's above it."""
     above = by_bus.get(facts.path[-2]) if len(facts.path) > 2 else None
     if above is None:
         return facts.link_speed_max, facts.link_width_max
@@ -220,7 +221,7 @@ def build_tree(
 
 
 def _fastest(children: Sequence[Switch | Endpoint]) -> tuple[Probed[str], Probed[int]]:
-    """A stand-in switch's link: the fastest and widest of the links below it (the providers' files do the same)."""
+    """Give a stand-in switch the fastest and widest link below it (as the providers' files do)."""
     speeds = [c.link_speed for c in children if isinstance(c.link_speed, str)]
     widths = [c.link_width for c in children if isinstance(c.link_width, int)]
     speed: Probed[str] = max(speeds, key=_gts) if speeds else Unsupported(SOURCE, "no link below it recorded")
@@ -229,7 +230,7 @@ def _fastest(children: Sequence[Switch | Endpoint]) -> tuple[Probed[str], Probed
 
 
 def placeholder_bus(number: int) -> str:
-    """The n-th stand-in switch, numbered as the providers' files do: ffff:ff:01.0, ffff:ff:02.0, ..."""
+    """Name the n-th stand-in switch, numbered as the providers' files do: ffff:ff:01.0, ffff:ff:02.0, ..."""
     return f"ffff:ff:{number:02x}.0"
 
 
@@ -312,7 +313,7 @@ def comment_text(lines: Iterable[str]) -> str:
 
 
 def topology_xml(topo: TopologyFile, header: Sequence[str]) -> str:
-    """The file NCCL_TOPO_FILE points at, built with ElementTree."""
+    """Write the file NCCL_TOPO_FILE points at, with ElementTree."""
     root = ET.Element("system", {"version": "1"})
     root.append(ET.Comment(comment_text(header)))
     for cpu in topo.cpus:
@@ -340,7 +341,9 @@ def _pci(parent: ET.Element, node: Switch | Endpoint) -> None:
     if isinstance(node, Switch):
         attrs = {"busid": node.bus_id, "class": BRIDGE_CLASS, **_link_attrs(node.link_speed, node.link_width)}
         if node.placeholder:  # not in this box's sysfs: say what NCCL would otherwise leave unset
-            attrs.update(dict.fromkeys(("vendor", "device", "subsystem_vendor", "subsystem_device"), PLACEHOLDER_VENDOR))
+            attrs.update(
+                dict.fromkeys(("vendor", "device", "subsystem_vendor", "subsystem_device"), PLACEHOLDER_VENDOR)
+            )
         element = ET.SubElement(parent, "pci", attrs)
         for child in node.children:
             _pci(element, child)
@@ -354,9 +357,3 @@ def _pci(parent: ET.Element, node: Switch | Endpoint) -> None:
         gpu = ET.SubElement(element, "gpu")
         for link in node.nvlinks:
             ET.SubElement(gpu, "nvlink", {"target": link.target, "count": str(link.count), "tclass": link.target_class})
-
-
-def is_bus_id(text: str) -> bool:
-    """A bus id as NCCL compares them: "0000:18:00.0", lower case."""
-    return bool(_BDF.match(text))
-
