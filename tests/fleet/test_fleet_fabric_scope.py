@@ -122,3 +122,20 @@ def test_other_trays_of_the_model_registering_a_cluster_is_evidence_enough(tmp_p
     assert named[0]["evidence"]["spans_nodes_because"] == [
         "3 other trays of NVIDIA H100 80GB HBM3 in this fleet register a cluster"
     ]
+
+
+def test_one_hgx_node_registering_a_cluster_of_its_own_fails_no_healthy_node(tmp_path: Path, run: Run) -> None:
+    for k in range(5):
+        write_snapshot(tmp_path, "snapshot-hgx-h100", f"h100-{k}")
+    odd = tmp_path / "h100-0.snapshot.json"
+    data = json.loads(odd.read_text())
+    for gpu in data["gpus"]:
+        gpu["fabric_cluster_uuid"], gpu["fabric_clique_id"] = RACK, 1
+    odd.write_text(json.dumps(data))
+    code, out, _ = run("fleet", str(tmp_path), "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and report["racks"] == [] and report["drain"] == []
+    assert not [f for f in report["findings"] if f["code"] in ("fleet-tray-mismatch", "fleet-rack-incomplete")]
+    evidence = {h: s["evidence"] for s in report["in_node_fabrics"] for h in s["hosts"]}
+    assert "no other node of this fleet registers its cluster" in evidence["h100-0"]
+    assert "only 1 of 5 nodes of NVIDIA H100 80GB HBM3 in this fleet registers a cluster" in evidence["h100-1"]
