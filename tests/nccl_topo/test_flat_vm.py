@@ -3,6 +3,7 @@ switch groups given on the command line it matches the provider's file."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -91,3 +92,23 @@ def test_no_nvlinks_leaves_nvlink_detection_to_nccl(box: Callable[[str], Path], 
     code, without, _ = run("nccl-topo", "--sysfs-root", str(root), "--no-nvlinks")
     assert code == 0 and ET.fromstring(without).findall(".//gpu") == []
     assert switch_groups(without) == switch_groups(with_links)
+
+
+def _port(link: int, remote: str, kind: str) -> dict[str, object]:
+    return {"link": link, "state": "active", "version": "4.0", "remote_device_type": kind, "remote_pci_bus_id": remote}
+
+
+def test_nvlinks_are_written_per_target_and_not_at_all_when_one_far_end_is_unknown(run: Run, tmp_path: Path) -> None:
+    """NCCL takes a GPU's <nvlink> list as complete (it then skips NVML): a list with a gap is not written."""
+    snapshot = json.loads((FIXTURES / "snapshot-h200-vm-1gpu.json").read_text(encoding="utf-8"))
+    snapshot["gpus"][0]["nvlinks"] = [_port(0, "0000:05:00.0", "switch"), _port(1, "0000:05:00.0", "switch")]
+    (tmp_path / "known.json").write_text(json.dumps(snapshot), encoding="utf-8")
+    code, written, _ = run("nccl-topo", str(tmp_path / "known.json"))
+    assert code == 0
+    links = ET.fromstring(written).findall(".//gpu/nvlink")
+    assert [link.attrib for link in links] == [{"target": "0000:05:00.0", "count": "2", "tclass": "0x068000"}]
+    snapshot["gpus"][0]["nvlinks"].append(_port(2, "0000:06:00.0", "unknown"))
+    (tmp_path / "gap.json").write_text(json.dumps(snapshot), encoding="utf-8")
+    code, written, _ = run("nccl-topo", str(tmp_path / "gap.json"))
+    assert code == 0
+    assert ET.fromstring(written).findall(".//gpu") == []

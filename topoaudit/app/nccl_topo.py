@@ -221,7 +221,10 @@ def _snapshot_nvlinks(r: GpuRecord) -> tuple[NvlinkSpec, ...]:
 
 
 def _nvlinks(ports: object) -> tuple[NvlinkSpec, ...]:
-    """Active NVLink ports counted per far end (NCCL counts them the same way, xml.cc ncclTopoGetXmlFromGpu)."""
+    """Active NVLink ports counted per far end (NCCL counts them the same way, xml.cc ncclTopoGetXmlFromGpu).
+
+    None when an active port's far end is unknown: NCCL takes a GPU's ``<nvlink>`` list as complete.
+    """
     from topoaudit.model.nccl_topo_write import CPU_LINK_CLASS, GPU_CLASS, NVSWITCH_CLASS, NvlinkSpec
 
     if not isinstance(ports, tuple):
@@ -231,8 +234,10 @@ def _nvlinks(ports: object) -> tuple[NvlinkSpec, ...]:
     for port in ports:
         remote = getattr(port, "remote_pci_bus_id", None)
         tclass = classes.get(str(getattr(port, "remote_device_type", "")))
-        if getattr(port, "state", None) != "active" or not isinstance(remote, str) or tclass is None:
+        if getattr(port, "state", None) != "active":
             continue
+        if not isinstance(remote, str) or tclass is None:  # a partial list would stop NCCL asking NVML: none
+            return ()
         counts[(remote.lower(), tclass)] = counts.get((remote.lower(), tclass), 0) + 1
     return tuple(NvlinkSpec(target, count, tclass) for (target, tclass), count in sorted(counts.items()))
 
