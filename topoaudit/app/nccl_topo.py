@@ -122,7 +122,7 @@ def from_snapshot(snapshot: Snapshot, source: str) -> TopologyFile:
     single_numa = snapshot.os.numa_node_count == 1
     gpus = [r for r in snapshot.gpus if isinstance(r.pci_bus_id, str)]
     if not gpus:
-        raise InputError(f"{source}: the snapshot holds no GPU with a PCI bus id, so there is no machine to describe")
+        raise InputError(f"{source} holds no GPU with a PCI bus id, so there is no machine to describe; {WHAT_TO_GIVE}")
     endpoints: list[Endpoint] = []
     for r in sorted(gpus, key=lambda r: r.index):
         bus = str(r.pci_bus_id)
@@ -139,7 +139,7 @@ def from_snapshot(snapshot: Snapshot, source: str) -> TopologyFile:
                 vendor=_id_part(r.pci_device_id, 6),
                 device=_id_part(r.pci_device_id, 2),
                 cpu_affinity=r.cpu_affinity,
-                nvlinks=_snapshot_nvlinks(r),
+                nvlinks=_nvlinks(r.nvlinks),
             )
         )
     for nic in sorted(snapshot.nics, key=lambda n: n.name):
@@ -214,10 +214,6 @@ def _gpu_numa(r: GpuRecord, facts: PciFacts | None, single_numa: bool) -> Probed
     if single_numa:
         return 0
     return facts.numa_node if facts is not None else r.numa_nodes if not isinstance(r.numa_nodes, tuple) else -1
-
-
-def _snapshot_nvlinks(r: GpuRecord) -> tuple[NvlinkSpec, ...]:
-    return _nvlinks(r.nvlinks)
 
 
 def _nvlinks(ports: object) -> tuple[NvlinkSpec, ...]:
@@ -299,7 +295,7 @@ def from_machine(machine: Machine, source: str) -> TopologyFile:
                 link_speed=speed,
                 link_width=g.pcie.width_max,
                 cpu_affinity=g.cpu_affinity,
-                nvlinks=_machine_nvlinks(g.nvlink_ports),
+                nvlinks=_nvlinks(g.nvlink_ports),
             )
         )
     if not any(isinstance(g.nvlink_ports, tuple) for g in gpus):
@@ -338,10 +334,6 @@ def from_machine(machine: Machine, source: str) -> TopologyFile:
 
 def _numa_of(end: Endpoint) -> int:
     return end.numa_node if isinstance(end.numa_node, int) else -1
-
-
-def _machine_nvlinks(ports: object) -> tuple[NvlinkSpec, ...]:
-    return _nvlinks(ports)
 
 
 # --- the user's switch groups --------------------------------------------------------------------------
@@ -443,8 +435,9 @@ def flat_warnings(topo: TopologyFile, in_file: bool = False) -> tuple[str, ...]:
     return (
         f"the PCIe tree of {where} is flat: no GPU or NIC sits under a PCIe switch, so which GPUs and NICs share a "
         "switch is unknown and this file places every device directly on its CPU (NCCL sees the same).",
-        "Supply the grouping: the provider's topology file for this instance type (Azure: /opt/microsoft/*-topo.xml "
-        "on the HPC images; AWS: aws-ofi-nccl's share/aws-ofi-nccl/xml/*-topo.xml), or run `topoaudit nccl-topo` "
+        "Supply the grouping: the provider's topology file for this instance type (Azure HPC images: "
+        "/opt/microsoft/*-topo.xml; AWS: /opt/amazon/ofi-nccl/share/aws-ofi-nccl/xml/*-topo.xml, which aws-ofi-nccl "
+        "sets itself on the instance types it knows), or run `topoaudit nccl-topo` "
         + (
             "again naming the devices of each switch (its switch option, one per switch; see its help)"
             if in_file
@@ -478,7 +471,9 @@ def _header(topo: TopologyFile, version: str, taken_at: str, path: str, nvlinks:
         f"Use it with: NCCL_TOPO_FILE={path}",
         "NCCL loads this file first and reads from the box only what it leaves out: GPU dev, sm and gdr, the",
         "network devices (names, speed, GPUDirect RDMA) and the CPU model are left to NCCL on purpose.",
-        {
+        "PCIe switches: none above any GPU or NIC in the sysfs paths."
+        if topo.flat
+        else {
             "sysfs": "PCIe switches: from the sysfs paths, by NCCL's rule (a switch is its upstream port).",
             "paths": "PCIe switches: inferred from the path classes between devices (stand-ins ffff:ff:NN.0).",
             "given": "PCIe switches: as the sysfs paths show, and the groups given on the command line "
