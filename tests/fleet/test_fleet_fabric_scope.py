@@ -91,6 +91,7 @@ def test_an_nvl72_tray_whose_registration_failed_is_named_with_the_evidence(tmp_
         "17 other trays of NVIDIA GB200 in this fleet register a cluster",
     ]
     assert "nvl-tray17" in [d["host"] for d in report["drain"]] and code == 1
+    assert report["gate"]["reason"] == "1 of 18 nodes fail; 1 rack finding at or above --fail-on fail"
     assert report["in_node_fabrics"] == []
 
 

@@ -398,7 +398,7 @@ def _gate(nodes: list[NodeResult], findings: list[FleetFinding], options: FleetO
     total = len(nodes)
     if bad or fleet_bad:
         parts = [f"{len(bad)} of {_nodes(total)} fail{'s' if len(bad) == 1 and total == 1 else ''}"] if bad else []
-        parts += [f"{len(fleet_bad)} rack finding(s)"] if fleet_bad else []
+        parts += [f"{len(fleet_bad)} rack finding{'' if len(fleet_bad) == 1 else 's'}"] if fleet_bad else []
         return FleetGate("fail", 1, "; ".join(parts) + f" at or above --fail-on {options.fail_on.value}", incomplete)
     verdict = "warn" if warned else "pass"
     if incomplete and options.strict:
