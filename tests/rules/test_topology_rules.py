@@ -165,3 +165,17 @@ def test_bandwidth_figures_read_at_every_scale() -> None:
     from topoaudit.render.common import gbps
 
     assert [gbps(v) for v in (367.61, 24.83, 0.5224)] == ["368", "24.8", "0.522"]
+
+
+@pytest.mark.parametrize("weak", [(0, 1), (2, 3)], ids=["first-pair-weak", "second-pair-weak"])
+def test_four_gpu_bridged_box_of_unknown_model_flags_its_weak_pair(weak: tuple[int, int]) -> None:
+    strong = (2, 3) if weak == (0, 1) else (0, 1)
+    cells = {weak: "NV6", strong: "NV12"}
+    r = analyze(machine(4, lambda i, j: cells.get((i, j), "SYS")), source=SRC)
+    c = codes(r)
+    assert "model-unknown" in c
+    f = c["nvlink-degraded"]
+    assert f.evidence["pairs"] == [{"gpus": list(weak), "nvlinks": 6}]
+    assert f.evidence["expected_nvlinks"] == 12
+    assert f"GPU{weak[0]}-GPU{weak[1]} NV6" in f.message
+    assert r.gate.verdict == "fail"

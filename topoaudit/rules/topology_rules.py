@@ -227,8 +227,17 @@ def _known_without_nvlink(link: Link) -> bool:
 def _modal_links(ctx: RuleContext, domain: Domain) -> int:
     """Return the NVLink count most pairs of ``domain`` show: what its healthy pairs carry."""
     members = set(domain.gpus)
-    counts = Counter(n for a, b, n in nvlink_pairs(ctx.machine) if a in members and b in members)
-    return counts.most_common(1)[0][0] if counts else 0
+    return _healthy_count(n for a, b, n in nvlink_pairs(ctx.machine) if a in members and b in members)
+
+
+def _healthy_count(counts: Iterable[int]) -> int:
+    """Return the link count most pairs show, the higher one on a tie (0 for none).
+
+    A link that fails to train lowers a pair's count and nothing raises one, so between two bridged pairs
+    at NV12 and NV6 the NV12 pair shows what a healthy bridge carries, whichever pair comes first.
+    """
+    tally = Counter(counts)
+    return max(tally, key=lambda n: (tally[n], n), default=0)
 
 
 def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
@@ -246,7 +255,7 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         if domain.build not in ("nvswitch", "mesh") or domain.min_links == domain.max_links:
             continue
         inside = [(a, b, n) for a, b, n in pairs if domain_of.get(a) is domain and domain_of.get(b) is domain]
-        expected = Counter(n for _, _, n in inside).most_common(1)[0][0]
+        expected = _healthy_count(n for _, _, n in inside)
         low = [(a, b, n) for a, b, n in inside if n < expected]
         reported.update((a, b) for a, b, _ in low)
         if low:
@@ -254,7 +263,7 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     # Bridged pairs across the box.
     bridged = [d for d in ctx.domains if d.build == "bridged-pair"]
     if len(bridged) >= 2:
-        expected = Counter(d.max_links for d in bridged).most_common(1)[0][0]
+        expected = _healthy_count(d.max_links for d in bridged)
         low = [(d.gpus[0], d.gpus[1], d.max_links) for d in bridged if d.max_links < expected]
         if low:
             reported.update((a, b) for a, b, _ in low)
