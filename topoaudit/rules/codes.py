@@ -111,6 +111,20 @@ CODES: dict[str, CodeInfo] = {
             "NCCL_DEBUG_SUBSYS=INIT,GRAPH to see the transport NCCL chose (SHM means no P2P).",
         ),
         _c(
+            "bench-sizes-too-small",
+            "warn",
+            "A sweep's busbw is still rising at its largest size: the plateau was not reached, so it is not judged low",
+            "Rerun with larger sizes (`bench --max-bytes 16G`, nccl-tests `-e 16G`) until two doublings agree within "
+            "a few percent; the published figures are taken at 8-16 GiB.",
+        ),
+        _c(
+            "bandwidth-tools-disagree",
+            "warn",
+            "nvbandwidth and nccl-tests measured the same GPUs far apart, beyond the ratio the two tools keep",
+            "Rerun both on the idle box; when NCCL is the low one read its transport (NCCL_DEBUG=INFO: SHM or NET "
+            "where P2P was expected), when nvbandwidth is, check the pair's links (`nvidia-smi nvlink -s`).",
+        ),
+        _c(
             "measured-topology-mismatch",
             "warn",
             "The measured fast islands differ from the NVLink domains the topology reports",
