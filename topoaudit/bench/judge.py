@@ -16,6 +16,7 @@ from topoaudit.bench.islands import same_partition
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.bench import BenchGroup, BenchResult
+from topoaudit.model.busbw import PLATEAU_MIN_BYTES
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.report import Gate
 from topoaudit.rules.codes import info
@@ -126,7 +127,8 @@ def _corruption(group: BenchGroup) -> list[Finding]:
 
 
 def _below_expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> list[Finding]:
-    """A plateau below half of its expectation fails, below three quarters warns (``expect.CONSTANTS``)."""
+    """A plateau below half of its expectation fails, below three quarters warns (``expect.CONSTANTS``); a sweep
+    still rising at its largest size is named instead (the plateau was not reached, so it is not judged low)."""
     plateau = group.plateau_busbw_gbps
     if not isinstance(plateau, float):
         return []
@@ -137,6 +139,9 @@ def _below_expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None
     verdict = judge_ratio(ratio)
     if verdict not in ("warn", "fail"):
         return []
+    rising = still_rising(group)
+    if rising is not None:
+        return [_sizes_too_small(group, rising, f"{ratio:.0%} of the {expected.busbw_gbps:g} GB/s {expected.basis}")]
     return [
         _finding(
             "bench-below-expected",
@@ -154,48 +159,141 @@ def _below_expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None
     ]
 
 
+RISING_ABOVE = 1.05
+"""A sweep is still rising when its largest size's busbw is more than 5% above the size before it: on a plateau
+successive doublings agree within ~3% (8x A100 4 GiB 234.17 -> 8 GiB 235.14, fixture
+nccltest-a100sxm4-40g-oci-bmgpu48-1node-8gpu-fullsweep-1; 8x H100 x2 nodes 4 -> 8 GiB +2.5%, fixture
+nccltest-a3mega-h100-2node-16gpu-1), while B200 still gains 14% from 4 to 16 GiB (740.64 -> 845.67,
+stas00/ml-engineering network benchmarks)."""
+
+
+RISING_STEP = 4
+"""Sizes at most 4x apart are neighbours of one sweep (nccl-tests ``-f 2``, the bench's factor 2)."""
+
+
+def still_rising(group: BenchGroup) -> tuple[int, float, int, float] | None:
+    """(size, busbw, previous size, its busbw) when the group's largest size is still gaining on the one before."""
+    rows = sorted((r for r in group.rows if r.size_bytes >= PLATEAU_MIN_BYTES), key=lambda r: r.size_bytes)
+    if len(rows) < 2:
+        return None  # one size past 1 MiB: nothing to compare it with
+    last, before = rows[-1], rows[-2]
+    if last.size_bytes > before.size_bytes * RISING_STEP:
+        return None  # sizes far apart: the curve between them is not known, nor whether it still climbs at the top
+    if before.busbw_gbps > 0 and last.busbw_gbps > before.busbw_gbps * RISING_ABOVE:
+        return last.size_bytes, last.busbw_gbps, before.size_bytes, before.busbw_gbps
+    return None
+
+
+def _sizes_too_small(group: BenchGroup, rising: tuple[int, float, int, float], against: str) -> Finding:
+    size, busbw, before_size, before = rising
+    return _finding(
+        "bench-sizes-too-small",
+        f"group {group.name} is still rising at its largest size ({format_size(before_size)} {before:g} -> "
+        f"{format_size(size)} {busbw:g} GB/s busbw, +{busbw / before - 1:.0%}): the plateau was not reached, so "
+        f"{against} is not a verdict on the links",
+        group=group.name,
+        largest_size_bytes=size,
+        largest_busbw_gbps=busbw,
+        previous_size_bytes=before_size,
+        previous_busbw_gbps=before,
+        rising_above=RISING_ABOVE,
+    )
+
+
+def ran_algorithm(result: BenchResult) -> tuple[str, str]:
+    """(algorithm, how it is known) for the sweep's large sizes; ("", why not) when the input does not say.
+
+    From what the input shows NCCL ran (its TUNING line at the largest size, its ENV line, a pasted
+    ``NCCL_ALGO=``: the nccl-tests reader), else the ``NCCL_ALGO`` the ranks ran with (``bench --algo``).
+    """
+    from topoaudit.model.busbw import normalize_algorithm
+    from topoaudit.parse.nccl_tests import ALGORITHM_EVIDENCE_KEY, ALGORITHM_KEY
+
+    env = result.environment
+    if env.get(ALGORITHM_KEY):
+        return env[ALGORITHM_KEY], env.get(ALGORITHM_EVIDENCE_KEY, "")
+    forced = normalize_algorithm(env.get("NCCL_ALGO", ""))
+    if forced:
+        return forced, f"NCCL_ALGO={env['NCCL_ALGO']} in the ranks' environment"
+    return "", "the input does not say which algorithm NCCL ran (NCCL_DEBUG_SUBSYS=TUNING or NCCL_ALGO would)"
+
+
+ORACLE_BASIS = "oracle: "
+"""Prefix of a group's ``expected_basis`` set from the oracle (not from the group's links)."""
+
+
 def _expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
-    if isinstance(group.expected_busbw_gbps, float):
+    algo, _how = ran_algorithm(result)
+    linked = isinstance(group.expected_busbw_gbps, float) and not group.expected_basis.startswith(ORACLE_BASIS)
+    if linked and algo not in ("nvls", "nvls_tree"):  # the links model a ring: an NVLS run is held to NVLS's figure
+        basis = f"the topology predicts ({group.expected_basis})" if group.expected_basis else "the topology predicts"
+        assert isinstance(group.expected_busbw_gbps, float)
+        return Expected(group.expected_busbw_gbps, basis, {"basis": "links", "expected_basis": group.expected_basis})
+    oracle = _oracle_expectation(result, group, spec)
+    if oracle is None and linked and isinstance(group.expected_busbw_gbps, float):
         basis = f"the topology predicts ({group.expected_basis})" if group.expected_basis else "the topology predicts"
         return Expected(group.expected_busbw_gbps, basis, {"basis": "links", "expected_basis": group.expected_basis})
-    return _catalog_expectation(result, group, spec)
+    return oracle
 
 
-def _catalog_expectation(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
-    """The catalog's all-reduce band for this many GPUs of one host of this model (ring first: NVLS and tree
-    only raise the figure), its typical plateau where one was measured, else its floor."""
+def _oracle_expectation(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
+    """The oracle's figure for this many GPUs of this model and the algorithm that ran (ring when not known:
+    the lowest NCCL reaches, so no run is held to a figure its algorithm cannot give)."""
+    from topoaudit.bench.oracle import Figure, expected_busbw
+
     if spec is None or result.backend == "gloo" or result.collective != "all_reduce" or len(group.ranks) < 2:
         return None
     by_rank = {r.rank: r for r in result.ranks}
     members = [by_rank[r] for r in group.ranks if r in by_rank]
     if len(members) != len(group.ranks) or any(m.device == "cpu" for m in members):
         return None
-    if len({m.host for m in members}) != 1:  # across hosts the network, not the box, sets the figure
-        return None
-    if not (spec.one_domain or spec.build == "pcie" or len(group.ranks) == spec.node_gpus):
+    hosts = {m.host for m in members}
+    rack = spec.layout == "nvl72" and len(group.ranks) <= spec.domain_size  # trays of one NVLink domain
+    if len(hosts) == 1 and not (spec.one_domain or spec.build == "pcie" or len(group.ranks) == spec.node_gpus):
         return None  # on bridged cards some GPUs of a box share a bridge, others only PCIe: which ones, unknown
-    band = spec.band(len(group.ranks))
-    if band is None:
+    if len(hosts) > 1 and not rack:  # across hosts the network sets the figure: NIC count and rate unknown here
         return None
-    figure, which = (band.typical_gbps, "typical") if band.typical_gbps > 0 else (band.min_gbps, "floor")
-    at = format_size(band.size_bytes)
-    basis = (
-        f"the catalog expects of {len(group.ranks)}x {spec.name} (catalog entry {spec.key}: {band.algo} "
-        f"all-reduce, {which} plateau at {at})"
-    )
-    return Expected(
-        figure,
-        basis,
-        {
-            "basis": "catalog",
-            "catalog_entry": spec.key,
-            "catalog_figure": which,
-            "catalog_algo": band.algo,
-            "catalog_size_bytes": band.size_bytes,
-            "catalog_min_gbps": band.min_gbps,
-            "catalog_source": band.source,
-        },
-    )
+    algo, how = ran_algorithm(result)
+    figure = expected_busbw(spec, len(group.ranks), algorithm=algo, one_nvlink_domain=rack)
+    if not isinstance(figure, Figure):
+        return None
+    ran = f"algorithm {algo} ({how})" if algo else "algorithm not stated in the input: held to the ring figure"
+    basis = f"figure for {len(group.ranks)}x {spec.name} (catalog entry {spec.key}): {figure.describe()}; {ran}"
+    evidence: dict[str, object] = {
+        "basis": "catalog" if figure.kind != "derived" else "nccl-model",
+        "catalog_entry": spec.key,
+        "algorithm": algo or "unknown",
+        "algorithm_evidence": how,
+        **figure.evidence(),
+    }
+    if figure.kind != "derived":
+        evidence.update(catalog_size_bytes=figure.size_bytes, catalog_min_gbps=figure.floor_gbps)
+        evidence.update(catalog_source=figure.source, catalog_algo=figure.algorithm)
+    return Expected(figure.busbw_gbps, basis, evidence)
+
+
+def with_expectations(result: BenchResult, spec: GpuSpec | None) -> BenchResult:
+    """The result with each group's expected figure, its basis and ratio filled in from the oracle where the links
+    gave none, and a note naming each figure's source: what a reader checks beside the verdict."""
+    groups, notes = [], []
+    for group in result.groups:
+        expected = _expected(result, group, spec)
+        if expected is None or expected.evidence.get("basis") == "links":
+            groups.append(group)
+            continue
+        plateau = group.plateau_busbw_gbps
+        ratio = round(plateau / expected.busbw_gbps, 3) if isinstance(plateau, float) and expected.busbw_gbps else None
+        groups.append(
+            dataclasses.replace(
+                group,
+                expected_busbw_gbps=expected.busbw_gbps,
+                expected_basis=ORACLE_BASIS + expected.basis,
+                ratio=ratio if ratio is not None else group.ratio,
+            )
+        )
+        notes.append(f"expected busbw of group {group.name}: {expected.basis}")
+    fresh = tuple(n for n in notes if n not in result.notes)
+    return dataclasses.replace(result, groups=tuple(groups), notes=result.notes + fresh)
 
 
 def _spec_named_by_ranks(result: BenchResult) -> GpuSpec | None:
@@ -212,6 +310,9 @@ def _below_user_gate(result: BenchResult, expect_busbw_gbps: float) -> list[Find
     if whole is not None and isinstance(whole.plateau_busbw_gbps, float):
         if whole.plateau_busbw_gbps >= expect_busbw_gbps:
             return []
+        rising = still_rising(whole)
+        if rising is not None:
+            return [_sizes_too_small(whole, rising, f"the --expect-busbw {expect_busbw_gbps:g} GB/s")]
         return [
             _finding(
                 "bench-below-expected",
@@ -309,4 +410,12 @@ def _sets(parts: tuple[tuple[int, ...], ...]) -> str:
     return " ".join("{" + _ranks(p) + "}" for p in parts)
 
 
-__all__ = ["INTERRUPTED", "interrupted_gate", "judge_bench", "was_interrupted"]
+__all__ = [
+    "INTERRUPTED",
+    "interrupted_gate",
+    "judge_bench",
+    "ran_algorithm",
+    "still_rising",
+    "was_interrupted",
+    "with_expectations",
+]

@@ -16,6 +16,29 @@ from collections.abc import Callable, Sequence
 
 GB = 1e9
 
+ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet")
+"""NCCL's all-reduce algorithms as the oracle names them (NCCL_ALGO accepts Ring, Tree, NVLS, NVLSTree,
+CollNetDirect, CollNetChain; PAT is all-gather/reduce-scatter only)."""
+
+NCCL_ALGO_VALUES = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvls_tree": "NVLSTree", "collnet": "CollNetDirect"}
+"""The ``NCCL_ALGO`` value that forces each algorithm (NCCL user guide, Environment Variables, NCCL_ALGO)."""
+
+
+def normalize_algorithm(text: str) -> str:
+    """Read an ``NCCL_ALGO`` value or a TUNING name as one of :data:`ALGORITHMS` (``NVLSTree`` -> ``nvls_tree``).
+
+    "" for a value that names none, or several (``"Ring,Tree"`` and ``"^NVLS"`` leave NCCL the choice).
+    """
+    value = text.strip().lower().replace("_", "").replace("-", "")
+    if "," in value or not value:
+        return ""
+    if value.startswith("^"):  # NCCL_ALGO=^NVLS excludes: NCCL still chooses among the rest
+        return ""
+    if value.startswith("collnet"):
+        return "collnet"
+    return {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls_tree"}.get(value, "")
+
+
 BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
     "all_reduce": lambda n: 2.0 * (n - 1) / n,
     "all_gather": lambda n: (n - 1) / n,

@@ -18,6 +18,7 @@ half, a missing header or footer, the old formats (no ``Group`` column, ``[0x1a]
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import Any
 
 from topoaudit.errors import InputError
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankInfo
-from topoaudit.model.busbw import peak, plateau
+from topoaudit.model.busbw import normalize_algorithm, peak, plateau
 from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.values import Unsupported
 from topoaudit.parse.topo_matrix import ParseIssue
@@ -168,9 +169,63 @@ def parse_nccl_tests(text: str, name: str = "") -> NcclTestsParse:
     collective = (
         collective or _collective_from(name) or _collective_from_rows(redops, issues) or _collective_from(text)
     ) or "all_reduce_perf"
-    return NcclTestsParse(
-        _result(ranks, rows, collective, flavour, version, avg, oob, issues), tuple(issues), flavour, "text"
-    )
+    result = _result(ranks, rows, collective, flavour, version, avg, oob, issues)
+    ran = algorithm_in(text, max(r.size_bytes for r in rows))
+    if ran is not None:
+        algo, evidence = ran
+        result = dataclasses.replace(
+            result, environment={**result.environment, ALGORITHM_KEY: algo, ALGORITHM_EVIDENCE_KEY: evidence}
+        )
+    return NcclTestsParse(result, tuple(issues), flavour, "text")
+
+
+ALGORITHM_KEY = "nccl_algorithm"
+"""``BenchResult.environment`` key: the all-reduce algorithm the input shows NCCL ran at its largest size."""
+ALGORITHM_EVIDENCE_KEY = "nccl_algorithm_evidence"
+"""``BenchResult.environment`` key: the line that shows it (``line 52: ...``)."""
+
+# NCCL_DEBUG_SUBSYS=TUNING, one line per collective: "[AllReduce: ]8589934592 Bytes -> Algo 1 proto 2 time 27.0"
+# (NVIDIA/nccl#1453, #1595: "Algo 1 proto 2" is RING/SIMPLE); newer NCCL prints the names ("Algo RING").
+_TUNING = re.compile(r"NCCL INFO\s+(?:(?P<func>\w+):\s+)?(?P<bytes>\d+) Bytes -> Algo (?P<algo>\w+) proto")
+# NCCL's algorithm numbers (src/include/device.h): TREE 0, RING 1, COLLNET_DIRECT 2, COLLNET_CHAIN 3, NVLS 4,
+# NVLS_TREE 5 (before 2.14 COLLNET was 2 and the list ended there).
+_ALGO_IDS = {"0": "tree", "1": "ring", "2": "collnet", "3": "collnet", "4": "nvls", "5": "nvls_tree"}
+_ALGO_ENV = re.compile(r"NCCL INFO\s+NCCL_ALGO set by environment to\s+(?P<value>\S+)")
+_ALGO_ASSIGN = re.compile(r"(?<![\w-])NCCL_ALGO=(?P<value>[\w^,]+)")
+
+
+def algorithm_in(text: str, largest_bytes: int) -> tuple[str, str] | None:
+    """The all-reduce algorithm NCCL ran and the line that shows it, from what was pasted with the table.
+
+    NCCL's TUNING lines for the largest size win (what ran where the plateau is read); then NCCL's own
+    ``NCCL_ALGO set by environment to X`` (the ENV subsystem); then ``NCCL_ALGO=X`` on a pasted command line.
+    None when nothing names one algorithm (NCCL chose; ``Ring,Tree`` or ``^NVLS`` leave it the choice).
+    """
+    tuned: dict[str, tuple[int, str]] = {}
+    best = -1
+    env_line: tuple[str, str] | None = None
+    assign_line: tuple[str, str] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "Bytes -> Algo" in line and (m := _TUNING.search(line)):
+            if m["func"] and m["func"].lower() != "allreduce":
+                continue
+            size = int(m["bytes"])
+            algo = _ALGO_IDS.get(m["algo"]) or normalize_algorithm(m["algo"])
+            if algo and size >= best:
+                if size > best:
+                    tuned.clear()
+                    best = size
+                tuned.setdefault(algo, (number, line.strip()[:200]))
+        elif "set by environment" in line and (m := _ALGO_ENV.search(line)):
+            algo = normalize_algorithm(m["value"])
+            env_line = (algo, f"line {number}: {line.strip()[:200]}") if algo else None
+        elif "NCCL_ALGO=" in line and (m := _ALGO_ASSIGN.search(line)) and assign_line is None:
+            algo = normalize_algorithm(m["value"])
+            assign_line = (algo, f"line {number}: {line.strip()[:200]}") if algo else None
+    if len(tuned) == 1 and best >= largest_bytes // 2:
+        ((algo, (number, line)),) = tuned.items()
+        return algo, f"line {number}: {line}"
+    return env_line or assign_line
 
 
 _NAMES = re.compile(
