@@ -98,8 +98,9 @@ def analyze(
     stated = check_expectations(Expectations.of_options(options), machine, domains, spec, bench)
     found = [*findings, *stated.findings, *imported_findings]
     if not isinstance(bench, Unsupported):
-        from topoaudit.bench.judge import judge_bench
+        from topoaudit.bench.judge import judge_bench, with_expectations
 
+        bench = with_expectations(bench, spec)  # each group's expected figure and its source, shown beside it
         found += judge_bench(bench, spec=spec, expect_busbw_gbps=expect_busbw_gbps)
         from topoaudit.fleet.node_pairs import judge_node_pairs
 
