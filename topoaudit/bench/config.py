@@ -8,8 +8,12 @@ from dataclasses import dataclass, field
 
 from topoaudit.bench.nccl_capture import NcclCapture
 from topoaudit.errors import UsageError
+from topoaudit.model.busbw import NCCL_ALGO_VALUES
 from topoaudit.model.machine import Machine
 from topoaudit.units import format_size
+
+FORCEABLE_ALGORITHMS = ("ring", "nvls", "tree")
+"""What ``bench --algo`` forces: the ring baseline, NVLS, tree."""
 
 Progress = Callable[[int, int, str], None]
 """progress(done_steps, total_steps, what) -- one step is one (group, size)."""
@@ -34,6 +38,7 @@ class BenchConfig:
     host: str = "127.0.0.1"  # spawned mode: store address
     env: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # extra environment for spawned ranks
     nccl_capture: NcclCapture | None = None  # on NCCL: where its log and dumps go (see bench.nccl_capture)
+    algo: str = ""  # "ring" | "nvls" | "tree": forced through NCCL_ALGO (NCCL's documented variable); "" NCCL chooses
 
     def __post_init__(self) -> None:
         """Refuse a sweep that cannot be run, before any rank starts: a usage mistake, told in one sentence."""
@@ -52,6 +57,8 @@ class BenchConfig:
                 f"--min-bytes {format_size(self.min_bytes)} is above --max-bytes "
                 f"{format_size(self.max_bytes)}: nothing to sweep"
             )
+        if self.algo and self.algo not in FORCEABLE_ALGORITHMS:
+            raise UsageError(f"--algo must be one of {', '.join(FORCEABLE_ALGORITHMS)}, not {self.algo!r}")
         for option, seconds in (("--timeout", self.timeout_s), ("the time per size", self.target_s)):
             if not seconds > 0:
                 raise UsageError(f"{option} must be a positive number of seconds, not {seconds!r}")
@@ -60,10 +67,13 @@ class BenchConfig:
         return next((v for k, v in self.inject if k == name), None)
 
     def rank_env(self, backend: str) -> tuple[tuple[str, str], ...]:
-        """The environment every rank adds before NCCL starts: ``env``, plus the NCCL capture on NCCL only."""
-        if backend == "nccl" and self.nccl_capture is not None:
-            return (*self.env, *self.nccl_capture.env)
-        return self.env
+        """The environment every rank adds before NCCL starts: ``env``, plus (on NCCL only) ``NCCL_ALGO`` for
+        ``algo`` and the NCCL capture."""
+        if backend != "nccl":
+            return self.env
+        forced = (("NCCL_ALGO", NCCL_ALGO_VALUES[self.algo]),) if self.algo else ()
+        capture = self.nccl_capture.env if self.nccl_capture is not None else ()
+        return (*self.env, *forced, *capture)
 
 
-__all__ = ["BenchConfig", "Progress"]
+__all__ = ["FORCEABLE_ALGORITHMS", "BenchConfig", "Progress"]

@@ -322,6 +322,8 @@ def _run_launched(config: BenchConfig, env: dict[str, int | str], progress: Prog
     if backend == "nccl" and config.nccl_capture is not None:  # before NCCL reads its environment
         for key, value in config.nccl_capture.env:
             os.environ.setdefault(key, value)
+    if backend == "nccl" and config.algo:  # --algo: the user asked for it on this run, over any inherited value
+        os.environ["NCCL_ALGO"] = dict(config.rank_env(backend))["NCCL_ALGO"]
     if env["via"] == "slurm":
         os.environ.setdefault("RANK", str(rank))
         os.environ.setdefault("WORLD_SIZE", str(world))
