@@ -343,6 +343,17 @@ def load_text(text: str, name: str) -> Loaded:
     for _fmt, sniff, load in LOADERS:
         if sniff(text):
             return load(text, name)
+    if text.lstrip()[:1] in ("{", "["):  # a report or snapshot cut short: say where the JSON breaks
+        import json
+
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{name}: invalid JSON, it breaks at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
+                "a truncated or edited file?",
+                hint="copy the whole file again: a report or snapshot topoaudit writes is one complete JSON document",
+            ) from exc
     raise InputError(
         f"{name}: not a format topoaudit reads (expected `nvidia-smi topo -m` output, a topoaudit snapshot "
         "or report, nccl-tests output, an NCCL_DEBUG=INFO log, an NCCL topology or graph dump (XML), "
