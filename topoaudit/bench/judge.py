@@ -19,6 +19,7 @@ from topoaudit.model.bench import BenchGroup, BenchResult
 from topoaudit.model.busbw import PLATEAU_MIN_BYTES
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.report import Gate
+from topoaudit.model.values import Unsupported
 from topoaudit.rules.codes import info
 from topoaudit.units import format_size
 
@@ -239,24 +240,33 @@ def _expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> E
 def _oracle_expectation(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
     """The oracle's figure for this many GPUs of this model and the algorithm that ran (ring when not known:
     the lowest NCCL reaches, so no run is held to a figure its algorithm cannot give)."""
-    from topoaudit.bench.oracle import Figure, expected_busbw
+    found = _oracle_figure(result, group, spec)
+    return found if isinstance(found, Expected) else None
 
-    if spec is None or result.backend == "gloo" or result.collective != "all_reduce" or len(group.ranks) < 2:
-        return None
+
+def _oracle_figure(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | str:
+    """:func:`_oracle_expectation`, or why there is no figure to hold the group to."""
+    from topoaudit.bench.oracle import Figure, Nics, expected_busbw
+
+    if spec is None:
+        return "the GPU model is unknown (pass --gpu-model)"
+    if result.backend == "gloo" or result.collective != "all_reduce" or len(group.ranks) < 2:
+        return f"no all-reduce figure for a {result.collective} run of {len(group.ranks)} rank(s) on {result.backend}"
     by_rank = {r.rank: r for r in result.ranks}
     members = [by_rank[r] for r in group.ranks if r in by_rank]
     if len(members) != len(group.ranks) or any(m.device == "cpu" for m in members):
-        return None
+        return "the ranks' GPUs are not all known"
     hosts = {m.host for m in members}
     rack = spec.layout == "nvl72" and len(group.ranks) <= spec.domain_size  # trays of one NVLink domain
     if len(hosts) == 1 and not (spec.one_domain or spec.build == "pcie" or len(group.ranks) == spec.node_gpus):
-        return None  # on bridged cards some GPUs of a box share a bridge, others only PCIe: which ones, unknown
-    if len(hosts) > 1 and not rack:  # across hosts the network sets the figure: NIC count and rate unknown here
-        return None
+        return f"which of the {spec.name} cards share a bridge is not in the input"
     algo, how = ran_algorithm(result)
-    figure = expected_busbw(spec, len(group.ranks), algorithm=algo, one_nvlink_domain=rack)
+    per_node = len(group.ranks) // len(hosts) if not rack else len(group.ranks)
+    nodes = len(hosts) if not rack else 1
+    nics: Nics | None = None  # across hosts the network sets the figure: its NICs are not in a sweep's output
+    figure = expected_busbw(spec, per_node, nodes=nodes, nics=nics, algorithm=algo, one_nvlink_domain=rack)
     if not isinstance(figure, Figure):
-        return None
+        return figure.reason
     ran = f"algorithm {algo} ({how})" if algo else "algorithm not stated in the input: held to the ring figure"
     basis = f"figure for {len(group.ranks)}x {spec.name} (catalog entry {spec.key}): {figure.describe()}; {ran}"
     evidence: dict[str, object] = {
@@ -278,6 +288,11 @@ def with_expectations(result: BenchResult, spec: GpuSpec | None) -> BenchResult:
     groups, notes = [], []
     for group in result.groups:
         expected = _expected(result, group, spec)
+        if expected is None and not isinstance(group.expected_busbw_gbps, float):
+            why = _oracle_figure(result, group, spec)
+            if isinstance(why, str):
+                groups.append(dataclasses.replace(group, expected_busbw_gbps=Unsupported("oracle", why)))
+                continue
         if expected is None or expected.evidence.get("basis") == "links":
             groups.append(group)
             continue
