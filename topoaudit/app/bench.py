@@ -27,6 +27,7 @@ class SweepRequest:
     timeout_s: float = 60.0
     expect_busbw_gbps: float | None = None
     topology: str | None = None  # a capture of this machine: its domains and expected busbw
+    algo: str = ""  # "ring" | "nvls" | "tree": forced through NCCL_ALGO; "" lets NCCL choose
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def bench_config(sweep: SweepRequest, machine: Machine | None = None) -> BenchCo
         pair_bytes=sweep.pair_bytes,
         timeout_s=sweep.timeout_s,
         machine=machine if machine is not None and machine.gpus else None,
+        algo=sweep.algo,
     )
 
 
