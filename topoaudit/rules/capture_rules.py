@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from statistics import median
 
 from topoaudit.catalog import GpuSpec, all_gpus
+from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Link, Machine, PathLevel
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
@@ -24,6 +25,8 @@ TOPOLOGY_DUMP_CODES = frozenset({"nccl-topo-nvlinks-low", "nccl-topo-flattened"}
 NVBANDWIDTH_CODES = frozenset({"nvbandwidth-pair-low"})
 """Judged only from nvbandwidth matrices."""
 NVBANDWIDTH_LINK_CODES = frozenset({"nvbandwidth-below-links"})
+AGREEMENT_CODES = frozenset({"bandwidth-tools-disagree"})
+"""Judged only where nvbandwidth's copies and an nccl-tests sweep of the same box are in one report."""
 """Judged only from nvbandwidth's GPU-to-GPU copies with `nvidia-smi topo -m` pasted before them (the links)."""
 # The probe's codes a pasted capture gives the facts for, by the machine source it loads as.
 CAPTURE_JUDGES = {"nvidia-smi-nvlink": frozenset({"nvlink-link-down", "nvlink-errors"})}
@@ -50,6 +53,11 @@ def capture_judgement(code: str, report: Report) -> str | None:
         if not gpu_pair_links(report.machine):
             return "judged against the NVLinks of `nvidia-smi topo -m` pasted before nvbandwidth's output; none was"
         return ""
+    if code in AGREEMENT_CODES:
+        copies = any(m.tool == "nvbandwidth" and _LINK_TESTS.match(m.test) for m in captures.bandwidth)
+        if not copies or not isinstance(report.bench, BenchResult):
+            return "judged where nvbandwidth's GPU copies and an nccl-tests sweep of the same box are given together"
+        return ""
     if code in CAPTURE_JUDGES.get(report.machine.source, ()):
         return ""
     if code == "p2p-unavailable" and report.machine.p2p:
@@ -70,9 +78,16 @@ PAIR_BELOW_SIBLINGS = 0.75
 PAIR_FAILS_BELOW = 0.5
 
 
-def judge_captures(captures: Captures, machine: Machine, spec: GpuSpec | None) -> list[Finding]:
-    """Every finding the captures support, in display order."""
+def judge_captures(
+    captures: Captures, machine: Machine, spec: GpuSpec | None, bench: BenchResult | None = None
+) -> list[Finding]:
+    """Every finding the captures support, in display order.
+
+    With an nccl-tests sweep of the same box beside them, also whether the two tools agree.
+    """
     found: list[Finding] = []
+    if bench is not None:
+        found += _tools_disagree(captures, bench)
     if isinstance(captures.nccl_topology, NcclTopology) and captures.nccl_topology.kind == "topology":
         found += _nvlinks_low(captures.nccl_topology, spec)
         found += _flattened(captures.nccl_topology)
@@ -320,3 +335,61 @@ def _p2p_without_topology(machine: Machine) -> list[Finding]:
             likely_cause="the GPU model does not support P2P" if consumer else "unknown",
         )
     ]
+
+
+# nccl-tests' busbw against nvbandwidth's one-way copy of the slowest pair of the same GPUs. Healthy boxes keep
+# a ring all-reduce at 0.85-0.98 of the copy (8x A100 ring 235 vs ~276 per pair, nvbandwidth README example and
+# the catalog's A100 band; 8x H100 ring ~370 vs 376-395, NVIDIA/nccl-tests#212 and fixture
+# nvbandwidth-8xh100-v0.10-multirun-separators-latency-1), NVLS up to ~1.25 (H100/H200 ~480 over the same copy,
+# NVIDIA/nccl-tests#212), a send/recv at about the copy (NVIDIA/nccl#1264: 380 GB/s one way on H100).
+AGREE_LOW = 0.5
+"""Below half of the copy, NCCL is not moving what the links carry (users report 80 against nvbandwidth's 260)."""
+AGREE_HIGH = 1.5
+"""Above 1.5x the copy no NCCL algorithm explains it: nvbandwidth's pair was slow (or measured another box)."""
+_AGREE_COLLECTIVES = ("all_reduce", "sendrecv", "all_gather", "reduce_scatter")
+
+
+def _tools_disagree(captures: Captures, bench: BenchResult) -> list[Finding]:
+    """Name a group whose nccl-tests plateau and nvbandwidth copy of the same GPUs are far beyond their ratio."""
+    if bench.source != "nccl-tests" or bench.collective not in _AGREE_COLLECTIVES or len(bench.hosts) != 1:
+        return []
+    copies = [m for m in captures.bandwidth if m.tool == "nvbandwidth" and _LINK_TESTS.match(m.test)]
+    if not copies:
+        return []
+    devices = {r.rank: r.local_rank for r in bench.ranks}
+    out: list[Finding] = []
+    for group in bench.groups:
+        plateau = group.plateau_busbw_gbps
+        gpus = sorted({devices[r] for r in group.ranks if r in devices})
+        if not isinstance(plateau, float) or len(gpus) < 2:
+            continue
+        for matrix in copies:
+            cells = [(r, c, v) for r, c, v in _measured(matrix) if (p := _gpu_pair(r, c)) and set(p) <= set(gpus)]
+            if not cells:
+                continue
+            row, column, slowest = min(cells, key=lambda x: x[2])
+            ratio = plateau / slowest
+            if AGREE_LOW <= ratio <= AGREE_HIGH:
+                continue
+            low = "nccl-tests" if ratio < AGREE_LOW else "nvbandwidth"
+            out.append(
+                finding(
+                    "bandwidth-tools-disagree",
+                    f"nccl-tests {bench.collective} over GPUs {','.join(map(str, gpus))} plateaus at {plateau:g} GB/s "
+                    f"busbw while nvbandwidth {matrix.test} copies {row}->{column} (their slowest pair) at "
+                    f"{slowest:g} GB/s: {ratio:.2f}x, outside the {AGREE_LOW:g}-{AGREE_HIGH:g}x the two tools keep on "
+                    f"a healthy box; {low} is the low one",
+                    group=group.name,
+                    gpus=gpus,
+                    nccl_tests_busbw_gbps=plateau,
+                    nvbandwidth_gbps=slowest,
+                    nvbandwidth_test=matrix.test,
+                    nvbandwidth_pair=[row, column],
+                    ratio=round(ratio, 3),
+                    agree_low=AGREE_LOW,
+                    agree_high=AGREE_HIGH,
+                    low_tool=low,
+                )
+            )
+            break  # one finding per group: the first copy test that disagrees
+    return out
