@@ -276,6 +276,7 @@ def _load_nvbandwidth(text: str, name: str) -> Loaded:
     notes = _ignored(parsed.notes)
     captures = Captures(bandwidth=parsed.matrices)
     rest = _lines_left(text, parsed.used_lines)
+    bench = _nccl_tests_beside(rest, name)
     if _is_topo(rest):  # `nvidia-smi topo -m` pasted beside the run: pairs are compared with pairs on their path
         beside = _load_topo(rest, name)
         named = {g.index: g.name for g in parsed.gpus if isinstance(g.name, str)}  # nvbandwidth's device list
@@ -284,7 +285,7 @@ def _load_nvbandwidth(text: str, name: str) -> Loaded:
         )
         source = SourceInfo("topo-matrix", name, description="`nvidia-smi topo -m` with nvbandwidth output beside it")
         machine = dataclasses.replace(beside.machine, gpus=gpus)
-        return Loaded(machine, source, beside.issues + notes, extras=beside.extras, captures=captures)
+        return Loaded(machine, source, beside.issues + notes, extras=beside.extras, captures=captures, bench=bench)
     version = parsed.version or "version not printed"
     description = f"nvbandwidth output ({version}): {len(parsed.matrices)} matrix(es), {len(parsed.gpus)} GPU(s)"
     return Loaded(
@@ -292,7 +293,17 @@ def _load_nvbandwidth(text: str, name: str) -> Loaded:
         SourceInfo("nvbandwidth", name, description=description),
         notes,
         captures=captures,
+        bench=bench,
     )
+
+
+def _nccl_tests_beside(rest: str, name: str) -> BenchResult | Unsupported:
+    """An nccl-tests run pasted with nvbandwidth's output: judged as a sweep, and against the copies."""
+    if not _is_nccl_tests(rest):
+        return BENCH_NOT_RUN
+    from topoaudit.parse.nccl_tests import parse_nccl_tests
+
+    return parse_nccl_tests(rest, name).result
 
 
 # --- topoaudit snapshot ---
