@@ -112,7 +112,7 @@ def analyze(
     if not isinstance(captures, Unsupported):
         from topoaudit.rules.capture_rules import judge_captures
 
-        found += judge_captures(captures, machine, spec)
+        found += judge_captures(captures, machine, spec, None if isinstance(bench, Unsupported) else bench)
     found += [*_input_findings(issues), *_model_findings(machine, gpu_model, spec)]
     plan: DeployPlan | Unsupported = NOT_REQUESTED
     if plan_request is not None:
