@@ -147,12 +147,30 @@ def load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Loaded, dic
             raise UsageError(f"unknown example {source.example!r}; known: {', '.join(sorted(known))}")
         loaded = load_example(source.example)
         return loaded, input_evidence(None, source.example) if keep_evidence else {}
-    path = str(source.path)
+    path = bundle_report(str(source.path))
     if path == "-":  # standard input can be read once: keep the text for the bundle
         text = read_input("-", STDIN_CAPTURE)
         return load_text(text, "<stdin>"), {"stdin.txt": text} if keep_evidence else {}
     refuse_empty_file(path)
     return load_path(path), input_evidence(path, None) if keep_evidence else {}
+
+
+BUNDLE_REPORT = "report.json"
+"""The report inside a bundle directory (what ``--out DIR`` writes)."""
+
+
+def bundle_report(path: str) -> str:
+    """A bundle directory stands for the report.json it holds; any other path is returned as it is."""
+    if path == "-" or not os.path.isdir(path):
+        return path
+    inside = Path(path) / BUNDLE_REPORT
+    if not inside.is_file():
+        raise InputError(
+            f"{path}: a directory without {BUNDLE_REPORT}; give a capture file, a report.json, or a bundle "
+            f"directory (what --out DIR writes)",
+            hint="capture one with `nvidia-smi topo -m > topo.txt`",
+        )
+    return str(inside)
 
 
 def read_input(path: str, expected: str, stdin: TextIO | None = None) -> str:
