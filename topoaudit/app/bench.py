@@ -65,10 +65,11 @@ def bench_rank() -> int | None:
 
 
 def bench_config(sweep: SweepRequest, machine: Machine | None = None) -> BenchConfig:
-    """The bench's own config; it refuses a sweep that cannot run (UsageError, exit 2) before any rank starts."""
+    """The bench's own config; it refuses a sweep that cannot run (UsageError, exit 2) before any rank starts,
+    and a machine without PyTorch (exit 4) before the probe."""
     from topoaudit.bench import BenchConfig
 
-    return BenchConfig(
+    config = BenchConfig(
         groups=sweep.groups,
         backend=sweep.backend,
         nproc=sweep.nproc,
@@ -78,6 +79,28 @@ def bench_config(sweep: SweepRequest, machine: Machine | None = None) -> BenchCo
         timeout_s=sweep.timeout_s,
         machine=machine if machine is not None and machine.gpus else None,
         algo=sweep.algo,
+    )
+    require_torch()
+    return config
+
+
+def require_torch() -> None:
+    """EnvironmentUnusable (exit 4) without PyTorch, naming the install command that works for this copy."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        return
+    from topoaudit.app.install import extra_install_command
+    from topoaudit.errors import EnvironmentUnusable
+
+    raise EnvironmentUnusable(
+        "the bench needs PyTorch, which is not installed",
+        hint=f"{extra_install_command('bench')} (CPU-only wheels: pip install torch --index-url "
+        "https://download.pytorch.org/whl/cpu)",
     )
 
 

@@ -45,6 +45,20 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown command names the closest ones (``analyse`` -> ``analyze``), exit 2."""
+        name = click.utils.make_str(args[0]) if args else ""
+        if args and name not in COMMANDS and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name.lower(), COMMANDS, n=3, cutoff=0.6)
+            if close:
+                maybe = " or ".join(repr(c) for c in close)
+                ctx.fail(f"No such command {name!r}. Did you mean {maybe}?")
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="topoaudit")

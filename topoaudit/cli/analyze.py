@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("path", required=False, type=click.Path(allow_dash=True))
 @click.option("--example", metavar="NAME", help=EXAMPLE_HELP)
 @gate_options
 @plan_options

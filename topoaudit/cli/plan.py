@@ -22,7 +22,7 @@ PLAN_FORMATS = ("console", "json", "markdown")
 @click.option(
     "--from",
     "from_path",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=click.Path(allow_dash=True),
     metavar="PATH",
     help="Check the plan against this machine: a snapshot, a saved report or `nvidia-smi topo -m` text.",
 )

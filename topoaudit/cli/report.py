@@ -9,7 +9,7 @@ from topoaudit.cli.options import output_options, show_report
 
 
 @click.command()
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("path", type=click.Path(allow_dash=True))
 @output_options
 @click.pass_context
 def report(ctx: click.Context, path: str, out: OutputRequest) -> None:

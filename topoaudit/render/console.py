@@ -53,6 +53,9 @@ def render(report: Report, options: RenderOptions) -> str:
     v = rv.view(report)
     console.print(_header(v))
     console.print(_findings(v))
+    hint = model_hint(report)
+    if hint:
+        console.print(Text(hint, style="yellow"))
     if v.policy:
         console.print(Text("Policy", style="italic"))
         for label, text in v.policy:
@@ -134,6 +137,19 @@ def _findings(v: rv.ReportView) -> Table | Text:
     for f in v.findings:
         table.add_row(Text(f.severity, style=_style(f.severity)), f.code, f.message)
     return table
+
+
+GPU_MODEL_HINT = (
+    'GPU model unknown: add --gpu-model "NAME" (the name `nvidia-smi -L` prints) to judge this box by its model.'
+)
+
+
+def model_hint(report: Report) -> str:
+    """The one line that tells a reader of the terminal how to name the GPU model the input left out; ""
+    when the model is known (or named but not in the catalog: a spelling, not a missing option)."""
+    if isinstance(report.gpu_model, str) or not any(f.code == "model-unknown" for f in report.findings):
+        return ""
+    return GPU_MODEL_HINT
 
 
 def fit_table(t: cells.Table, width: int) -> Group:
