@@ -33,6 +33,8 @@ EXPECTED = {
     "derived-gh200-json-J.json": (2, 2, 8, 22.86, 134217728),
     "derived-4090-old-format-error-column.txt": (8, 1, 25, 15.04, 33554432),
     "derived-8xh200-slow-busbw-scaled.txt": (8, 1, 28, 45.0, 8589934592),
+    "derived-8xh200-nvls-tuning-340.txt": (8, 1, 28, 340.0, 8589934592),
+    "derived-8xh200-ring-env-340.txt": (8, 1, 28, 340.0, 8589934592),
 }
 
 

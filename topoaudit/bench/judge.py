@@ -80,8 +80,16 @@ def judge_bench(
                 sizes_bytes=sorted(skipped),
             )
         )
+    out = [f for k, f in enumerate(out) if not _named_before(f, out[:k])]
     out.sort(key=lambda f: -f.severity.rank)
     return tuple(out)
+
+
+def _named_before(finding: Finding, earlier: list[Finding]) -> bool:
+    """A sweep too small for its figure and for --expect-busbw is one fact about the group: said once."""
+    return finding.code == "bench-sizes-too-small" and any(
+        f.code == finding.code and f.evidence.get("group") == finding.evidence.get("group") for f in earlier
+    )
 
 
 def was_interrupted(result: BenchResult | object) -> bool:
