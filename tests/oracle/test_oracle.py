@@ -195,3 +195,13 @@ def test_console_shows_the_figure_and_its_source(capsys: pytest.CaptureFixture[s
     out = " ".join(capsys.readouterr().out.split())
     assert "expected busbw of group all: figure for 8x NVIDIA A100 SXM4" in out
     assert "235 GB/s ring (measured at 16 GiB" in out and "microsoft/superbenchmark NDmv4 baseline.json" in out
+
+
+def test_docs_bandwidth_table_is_what_the_oracle_gives() -> None:
+    from topoaudit.bench.oracle import MARKER_BEGIN, MARKER_END, oracle_markdown
+
+    doc = (Path(__file__).parents[2] / "docs" / "bandwidth.md").read_text(encoding="utf-8")
+    table = doc.split(MARKER_BEGIN, 1)[1].split(MARKER_END, 1)[0].strip()
+    assert table == oracle_markdown(), "regenerate docs/bandwidth.md from topoaudit.bench.oracle.oracle_markdown()"
+    for cited in ("NVIDIA/nccl-tests#149", "NVIDIA/nccl-tests#212", "NVIDIA/nccl-tests#272", "coreweave/nccl-tests#43"):
+        assert cited in doc

@@ -87,7 +87,7 @@ def expected_busbw(
     algorithm: str = "",
     one_nvlink_domain: bool = False,
 ) -> Figure | Unsupported:
-    """The large-message all-reduce busbw ``nodes`` x ``gpus_per_node`` GPUs of model ``spec`` should reach.
+    """Return the large-message all-reduce busbw ``nodes`` x ``gpus_per_node`` GPUs of model ``spec`` should reach.
 
     ``algorithm`` is the one NCCL ran ("" when not known: the ring figure, the lowest NCCL's choices reach on an
     NVLink box, so a run is never held to a figure its algorithm cannot give). ``one_nvlink_domain`` says the
@@ -139,7 +139,8 @@ def _one_domain(spec: GpuSpec, gpus: int, algo: str, *, unstated: bool) -> Figur
 
 def _ring_model(spec: GpuSpec, gpus: int) -> Figure | Unsupported:
     """NCCL's ring figure inside one NVLink domain: the links NCCL counts x its per-link constant."""
-    if not (spec.one_domain and gpus <= spec.domain_size) or not spec.nvlinks_per_gpu:
+    partial_mesh = spec.layout == "hybrid-cube-mesh"  # not every pair linked: NCCL's rings mix links, not modelled
+    if not (spec.one_domain and gpus <= spec.domain_size) or not spec.nvlinks_per_gpu or partial_mesh:
         return Unsupported("oracle", f"no NCCL model for {gpus}x {spec.name}: its GPUs are not one NVLink domain")
     sm = _SM_BY_NVLINK_GENERATION.get(spec.nvlink_generation)
     figure = nvlink_gbps(sm, spec.nvlinks_per_gpu) if sm else None
@@ -179,3 +180,36 @@ def _across_nodes(spec: GpuSpec, gpus_per_node: int, nodes: int, nics: Nics | No
 
 
 __all__ = ["ALGORITHMS", "NCCL_ALGO_VALUES", "Figure", "Nics", "expected_busbw", "normalize_algorithm"]
+
+
+def oracle_markdown() -> str:
+    """Return the oracle's table for one node (or one NVLink domain) per catalog model and algorithm.
+
+    docs/bandwidth.md shows it between its markers (tests fail when the committed file differs).
+    """
+    from topoaudit.catalog import all_gpus
+
+    out = [
+        "| model | GPUs | algorithm | busbw GB/s | kind | measured at | source (and arithmetic, where derived) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for spec in all_gpus():
+        counts = sorted({b.gpus for b in spec.busbw} | ({spec.node_gpus} if spec.one_domain else set()))
+        for gpus in counts:
+            for algo in ("ring", "tree", "nvls"):
+                rack = spec.layout == "nvl72" and gpus > spec.node_gpus
+                figure = expected_busbw(spec, gpus, algorithm=algo, one_nvlink_domain=rack)
+                if not isinstance(figure, Figure):
+                    continue
+                at = format_size(figure.size_bytes) if figure.size_bytes else "–"
+                how = f"{figure.arithmetic}; " if figure.arithmetic else ""
+                name = figure.algorithm if figure.algorithm == algo else f"{algo} ({figure.algorithm} measured)"
+                out.append(
+                    f"| `{spec.key}` | {gpus} | {name} | {figure.busbw_gbps:g} | {figure.kind} | {at} | "
+                    f"{how}{figure.source} |"
+                )
+    return "\n".join(out)
+
+
+MARKER_BEGIN = "<!-- BEGIN GENERATED ORACLE -->"
+MARKER_END = "<!-- END GENERATED ORACLE -->"
