@@ -168,6 +168,7 @@ def _fit(
     tp: int,
     pp: int,
     utilisation: float,
+    memory: str = "",
 ) -> DomainFit:
     sizes = tuple(len(d) for d in domains)
     largest = max(sizes, default=0)
@@ -182,7 +183,7 @@ def _fit(
         where = "GPUs " + ",".join(str(i) for i in placement)
         verdict = (
             f"TP{tp} fits one NVLink domain of the {target}: use {where}"
-            + (" (at the edge: it fills the domain or the cards' memory)" if at_edge else "")
+            + (f" ({edge_reason(tp, largest, utilisation, memory)})" if at_edge else "")
             + "."
         )
     else:
@@ -210,6 +211,32 @@ def _fit(
         fits_machine=fits_machine,
         placement=placement,
         verdict=verdict,
+    )
+
+
+def edge_reason(tp: int, largest: int, utilisation: float, memory: str = "") -> str:
+    """Why a plan that fits is at the edge, naming the limit that binds with its numbers: the domain (TP takes
+    every GPU of the largest domain, so the group cannot grow inside it) and/or the cards' memory (the share
+    of usable memory each card holds against EDGE_UTILISATION). ``memory``: "106.2 of 139 GB"."""
+    share = f"{utilisation:.0%}"
+    held = f"{memory} usable" if memory else "its usable memory"
+    edge = f"{EDGE_UTILISATION:.0%}"
+    fills = tp == largest
+    full = utilisation >= EDGE_UTILISATION
+    if fills and full:
+        return (
+            f"at the edge, both limits bind: TP{tp} takes all {largest} GPUs of the domain and each card holds "
+            f"{held} ({share}, at or over the {edge} memory edge); more KV cache or context needs more cards "
+            "than one domain has"
+        )
+    if fills:
+        return (
+            f"at the edge of the domain, not of memory: TP{tp} takes all {largest} GPUs of the domain, so a larger "
+            f"model cannot grow TP inside it; each card holds {held} ({share}, under the {edge} memory edge)"
+        )
+    return (
+        f"at the edge of memory, not of the domain: each card holds {held} ({share}, at or over the {edge} "
+        f"memory edge), little room for KV cache; the domain has room (TP{tp} of {largest} GPUs)"
     )
 
 
@@ -481,6 +508,7 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
     else:
         steps.append(f"the weights fit one {spec.name}, but weights + KV cache need {by_memory} cards")
     # --- domain fit
+    memory = f"{_fmt(per_card)} of {_fmt(usable)} GB"
     standard = _fit(
         target=_standard_label(spec),
         kind="standard-node",
@@ -488,6 +516,7 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
         tp=tp,
         pp=pp,
         utilisation=utilisation,
+        memory=memory,
     )
     steps.append(standard.verdict)
     machine_fit: DomainFit | Unsupported = Unsupported("plan", "no audited machine given")
@@ -495,7 +524,9 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
         if not machine.domains:
             raise ConfigError(f"the machine {machine.label!r} has no GPUs to plan on")
         label = f"audited machine {machine.label}"
-        machine_fit = _fit(target=label, kind="machine", domains=machine.domains, tp=tp, pp=pp, utilisation=utilisation)
+        machine_fit = _fit(
+            target=label, kind="machine", domains=machine.domains, tp=tp, pp=pp, utilisation=utilisation, memory=memory
+        )
         sizes = "+".join(str(len(d)) for d in machine.domains)
         steps.append(f"{label}: {machine.gpu_count} GPUs in NVLink domains of {sizes}")
         if machine.gpu_model and not _same_model(machine.gpu_model, spec):

@@ -40,6 +40,13 @@ def plan_view(plan: DeployPlan) -> PlanView:
         ),
         ("Card", Cell(f"{plan.gpu_name}: {plan.usable_per_card_gb:,.1f} GB usable of {plan.card_memory_gb:,.0f} GB")),
         (
+            "Units",
+            Cell(
+                f"GB = 10^9 bytes throughout ({plan.card_memory_gb:,.0f} GB = "
+                f"{plan.card_memory_gb * 1e9 / 2**30:,.1f} GiB)"
+            ),
+        ),
+        (
             "Cards",
             Cell(
                 f"{plan.cards} (TP{plan.tp_size}"
