@@ -178,7 +178,7 @@ def stop_signals() -> Iterator[StopRequest]:
 
 class LineProgress:
     """Progress as plain lines on stderr when no progress bar is shown (CI logs, ``--format json``): the first
-    measured step, then at most one line every ``every_s`` seconds."""
+    measured step, at most one line every ``every_s`` seconds, and the last step (the final count)."""
 
     def __init__(self, stream: TextIO | None = None, every_s: float = 10.0) -> None:
         self.stream = stream
@@ -187,7 +187,7 @@ class LineProgress:
 
     def __call__(self, done: int, total: int, what: str) -> None:
         now = time.monotonic()
-        if done < 1 or now - self.last < self.every_s:
+        if done < 1 or (done < total and now - self.last < self.every_s):  # the last step always has its line
             return
         self.last = now
         stream = self.stream or sys.stderr
@@ -257,13 +257,13 @@ def _run_spawned(config: BenchConfig, progress: Progress | None, stop: StopReque
         last_progress = (-1, time.monotonic())
         while stop.signal is None:
             time.sleep(0.05)
+            codes = [p.exitcode for p in procs]  # before the count: once every rank has ended, the count is final
             done = int(store.add(store_keys.KEY + "progress", 0))
             total = store_keys.total_steps(store)
             if done != last_progress[0]:
                 last_progress = (done, time.monotonic())
                 if total:
                     progress(done, total, store_keys.last_label(store))
-            codes = [p.exitcode for p in procs]
             if all(c is not None for c in codes):
                 break
             failed = any(c not in (None, 0) for c in codes) or store_keys.any_error(store, world)
