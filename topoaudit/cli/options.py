@@ -548,23 +548,34 @@ def print_examples(fmt: str) -> None:
 
 def with_progress(run: Callable[[Progress | None], T], fmt: str) -> T:
     """``run(progress)`` under a progress bar on standard error: only on a terminal, never for JSON, and only
-    on the rank that reports (rank 0 of a torchrun job)."""
+    on the rank that reports (rank 0 of a torchrun job). Elsewhere the bench prints plain progress lines."""
     from topoaudit.app.bench import bench_rank
 
     if fmt == "json" or not sys.stderr.isatty() or bench_rank() not in (None, 0):
         return run(None)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    bar, update = progress_bar()
+    with bar:
+        return run(update)
 
-    with Progress(
+
+def progress_bar(console: Any = None) -> tuple[Any, Progress]:
+    """The bench's progress bar (rich, transient) and the callback that moves it. Until the first step is
+    measured it says "starting ranks" with no count (the number of steps is not known yet)."""
+    from rich.markup import escape
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bar
+
+    bar = Bar(
         TextColumn("[bold]bench[/] {task.description}"),
         BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
+        TextColumn("{task.fields[count]}"),
         TimeElapsedColumn(),
         transient=True,
-    ) as bar:
-        task = bar.add_task("starting ranks", total=None)
+        console=console,
+    )
+    task = bar.add_task("starting ranks", total=None, count="")
 
-        def update(done: int, total: int, what: str) -> None:
-            bar.update(task, completed=done, total=total, description=what)
+    def update(done: int, total: int, what: str) -> None:
+        bar.update(task, completed=done, total=total, description=escape(what), count=f"{done}/{total}")
 
-        return run(update)
+    return bar, update
