@@ -13,7 +13,8 @@ from topoaudit.cli.options import output_options, show_report
 @output_options
 @click.pass_context
 def report(ctx: click.Context, path: str, out: OutputRequest) -> None:
-    """Re-render a saved report (report.json, or - for standard input) on any machine: no GPU, no torch.
+    """Re-render a saved report (report.json, the --out bundle directory holding it, or - for standard input)
+    on any machine: no GPU, no torch.
 
     The verdict is the one recorded in the report, and so is the exit code: re-rendering a report whose
     audit failed exits 1, so a CI step that only renders still fails the job. Any report JSON topoaudit
