@@ -87,7 +87,12 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not gpu_pair_links(ctx.machine):  # e.g. an nccl-tests log: GPUs named, links never described
         yield Skipped("nvlink-absent", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
         return
-    worst = max((lk.level for lk in gpu_pair_links(ctx.machine).values()), default=PathLevel.UNKNOWN)
+    levels = {lk.level for lk in gpu_pair_links(ctx.machine).values()}
+    if levels == {PathLevel.UNKNOWN}:  # e.g. another vendor's links ('HT'): present, but not readable as paths
+        codes = sorted({lk.code for lk in gpu_pair_links(ctx.machine).values()})
+        yield Skipped("nvlink-absent", f"no GPU pair's path could be read (cells {', '.join(codes[:3])})")
+        return
+    worst = max(levels, default=PathLevel.UNKNOWN)
     spec = ctx.spec
     if spec and spec.build == "pcie":
         severity, why = Severity.INFO, f"expected: {spec.name} has no NVLink"
