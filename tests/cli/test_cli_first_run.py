@@ -20,7 +20,7 @@ Run = Callable[..., tuple[int, str, str]]  # the `run` fixture of tests/conftest
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "cli"
 NVL_PAIRS = FIXTURES / "topo-8xh100nvl-nv12-pairs-2nic-sglang-1.txt"  # real capture, model not in the paste
 REPO = Path(__file__).resolve().parent.parent.parent
-GPU_MODEL_LINE = re.compile(r'add --gpu-model "NAME" \(the name `nvidia-smi -L` prints\)')
+GPU_MODEL_LINE = re.compile(r'add --gpu-model "NAME" \(the name `nvidia-smi -L` prints\) to `topoaudit analyze`')
 
 
 @pytest.fixture
@@ -45,6 +45,17 @@ def test_a_split_paste_of_unknown_model_names_the_option_to_add_on_the_console(
     lines = [line for line in out.splitlines() if GPU_MODEL_LINE.search(line)]
     assert len(lines) == 1, out  # said once, on one line of a 120-column terminal
     assert lines[0].startswith("GPU model unknown: add --gpu-model")
+
+
+def test_a_saved_report_re_rendered_names_the_command_that_takes_the_option(
+    run: Run, split_paste: Path, tmp_path: Path
+) -> None:
+    saved = tmp_path / "report.json"
+    run("analyze", str(split_paste), "--format", "json", "-o", str(saved))
+    code, out, _ = run("report", str(saved), "--no-color")
+    assert code == 0 and GPU_MODEL_LINE.search(out)  # `report` takes no --gpu-model; `analyze` reads the report
+    code, out, _ = run("analyze", str(saved), "--gpu-model", "NVIDIA H200 NVL", "--no-color")
+    assert code == 0 and "By design for NVIDIA H200 NVL" in out and not GPU_MODEL_LINE.search(out)
 
 
 def test_the_option_to_add_is_gone_once_the_model_is_given(run: Run, split_paste: Path) -> None:

@@ -140,7 +140,8 @@ def _findings(v: rv.ReportView) -> Table | Text:
 
 
 GPU_MODEL_HINT = (
-    'GPU model unknown: add --gpu-model "NAME" (the name `nvidia-smi -L` prints) to judge this box by its model.'
+    'GPU model unknown: add --gpu-model "NAME" (the name `nvidia-smi -L` prints) '
+    "to `topoaudit analyze` to judge by model."
 )
 
 
