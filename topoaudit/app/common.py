@@ -165,10 +165,16 @@ def bundle_report(path: str) -> str:
         return path
     inside = Path(path) / BUNDLE_REPORT
     if not inside.is_file():
+        try:
+            files = any(p.is_file() for p in Path(path).iterdir())
+        except OSError:  # unreadable: the sentence above still holds
+            files = False
         raise InputError(
             f"{path}: a directory without {BUNDLE_REPORT}; give a capture file, a report.json, or a bundle "
             f"directory (what --out DIR writes)",
-            hint="capture one with `nvidia-smi topo -m > topo.txt`",
+            hint=f"`topoaudit fleet {path}` judges a directory of node reports and captures together"
+            if files
+            else "capture one with `nvidia-smi topo -m > topo.txt`",
         )
     return str(inside)
 
