@@ -119,6 +119,13 @@ def test_a_directory_without_a_report_says_so(run: Run, tmp_path: Path) -> None:
         code, _, err = run(command, str(tmp_path))
         assert code == 4
         assert f"{tmp_path}: a directory without report.json" in err and "Traceback" not in err
+        assert "fleet" not in err
+
+
+def test_a_directory_of_node_captures_points_to_fleet(run: Run, split_paste: Path) -> None:
+    code, _, err = run("analyze", str(split_paste.parent))
+    assert code == 4
+    assert f"`topoaudit fleet {split_paste.parent}` judges a directory of node reports" in err
 
 
 # --- a report cut short --------------------------------------------------------------------------------
