@@ -179,3 +179,14 @@ def test_four_gpu_bridged_box_of_unknown_model_flags_its_weak_pair(weak: tuple[i
     assert f.evidence["expected_nvlinks"] == 12
     assert f"GPU{weak[0]}-GPU{weak[1]} NV6" in f.message
     assert r.gate.verdict == "fail"
+
+
+def test_links_whose_path_cannot_be_read_skip_nvlink_absent_instead_of_calling_the_box_unlinked() -> None:
+    """Another vendor's all-to-all links ('HT') are links the audit cannot read, not proof of no NVLink."""
+    r = analyze(machine(8, lambda i, j: "HT"), source=SRC)
+    assert "nvlink-absent" not in codes(r)
+    assert [s.rule for s in r.skipped] == ["nvlink-absent"] and "HT" in r.skipped[0].reason
+    assert r.gate.verdict == "pass" and r.gate.incomplete
+    assert analyze(machine(8, lambda i, j: "HT"), source=SRC, options=AuditOptions(strict=True)).gate.exit_code == 3
+    mixed = analyze(machine(4, lambda i, j: "HT" if (i, j) == (0, 1) else "SYS"), source=SRC)
+    assert codes(mixed)["nvlink-absent"].severity == Severity.WARN  # the readable pairs still show no NVLink
