@@ -142,3 +142,21 @@ def test_a_healthy_ring_beside_its_copies_agrees(tmp_path: Path, capsys: pytest.
     doc = _analyze(A100.read_text() + README_NVBANDWIDTH.read_text(), tmp_path, capsys)
     assert doc["bench"]["groups"][0]["plateau_busbw_gbps"] == 235.14
     assert not [f for f in doc["findings"] if f["code"] == "bandwidth-tools-disagree"]
+
+
+def test_the_cross_tool_check_says_when_it_could_not_judge(tmp_path: Path) -> None:
+    from topoaudit.loaders import load_path
+    from topoaudit.pipeline import analyze
+    from topoaudit.rules.capture_rules import capture_judgement
+
+    alone = tmp_path / "nvbandwidth.txt"
+    alone.write_text(H100_NVBANDWIDTH.read_text())
+    loaded = load_path(str(alone))
+    report = analyze(loaded.machine, source=loaded.source, captures=loaded.captures)
+    assert "nccl-tests sweep" in (capture_judgement("bandwidth-tools-disagree", report) or "")
+    both = tmp_path / "both.txt"
+    both.write_text(SLOW_H200.read_text() + H100_NVBANDWIDTH.read_text())
+    loaded = load_path(str(both))
+    report = analyze(loaded.machine, source=loaded.source, captures=loaded.captures, bench=loaded.bench)
+    assert capture_judgement("bandwidth-tools-disagree", report) == ""
+    assert "bandwidth-tools-disagree" in {f.code for f in report.findings}
