@@ -109,7 +109,25 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def decode(tp: Any, data: Any, path: str = "$") -> Any:
-    """JSON structure -> instance of type ``tp`` (a dataclass, a union, a tuple, a scalar)."""
+    """JSON structure -> instance of type ``tp`` (a dataclass, a union, a tuple, a scalar).
+
+    A decoder compiled once per type reads the data; where it refuses, the field-by-field reading below
+    runs again to name the field path in the error (the fast one builds no paths).
+    """
+    try:
+        fast = _DECODERS[tp]
+    except KeyError:
+        fast = _DECODERS[tp] = _decoder_for(tp)
+    except TypeError:  # an unhashable type expression
+        return _decode(tp, data, path)
+    try:
+        return fast(data)
+    except DecodeError:
+        return _decode(tp, data, path)
+
+
+def _decode(tp: Any, data: Any, path: str) -> Any:
+    """Decode with field paths in every error (the reference :func:`_decoder_for` follows)."""
     origin = typing.get_origin(tp)
     if tp is Any:
         return data
@@ -123,7 +141,7 @@ def decode(tp: Any, data: Any, path: str = "$") -> Any:
             if option in (Unsupported, Failed) or (option is type(None) and data is not None):
                 continue
             try:
-                return decode(option, data, path)
+                return _decode(option, data, path)
             except DecodeError as exc:
                 errors.append(str(exc))
         raise DecodeError(f"{path}: {data!r} fits none of {tp}" + (f" ({errors[0]})" if errors else ""))
@@ -136,15 +154,15 @@ def decode(tp: Any, data: Any, path: str = "$") -> Any:
         if not isinstance(data, list):
             raise DecodeError(f"{path}: expected a list, got {type(data).__name__}")
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(decode(args[0], v, f"{path}[{k}]") for k, v in enumerate(data))
+            return tuple(_decode(args[0], v, f"{path}[{k}]") for k, v in enumerate(data))
         if len(args) != len(data):
             raise DecodeError(f"{path}: expected {len(args)} items, got {len(data)}")
-        return tuple(decode(a, v, f"{path}[{k}]") for k, (a, v) in enumerate(zip(args, data, strict=True)))
+        return tuple(_decode(a, v, f"{path}[{k}]") for k, (a, v) in enumerate(zip(args, data, strict=True)))
     if origin is dict:
         key_t, val_t = typing.get_args(tp)
         if not isinstance(data, dict):
             raise DecodeError(f"{path}: expected an object")
-        return {decode(key_t, k, path): decode(val_t, v, f"{path}.{k}") for k, v in data.items()}
+        return {_decode(key_t, k, path): _decode(val_t, v, f"{path}.{k}") for k, v in data.items()}
     if isinstance(tp, type) and issubclass(tp, enum.IntEnum):
         try:
             return tp[data]
@@ -162,7 +180,7 @@ def decode(tp: Any, data: Any, path: str = "$") -> Any:
         kwargs = {}
         for f in dataclasses.fields(tp):
             if f.name in data:
-                kwargs[f.name] = decode(hints[f.name], data[f.name], f"{path}.{f.name}")
+                kwargs[f.name] = _decode(hints[f.name], data[f.name], f"{path}.{f.name}")
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise DecodeError(f"{path}: missing field {f.name!r}")
         return tp(**kwargs)
@@ -171,3 +189,250 @@ def decode(tp: Any, data: Any, path: str = "$") -> Any:
     if tp in (int, str, bool) and type(data) is tp:
         return data
     raise DecodeError(f"{path}: expected {getattr(tp, '__name__', tp)}, got {data!r}")
+
+
+# --- compiled decoders: the same rules as _decode, decided once per type ----------------------------
+
+_Decoder = Callable[[Any], Any]
+_DECODERS: dict[Any, _Decoder] = {}
+
+
+class _Refused(DecodeError):
+    """Raised by a compiled decoder, without a message: :func:`decode` reads again with paths to say where."""
+
+
+_REFUSED = _Refused
+
+
+def _decoder(tp: Any) -> _Decoder:
+    try:
+        return _DECODERS[tp]
+    except KeyError:
+        found = _DECODERS[tp] = _decoder_for(tp)
+        return found
+    except TypeError:  # an unhashable type expression: read it the slow way
+        return lambda data: _decode(tp, data, "$")
+
+
+def _decoder_for(tp: Any) -> _Decoder:
+    """One function decoding every value of type ``tp`` exactly as :func:`_decode` does, minus the paths."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return _same
+    if origin in (Union, types.UnionType):
+        return _union_decoder(tp)
+    if tp is type(None):
+
+        def decode_none(data: Any) -> Any:
+            if data is not None:
+                raise _REFUSED
+            return None
+
+        return decode_none
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _sequence_decoder(args[0])
+        return _fixed_tuple_decoder(args)
+    if origin is dict:
+        key_t, val_t = typing.get_args(tp)
+        return _dict_decoder(key_t, val_t)
+    if isinstance(tp, type) and issubclass(tp, enum.IntEnum):
+        by_name = tp.__getitem__
+
+        def decode_int_enum(data: Any) -> Any:
+            try:
+                return by_name(data)
+            except KeyError:
+                raise _REFUSED from None
+
+        return decode_int_enum
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        enum_type = tp
+
+        def decode_enum(data: Any) -> Any:
+            try:
+                return enum_type(data)
+            except ValueError:
+                raise _REFUSED from None
+
+        return decode_enum
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    if tp is float:
+
+        def decode_float(data: Any) -> Any:
+            kind = data.__class__
+            if kind is float:
+                return data
+            if isinstance(data, (int, float)) and not isinstance(data, bool):
+                return float(data)
+            raise _REFUSED
+
+        return decode_float
+    if tp in (int, str, bool):
+        scalar = tp
+
+        def decode_scalar(data: Any) -> Any:
+            if type(data) is scalar:
+                return data
+            raise _REFUSED
+
+        return decode_scalar
+
+    def refuse(data: Any) -> Any:
+        raise _REFUSED
+
+    return refuse
+
+
+_ABSENT_STATUS = ("unsupported", "failed")
+_ABSENTS: dict[tuple[str, str, str], Unsupported | Failed] = {}
+
+
+def _absent(data: dict[str, Any]) -> Unsupported | Failed:
+    """``absent_from_dict`` of an absent value's dict, shared: a report repeats a few reasons many times."""
+    source, reason = data.get("source", ""), data["reason"]
+    if source.__class__ is not str or reason.__class__ is not str:
+        return absent_from_dict(data)  # type: ignore[return-value]
+    key = (data["status"], source, reason)
+    found = _ABSENTS.get(key)
+    if found is None:
+        found = absent_from_dict(data)
+        assert found is not None
+        if len(_ABSENTS) < 4096:
+            _ABSENTS[key] = found
+    return found
+
+
+def _union_decoder(tp: Any) -> _Decoder:
+    options = typing.get_args(tp)
+    takes_absent = any(o in (Unsupported, Failed) for o in options)
+    takes_none = type(None) in options
+    tried = [o for o in options if o not in (Unsupported, Failed) and o is not type(None)]
+    decoders: list[_Decoder] = []
+
+    def decode_union(data: Any) -> Any:
+        if takes_absent and isinstance(data, dict) and data.get("status") in _ABSENT_STATUS and "reason" in data:
+            absent = _absent(data)
+            if type(absent) in options:
+                return absent
+        if data is None and takes_none:
+            return None
+        if not decoders:
+            decoders.extend(_decoder(o) for o in tried)
+        for option_decoder in decoders:
+            try:
+                return option_decoder(data)
+            except DecodeError:
+                continue
+        raise _REFUSED
+
+    return decode_union
+
+
+def _sequence_decoder(item_t: Any) -> _Decoder:
+    item: list[_Decoder] = []
+
+    def decode_sequence(data: Any) -> Any:
+        if not isinstance(data, list):
+            raise _REFUSED
+        if not item:
+            item.append(_decoder(item_t))
+        one = item[0]
+        return tuple([one(v) for v in data])
+
+    return decode_sequence
+
+
+def _fixed_tuple_decoder(args: tuple[Any, ...]) -> _Decoder:
+    items: list[_Decoder] = []
+
+    def decode_fixed(data: Any) -> Any:
+        if not isinstance(data, list) or len(args) != len(data):
+            raise _REFUSED
+        if not items:
+            items.extend(_decoder(a) for a in args)
+        return tuple([d(v) for d, v in zip(items, data, strict=True)])
+
+    return decode_fixed
+
+
+def _dict_decoder(key_t: Any, val_t: Any) -> _Decoder:
+    pair: list[_Decoder] = []
+
+    def decode_dict(data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise _REFUSED
+        if not pair:
+            pair.extend((_decoder(key_t), _decoder(val_t)))
+        key, value = pair
+        return {key(k): value(v) for k, v in data.items()}
+
+    return decode_dict
+
+
+def _dataclass_decoder(cls: Any) -> _Decoder:
+    """Compile one decoding function per dataclass, at its first value.
+
+    Its hints may name types bound later, or the class itself. A field declared str, int, bool or float is
+    checked inline, without a call.
+    """
+    compiled: list[_Decoder] = []
+
+    def decode_dataclass(data: Any) -> Any:
+        if not compiled:
+            compiled.append(_compile_dataclass(cls))
+        return compiled[0](data)
+
+    return decode_dataclass
+
+
+def _compile_dataclass(cls: Any) -> _Decoder:
+    hints = _hints(cls)
+    scope: dict[str, Any] = {"cls": cls, "refused": _REFUSED, "dict": dict, "float": float, "str": str}
+    scope.update(int=int, bool=bool, isinstance=isinstance, decode_float=_decoder(float))
+    lines = ["def decode_fields(data):", "    if not isinstance(data, dict):", "        raise refused", "    kw = {}"]
+    for k, f in enumerate(dataclasses.fields(cls)):
+        if not f.name.isidentifier():
+            return _plain_dataclass_decoder(cls)
+        hint = hints[f.name]
+        lines.append(f"    if {f.name!r} in data:")
+        lines.append(f"        x = data[{f.name!r}]")
+        if hint in (str, int, bool):
+            lines.append(f"        if x.__class__ is not {hint.__name__}:")
+            lines.append("            raise refused")
+            lines.append(f"        kw[{f.name!r}] = x")
+        elif hint is float:
+            lines.append(f"        kw[{f.name!r}] = x if x.__class__ is float else decode_float(x)")
+        else:
+            scope[f"field_{k}"] = _decoder(hint)
+            lines.append(f"        kw[{f.name!r}] = field_{k}(x)")
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            lines.append("    else:")
+            lines.append("        raise refused")
+    lines.append("    return cls(**kw)")
+    exec(compile("\n".join(lines) + "\n", f"<decoder for {cls.__qualname__}>", "exec"), scope)
+    decoder: _Decoder = scope["decode_fields"]
+    return decoder
+
+
+def _plain_dataclass_decoder(cls: Any) -> _Decoder:
+    hints = _hints(cls)
+    plan = [
+        (f.name, _decoder(hints[f.name]), f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+        for f in dataclasses.fields(cls)
+    ]
+
+    def decode_fields(data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise _REFUSED
+        kwargs = {}
+        for name, field_decoder, required in plan:
+            if name in data:
+                kwargs[name] = field_decoder(data[name])
+            elif required:
+                raise _REFUSED
+        return cls(**kwargs)
+
+    return decode_fields
