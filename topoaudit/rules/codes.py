@@ -179,6 +179,16 @@ CODES: dict[str, CodeInfo] = {
         ),
         # NCCL's own view, from an NCCL_DEBUG=INFO log.
         _c(
+            "nccl-ring-split",
+            "warn",
+            "NCCL's rings or trees inside one host mix peer access (P2P) with host memory or the network: the GPUs "
+            "form P2P islands and every all-reduce runs at the slowest hop",
+            "The hops between the islands go through host memory (SHM) or the network: paste `nvidia-smi topo -m` "
+            "with the log to see whether the GPUs are split by design (two NVLink islands, CPU sockets) or P2P was "
+            "refused (NCCL_P2P_DISABLE / NCCL_P2P_LEVEL, ACS, the IOMMU, ranks in separate containers); keep a "
+            "tensor-parallel group inside one island.",
+        ),
+        _c(
             "nccl-transport-below-topology",
             "warn",
             "NCCL connected two GPUs of one host through host memory or the network although they are NVLink or "
