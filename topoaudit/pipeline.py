@@ -108,7 +108,7 @@ def analyze(
     if not isinstance(nccl, Unsupported):
         from topoaudit.rules.nccl_rules import judge_nccl
 
-        found += judge_nccl(nccl, machine, domains, spec)
+        found += judge_nccl(nccl, machine, domains, spec, options)
     if not isinstance(captures, Unsupported):
         from topoaudit.rules.capture_rules import judge_captures
 
