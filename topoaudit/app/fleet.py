@@ -51,7 +51,7 @@ def fleet(request: FleetRequest) -> FleetReport:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(request.jobs) as pool:
-            report = assemble(_in_order(pool, items, request.jobs * 64), fleet_options, __version__)
+            report = assemble(_in_order(pool, items, request.jobs * 4), fleet_options, __version__)
     else:
         report = assemble(map(_fleet_node, items), fleet_options, __version__)
     if request.apply:
@@ -61,17 +61,26 @@ def fleet(request: FleetRequest) -> FleetReport:
     return report
 
 
-def _in_order(pool: Executor, items: Iterator[tuple[NodeInput, GateRequest]], window: int) -> Iterator[NodeSummary]:
-    """Node summaries in input order, with at most ``window`` nodes in flight (memory stays bounded)."""
-    from collections import deque
+_CHUNK = 32
+"""Nodes a worker judges per task: one task per node spends more on handing it over than on judging it."""
 
-    pending: deque[Future[NodeSummary]] = deque()
-    for item in items:
-        pending.append(pool.submit(_fleet_node, item))
+
+def _in_order(pool: Executor, items: Iterator[tuple[NodeInput, GateRequest]], window: int) -> Iterator[NodeSummary]:
+    """Node summaries in input order, with at most ``window`` chunks in flight (memory stays bounded)."""
+    from collections import deque
+    from itertools import islice
+
+    pending: deque[Future[list[NodeSummary]]] = deque()
+    while chunk := list(islice(items, _CHUNK)):
+        pending.append(pool.submit(_fleet_nodes, chunk))
         if len(pending) >= window:
-            yield pending.popleft().result()
+            yield from pending.popleft().result()
     while pending:
-        yield pending.popleft().result()
+        yield from pending.popleft().result()
+
+
+def _fleet_nodes(chunk: list[tuple[NodeInput, GateRequest]]) -> list[NodeSummary]:
+    return [_fleet_node(item) for item in chunk]
 
 
 def _fleet_node(item: tuple[NodeInput, GateRequest]) -> NodeSummary:
