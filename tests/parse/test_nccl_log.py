@@ -35,7 +35,7 @@ def test_every_fixture_is_in_the_provenance_and_read_by_analyze() -> None:
     listed = {line.split("\t")[0] for line in (FIXTURES / "PROVENANCE.tsv").read_text().splitlines()[1:]}
     assert {p.name for p in FIXTURES.glob("*.txt")} == listed
     files = {name for name in listed if name.startswith(("ncclinfo-", "constructed-"))}
-    assert len(files) == 15
+    assert len(files) == 16
     for name in sorted(files):
         loaded = load_text((FIXTURES / name).read_text(encoding="utf-8"), name)
         assert isinstance(loaded.nccl, NcclView), name

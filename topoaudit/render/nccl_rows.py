@@ -144,6 +144,12 @@ def _nccl_facts(report: Report, view: Any) -> Table:
     hosts = ", ".join(view.hosts[:8]) + (f" and {len(view.hosts) - 8} more" if len(view.hosts) > 8 else "")
     rows.append((Cell("Hosts"), Cell(hosts or "not named (line prefixes stripped)", "" if hosts else "absent")))
     rows.append((Cell("Ranks placed"), Cell(str(len(view.ranks)))))
+    from topoaudit.rules.nccl_rules import format_ranks, p2p_islands
+
+    islands = p2p_islands(view)
+    if len(islands) > 1 and len(islands[0]) > 1:
+        shown = "; ".join(f"ranks {format_ranks(g)}" for g in islands[:8])
+        rows.append((Cell("P2P islands"), Cell(f"{len(islands)}: {shown}", "warn")))
     for c in view.channel_counts:
         collnet = f"{c.collnet} collnet" if isinstance(c.collnet, int) else "collnet not printed"
         nvls = f"{c.nvls} NVLS" if isinstance(c.nvls, int) else "NVLS not printed"

@@ -16,11 +16,13 @@ from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine, PathLevel
 from topoaudit.model.nccl import PATTERN_NAMES, LogLine, NcclTransport, NcclView, rank_gpu
+from topoaudit.model.report import AuditOptions
 from topoaudit.model.topology import Domain, format_gpus
 from topoaudit.rules.base import finding
 
 LOG_CODES = frozenset(
     {
+        "nccl-ring-split",
         "nccl-transport-below-topology",
         "nccl-graph-below-topology",
         "nccl-p2p-disabled",
@@ -47,9 +49,16 @@ _CUDA_802 = re.compile(r"system not yet initialized|\b802\b", re.IGNORECASE)
 _INVALID_ARGUMENT = re.compile(r"invalid argument", re.IGNORECASE)
 
 
-def judge_nccl(view: NcclView, machine: Machine, domains: tuple[Domain, ...], spec: GpuSpec | None) -> list[Finding]:
+def judge_nccl(
+    view: NcclView,
+    machine: Machine,
+    domains: tuple[Domain, ...],
+    spec: GpuSpec | None,
+    options: AuditOptions | None = None,
+) -> list[Finding]:
     """Every finding NCCL's log supports about this machine and its NVLink domains."""
     return [
+        *_ring_split(view, machine, options),
         *_transports_below_topology(view, machine, spec),
         *_graph_below_topology(view, machine, domains),
         *_p2p_disabled(view),
@@ -279,3 +288,139 @@ def _known_warnings(view: NcclView) -> Iterator[Finding]:
             "processes held the GPUs.",
             log_lines=quote(nvls),
         )
+
+
+SLOW_KINDS = ("SHM", "NET")
+"""Transports inside one host that leave peer access: host memory and the network."""
+
+
+def _same_box(view: NcclView, a: int, b: int) -> bool:
+    """Tell whether two ranks run on one host: the same prefix host, or a communicator of one node."""
+    if same_host(view, a, b):
+        return True
+    ra, rb = view.rank(a), view.rank(b)
+    return any(r is not None and isinstance(r.nodes_in_comm, int) and r.nodes_in_comm == 1 for r in (ra, rb))
+
+
+def p2p_islands(view: NcclView) -> list[list[int]]:
+    """Return the groups of ranks NCCL joined by peer access (P2P) inside one host, largest first."""
+    parent: dict[int, int] = {}
+
+    def root(x: int) -> int:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for t in view.transports:
+        root(t.src_rank), root(t.dst_rank)
+        if t.kind == "P2P" and t.src_rank != t.dst_rank:
+            parent[root(t.src_rank)] = root(t.dst_rank)
+    groups: dict[int, list[int]] = {}
+    for rank in sorted(parent):
+        groups.setdefault(root(rank), []).append(rank)
+    return sorted(groups.values(), key=lambda g: (-len(g), g))
+
+
+def _hops(view: NcclView) -> list[tuple[int, int, str, LogLine]]:
+    """Every ring hop (wrapping around) and tree edge NCCL printed: (from, to, "ring"|"tree", line)."""
+    hops: list[tuple[int, int, str, LogLine]] = []
+    for ring in view.rings:
+        order = ring.order
+        hops += [
+            (order[i], order[(i + 1) % len(order)], "ring", ring.first) for i in range(len(order)) if len(order) > 1
+        ]
+    for tree in view.trees:
+        for part in tree.shape.split("|"):
+            pieces = part.split("->")
+            if len(pieces) < 3:
+                continue
+            children, parent = pieces[0], pieces[2]
+            for child in children.split("/"):
+                if child.lstrip("-").isdigit() and int(child) >= 0:
+                    hops.append((int(child), tree.rank, "tree", tree.first))
+            if parent.lstrip("-").isdigit() and int(parent) >= 0:
+                hops.append((tree.rank, int(parent), "tree", tree.first))
+    return hops
+
+
+def _ring_split(view: NcclView, machine: Machine, options: AuditOptions | None) -> Iterator[Finding]:
+    """Report rings and trees inside one host whose hops mix P2P with SHM or the network (the log alone).
+
+    With a topology beside the log, nccl-transport-below-topology compares each pair against its link and
+    the topology rules name the split; this rule speaks only when the log is all there is.
+    """
+    if machine.links:
+        return
+    by_pair: dict[tuple[int, int], list[NcclTransport]] = {}
+    for t in view.transports:
+        by_pair.setdefault((min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank)), []).append(t)
+    islands = p2p_islands(view)
+    if len(islands) < 2 or len(islands[0]) < 2:
+        return
+    island_of = {r: i for i, group in enumerate(islands) for r in group}
+    slow: dict[tuple[int, int], list[str]] = {}
+    lines: list[LogLine] = []
+    for a, b, what, line in _hops(view):
+        pair = (min(a, b), max(a, b))
+        found = by_pair.get(pair, [])
+        if not found or any(t.kind == "P2P" for t in found) or not _same_box(view, a, b):
+            continue
+        if not any(t.kind in SLOW_KINDS for t in found) or island_of.get(a) == island_of.get(b):
+            continue
+        kinds = slow.setdefault(pair, [])
+        if what not in kinds:
+            kinds.append(what)
+            lines.append(line)
+    if not slow:
+        return
+    hop_text = []
+    hop_items: list[dict[str, object]] = []
+    for (a, b), whats in sorted(slow.items()):
+        vias = sorted({t.via for t in by_pair[(a, b)]})
+        hop_text.append(f"{a}-{b} via {', '.join(vias)} ({' and '.join(whats)})")
+        hop_items.append({"ranks": [a, b], "transports": vias, "in": whats})
+        lines += [t.first for t in by_pair[(a, b)]]
+    p2p_lines = [
+        next(t.first for t in view.transports if t.kind == "P2P" and t.src_rank in group)
+        for group in islands
+        if len(group) > 1
+    ]
+    shown = "; ".join(f"ranks {format_ranks(g)}" for g in islands)
+    requested = [
+        (name, value)
+        for name, value in (
+            ("--tp", getattr(options, "tp", None)),
+            ("--expect-domain", getattr(options, "expect_domain", None)),
+        )
+        if isinstance(value, int)
+    ]
+    largest = len(islands[0])
+    short = [(name, value) for name, value in requested if value > largest]
+    message = (
+        f"NCCL's rings inside one host mix peer access with host memory or the network: it found "
+        f"{len(islands)} P2P islands ({shown}) and crosses between them at {len(slow)} hop(s): "
+        f"{'; '.join(hop_text[:PAIRS_IN_MESSAGE])}"
+        + (f"; and {len(hop_text) - PAIRS_IN_MESSAGE} more" if len(hop_text) > PAIRS_IN_MESSAGE else "")
+        + ". Every all-reduce over the whole communicator runs at the slowest of these hops."
+    )
+    extra: dict[str, object] = {}
+    if short:
+        name, value = short[0]
+        message += f" {name} {value} asks for {value} ranks joined by P2P, but the largest island holds {largest}."
+        extra["severity_reason"] = f"{name} {value}: no P2P island holds {value} ranks"
+    yield finding(
+        "nccl-ring-split",
+        message,
+        severity=Severity.FAIL if short else None,
+        islands=[list(g) for g in islands],
+        slow_hops=hop_items,
+        log_lines=quote([*lines, *p2p_lines]),
+        **extra,
+    )
+
+
+def format_ranks(ranks: list[int]) -> str:
+    """``0-3`` for a run of ranks, ``0,2,5`` otherwise."""
+    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"{ranks[0]}-{ranks[-1]}"
+    return ",".join(map(str, ranks))

@@ -1,0 +1,128 @@
+"""An NCCL log alone whose rings and trees inside one host mix P2P with SHM or the network (nccl-ring-split)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from topoaudit.loaders import load_text
+from topoaudit.model.finding import Severity
+from topoaudit.model.report import AuditOptions, Report
+from topoaudit.pipeline import analyze
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl"
+SPLIT = "constructed-2.20.5-split-box-8rank-shm-hops.txt"
+
+
+def text(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def judged(capture: str, **options: object) -> Report:
+    loaded = load_text(capture, "capture")
+    return analyze(
+        loaded.machine,
+        source=loaded.source,
+        options=AuditOptions(**options),  # type: ignore[arg-type]
+        input_issues=loaded.issues,
+        nccl=loaded.nccl,
+    )
+
+
+def codes(report: Report) -> set[str]:
+    return {f.code for f in report.findings}
+
+
+def split_finding(report: Report):  # type: ignore[no-untyped-def]
+    return next(f for f in report.findings if f.code == "nccl-ring-split")
+
+
+@pytest.mark.parametrize("gpu_model", [None, "NVIDIA H200 NVL"])
+def test_split_box_log_warns_naming_islands_and_slow_hops(gpu_model: str | None) -> None:
+    options = {"gpu_model": gpu_model} if gpu_model else {}
+    report = judged(text(SPLIT), **options)
+    assert report.verdict == "warn"
+    found = split_finding(report)
+    assert found.severity == Severity.WARN
+    assert found.evidence["islands"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert [h["ranks"] for h in found.evidence["slow_hops"]] == [[0, 7], [3, 4]]
+    assert "ranks 0-3; ranks 4-7" in found.message and "3-4 via SHM/direct/direct" in found.message
+    quoted = "\n".join(found.evidence["log_lines"])
+    assert "3[3] -> 4[4] via SHM/direct/direct" in quoted and "7[7] -> 0[0] via SHM/direct/direct" in quoted
+    assert "via P2P/direct pointer" in quoted  # the lines that show each island
+
+
+def test_the_tree_edge_between_islands_is_named() -> None:
+    found = split_finding(judged(text(SPLIT)))
+    hop = next(h for h in found.evidence["slow_hops"] if h["ranks"] == [3, 4])
+    assert hop["in"] == ["ring", "tree"]
+    assert any("Trees [0] 4/-1/-1->3->2" in line for line in found.evidence["log_lines"])
+
+
+def test_network_hops_inside_one_host_split_the_ring_too() -> None:
+    log = text(SPLIT).replace(" via SHM/direct/direct", " [send] via NET/Socket/0")
+    found = split_finding(judged(log))
+    assert found.evidence["islands"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert "NET/Socket/0" in found.message
+
+
+@pytest.mark.parametrize("option", ["tp", "expect_domain"])
+def test_tp_larger_than_every_island_fails(option: str) -> None:
+    report = judged(text(SPLIT), **{option: 8})
+    found = split_finding(report)
+    assert found.severity == Severity.FAIL and report.verdict == "fail"
+    assert "largest island holds 4" in found.message
+    assert split_finding(judged(text(SPLIT), **{option: 4})).severity == Severity.WARN
+
+
+def test_one_island_is_no_split() -> None:
+    log = text(SPLIT).replace("via SHM/direct/direct", "via P2P/direct pointer")
+    assert "nccl-ring-split" not in codes(judged(log))
+
+
+def test_real_logs_whose_rings_are_all_p2p_raise_no_split() -> None:
+    for name in (
+        "ncclinfo-a100sxm4-4gpu-init-trees-rings-container-1.txt",
+        "ncclinfo-a100sxm4-2gpu-p2p-direct-read-24ch-container-1.txt",
+    ):
+        assert "nccl-ring-split" not in codes(judged(text(name)))
+
+
+def test_with_a_topology_beside_it_transport_below_topology_decides() -> None:
+    both = text("topo-h100-8gpu-stas-ht-1.txt") + "\n" + text(SPLIT)
+    report = judged(both)
+    assert "nccl-ring-split" not in codes(report)
+    below = next(f for f in report.findings if f.code == "nccl-transport-below-topology")
+    assert below.severity == Severity.FAIL
+
+
+def test_shm_between_gpus_behind_one_switch_at_pxb_is_below_the_topology() -> None:
+    # the real 4x 2080 Ti paste with its GPU0-GPU1 pair two bridges apart (PXB) instead of one (PIX)
+    topo = text("topo-4x2080ti-pix-one-switch-lmdeploy-1.txt")
+    lines = topo.splitlines()
+    lines[1] = lines[1].replace("PIX", "PXB", 1)
+    lines[2] = lines[2].replace("PIX", "PXB", 1)
+    report = judged("\n".join(lines) + "\n" + text("constructed-2.17-channel-conn-busid-pcie.txt"))
+    below = next(f for f in report.findings if f.code == "nccl-transport-below-topology")
+    assert below.evidence["pairs"][0]["link"] == "PXB"
+    assert "share a PCIe switch" in below.message
+
+
+@pytest.mark.parametrize("fmt", ["console", "json", "markdown"])
+def test_every_format_shows_the_islands(fmt: str) -> None:
+    args = [sys.executable, "-m", "topoaudit", "analyze", str(FIXTURES / SPLIT)]
+    args += ["--no-color"] if fmt == "console" else ["--format", fmt]
+    result = subprocess.run(args, capture_output=True, text=True, env={"COLUMNS": "200", "PATH": ""}, check=False)
+    assert result.returncode == 0, result.stderr
+    output = result.stdout
+    if fmt == "json":
+        doc = json.loads(output)
+        found = next(f for f in doc["findings"] if f["code"] == "nccl-ring-split")
+        assert found["evidence"]["islands"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    else:
+        assert "ranks 0-3; ranks 4-7" in " ".join(output.split())
+    assert subprocess.run([*args, "--tp", "8"], capture_output=True, check=False).returncode == 1
