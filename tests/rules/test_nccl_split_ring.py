@@ -126,3 +126,15 @@ def test_every_format_shows_the_islands(fmt: str) -> None:
     else:
         assert "ranks 0-3; ranks 4-7" in " ".join(output.split())
     assert subprocess.run([*args, "--tp", "8"], capture_output=True, check=False).returncode == 1
+
+
+def test_the_graph_line_says_the_ring_runs_through_the_cpu() -> None:
+    # NCCL_DEBUG_SUBSYS=INIT,GRAPH adds the search result (src/graph/search.cc, 2.20.5 format)
+    pattern = (
+        "h200nvl-07:41233:41290 [0] NCCL INFO Pattern 4, crossNic 0, nChannels 2, bw 24.000000/24.000000, "
+        "type SYS/PIX, sameChannels 1\n"
+    )
+    log = text(SPLIT).replace("NCCL version 2.20.5+cuda12.4\n", "NCCL version 2.20.5+cuda12.4\n" + pattern)
+    found = split_finding(judged(log))
+    assert "ring graph runs over SYS at 24 GB/s (line 2)" in found.message
+    assert any("type SYS/PIX" in line for line in found.evidence["log_lines"])

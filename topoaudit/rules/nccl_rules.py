@@ -18,7 +18,7 @@ from topoaudit.model.machine import Machine, PathLevel
 from topoaudit.model.nccl import PATTERN_NAMES, LogLine, NcclTransport, NcclView, rank_gpu
 from topoaudit.model.report import AuditOptions
 from topoaudit.model.topology import Domain, format_gpus
-from topoaudit.rules.base import finding
+from topoaudit.rules.base import as_sentence, finding
 
 LOG_CODES = frozenset(
     {
@@ -403,6 +403,17 @@ def _ring_split(view: NcclView, machine: Machine, options: AuditOptions | None) 
         + (f"; and {len(hop_text) - PAIRS_IN_MESSAGE} more" if len(hop_text) > PAIRS_IN_MESSAGE else "")
         + ". Every all-reduce over the whole communicator runs at the slowest of these hops."
     )
+    # NCCL_DEBUG_SUBSYS=GRAPH prints the path type its graphs run over: PHB/SYS is through the CPU
+    through_host = [pt for pt in view.patterns if pt.intra_path in ("PHB", "SYS", "NET")]
+    if through_host:
+        message += " " + as_sentence(
+            "; ".join(
+                f"NCCL's {PATTERN_NAMES.get(pt.pattern, f'pattern {pt.pattern}')} graph runs over {pt.intra_path} "
+                f"at {pt.intra_gbps:g} GB/s (line {pt.evidence.line})"
+                for pt in through_host[:PAIRS_IN_MESSAGE]
+            )
+        )
+        lines += [pt.evidence for pt in through_host]
     extra: dict[str, object] = {}
     if short:
         name, value = short[0]
