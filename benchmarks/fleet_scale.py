@@ -2,9 +2,12 @@
 
 The nodes are the real A100 node report of tests/fixtures/fleet (an nccl-tests run re-judged), varied per
 node: host name, GPU UUIDs, busbw (+-1%, and one node in a hundred at 0.7x). Each size runs in a fresh
-process (peak RSS is per process); the figures printed are measured side by side in one run.
+process (peak RSS is per process); the figures printed are measured side by side in one run. CPU seconds
+(user + system, the process and its workers) are printed beside the wall time: on a loaded machine they are
+the steadier figure. ``--compare REV`` measures the tree of that git revision too (``git archive`` into a
+temporary folder), in the same rounds on the same generated nodes, so before and after share the load.
 
-    .venv/bin/python benchmarks/fleet_scale.py [--nodes 1000,10000] [--jobs 1,2]
+    .venv/bin/python benchmarks/fleet_scale.py [--nodes 1000,10000] [--jobs 1,2] [--compare HEAD~3]
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import random
 import resource
 import subprocess
@@ -20,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-BASE = Path(__file__).parents[1] / "tests" / "fixtures" / "fleet" / "report-a100-8gpu-nccltests.json"
+ROOT = Path(__file__).resolve().parents[1]
+BASE = ROOT / "tests" / "fixtures" / "fleet" / "report-a100-8gpu-nccltests.json"
 
 
 def generate(directory: Path, nodes: int) -> None:
@@ -46,47 +51,65 @@ def measure(directory: str, jobs: int) -> None:
     start = time.perf_counter()
     report = app.fleet(app.FleetRequest(paths=(directory,), jobs=jobs))
     seconds = time.perf_counter() - start
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result = {"seconds": seconds, "peak_rss_mib": peak_kib / 1024, "worker_peak_rss_mib": children_kib / 1024}
+    result = {
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "peak_rss_mib": peak_kib / 1024,
+        "worker_peak_rss_mib": children_kib / 1024,
+    }
     result.update(nodes=len(report.nodes), drain=len(report.drain), outliers=len(report.outliers))
     print(json.dumps(result))
+
+
+def run_tree(tree: Path, directory: str, jobs: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(
+        [sys.executable, str(tree / "benchmarks" / "fleet_scale.py"), "--measure", directory, "--jobs", str(jobs)],
+        capture_output=True, text=True, check=True, cwd=tree, env=env,
+    )  # fmt: skip
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child and its workers, whatever its tree measures
+    result["cpu_seconds"] = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nodes", default="1000,10000")
-    parser.add_argument("--jobs", default="1", help="process counts to compare, e.g. 1,2")
+    parser.add_argument("--jobs", default="1,2", help="process counts to compare, e.g. 1,2")
+    parser.add_argument("--compare", metavar="REV", help="a git revision to measure beside this tree")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure(args.measure, int(args.jobs))
         return
-    rows = []
-    for nodes in (int(n) for n in args.nodes.split(",")):
-        with tempfile.TemporaryDirectory(prefix="fleet-scale-") as tmp:
-            generate(Path(tmp), nodes)
-            for jobs in (int(j) for j in args.jobs.split(",")):
-                out = subprocess.run(
-                    [sys.executable, __file__, "--measure", tmp, "--jobs", str(jobs)],
-                    capture_output=True, text=True, check=True,
-                )  # fmt: skip
-                result = json.loads(out.stdout)
-                rows.append((nodes, jobs, result))
-                print(
-                    f"{nodes:>6} nodes, {jobs} job(s): {result['seconds']:.1f} s "
-                    f"({result['seconds'] / nodes * 1000:.1f} s per 1000 nodes), "
-                    f"peak RSS {result['peak_rss_mib']:.0f} MiB "
-                    f"(largest worker {result['worker_peak_rss_mib']:.0f} MiB); "
-                    f"{result['drain']} to drain, {result['outliers']} outliers",
-                    flush=True,
-                )
-    for jobs in sorted({j for _, j, _ in rows}):
-        same = [(n, r) for n, j, r in rows if j == jobs]
-        if len(same) >= 2:
-            (n1, r1), (n2, r2) = same[0], same[-1]
-            print(f"{jobs} job(s): time x{r2['seconds'] / r1['seconds']:.1f} for x{n2 / n1:.0f} nodes; "
-                  f"peak RSS x{r2['peak_rss_mib'] / r1['peak_rss_mib']:.2f}")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="fleet-scale-tree-") as other:
+        trees = {"this tree": ROOT}
+        if args.compare:
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.compare], capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", other], input=archive.stdout, check=True)
+            trees[args.compare] = Path(other)
+        print(
+            f"{'nodes':>6} {'jobs':>4} {'tree':>12} {'wall s':>7} {'cpu s':>7} {'peak MiB':>8} "
+            f"{'drain':>5} {'outliers':>8}"
+        )
+        for nodes in (int(n) for n in args.nodes.split(",")):
+            with tempfile.TemporaryDirectory(prefix="fleet-scale-") as tmp:
+                generate(Path(tmp), nodes)
+                for jobs in (int(j) for j in args.jobs.split(",")):
+                    for label, tree in trees.items():  # same nodes, same round: before and after share the load
+                        r = run_tree(tree, tmp, jobs)
+                        print(
+                            f"{nodes:>6} {jobs:>4} {label:>12} {r['seconds']:7.1f} {r['cpu_seconds']:7.1f} "
+                            f"{max(r['peak_rss_mib'], r['worker_peak_rss_mib']):8.0f} {r['drain']:>5.0f} "
+                            f"{r['outliers']:>8.0f}",
+                            flush=True,
+                        )
 
 
 if __name__ == "__main__":
