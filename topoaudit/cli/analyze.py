@@ -30,7 +30,8 @@ def analyze(
     out: OutputRequest,
 ) -> None:
     """Analyse PATH (or - for standard input): `nvidia-smi topo -m` text, a topoaudit snapshot or
-    report.json (or the --out bundle directory holding it), the output of an nccl-tests run (all_reduce_perf ...), or an NCCL_DEBUG=INFO log.
+    report.json (or the --out bundle directory holding it), the output of an nccl-tests run
+    (all_reduce_perf ...), or an NCCL_DEBUG=INFO log.
 
     \b
     Examples:
