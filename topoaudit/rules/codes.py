@@ -274,6 +274,13 @@ CODES: dict[str, CodeInfo] = {
             "(`nvidia-smi topo -p2p r`) and, behind NVSwitches, that the fabric manager runs; rerun nvbandwidth on "
             "an idle box, and have the provider service the GPUs or baseboard if the pairs stay slow.",
         ),
+        _c(
+            "nccl-inspector-busbw-low",
+            "warn",
+            "NCCL Inspector shows a host's all-reduce busbw far below the expected figure or the other hosts",
+            "Run nccl-tests' all_reduce_perf on the named host alone and check its links (`nvidia-smi nvlink -s`, "
+            "`-e`) and, across nodes, its NICs; drain the host from jobs that span it until its busbw recovers.",
+        ),
         # Facts only a live probe (or its snapshot) has.
         _c(
             "nvlink-link-down",
