@@ -306,6 +306,61 @@ def _nccl_tests_beside(rest: str, name: str) -> BenchResult | Unsupported:
     return parse_nccl_tests(rest, name).result
 
 
+# --- NCCL Inspector (profiler plugin) JSON ---
+def _is_nccl_inspector(text: str) -> bool:
+    if "inspector_output_format_version" not in text[:65536]:  # cheap test first
+        return False
+    from topoaudit.parse.nccl_inspector import looks_like_inspector
+
+    return looks_like_inspector(text)
+
+
+def _load_nccl_inspector(text: str, name: str) -> Loaded:
+    """Per-collective busbw from NCCL Inspector: summarized per host and communicator, judged in the pipeline."""
+    from topoaudit.model.machine import Gpu
+    from topoaudit.parse.nccl_inspector import gpus_per_host, parse_inspector, summarize
+
+    parsed = parse_inspector(text, name)
+    summary = summarize(parsed)
+    hosts = sorted({r.host for r in parsed.records})
+    description = (
+        f"NCCL Inspector output ({', '.join(parsed.format_versions) or 'version not given'}): "
+        f"{len(parsed.records)} collective(s), {len(summary['communicators'])} communicator row(s), "
+        f"{len(hosts)} host(s)"
+    )
+    return Loaded(
+        Machine(source="nccl-inspector", gpus=tuple(Gpu(index=i) for i in range(gpus_per_host(parsed)))),
+        SourceInfo("nccl-inspector", name, description=description),
+        _ignored(parsed.notes),
+        extras={"nccl_inspector": summary},
+    )
+
+
+# --- NCCL RAS status (`ncclras`, text or `-f json`) ---
+def _is_nccl_ras(text: str) -> bool:
+    head = text[:65536]
+    if "Group     Comms" not in head and "Job summary" not in head and '"missing_ranks' not in head:  # cheap test first
+        return False
+    from topoaudit.parse.nccl_ras import looks_like_nccl_ras
+
+    return looks_like_nccl_ras(text)
+
+
+def _load_nccl_ras(text: str, name: str) -> Loaded:
+    """The first host's GPUs become the machine; the communicators go to the extras the pipeline judges."""
+    from topoaudit.parse.nccl_ras import machine_from_ras, parse_nccl_ras, ras_to_dict
+
+    dump = parse_nccl_ras(text, name)
+    missing = sum(c.missing_count for c in dump.communicators)
+    description = (
+        f"NCCL RAS {dump.format} output: {len(dump.communicators)} communicator(s), {missing} rank(s) missing, "
+        f"{len(dump.hosts)} host(s) named"
+    )
+    return Loaded(
+        machine_from_ras(dump), SourceInfo("nccl-ras", name, description=description), extras={"nccl_ras": ras_to_dict(dump)}
+    )
+
+
 # --- topoaudit snapshot ---
 def _is_snapshot(text: str) -> bool:
     if "topoaudit-snapshot" not in text[:1024]:  # cheap test first: most inputs are topo -m text
@@ -340,6 +395,8 @@ LOADERS: list[tuple[str, Sniff, Load]] = [
     ("nvidia-smi-nvlink", _is_nvlink_status, _load_nvlink_status),
     ("p2p", _is_p2p, _load_p2p),
     ("nvbandwidth", _is_nvbandwidth, _load_nvbandwidth),
+    ("nccl-inspector", _is_nccl_inspector, _load_nccl_inspector),
+    ("nccl-ras", _is_nccl_ras, _load_nccl_ras),
     # the topo matrix sniff is the loosest: it goes last
     ("nccl-tests", _is_nccl_tests, _load_nccl_tests),
     ("nccl-log", _is_nccl_log, _load_nccl_log),
@@ -368,7 +425,7 @@ def load_text(text: str, name: str) -> Loaded:
     raise InputError(
         f"{name}: not a format topoaudit reads (expected `nvidia-smi topo -m` output, a topoaudit snapshot "
         "or report, nccl-tests output, an NCCL_DEBUG=INFO log, an NCCL topology or graph dump (XML), "
-        "`nvidia-smi nvlink -s` or `topo -p2p` output, or nvbandwidth output)",
+        "`nvidia-smi nvlink -s` or `topo -p2p` output, nvbandwidth output, or NCCL Inspector JSON)",
         hint="capture it with `nvidia-smi topo -m > topo.txt`",
     )
 
