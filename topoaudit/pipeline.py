@@ -113,6 +113,10 @@ def analyze(
         from topoaudit.rules.capture_rules import judge_captures
 
         found += judge_captures(captures, machine, spec, None if isinstance(bench, Unsupported) else bench)
+    if extras and "nccl_inspector" in extras:  # NCCL Inspector's per-collective busbw, held to the oracle
+        from topoaudit.rules.inspector_rules import judge_inspector
+
+        found += judge_inspector(extras["nccl_inspector"], spec)
     found += [*_input_findings(issues), *_model_findings(machine, gpu_model, spec)]
     plan: DeployPlan | Unsupported = NOT_REQUESTED
     if plan_request is not None:
