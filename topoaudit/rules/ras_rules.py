@@ -1,0 +1,88 @@
+"""Judge an NCCL RAS status dump: a communicator with missing ranks, or ranks reporting errors, fails.
+
+A rank RAS cannot collect data from is an unresponsive, stopped or dead process: the job hangs on it. The
+finding names the communicator, the ranks, and the host and process behind each where RAS printed them.
+An all-healthy dump yields no finding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from topoaudit.model.finding import Finding
+from topoaudit.parse.nccl_ras import RasCommunicator, RasDump, RasRank, ras_from_dict
+from topoaudit.rules.base import finding, first_few
+
+
+def judge_ras_extra(extra: dict[str, Any]) -> list[Finding]:
+    """Judge the dump as the report's extras carry it (``nccl_ras``)."""
+    return judge_ras(ras_from_dict(extra))
+
+
+def _where(r: RasRank) -> str:
+    parts = [f"GPU {r.gpu}" if isinstance(r.gpu, int) else "", f"process {r.pid}" if isinstance(r.pid, int) else ""]
+    where = ", ".join(p for p in parts if p) + (f" on {r.host}" if isinstance(r.host, str) else "")
+    return f"rank {r.rank} ({where.strip()})" if where else f"rank {r.rank}"
+
+
+def _rank_evidence(r: RasRank) -> dict[str, Any]:
+    out: dict[str, Any] = {"rank": r.rank}
+    for key in ("host", "pid", "gpu"):
+        value = getattr(r, key)
+        if not isinstance(value, (int, str)):
+            value = f"not in the RAS output ({value.reason})"
+        out[key] = value
+    if r.problem:
+        out["problem"] = r.problem
+    return out
+
+
+def _missing(c: RasCommunicator, dump: RasDump) -> Finding:
+    ranks = list(c.missing)
+    if ranks and all(not isinstance(r.host, str) for r in ranks) and dump.processes:
+        # the older text form lists the missing rank numbers only: the missing processes name their hosts
+        hosts = sorted({p.host for p in dump.processes})
+    else:
+        hosts = sorted({r.host for r in ranks if isinstance(r.host, str)})
+    named = first_few([_where(r) for r in ranks], 4) if ranks else "ranks not listed by RAS"
+    size = f" of {c.size}" if isinstance(c.size, int) else ""
+    host_text = f" on {', '.join(hosts)}" if hosts else ""
+    dead = [p for p in dump.processes if p.state == "dead"]
+    message = f"NCCL communicator {c.ident}: {c.missing_count}{size} rank(s) missing{host_text}: {named}" + (
+        f"; {len(dead)} process(es) RAS considers dead" if dead else ""
+    )
+    return finding(
+        "nccl-ras-ranks-missing",
+        message,
+        communicator=c.ident,
+        missing_ranks_count=c.missing_count,
+        size_ranks=c.size if isinstance(c.size, int) else "not in the RAS output",
+        hosts=hosts,
+        missing_ranks=[_rank_evidence(r) for r in ranks],
+        processes=[{"state": p.state, "host": p.host, "pid": p.pid, "gpus": p.gpus} for p in dump.processes],
+    )
+
+
+def _errors(c: RasCommunicator) -> Finding:
+    bad = [r for r in c.ranks if r.problem]
+    hosts = sorted({r.host for r in bad if isinstance(r.host, str)})
+    what = first_few([f"{_where(r)}: {r.problem}" for r in bad], 4) if bad else "; ".join(c.errors)
+    return finding(
+        "nccl-ras-rank-error",
+        f"NCCL communicator {c.ident}: ranks report errors{' on ' + ', '.join(hosts) if hosts else ''}: {what}",
+        communicator=c.ident,
+        hosts=hosts,
+        ranks=[_rank_evidence(r) for r in bad],
+        errors=list(c.errors),
+    )
+
+
+def judge_ras(dump: RasDump) -> list[Finding]:
+    """One finding per communicator with missing ranks, one per communicator whose ranks report errors."""
+    found: list[Finding] = []
+    for c in dump.communicators:
+        if c.missing_count or c.missing:
+            found.append(_missing(c, dump))
+        if c.errors or any(r.problem for r in c.ranks):
+            found.append(_errors(c))
+    return found
