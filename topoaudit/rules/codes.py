@@ -281,6 +281,20 @@ CODES: dict[str, CodeInfo] = {
             "Run nccl-tests' all_reduce_perf on the named host alone and check its links (`nvidia-smi nvlink -s`, "
             "`-e`) and, across nodes, its NICs; drain the host from jobs that span it until its busbw recovers.",
         ),
+        _c(
+            "nccl-ras-ranks-missing",
+            "fail",
+            "NCCL RAS cannot collect data from some ranks of a communicator: an unresponsive, stopped or dead process",
+            "On the named host, check the named process (`ps -p PID`, `py-spy dump --pid PID`, `dmesg` for Xid and OOM "
+            "kills) and rerun `ncclras`: a rank still missing after 60 s is dead; restart the job without that node.",
+        ),
+        _c(
+            "nccl-ras-rank-error",
+            "fail",
+            "NCCL RAS reports initialization or asynchronous errors on ranks of a communicator",
+            "Read the named ranks' NCCL_DEBUG=WARN lines on their hosts for the error (ncclSystemError, "
+            "ncclRemoteError); check the host's NICs and GPUs (`dmesg` for Xid) before restarting the job there.",
+        ),
         # Facts only a live probe (or its snapshot) has.
         _c(
             "nvlink-link-down",
