@@ -117,6 +117,10 @@ def analyze(
         from topoaudit.rules.inspector_rules import judge_inspector
 
         found += judge_inspector(extras["nccl_inspector"], spec)
+    if extras and "nccl_ras" in extras:  # NCCL RAS: communicators with missing ranks or rank errors
+        from topoaudit.rules.ras_rules import judge_ras_extra
+
+        found += judge_ras_extra(extras["nccl_ras"])
     found += [*_input_findings(issues), *_model_findings(machine, gpu_model, spec)]
     plan: DeployPlan | Unsupported = NOT_REQUESTED
     if plan_request is not None:
