@@ -321,6 +321,9 @@ def _load_nccl_inspector(text: str, name: str) -> Loaded:
     from topoaudit.parse.nccl_inspector import gpus_per_host, parse_inspector, summarize
 
     parsed = parse_inspector(text, name)
+    if not parsed.records:
+        why = f" (line {parsed.notes[0][0]}: {parsed.notes[0][1]})" if parsed.notes else ""
+        raise InputError(f"{name}: NCCL Inspector output with no complete collective record{why}")
     summary = summarize(parsed)
     hosts = sorted({r.host for r in parsed.records})
     description = (
