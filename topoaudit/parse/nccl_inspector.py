@@ -77,8 +77,10 @@ def parse_inspector(text: str, name: str = "<input>") -> InspectorLog:
         try:
             obj, stop = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            notes.append((line, f"not a JSON object ({exc.msg}); skipped"))
             pos = _next_object(text, pos)
+            last = text.count("\n", 0, pos) if pos < end else text.rstrip().count("\n") + 1
+            span = f"lines {line} to {last}" if last > line else f"line {line}"
+            notes.append((line, f"{span}: not a JSON object ({exc.msg}); skipped"))
             continue
         pos = stop
         if not isinstance(obj, dict):
