@@ -1,0 +1,128 @@
+"""NCCL Inspector's per-collective JSON: NVIDIA's README samples read, a slow host named, damage skipped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_runner import Run
+from topoaudit.parse.nccl_inspector import LARGE_MESSAGE_BYTES, looks_like_inspector, parse_inspector, summarize
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "inspector"
+README = FIXTURES / "readme-sample.json"
+VERBOSE = FIXTURES / "readme-sample-verbose.json"
+TWO_HOSTS = FIXTURES / "constructed-two-hosts-one-slow.jsonl"
+CODE = "nccl-inspector-busbw-low"
+
+
+def _report(run: Run, *args: str) -> dict:
+    code, out, err = run("analyze", *args, "--format", "json")
+    assert code == 0, err
+    assert "Traceback" not in err
+    return json.loads(out)
+
+
+def _low(report: dict) -> list[dict]:
+    return [f for f in report["findings"] if f["code"] == CODE]
+
+
+def test_readme_sample_parses_to_its_communicator_and_busbw() -> None:
+    text = README.read_text()
+    assert looks_like_inspector(text)
+    log = parse_inspector(text)
+    assert log.notes == ()
+    assert log.format_versions == ("v4.0",)
+    (r,) = log.records
+    assert (r.host, r.comm_id, r.rank, r.n_ranks, r.nnodes) == ("example-hostname", "0x7f8c496ae9f661", 2, 8, 1)
+    assert (r.coll, r.coll_sn, r.msg_size_bytes, r.exec_time_us) == ("AllReduce", 1407, 17179869184, 61974)
+    assert (r.algobw_gbps, r.busbw_gbps) == (277.210914, 485.119099)
+    assert r.comm_name == "unknown"  # the README's sample predates the comm_name key
+
+
+def test_verbose_readme_sample_and_json_lines_read_together() -> None:
+    compact = json.dumps(json.loads(README.read_text()))  # one object a line, as the plugin writes it
+    log = parse_inspector(VERBOSE.read_text() + "\n" + compact + "\n")
+    assert log.notes == ()
+    assert [(r.comm_id, r.coll, r.busbw_gbps) for r in log.records] == [
+        ("0xe62dedaa97644a", "ReduceScatter", 366.134533),
+        ("0x7f8c496ae9f661", "AllReduce", 485.119099),
+    ]
+    rows = {row["comm_id"]: row for row in summarize(log)["communicators"]}
+    assert rows["0x7f8c496ae9f661"]["large_median_busbw_gbps"] == 485.119
+    assert rows["0xe62dedaa97644a"]["largest_msg_size_bytes"] == 2147483648
+
+
+def test_readme_sample_through_the_cli_is_summarized_and_not_flagged(run: Run) -> None:
+    report = _report(run, str(README))
+    assert report["source"]["kind"] == "nccl-inspector"
+    (row,) = report["extras"]["nccl_inspector"]["communicators"]
+    assert (row["host"], row["comm_id"], row["large_median_busbw_gbps"]) == (
+        "example-hostname",
+        "0x7f8c496ae9f661",
+        485.119,
+    )
+    assert _low(report) == []  # one host, no model: nothing to compare it with
+
+
+def test_slow_host_is_named_when_hosts_are_compared(run: Run) -> None:
+    code, out, err = run("analyze", str(TWO_HOSTS))
+    assert code == 0, err
+    assert CODE in out and "gpu-node-b" in out
+    (low,) = _low(_report(run, str(TWO_HOSTS)))
+    assert low["severity"] == "warn"
+    assert low["evidence"]["host"] == "gpu-node-b"
+    assert low["evidence"]["comm_ids"] == ["0x9e7d00d1e5c3f4"]
+    assert low["evidence"]["busbw_gbps"] < 0.7 * low["evidence"]["others_median_busbw_gbps"]
+    assert "gpu-node-a" not in low["message"]
+
+
+def test_slow_host_is_held_to_the_oracle_when_the_model_is_named(run: Run) -> None:
+    (low,) = _low(_report(run, str(TWO_HOSTS), "--gpu-model", "H100 80GB HBM3"))
+    assert low["evidence"]["host"] == "gpu-node-b"
+    assert low["evidence"]["comm_id"] == "0x9e7d00d1e5c3f4"
+    assert low["evidence"]["busbw_gbps"] < 0.7 * low["evidence"]["expected_busbw_gbps"]
+    assert low["evidence"]["oracle_kind"] in ("measured", "gate", "derived")
+
+
+def test_healthy_host_alone_is_not_flagged(run: Run, tmp_path: Path) -> None:
+    healthy = [line for line in TWO_HOSTS.read_text().splitlines() if '"gpu-node-a"' in line]
+    path = tmp_path / "inspector.log"
+    path.write_text("\n".join(healthy) + "\n")
+    assert _low(_report(run, str(path), "--gpu-model", "H100 80GB HBM3")) == []
+    assert _low(_report(run, str(path))) == []
+
+
+def test_garbled_lines_are_reported_and_skipped(run: Run, tmp_path: Path) -> None:
+    lines = TWO_HOSTS.read_text().splitlines()
+    cut = lines[5][: len(lines[5]) // 2]  # a line cut short (a job killed mid-write)
+    no_perf = json.dumps({"header": {"id": "0x1", "rank": 0, "n_ranks": 8, "nnodes": 1}, "metadata": {}})
+    bad_bw = lines[7].replace('"coll_busbw_gbs":', '"coll_busbw_gbs":"fast","x":')
+    garbled = [*lines[:5], cut, "not json at all", no_perf, bad_bw, *lines[8:]]
+    path = tmp_path / "inspector.log"
+    path.write_text("\n".join(garbled) + "\n")
+
+    log = parse_inspector(path.read_text())
+    assert [line for line, _ in log.notes] == [6, 8, 9]
+    assert log.notes[0][1].startswith("lines 6 to 7: not a JSON object")  # the cut line and the stray text
+    assert "coll_perf" in log.notes[1][1] and "coll_busbw_gbs" in log.notes[2][1]
+    assert len(log.records) == len(lines) - 3  # lines 6 and 8 of the original lost, the rest read
+
+    report = _report(run, str(path))
+    assert [i["line"] for i in report["input_issues"]] == [6, 8, 9]
+    assert [f["evidence"]["host"] for f in _low(report)] == ["gpu-node-b"]
+
+
+def test_small_messages_alone_are_not_judged() -> None:
+    lines = [line for line in TWO_HOSTS.read_text().splitlines() if '"coll_msg_size_bytes":8192,' in line]
+    rows = summarize(parse_inspector("\n".join(lines)))["communicators"]
+    assert rows and all("large_median_busbw_gbps" not in r for r in rows)
+    assert all(str(LARGE_MESSAGE_BYTES // (1024 * 1024)) in r["large_median_busbw_reason"] for r in rows)
+
+
+def test_a_file_cut_before_its_first_record_ends_is_one_sentence(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "inspector.log"
+    path.write_text(README.read_text()[:300])
+    code, _out, err = run("analyze", str(path))
+    assert code == 4
+    assert "no complete collective record" in err and "line 1" in err
+    assert "Traceback" not in err
