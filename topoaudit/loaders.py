@@ -359,9 +359,8 @@ def _load_nccl_ras(text: str, name: str) -> Loaded:
         f"NCCL RAS {dump.format} output: {len(dump.communicators)} communicator(s), {missing} rank(s) missing, "
         f"{len(dump.hosts)} host(s) named"
     )
-    return Loaded(
-        machine_from_ras(dump), SourceInfo("nccl-ras", name, description=description), extras={"nccl_ras": ras_to_dict(dump)}
-    )
+    source = SourceInfo("nccl-ras", name, description=description)
+    return Loaded(machine_from_ras(dump), source, extras={"nccl_ras": ras_to_dict(dump)})
 
 
 # --- topoaudit snapshot ---
@@ -428,7 +427,7 @@ def load_text(text: str, name: str) -> Loaded:
     raise InputError(
         f"{name}: not a format topoaudit reads (expected `nvidia-smi topo -m` output, a topoaudit snapshot "
         "or report, nccl-tests output, an NCCL_DEBUG=INFO log, an NCCL topology or graph dump (XML), "
-        "`nvidia-smi nvlink -s` or `topo -p2p` output, nvbandwidth output, or NCCL Inspector JSON)",
+        "`nvidia-smi nvlink -s` or `topo -p2p` output, nvbandwidth output, NCCL Inspector JSON, or NCCL RAS output)",
         hint="capture it with `nvidia-smi topo -m > topo.txt`",
     )
 
