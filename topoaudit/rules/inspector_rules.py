@@ -10,18 +10,28 @@ compared with each other.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding
+from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import finding, first_few
 
 LOW_RATIO = 0.7
 """Under this fraction of the oracle's figure, or of the other hosts' median, a host's busbw is low."""
 
 
-def judge_inspector(summary: dict[str, Any], spec: GpuSpec | None) -> list[Finding]:
-    """Return findings for all-reduce communicators whose large-message busbw is far below the expected figure."""
+Oracle = Callable[..., Any]
+"""``bench.oracle.expected_busbw``, handed in by the pipeline (rules sit below bench in the layers)."""
+
+
+def judge_inspector(summary: dict[str, Any], spec: GpuSpec | None, oracle: Oracle | None = None) -> list[Finding]:
+    """Return findings for all-reduce communicators whose large-message busbw is far below the expected figure.
+
+    ``oracle(spec, gpus_per_node, nodes=...)`` gives the figure (a Figure, or Unsupported); without an oracle
+    or a spec, hosts are compared with each other.
+    """
     rows = [
         r
         for r in summary.get("communicators", ())
@@ -30,7 +40,7 @@ def judge_inspector(summary: dict[str, Any], spec: GpuSpec | None) -> list[Findi
     found: list[Finding] = []
     unjudged: list[dict[str, Any]] = []
     for row in rows:
-        figure = _oracle(row, spec)
+        figure = _oracle(row, spec, oracle)
         if figure is None:
             unjudged.append(row)
             continue
@@ -54,16 +64,13 @@ def judge_inspector(summary: dict[str, Any], spec: GpuSpec | None) -> list[Findi
     return found
 
 
-def _oracle(row: dict[str, Any], spec: GpuSpec | None) -> Any:
-    if spec is None:
+def _oracle(row: dict[str, Any], spec: GpuSpec | None, oracle: Oracle | None) -> Any:
+    if spec is None or oracle is None:
         return None
-    from topoaudit.bench.oracle import expected_busbw
-    from topoaudit.model.values import Unsupported
-
     nodes, ranks = row["nnodes"], row["n_ranks"]
     if nodes < 1 or ranks % nodes:
         return None
-    figure = expected_busbw(spec, ranks // nodes, nodes=nodes)
+    figure = oracle(spec, ranks // nodes, nodes=nodes)
     return None if isinstance(figure, Unsupported) else figure
 
 
