@@ -114,9 +114,10 @@ def analyze(
 
         found += judge_captures(captures, machine, spec, None if isinstance(bench, Unsupported) else bench)
     if extras and "nccl_inspector" in extras:  # NCCL Inspector's per-collective busbw, held to the oracle
+        from topoaudit.bench.oracle import expected_busbw
         from topoaudit.rules.inspector_rules import judge_inspector
 
-        found += judge_inspector(extras["nccl_inspector"], spec)
+        found += judge_inspector(extras["nccl_inspector"], spec, expected_busbw)
     if extras and "nccl_ras" in extras:  # NCCL RAS: communicators with missing ranks or rank errors
         from topoaudit.rules.ras_rules import judge_ras_extra
 
