@@ -119,3 +119,17 @@ def test_garbled_ras_output_is_an_input_error_not_a_traceback(run: Run, text: st
     code, out, err = run("analyze", str(path))
     assert code == 4
     assert "Traceback" not in out + err and "ras.txt" in err
+
+
+def test_fleet_over_ras_dumps_fails_the_host_of_the_missing_rank(run: Run, tmp_path: Path) -> None:
+    doc = json.loads((RAS / "constructed-healthy.json").read_text())
+    comm = doc["communicators"][0]
+    gone = comm["ranks"].pop()
+    gone.update(host="172.16.64.246", status={"unresponsive": True, "considered_dead": True})
+    comm.update(ranks_count=1, missing_ranks_count=1, missing_ranks=[gone])
+    (tmp_path / "job-a.json").write_text(json.dumps(doc))
+    (tmp_path / "job-b.json").write_text((RAS / "constructed-healthy.json").read_text())
+    code, out, _ = run("fleet", str(tmp_path))
+    assert code == 1
+    assert "172.16.64.246 | FAIL: nccl-ras-ranks-missing" in out
+    assert "172.16.64.245 | PASS" in out

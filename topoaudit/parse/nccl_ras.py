@@ -357,11 +357,19 @@ def ras_from_dict(d: dict[str, Any]) -> RasDump:
 
 
 def machine_from_ras(dump: RasDump) -> Machine:
-    """The first host's GPUs as RAS names them (NVML index); no links: a RAS dump says nothing of the fabric.
+    """One host's GPUs as RAS names them (NVML index); no links: a RAS dump says nothing of the fabric.
 
-    The text form without rank lines gives only the job summary's GPUs per node, numbered from 0.
+    The host is the first one with a missing or failing rank (or a missing or dead process), else the first
+    host named: the report, and a fleet's drain list, then point at the node the findings are about. The
+    text form without rank lines gives only the job summary's GPUs per node, numbered from 0.
     """
-    host = dump.hosts[0] if dump.hosts else None
+    troubled = [
+        r.host
+        for c in dump.communicators
+        for r in (*c.missing, *c.ranks)
+        if (r.problem or r in c.missing) and isinstance(r.host, str)
+    ] + [p.host for p in dump.processes]
+    host = troubled[0] if troubled else dump.hosts[0] if dump.hosts else None
     indices = {
         r.gpu for c in dump.communicators for r in (*c.ranks, *c.missing) if r.host == host and isinstance(r.gpu, int)
     }

@@ -44,7 +44,11 @@ def _missing(c: RasCommunicator, dump: RasDump) -> Finding:
         hosts = sorted({p.host for p in dump.processes})
     else:
         hosts = sorted({r.host for r in ranks if isinstance(r.host, str)})
-    named = first_few([_where(r) for r in ranks], 4) if ranks else "ranks not listed by RAS"
+    named = (
+        first_few([_where(r) + (f" {r.problem}" if r.problem != "missing" else "") for r in ranks], 4)
+        if ranks
+        else "ranks not listed by RAS"
+    )
     size = f" of {c.size}" if isinstance(c.size, int) else ""
     host_text = f" on {', '.join(hosts)}" if hosts else ""
     dead = [p for p in dump.processes if p.state == "dead"]
