@@ -18,6 +18,9 @@ from topoaudit.model.finding import Finding
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import finding, first_few
 
+INSPECTOR_CODES = frozenset({"nccl-inspector-busbw-low"})
+"""The codes judged only from NCCL Inspector output."""
+
 LOW_RATIO = 0.7
 """Under this fraction of the oracle's figure, or of the other hosts' median, a host's busbw is low."""
 
@@ -32,11 +35,7 @@ def judge_inspector(summary: dict[str, Any], spec: GpuSpec | None, oracle: Oracl
     ``oracle(spec, gpus_per_node, nodes=...)`` gives the figure (a Figure, or Unsupported); without an oracle
     or a spec, hosts are compared with each other.
     """
-    rows = [
-        r
-        for r in summary.get("communicators", ())
-        if r.get("coll") == "AllReduce" and isinstance(r.get("large_median_busbw_gbps"), (int, float))
-    ]
+    rows = _large_all_reduce(summary)
     found: list[Finding] = []
     unjudged: list[dict[str, Any]] = []
     for row in rows:
@@ -62,6 +61,14 @@ def judge_inspector(summary: dict[str, Any], spec: GpuSpec | None, oracle: Oracl
             )
     found += _compare_hosts(unjudged)
     return found
+
+
+def _large_all_reduce(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in summary.get("communicators", ())
+        if r.get("coll") == "AllReduce" and isinstance(r.get("large_median_busbw_gbps"), (int, float))
+    ]
 
 
 def _oracle(row: dict[str, Any], spec: GpuSpec | None, oracle: Oracle | None) -> Any:
@@ -109,3 +116,16 @@ def _compare_hosts(rows: list[dict[str, Any]]) -> list[Finding]:
 def _comm(row: dict[str, Any]) -> str:
     name = row["comm_name"]
     return row["comm_id"] if name == "unknown" else f"{row['comm_id']} ({name})"
+
+
+def inspector_judgement(code: str, extras: dict[str, Any]) -> str | None:
+    """Why ``code`` was not judged on a report (None when it was, or is not an Inspector code)."""
+    if code not in INSPECTOR_CODES:
+        return None
+    summary = extras.get("nccl_inspector")
+    if not isinstance(summary, dict):
+        return "judged from NCCL Inspector output; this report has none"
+    if not _large_all_reduce(summary):
+        mib = summary.get("large_message_bytes", 0) // (1024 * 1024)
+        return f"the NCCL Inspector output has no all-reduce of {mib} MiB or more to judge"
+    return None
