@@ -22,6 +22,7 @@ from topoaudit.render import RenderOptions
 from topoaudit.render.common import xml_text as x
 from topoaudit.rules.capture_rules import capture_judgement
 from topoaudit.rules.codes import CODES
+from topoaudit.rules.inspector_rules import inspector_judgement
 from topoaudit.rules.nccl_rules import LOG_CODES
 
 _BENCH_PREFIXES = ("bench-", "measured-")
@@ -158,6 +159,8 @@ def _not_judged(
         return "judged across many nodes by `topoaudit fleet`, not on one node's report"
     if (captured := capture_judgement(code, report)) is not None:  # a pasted capture's facts
         return captured
+    if (inspected := inspector_judgement(code, report.extras)) is not None:
+        return inspected
     if area == "bench" and not has_bench:
         return "no bench in this report (run `topoaudit bench` to measure)"
     if code in LOG_CODES and not isinstance(report.nccl, NcclView):
