@@ -126,3 +126,16 @@ def test_a_file_cut_before_its_first_record_ends_is_one_sentence(run: Run, tmp_p
     assert code == 4
     assert "no complete collective record" in err and "line 1" in err
     assert "Traceback" not in err
+
+
+def test_junit_counts_the_code_judged_only_where_an_all_reduce_was_large_enough(run: Run, tmp_path: Path) -> None:
+    def case(*args: str) -> str:
+        code, out, err = run("analyze", *args, "--format", "junit")
+        assert code == 0, err
+        start = out.index(f'name="{CODE}"')
+        tag_end = out.index(">", start)
+        return "" if out[tag_end - 1] == "/" else out[tag_end : out.index("</testcase>", start)]
+
+    assert "<system-out>[warn] Host gpu-node-b" in case(str(TWO_HOSTS))
+    assert "judged from NCCL Inspector output; this report has none" in case("--example", "hgx-h100")
+    assert "no all-reduce of 256 MiB or more" in case(str(VERBOSE))  # one ReduceScatter only
