@@ -133,3 +133,23 @@ def test_fleet_over_ras_dumps_fails_the_host_of_the_missing_rank(run: Run, tmp_p
     assert code == 1
     assert "172.16.64.246 | FAIL: nccl-ras-ranks-missing" in out
     assert "172.16.64.245 | PASS" in out
+
+
+def test_nccl_docs_dead_excerpt_fails_naming_the_dead_process_host(run: Run) -> None:
+    code, out, _ = run("analyze", str(RAS / "doc-dead.txt"), "--format", "json")
+    assert code == 1
+    (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "nccl-ras-ranks-missing"]
+    assert "rank 21" in f["message"] and "172.16.64.213" in f["message"] and "dead" in f["message"]
+    assert f["evidence"]["processes"] == [{"state": "dead", "host": "172.16.64.213", "pid": 3487984, "gpus": "5"}]
+
+
+def test_nccl_docs_mismatch_sample_is_not_a_failure(run: Run) -> None:
+    # ranks at different operation counts while collectives run: the docs call it no cause for concern
+    dump = parse_nccl_ras((RAS / "doc-mismatch.txt").read_text())
+    assert [(c.ident, c.size, c.missing_count) for c in dump.communicators] == [("#0-0 (27a079b828ff1a75)", 32, 0)]
+    assert [(r.rank, r.host, r.problem) for r in dump.communicators[0].ranks][:2] == [
+        (0, "172.16.64.210", ""),
+        (2, "172.16.64.210", ""),
+    ]
+    code, out, _ = run("analyze", str(RAS / "doc-mismatch.txt"), "--format", "json")
+    assert code == 0 and not [c for c in _codes(out) if c.startswith("nccl-ras-")]

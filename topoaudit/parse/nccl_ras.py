@@ -98,7 +98,9 @@ def looks_like_nccl_ras(text: str) -> bool:
 
 
 _TEXT_SIGNS = re.compile(
-    r"^Job summary\n=+\s*$|^Group\s+Comms\s+Nodes\s+Ranks\s+Ranks\s+Ranks\s+Status\s+Errors\s*$", re.M
+    r"^Job summary\n=+\s*$|^Group\s+Comms\s+Nodes\s+Ranks\s+Ranks\s+Ranks\s+Status\s+Errors\s*$"
+    r"|^Errors\n=+\n\n(?:INCOMPLETE|DEAD|#\d+-\d+ \([0-9a-f]+\) (?:INCOMPLETE|ERROR))\s*$",  # the Errors section alone
+    re.M,
 )
 
 
@@ -223,6 +225,7 @@ def _parse_text(text: str, name: str) -> RasDump:
     comm_errors: dict[str, list[str]] = {}
     comm_ranks: dict[str, list[RasRank]] = {}
     timeouts = 0
+    kind = ""  # what the rank lines of a communicator's block are: "missing" | "error" | "warn"
     after_summary = False
     for i, line in enumerate(lines):
         if line.startswith("Job summary"):
@@ -237,15 +240,17 @@ def _parse_text(text: str, name: str) -> RasDump:
             sizes[int(m[1])] = int(m[5])
             continue
         if line.strip() in ("Errors", "Warnings") and i + 1 < len(lines) and lines[i + 1].startswith("==="):
-            section, block = line.strip(), ""
+            section, block, kind = line.strip(), "", ""
             continue
         if m := _SECTION.match(line):
             block = m[1]
             continue
         if m := _COMM.match(line):
-            block = m[1] if section == "Errors" and m[2] in ("INCOMPLETE", "ERROR") else ""
-            if block:
-                comm_missing.setdefault(block, [])
+            # a communicator's block: its missing ranks (INCOMPLETE), ranks in error (ERROR), or, under
+            # Warnings, ranks RAS has data for whose counts or status differ (MISMATCH: no fault by itself)
+            block = m[1]
+            kind = "warn" if section != "Errors" else "missing" if m[2] == "INCOMPLETE" else "error"
+            comm_missing.setdefault(block, [])
             continue
         if t := _TIMEOUTS.search(line):
             timeouts += int(t[1])
@@ -264,13 +269,29 @@ def _parse_text(text: str, name: str) -> RasDump:
                 comm_errors.setdefault(block, []).append(m[1])
             elif m := _RANK_LINE.match(line):
                 gpu = int(m[3]) if m[3] is not None else int(m[2])
-                is_error = block in comm_errors
-                target = comm_ranks if is_error else comm_missing
-                target.setdefault(block, []).append(
-                    RasRank(int(m[1]), m[5], int(m[4]), gpu, "error" if is_error else "missing")
-                )
+                problem = {"missing": "missing", "error": "error"}.get(kind, "")
+                target = comm_missing if kind == "missing" else comm_ranks
+                target.setdefault(block, []).append(RasRank(int(m[1]), m[5], int(m[4]), gpu, problem))
             elif m := _RANK_NOT_FOUND.match(line):
                 comm_missing[block].append(RasRank(int(m[1]), NOT_IN_DUMP, problem="missing"))
+    if not table and comm_missing:  # the Errors section quoted alone: its communicators, sizes unknown
+        return RasDump(
+            "text",
+            NOT_IN_DUMP,
+            tuple(
+                RasCommunicator(
+                    ident,
+                    NOT_IN_DUMP,
+                    tuple(comm_ranks.get(ident, ())),
+                    tuple(missing),
+                    max(comm_counts.get(ident, 0), len(missing)),
+                    tuple(comm_errors.get(ident, ())),
+                )
+                for ident, missing in comm_missing.items()
+            ),
+            tuple(processes),
+            timeouts,
+        )
     if not table:
         raise InputError(
             f"{name}: NCCL RAS text output without its communicator table (the `Group  Comms ...` rows); "

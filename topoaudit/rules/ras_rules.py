@@ -30,7 +30,7 @@ def _rank_evidence(r: RasRank) -> dict[str, Any]:
     for key in ("host", "pid", "gpu"):
         value = getattr(r, key)
         if not isinstance(value, (int, str)):
-            value = f"not in the RAS output ({value.reason})"
+            value = value.reason
         out[key] = value
     if r.problem:
         out["problem"] = r.problem
