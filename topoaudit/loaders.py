@@ -342,8 +342,8 @@ def _load_nccl_inspector(text: str, name: str) -> Loaded:
 # --- NCCL RAS status (`ncclras`, text or `-f json`) ---
 def _is_nccl_ras(text: str) -> bool:
     head = text[:65536]
-    if "Group     Comms" not in head and "Job summary" not in head and '"missing_ranks' not in head:  # cheap test first
-        return False
+    if not any(sign in head for sign in ("Group     Comms", "Job summary", '"missing_ranks', "Errors\n======")):
+        return False  # cheap test first
     from topoaudit.parse.nccl_ras import looks_like_nccl_ras
 
     return looks_like_nccl_ras(text)
