@@ -139,3 +139,13 @@ def test_junit_counts_the_code_judged_only_where_an_all_reduce_was_large_enough(
     assert "<system-out>[warn] Host gpu-node-b" in case(str(TWO_HOSTS))
     assert "judged from NCCL Inspector output; this report has none" in case("--example", "hgx-h100")
     assert "no all-reduce of 256 MiB or more" in case(str(VERBOSE))  # one ReduceScatter only
+
+
+def test_a_saved_report_is_judged_again_with_the_model_named_later(run: Run, tmp_path: Path) -> None:
+    code, out, err = run("analyze", str(TWO_HOSTS), "--format", "json")
+    assert code == 0, err
+    saved = tmp_path / "report.json"
+    saved.write_text(out)
+    (low,) = _low(_report(run, str(saved), "--gpu-model", "H100 80GB HBM3"))
+    assert low["evidence"]["host"] == "gpu-node-b"
+    assert "expected_busbw_gbps" in low["evidence"]  # held to the oracle now, not to the other host
