@@ -69,16 +69,18 @@ def parse_inspector(text: str, name: str = "<input>") -> InspectorLog:
     versions: list[str] = []
     p2p = 0
     pos, end = 0, len(text)
+    line, counted = 1, 0  # the line at ``counted``, advanced as the reader goes (never recounted from the start)
     while True:
         pos = _skip_space(text, pos)
         if pos >= end:
             break
-        line = text.count("\n", 0, pos) + 1
+        line, counted = line + text.count("\n", counted, pos), pos
         try:
             obj, stop = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             pos = _next_object(text, pos)
-            last = text.count("\n", 0, pos) if pos < end else text.rstrip().count("\n") + 1
+            last = line + text.count("\n", counted, pos) - (1 if pos < end else 0)
+            last = max(last, line)
             span = f"lines {line} to {last}" if last > line else f"line {line}"
             notes.append((line, f"{span}: not a JSON object ({exc.msg}); skipped"))
             continue
