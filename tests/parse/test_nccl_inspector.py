@@ -73,6 +73,11 @@ def test_slow_host_is_named_when_hosts_are_compared(run: Run) -> None:
     assert low["evidence"]["host"] == "gpu-node-b"
     assert low["evidence"]["comm_ids"] == ["0x9e7d00d1e5c3f4"]
     assert low["evidence"]["busbw_gbps"] < 0.7 * low["evidence"]["others_median_busbw_gbps"]
+    rows = {r["host"]: r for r in _report(run, str(TWO_HOSTS))["extras"]["nccl_inspector"]["communicators"]}
+    sweep = rows["gpu-node-b"]["by_size"]
+    assert [s["msg_size_bytes"] for s in sweep] == [8192, 1 << 20, 64 << 20, 256 << 20, 1 << 30, 4 << 30]
+    assert all(s["collectives"] == 16 for s in sweep)  # 8 ranks, two passes
+    assert rows["gpu-node-a"]["by_size"][-1]["median_busbw_gbps"] > 2 * sweep[-1]["median_busbw_gbps"]
     assert "gpu-node-a" not in low["message"]
 
 

@@ -198,7 +198,11 @@ def summarize(log: InspectorLog) -> dict[str, Any]:
             "median_busbw_gbps": round(statistics.median(r.busbw_gbps for r in recs), 3),
             "large_collectives": len(large),
             "first_line": first.line,
+            "by_size": _by_size(recs),
         }
+        stamps = [r.dump_timestamp_us for r in recs if r.dump_timestamp_us >= 0]
+        if stamps:  # when the collectives were written: the span the busbw figures cover
+            row["first_dump_timestamp_us"], row["last_dump_timestamp_us"] = min(stamps), max(stamps)
         if large:
             row["large_median_busbw_gbps"] = round(statistics.median(large), 3)
         else:
@@ -211,6 +215,17 @@ def summarize(log: InspectorLog) -> dict[str, Any]:
         "large_message_bytes": LARGE_MESSAGE_BYTES,
         "communicators": rows,
     }
+
+
+def _by_size(recs: list[InspectorRecord]) -> list[dict[str, Any]]:
+    """Median busbw per message size, smallest first: the row's sweep as its collectives ran it."""
+    sizes: dict[int, list[float]] = {}
+    for r in recs:
+        sizes.setdefault(r.msg_size_bytes, []).append(r.busbw_gbps)
+    return [
+        {"msg_size_bytes": size, "collectives": len(bws), "median_busbw_gbps": round(statistics.median(bws), 3)}
+        for size, bws in sorted(sizes.items())
+    ]
 
 
 def gpus_per_host(log: InspectorLog) -> int:
