@@ -153,3 +153,16 @@ def test_nccl_docs_mismatch_sample_is_not_a_failure(run: Run) -> None:
     ]
     code, out, _ = run("analyze", str(RAS / "doc-mismatch.txt"), "--format", "json")
     assert code == 0 and not [c for c in _codes(out) if c.startswith("nccl-ras-")]
+
+
+def test_junit_says_the_ras_codes_were_not_judged_on_a_report_without_ras_output(run: Run) -> None:
+    def case(code_name: str, *args: str) -> str:
+        code, out, err = run("analyze", *args, "--format", "junit")
+        assert code in (0, 1), err
+        start = out.index(f'name="{code_name}"')
+        tag_end = out.index(">", start)
+        return "" if out[tag_end - 1] == "/" else out[tag_end : out.index("</testcase>", start)]
+
+    for code_name in ("nccl-ras-ranks-missing", "nccl-ras-rank-error"):
+        assert "judged from NCCL RAS output" in case(code_name, "--example", "hgx-h100")
+    assert "<failure" in case("nccl-ras-ranks-missing", str(RAS / "constructed-missing-rank.txt"))

@@ -24,6 +24,7 @@ from topoaudit.rules.capture_rules import capture_judgement
 from topoaudit.rules.codes import CODES
 from topoaudit.rules.inspector_rules import inspector_judgement
 from topoaudit.rules.nccl_rules import LOG_CODES
+from topoaudit.rules.ras_rules import ras_judgement
 
 _BENCH_PREFIXES = ("bench-", "measured-")
 
@@ -161,6 +162,8 @@ def _not_judged(
         return captured
     if (inspected := inspector_judgement(code, report.extras)) is not None:
         return inspected
+    if (ras := ras_judgement(code, report.extras)) is not None:
+        return ras
     if area == "bench" and not has_bench:
         return "no bench in this report (run `topoaudit bench` to measure)"
     if code in LOG_CODES and not isinstance(report.nccl, NcclView):

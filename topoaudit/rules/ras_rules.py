@@ -90,3 +90,13 @@ def judge_ras(dump: RasDump) -> list[Finding]:
         if c.errors or any(r.problem for r in c.ranks):
             found.append(_errors(c))
     return found
+
+
+RAS_CODES = frozenset({"nccl-ras-ranks-missing", "nccl-ras-rank-error"})
+
+
+def ras_judgement(code: str, extras: dict[str, Any]) -> str | None:
+    """Why ``code`` was not judged on a report (None when it was, or is not a RAS code)."""
+    if code not in RAS_CODES or isinstance(extras.get("nccl_ras"), dict):
+        return None
+    return "judged from NCCL RAS output (`ncclras`); this report has none"
