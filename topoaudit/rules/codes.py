@@ -84,6 +84,13 @@ CODES: dict[str, CodeInfo] = {
             "can use all GPUs.",
         ),
         _c(
+            "gpus-short-of-node",
+            "warn",
+            "Fewer GPUs than any slice of the model's baseboard (7 of 8): a GPU may be missing",
+            "Compare `nvidia-smi -L` with what was rented; check the kernel log for Xid 79 (fallen off the bus) "
+            "and `lspci -d 10de:` for a GPU the driver did not claim; pass --expect-gpus N to make it a failure.",
+        ),
+        _c(
             "input-recovered",
             "warn",
             "The input was damaged and partly recovered",
