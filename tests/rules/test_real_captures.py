@@ -175,14 +175,12 @@ B300_SHORT = Row(
 )  # fmt: skip
 TABLE.append(B300_SHORT)
 TABLE.append(
-    pytest.param(  # type: ignore[arg-type]
-        Row("captures/nvbandwidth-7xb300-sxm6-dell-xe9780-one-gpu-missing-1.txt", "NVIDIA B300 SXM6", "warn", "", ""),
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="7 GPUs of a model that ships as an 8-GPU HGX baseboard pass without a finding; no rule compares "
-            "the GPU count with the catalog's node size (only --expect-gpus catches it)",
-        ),
-        id="nvbandwidth-7xb300-sxm6-dell-xe9780-one-gpu-missing-1 [--gpu-model NVIDIA B300 SXM6]",
+    Row(
+        "captures/nvbandwidth-7xb300-sxm6-dell-xe9780-one-gpu-missing-1.txt",
+        "NVIDIA B300 SXM6",
+        "warn",
+        "",
+        "gpus-short-of-node:warn",
     )
 )
 

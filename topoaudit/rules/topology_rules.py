@@ -426,8 +426,33 @@ def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
 
 
+def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Flag a GPU count that no slice of the model's baseboard has: 7 of an 8-GPU HGX means one went missing.
+
+    Providers rent 1, 2 or 4 GPUs of a baseboard, so fewer GPUs alone is no fault; a count that does not
+    divide the baseboard's (7, 6, 5, 3 of 8) is how a GPU that fell off the bus or was never passed through
+    looks when the input only lists the GPUs it saw.
+    """
+    spec, count = ctx.spec, len(ctx.machine.gpus)
+    if sorted(g.index for g in ctx.machine.gpus) != list(range(count)):
+        return  # an excerpt ("GPU 0, GPU 1, ..., GPU 7"): the driver numbers every GPU it sees from 0
+    if spec is None or not spec.one_domain or spec.domain_size > spec.node_gpus:
+        return  # unknown model, bridged/PCIe cards, or NVL rack trays: no baseboard to count against
+    if 0 < count < spec.node_gpus and spec.node_gpus % count:
+        slices = [n for n in range(1, spec.node_gpus) if spec.node_gpus % n == 0]
+        yield finding(
+            "gpus-short-of-node",
+            f"{count} GPUs of {spec.name}, which ships {spec.node_gpus} to a baseboard; a slice of one is "
+            f"{', '.join(map(str, slices[:-1]))} or {slices[-1]} GPUs, so {spec.node_gpus - count} GPU(s) may be "
+            "missing (fallen off the bus, or not passed through to this VM).",
+            gpus=count,
+            node_gpus=spec.node_gpus,
+        )
+
+
 RULES = (
     gpu_lost,
+    gpus_short_of_node,
     split_domain,
     nvlink_absent,
     missing_nvlink,
