@@ -239,3 +239,35 @@ def test_a_report_without_findings_says_there_is_nothing_to_repair(capsys) -> No
     code, script, _ = run(capsys, "analyze", "--example", "hgx-h100", "--format", "remedy")
     assert code == 0 and _runnable(script) == ["set -euo pipefail"]
     assert "# No finding of this report has a remedy topoaudit can write as a command for this box." in script
+
+
+NCCL_LOGS = Path(__file__).parents[1] / "fixtures" / "nccl"
+
+
+@pytest.mark.parametrize(
+    ("log", "code", "commands"),
+    [
+        (
+            "constructed-2.26-warn-timestamps-fm-down.txt",
+            "nccl-fabric-manager-down",
+            ["systemctl start nvidia-fabricmanager", "systemctl enable nvidia-fabricmanager"],
+        ),
+        (
+            "constructed-2.21-two-nodes-slurm-prefix-gdr-off.txt",
+            "nccl-gdr-disabled",
+            ["modprobe nvidia_peermem", "echo nvidia_peermem > /etc/modules-load.d/nvidia-peermem.conf"],
+        ),
+    ],
+)
+def test_host_causes_found_in_an_nccl_log_bring_their_commands(log: str, code: str, commands: list[str]) -> None:
+    """A fault NCCL's log shows (error 802, GPUDirect RDMA off) gets the same repair lines as the probe's."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "topoaudit", "analyze", str(NCCL_LOGS / log), "--format", "remedy"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert f"# --- {code}" in proc.stdout
+    runnable = [line for line in proc.stdout.splitlines() if line and not line.startswith("#")]
+    assert runnable == ["set -euo pipefail", *commands]

@@ -9,6 +9,7 @@ Every finding quotes its evidence: the log lines, with their line numbers.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 
@@ -19,6 +20,7 @@ from topoaudit.model.nccl import PATTERN_NAMES, LogLine, NcclTransport, NcclView
 from topoaudit.model.report import AuditOptions
 from topoaudit.model.topology import Domain, format_gpus
 from topoaudit.rules.base import as_sentence, finding
+from topoaudit.rules.probe_rules import PEERMEM_COMMANDS, fabric_manager_commands
 
 LOG_CODES = frozenset(
     {
@@ -259,23 +261,25 @@ def _gdr_disabled(view: NcclView) -> Iterator[Finding]:
         return
     hcas = sorted({g.hca for g in off})
     what = f"for HCA {', '.join(hcas)}" if hcas else f"on {len(plain_net)} network connection(s) without /GDRDMA"
-    yield finding(
+    gdr_off = finding(
         "nccl-gdr-disabled",
         f"NCCL has GPUDirect RDMA disabled {what}: inter-node traffic is copied through host memory.",
         hcas=hcas,
         log_lines=quote([*(g.evidence for g in off), *(t.first for t in plain_net)]),
     )
+    yield dataclasses.replace(gdr_off, remedy_commands=PEERMEM_COMMANDS)
 
 
 def _known_warnings(view: NcclView) -> Iterator[Finding]:
     fm = [w.evidence for w in view.warnings if _CUDA_802.search(w.message) and "cuda" in w.message.lower()]
     if fm:
-        yield finding(
+        fm_down = finding(
             "nccl-fabric-manager-down",
             "NCCL failed with CUDA error 802 ('system not yet initialized'): the NVSwitch fabric manager is not "
             "running, so the GPUs cannot use NVLink.",
             log_lines=quote(fm),
         )
+        yield dataclasses.replace(fm_down, remedy_commands=tuple(fabric_manager_commands()))
     nvls = [
         w.evidence
         for w in view.warnings

@@ -184,7 +184,7 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         return
     fm = machine.host.fabric_manager
     fm_note = " The fabric manager is not running." if fm == "not running" else ""
-    commands = _fabric_manager_commands() if fm == "not running" else []
+    commands = fabric_manager_commands() if fm == "not running" else []
     bad: dict[str, str] = {}
     unknown: list[str] = []
     for gpu in live:
@@ -225,7 +225,8 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             yield Skipped("fabric-not-ready", f"fabric state not available: {unknown[0]}")
 
 
-def _fabric_manager_commands() -> list[RemedyCommand]:
+def fabric_manager_commands() -> list[RemedyCommand]:
+    """Start the fabric manager now and at every boot (probe facts and NCCL's CUDA error 802 both call for it)."""
     return [
         RemedyCommand(
             "systemctl start nvidia-fabricmanager",
