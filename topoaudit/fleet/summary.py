@@ -158,7 +158,7 @@ def fingerprint(report: Report) -> Fingerprint:
 
 
 def figures(report: Report) -> tuple[Figure, ...]:
-    """Every figure the fleet compares: busbw per group and size, pair busbw, per-pair links, NIC rates."""
+    """Every figure the fleet compares: busbw per group and size, pair busbw, NCCL Inspector busbw, links, NIC rates."""
     out: list[Figure] = []
     bench = report.bench
     if isinstance(bench, BenchResult):
@@ -169,6 +169,7 @@ def figures(report: Report) -> tuple[Figure, ...]:
             if isinstance(group.latency_p50_us, (int, float)):
                 out.append(Figure(f"latency p50 {group.name}", "us", float(group.latency_p50_us)))
         out.extend(Figure(f"busbw pair {p.a}-{p.b}", "GB/s", p.busbw_gbps) for p in bench.pairs)
+    out.extend(_inspector_figures(report))
     for link in report.machine.links:
         if link.a.startswith("GPU") and link.b.startswith("GPU"):
             out.append(Figure(f"NVLinks {link.a}-{link.b}", "links", float(link.nvlinks)))
@@ -181,6 +182,24 @@ def figures(report: Report) -> tuple[Figure, ...]:
             name = nic.device if isinstance(nic.device, str) else nic.label
             out.append(Figure(f"NIC {name} rate", "Gb/s", float(nic.link_rate_gbps)))
     return tuple(out)
+
+
+def _inspector_figures(report: Report) -> list[Figure]:
+    """NCCL Inspector's median busbw per collective, rank count and size: what the node's own jobs reached.
+
+    Communicator ids differ from node to node, so a figure is named by the collective and its rank count.
+    """
+    summary = report.extras.get("nccl_inspector") if isinstance(report.extras, dict) else None
+    if not isinstance(summary, dict):
+        return []
+    out = []
+    for comm in summary.get("communicators", ()):
+        for row in comm.get("by_size", ()) if isinstance(comm, dict) else ():
+            size, busbw = row.get("msg_size_bytes"), row.get("median_busbw_gbps")
+            if isinstance(size, int) and size >= MIN_FIGURE_BYTES and isinstance(busbw, (int, float)):
+                name = f"Inspector {comm.get('coll')} {comm.get('n_ranks')} ranks @ {size_label(size)}"
+                out.append(Figure(name, "GB/s", float(busbw)))
+    return out
 
 
 def _gpu_ids(report: Report) -> tuple[tuple[str, str], ...]:
