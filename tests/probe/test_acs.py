@@ -14,8 +14,8 @@ from fakenvml import Scenario
 from test_host_checks import codes, finding
 from test_scenarios import audit, run
 
+from topoaudit.model.host_checks import acs_flags
 from topoaudit.probe.collect import probe
-from topoaudit.probe.interpret import acs_flags
 from topoaudit.probe.snapshot import snapshot_from_json, snapshot_to_json
 from topoaudit.probe.sysfs import ACS_ROOT_ONLY, acs_bridges
 

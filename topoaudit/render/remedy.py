@@ -7,51 +7,28 @@ script starts with ``set -euo pipefail`` and a header naming the host and the re
 nothing was applied. The commands are data in the report, so ``topoaudit report report.json --format remedy``
 prints the same script on any machine.
 
-A saved report may come from anywhere: a command that is not one of the shapes the rules write is printed as a
-comment, never as a line the shell would run.
+A saved report may come from anywhere. Its commands are never copied: each is written again from its template and
+typed values (:func:`topoaudit.rules.remedies.rebuild`), and one whose template is unknown or whose values are not
+of their type is named in a comment, never printed as a line the shell would run. Report text reaches the script
+only inside comments, with every control, format and line-separator character removed.
 """
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 from topoaudit.model.finding import Finding, RemedyCommand
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
-
-_BDF = r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]"
-_NAME = r"[A-Z][A-Z0-9_]*"
-_NCCL_CONF_SED = rf"sed -i\.topoaudit\.bak( -e '/\^\[\[:space:\]\]\*{_NAME}\[\[:space:\]\]\*=/d')+ /etc/nccl\.conf"
-# Every command shape a rule writes (topoaudit/rules/probe_rules.py); the undo lines take the same shapes.
-_SHAPES = tuple(
-    re.compile(p)
-    for p in (
-        rf"setpci -s {_BDF} ECAP_ACS\+0x6\.w=[0-9a-f]{{4}}(  # or reboot)?",
-        r"modprobe( -r)? nvidia_peermem",
-        r"echo nvidia_peermem > /etc/modules-load\.d/nvidia-peermem\.conf",
-        r"rm /etc/modules-load\.d/nvidia-peermem\.conf",
-        r"systemctl (start|stop|enable|disable|restart) nvidia-fabricmanager",
-        rf"unset {_NAME}",
-        rf"export {_NAME}=('[^'\n]*'|[A-Za-z0-9_@%+=:,./-]+)",
-        _NCCL_CONF_SED,
-        r"mv /etc/nccl\.conf\.topoaudit\.bak /etc/nccl\.conf",
-        rf"lspci -vv -s {_BDF} \| grep -E 'LnkCap:\|LnkSta:' \|\| true",
-    )
-)
+from topoaudit.rules.remedies import InvalidRemedy, plain_text, rebuild
 
 
-def known_shape(command: str) -> bool:
-    """Whether ``command`` is one of the commands the rules write (anything else is never printed to run)."""
-    return any(p.fullmatch(command) for p in _SHAPES)
+def _clean(text: object) -> str:
+    """Report text as it may appear in a comment: no character that could end the comment line survives."""
+    return plain_text(text, 2000)
 
 
-def _clean(text: str) -> str:
-    """Control characters and line breaks of a hostile report become spaces: they cannot end a comment."""
-    return re.sub(r"[\x00-\x1f\x7f]+", " ", text).strip()
-
-
-def _comment(text: str) -> str:
+def _comment(text: object) -> str:
     return "# " + _clean(text)
 
 
@@ -85,20 +62,28 @@ def _header(report: Report, with_commands: int) -> list[str]:
     return [*lines, "", "set -euo pipefail", ""]
 
 
-def _command_lines(cmd: RemedyCommand, done: set[str]) -> list[str]:
-    if not known_shape(cmd.command):
-        return [_comment(f"left out (not a command topoaudit writes): {cmd.command}")]
+def _command_lines(saved: RemedyCommand, done: set[str]) -> list[str]:
+    try:
+        cmd = rebuild(saved)
+    except InvalidRemedy as exc:
+        return [_comment(f"left out, not a command topoaudit writes: {exc}")]
     if cmd.command in done:
         return [_comment(f"already above: {cmd.command}")]
     done.add(cmd.command)
     lines = _wrapped("changes:", cmd.changes)
-    if cmd.undo and known_shape(cmd.undo):
-        lines.append(_comment(f"undo:    {cmd.undo}"))
-    elif cmd.undo:
-        lines.append(_comment("undo:    (not a command topoaudit writes; left out)"))
-    else:
-        lines.append("# undo:    nothing to undo")
+    lines.append(_comment(f"undo:    {cmd.undo}") if cmd.undo else "# undo:    nothing to undo")
     return [*lines, cmd.command]
+
+
+def runnable_commands(finding: Finding) -> list[RemedyCommand]:
+    """The finding's commands as the script prints them to run: rebuilt from their templates, the invalid left out."""
+    rebuilt = []
+    for saved in finding.remedy_commands:
+        try:
+            rebuilt.append(rebuild(saved))
+        except InvalidRemedy:
+            continue
+    return rebuilt
 
 
 def _finding_lines(f: Finding, done: set[str]) -> list[str]:
@@ -123,5 +108,5 @@ def render(report: Report, options: RenderOptions | None = None) -> str:
         body += _finding_lines(f, done)
     if not findings:
         body.append("# The audit found nothing to repair.")
-    runnable = sum(1 for f in findings for c in f.remedy_commands if known_shape(c.command))
+    runnable = sum(len(runnable_commands(f)) for f in findings)
     return "\n".join([*_header(report, runnable), *body]).rstrip("\n") + "\n"

@@ -12,8 +12,6 @@ needs it reports itself skipped (``--strict`` then exits 3), a rule that does no
 from __future__ import annotations
 
 import dataclasses
-import re
-import shlex
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -22,6 +20,7 @@ from topoaudit.model.machine import Gpu, Machine, PathLevel
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules.base import RuleContext, finding, first_few
+from topoaudit.rules.remedies import NCCL_VARIABLES, PCI_BUS_ID, remedy
 
 if TYPE_CHECKING:  # a machine without host checks (a pasted matrix) does not load their model
     from topoaudit.model.host_checks import AcsBridge, HostChecks, PcieHop, RdmaPort
@@ -58,28 +57,18 @@ def _redirecting(acs: object) -> list[AcsBridge]:
 def acs_clear_commands(bridges: Iterable[AcsBridge]) -> list[RemedyCommand]:
     """``setpci -s BDF ECAP_ACS+0x6.w=0000`` per bridge (NCCL's troubleshooting guide), undone with the value read."""
     return [
-        RemedyCommand(
-            f"setpci -s {b.bridge} ECAP_ACS+0x6.w=0000",
-            f"clears the ACS control of bridge {b.bridge} (now {b.control:#06x}: {' '.join(b.enabled) or 'none'}) "
-            "until the next boot",
-            f"setpci -s {b.bridge} ECAP_ACS+0x6.w={b.control:04x}  # or reboot",
-        )
+        remedy("acs-clear", bridge=b.bridge, control=b.control)
         for b in bridges
-        if isinstance(b.control, int)
+        if isinstance(b.control, int) and PCI_BUS_ID.fullmatch(b.bridge.lower())
     ]
 
 
-def _link_check(bus: str, who: str, slots: object) -> RemedyCommand:
+def _link_check(bus: str, who: str, slots: object) -> list[RemedyCommand]:
+    """The ``lspci`` link check of one device, naming the physical slot to reseat it in where the firmware names it."""
+    if not PCI_BUS_ID.fullmatch(bus.lower()):
+        return []
     slot = slots.get(bus.rpartition(".")[0]) if isinstance(slots, dict) else None
-    where = f"physical slot {slot}" if slot else "its slot"
-    return RemedyCommand(
-        f"lspci -vv -s {bus} | grep -E 'LnkCap:|LnkSta:' || true",
-        f"changes nothing: shows the link {who} ({bus}) can train to and the one it trained to; if LnkSta stays "
-        f"below LnkCap under load, power off and reseat {who} (card, riser or cable) in {where}",
-    )
-
-
-_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+    return [remedy("pcie-link-check", device=bus, who=who, slot=slot or "")]
 
 
 def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
@@ -228,17 +217,8 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 def fabric_manager_commands() -> list[RemedyCommand]:
     """Start the fabric manager now and at every boot (probe facts and NCCL's CUDA error 802 both call for it)."""
     return [
-        RemedyCommand(
-            "systemctl start nvidia-fabricmanager",
-            "starts NVIDIA's fabric manager, which registers the GPUs with the NVSwitch fabric (its version must "
-            "match the driver's: `nvidia-smi` and `nv-fabricmanager --version`)",
-            "systemctl stop nvidia-fabricmanager",
-        ),
-        RemedyCommand(
-            "systemctl enable nvidia-fabricmanager",
-            "starts the fabric manager at every boot",
-            "systemctl disable nvidia-fabricmanager",
-        ),
+        remedy("service-start", service="nvidia-fabricmanager"),
+        remedy("service-enable", service="nvidia-fabricmanager"),
     ]
 
 
@@ -396,7 +376,7 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         if problems:
             rows.append({"gpu": gpu.label, "problems": problems, "under_load": str(pcie.under_load)})
             if (width < width_max or (gen < gen_max and loaded)) and isinstance(gpu.pci_bus_id, str):
-                commands.append(_link_check(gpu.pci_bus_id, gpu.label, slots))
+                commands += _link_check(gpu.pci_bus_id, gpu.label, slots)
     if not rows:
         return
     alike: dict[str, list[str]] = {}  # GPUs with the same problems are named once, together
@@ -464,33 +444,22 @@ NCCL_CONF = "/etc/nccl.conf"
 
 
 def nccl_unset_commands(settings: Iterable[tuple[str, str, str]]) -> list[RemedyCommand]:
-    """``unset NAME`` for a variable of the environment, one ``sed`` (with a backup) for /etc/nccl.conf lines."""
+    """Where each variable is set, the edit that removes it there.
+
+    One ``sed`` (with a backup) for the /etc/nccl.conf lines. A variable of the environment topoaudit ran in is
+    not the script's to change (``unset`` under ``sudo bash`` reaches no job): its command lists the profile and
+    module files that set it.
+    """
     commands, conf = [], []
     for name, value, origin in settings:
-        if not _NAME.fullmatch(name):
+        if name not in NCCL_VARIABLES:
             continue
         if origin == NCCL_CONF:
             conf.append(name)
             continue
-        commands.append(
-            RemedyCommand(
-                f"unset {name}",
-                f"drops {name}={value} from the shell that runs or sources this line; it was set in the environment "
-                f"topoaudit ran in: delete it where it is set too (shell profile, job script, container spec; "
-                f"`grep -rn {name} ~/.bashrc ~/.profile /etc/environment /etc/profile.d` finds most)",
-                f"export {name}={shlex.quote(value)}",
-            )
-        )
+        commands.append(remedy("environment-find", variable=name, value=value))
     if conf:
-        script = " ".join(f"-e '/^[[:space:]]*{n}[[:space:]]*=/d'" for n in conf)
-        commands.append(
-            RemedyCommand(
-                f"sed -i.topoaudit.bak {script} {NCCL_CONF}",
-                f"deletes {', '.join(conf)} from {NCCL_CONF}, which every NCCL program on this host reads; the "
-                f"file as it was is kept as {NCCL_CONF}.topoaudit.bak",
-                f"mv {NCCL_CONF}.topoaudit.bak {NCCL_CONF}",
-            )
-        )
+        commands.append(remedy("nccl-conf-delete", variables=",".join(dict.fromkeys(conf)), file=NCCL_CONF))
     return commands
 
 
@@ -521,14 +490,7 @@ def gpu_visibility_restricted(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if cvd is not None and len([x for x in cvd.split(",") if x.strip()]) < (
         visible if isinstance(visible, int) else len(machine.gpus)
     ):
-        commands.append(
-            RemedyCommand(
-                "unset CUDA_VISIBLE_DEVICES",
-                "lets CUDA programs started from this shell use every GPU NVML sees (set in the environment "
-                "topoaudit ran in: remove it where it is set too)",
-                f"export CUDA_VISIBLE_DEVICES={shlex.quote(cvd)}",
-            )
-        )
+        commands.append(remedy("environment-find", variable="CUDA_VISIBLE_DEVICES", value=cvd))
     yield _with_commands(
         finding(
             "gpu-visibility-restricted",
@@ -724,17 +686,8 @@ def gpudirect_rdma_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 PEERMEM_COMMANDS = (
-    RemedyCommand(
-        "modprobe nvidia_peermem",
-        "loads the kernel module that lets the RDMA NICs read and write GPU memory (GPUDirect RDMA) until the "
-        "next boot; NCCL programs started afterwards use it",
-        "modprobe -r nvidia_peermem",
-    ),
-    RemedyCommand(
-        "echo nvidia_peermem > /etc/modules-load.d/nvidia-peermem.conf",
-        "loads nvidia_peermem at every boot (systemd-modules-load)",
-        "rm /etc/modules-load.d/nvidia-peermem.conf",
-    ),
+    remedy("module-load", module="nvidia_peermem"),
+    remedy("module-load-at-boot", module="nvidia_peermem"),
 )
 
 
@@ -798,8 +751,9 @@ def pcie_path_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         return first_few([gpus[e].label if e in gpus else _nic_label(machine, e) for e in hop.endpoints], 4)
 
     worst = max((sev for *_, sev in rows), key=lambda s: s.rank)
-    commands = [_link_check(h.device, f"the device below {h.upstream} in front of {behind(h)}", checks.pcie_slots)
-                for h, _, sev in rows if sev is not Severity.INFO]  # fmt: skip
+    commands = [c for h, _, sev in rows if sev is not Severity.INFO
+                for c in _link_check(h.device, f"the device below {h.upstream} in front of {behind(h)}",
+                                     checks.pcie_slots)]  # fmt: skip
     yield _with_commands(
         finding(
             "pcie-path-degraded",
@@ -846,9 +800,10 @@ def pcie_aer_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         "; ",
     )
     commands = [
-        _link_check(a.device, gpus.get(a.device) or _nic_label(machine, a.device), checks.pcie_slots)
+        c
         for a in bad
         if any(isinstance(v, int) and v > 0 for v in (a.nonfatal, a.fatal))
+        for c in _link_check(a.device, gpus.get(a.device) or _nic_label(machine, a.device), checks.pcie_slots)
     ]
     yield _with_commands(
         finding(
