@@ -275,3 +275,69 @@ def test_host_causes_found_in_an_nccl_log_bring_their_commands(log: str, code: s
     assert f"# --- {code}" in proc.stdout
     runnable = [line for line in proc.stdout.splitlines() if line and not line.startswith("#")]
     assert runnable == ["set -euo pipefail", *commands]
+
+
+def _renamed(name: str) -> Callable[[Scenario], None]:
+    def tweak(sc: Scenario) -> None:
+        for gpu in sc.gpus:
+            gpu.name = name
+
+    return tweak
+
+
+BLACKWELL_FABRIC = [
+    "dpkg-query -W nvlsm 2>/dev/null || rpm -q nvlsm 2>/dev/null || echo 'nvlsm is not installed'",
+    "modprobe ib_umad",
+    "echo ib_umad > /etc/modules-load.d/ib-umad.conf",
+    "systemctl start nvidia-fabricmanager",
+    "systemctl enable nvidia-fabricmanager",
+]
+
+
+@pytest.mark.parametrize(
+    ("gpu_name", "runnable"),
+    [
+        ("NVIDIA H100 80GB HBM3", ["systemctl start nvidia-fabricmanager", "systemctl enable nvidia-fabricmanager"]),
+        ("NVIDIA B200", BLACKWELL_FABRIC),
+        ("NVIDIA GB200", []),  # a rack's compute tray: its switch trays run the fabric manager
+    ],
+)
+def test_the_fabric_remedy_follows_the_platform(
+    gpu_name: str, runnable: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Hopper HGX starts the fabric manager; Blackwell HGX also needs NVLSM's package and ib_umad; an NVL tray none."""
+    box = make_box("fm-not-started", tmp_path, monkeypatch, _renamed(gpu_name))
+    code, out, err = run(capsys, "audit", "--format", "json", "--sysfs-root", str(box.root), "--smi-timeout", "2")
+    assert code == 1, err
+    fabric = next(f for f in json.loads(out)["findings"] if f["code"] == "fabric-not-ready")
+    assert [c["command"] for c in fabric["remedy_commands"]] == runnable
+    script = render(report_from_json(out, "report.json"), "remedy")
+    fabric_block = script.split("# --- fabric-not-ready")[1].split("\n", 1)[1].split("# ---")[0]
+    assert _runnable(fabric_block) == runnable
+    if not runnable:
+        assert "The fabric manager is not running" not in fabric["message"]
+        assert "the rack's NVLink switch trays run the fabric manager" in fabric["remedy"]
+
+
+@pytest.mark.parametrize(
+    ("gpu_model", "runnable"),
+    [
+        (None, ["systemctl start nvidia-fabricmanager", "systemctl enable nvidia-fabricmanager"]),
+        ("B200", BLACKWELL_FABRIC),
+        ("GB300", []),
+    ],
+)
+def test_cuda_error_802_in_an_nccl_log_brings_the_platform_s_fabric_remedy(
+    gpu_model: str | None, runnable: list[str]
+) -> None:
+    model = ["--gpu-model", gpu_model] if gpu_model else []
+    proc = subprocess.run(
+        [sys.executable, "-m", "topoaudit", "analyze", str(NCCL_LOGS / "constructed-2.26-warn-timestamps-fm-down.txt"),
+         "--format", "remedy", *model],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert _runnable(proc.stdout) == ["set -euo pipefail", *runnable]
+    if not runnable:
+        assert "# remedy (no command for it): This is a compute tray of an NVLink rack" in proc.stdout
+        assert "not registered with the rack's NVLink fabric" in " ".join(proc.stdout.replace("\n#", " ").split())

@@ -241,7 +241,8 @@ CODES: dict[str, CodeInfo] = {
             "fail",
             "NCCL failed with CUDA error 802 'system not yet initialized': the fabric manager is not running",
             "Start the fabric manager matching the driver version (`systemctl enable --now nvidia-fabricmanager`; "
-            "NVLSM too on Blackwell) and rerun; check `nvidia-smi -q | grep -A4 Fabric` shows Completed/Success.",
+            "on Blackwell HGX it starts the NVLink subnet manager first, which needs the nvlsm package and the "
+            "ib_umad module) and rerun; check `nvidia-smi -q | grep -A4 Fabric` shows Completed/Success.",
         ),
         _c(
             "nccl-nvls-invalid-argument",
@@ -322,7 +323,8 @@ CODES: dict[str, CodeInfo] = {
             "fail",
             "GPUs on an NVSwitch system are not registered with the fabric",
             "Start the fabric manager (`systemctl enable --now nvidia-fabricmanager`, matching the driver "
-            "version; NVLSM too on Blackwell) and check `nvidia-smi -q | grep -A4 Fabric`.",
+            "version; on Blackwell HGX it needs the nvlsm package and the ib_umad module) and check "
+            "`nvidia-smi -q | grep -A4 Fabric`.",
         ),
         _c(
             "p2p-unavailable",

@@ -20,7 +20,7 @@ from topoaudit.model.nccl import PATTERN_NAMES, LogLine, NcclTransport, NcclView
 from topoaudit.model.report import AuditOptions
 from topoaudit.model.topology import Domain, format_gpus
 from topoaudit.rules.base import as_sentence, finding
-from topoaudit.rules.probe_rules import PEERMEM_COMMANDS, fabric_manager_commands
+from topoaudit.rules.probe_rules import PEERMEM_COMMANDS, fabric_manager_commands, with_fabric_remedy
 
 LOG_CODES = frozenset(
     {
@@ -66,7 +66,7 @@ def judge_nccl(
         *_p2p_disabled(view),
         *_nvls_off(view, machine, spec),
         *_gdr_disabled(view),
-        *_known_warnings(view),
+        *_known_warnings(view, spec),
     ]
 
 
@@ -270,16 +270,21 @@ def _gdr_disabled(view: NcclView) -> Iterator[Finding]:
     yield dataclasses.replace(gdr_off, remedy_commands=PEERMEM_COMMANDS)
 
 
-def _known_warnings(view: NcclView) -> Iterator[Finding]:
+def _known_warnings(view: NcclView, spec: GpuSpec | None) -> Iterator[Finding]:
     fm = [w.evidence for w in view.warnings if _CUDA_802.search(w.message) and "cuda" in w.message.lower()]
     if fm:
+        tray = spec is not None and spec.layout == "nvl72"
         fm_down = finding(
             "nccl-fabric-manager-down",
-            "NCCL failed with CUDA error 802 ('system not yet initialized'): the NVSwitch fabric manager is not "
-            "running, so the GPUs cannot use NVLink.",
+            "NCCL failed with CUDA error 802 ('system not yet initialized'): "
+            + (
+                "this tray's GPUs are not registered with the rack's NVLink fabric, so they cannot use NVLink."
+                if tray
+                else "the NVSwitch fabric manager is not running, so the GPUs cannot use NVLink."
+            ),
             log_lines=quote(fm),
         )
-        yield dataclasses.replace(fm_down, remedy_commands=tuple(fabric_manager_commands()))
+        yield with_fabric_remedy(fm_down, spec, fabric_manager_commands(spec))
     nvls = [
         w.evidence
         for w in view.warnings

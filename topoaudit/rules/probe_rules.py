@@ -23,6 +23,7 @@ from topoaudit.rules.base import RuleContext, finding, first_few
 from topoaudit.rules.remedies import NCCL_VARIABLES, PCI_BUS_ID, remedy
 
 if TYPE_CHECKING:  # a machine without host checks (a pasted matrix) does not load their model
+    from topoaudit.catalog import GpuSpec
     from topoaudit.model.host_checks import AcsBridge, HostChecks, PcieHop, RdmaPort
 
 PROBE_SOURCES = ("nvml",)
@@ -172,8 +173,9 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not switched:
         return
     fm = machine.host.fabric_manager
-    fm_note = " The fabric manager is not running." if fm == "not running" else ""
-    commands = fabric_manager_commands() if fm == "not running" else []
+    tray = ctx.spec is not None and ctx.spec.layout == "nvl72"  # its switch trays run the fabric manager
+    fm_note = " The fabric manager is not running." if fm == "not running" and not tray else ""
+    commands = fabric_manager_commands(ctx.spec) if fm == "not running" else []
     bad: dict[str, str] = {}
     unknown: list[str] = []
     for gpu in live:
@@ -186,7 +188,7 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             bad[gpu.label] = f"state completed, status {status}"
     if bad:
         states = sorted(set(bad.values()))
-        yield _with_commands(
+        yield with_fabric_remedy(
             finding(
                 "fabric-not-ready",
                 f"{len(bad)} of {len(live)} GPUs are not registered with the NVSwitch fabric ({'; '.join(states)})."
@@ -195,11 +197,12 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
                 gpus=bad,
                 fabric_manager=str(fm),
             ),
+            ctx.spec,
             commands,
         )
     elif unknown:
-        if fm == "not running":
-            yield _with_commands(
+        if fm == "not running" and not tray:
+            yield with_fabric_remedy(
                 finding(
                     "fabric-not-ready",
                     "This NVSwitch system reports no fabric state (older GPU or driver) and the fabric manager is "
@@ -208,18 +211,52 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
                     fabric_manager=str(fm),
                     gpus=unknown,
                 ),
+                ctx.spec,
                 commands,
             )
         else:
             yield Skipped("fabric-not-ready", f"fabric state not available: {unknown[0]}")
 
 
-def fabric_manager_commands() -> list[RemedyCommand]:
-    """Start the fabric manager now and at every boot (probe facts and NCCL's CUDA error 802 both call for it)."""
+NVL_TRAY_FABRIC_REMEDY = (
+    "This is a compute tray of an NVLink rack: the rack's NVLink switch trays run the fabric manager, not this "
+    "tray. Ask the rack's administrator to check the switch trays' fabric and this tray's partition; on the tray, "
+    "`nvidia-smi -q | grep -A10 Fabric` must show Completed/Success with a non-zero CliqueId and ClusterUUID, and "
+    "`nvidia-imex-ctl -N` every node Connected for multi-node NVLink."
+)
+
+
+def fabric_manager_commands(spec: GpuSpec | None) -> list[RemedyCommand]:
+    """What NVIDIA documents to bring the NVLink fabric up on this platform (probe facts and CUDA error 802).
+
+    HGX/DGX Ampere and Hopper: start and enable ``nvidia-fabricmanager``. Blackwell HGX (NVLink 5 on NVSwitch): the
+    same service starts the NVLink subnet manager first, which needs the ``nvlsm`` package and ``ib_umad`` loaded.
+    A compute tray of an NVL rack runs no fabric manager (its switch trays do): no command, the remedy says whom
+    to ask (:data:`NVL_TRAY_FABRIC_REMEDY`).
+    """
+    if spec is not None and spec.layout == "nvl72":
+        return []
+    blackwell = (
+        [
+            remedy("package-check", package="nvlsm"),
+            remedy("module-load", module="ib_umad"),
+            remedy("module-load-at-boot", module="ib_umad"),
+        ]
+        if spec is not None and spec.nvlink_generation >= 5
+        else []
+    )
     return [
+        *blackwell,
         remedy("service-start", service="nvidia-fabricmanager"),
         remedy("service-enable", service="nvidia-fabricmanager"),
     ]
+
+
+def with_fabric_remedy(f: Finding, spec: GpuSpec | None, commands: Sequence[RemedyCommand]) -> Finding:
+    """The finding with the platform's fabric commands, and on an NVL rack tray the remedy naming who runs it."""
+    if spec is not None and spec.layout == "nvl72":
+        f = dataclasses.replace(f, remedy=NVL_TRAY_FABRIC_REMEDY)
+    return _with_commands(f, commands)
 
 
 def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:

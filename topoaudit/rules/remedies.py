@@ -37,13 +37,16 @@ CUDA_VARIABLES = frozenset(("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"))
 NCCL_CONF_FILES = frozenset(("/etc/nccl.conf",))
 KERNEL_MODULES = {
     "nvidia_peermem": "the kernel module that lets the RDMA NICs read and write GPU memory (GPUDirect RDMA)",
+    "ib_umad": "the InfiniBand management-datagram module through which the NVLink subnet manager of Blackwell "
+    "HGX boards reaches the NVLink switches",
 }
 SERVICES = {
     "nvidia-fabricmanager": "NVIDIA's fabric manager, which registers the GPUs with the NVSwitch fabric (its version "
     "must match the driver's: `nvidia-smi` and `nv-fabricmanager --version`)",
-    "nvlsm": "the NVLink subnet manager, which the fabric manager of Blackwell HGX boards needs to bring up the "
-    "NVLink switches",
-    "nvidia-imex": "the IMEX daemon, which shares GPU memory across the compute trays of one NVLink domain",
+}
+PACKAGES = {
+    "nvlsm": "the NVLink subnet manager, which the fabric manager service of Blackwell HGX boards starts first",
+    "nvidia-fabricmanager": "the fabric manager",
 }
 # Where a variable of the user's environment is usually set, searched by the check a remedy prints (read only).
 PROFILE_PLACES = (
@@ -190,6 +193,18 @@ TEMPLATES: dict[str, RemedyTemplate] = {
             lambda p: f"systemctl enable {p['service']}",
             lambda p: f"starts {p['service']} at every boot",
             lambda p: f"systemctl disable {p['service']}",
+        ),
+        RemedyTemplate(
+            "package-check",
+            {"package": _one_of(PACKAGES, "a package")},
+            lambda p: (
+                f"dpkg-query -W {p['package']} 2>/dev/null || rpm -q {p['package']} 2>/dev/null || "
+                f"echo '{p['package']} is not installed'"
+            ),
+            lambda p: (
+                f"changes nothing: says whether {PACKAGES[p['package']]} ({p['package']}) is installed; "
+                "install it from NVIDIA's repository, at the driver's version, if not"
+            ),
         ),
         RemedyTemplate(
             "nccl-conf-delete",
