@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_runner import Run
 from fleet_nodes import write_snapshot
 
@@ -147,13 +148,16 @@ def test_exactly_half_the_trays_of_a_baseboard_model_registering_a_cluster_is_mo
     assert sorted(d["host"] for d in report["drain"]) == ["h100-2", "h100-3"] and code == 1
 
 
-def test_one_hgx_node_registering_a_cluster_of_its_own_fails_no_healthy_node(tmp_path: Path, run: Run) -> None:
+@pytest.mark.parametrize("clique", [1, 0])
+def test_one_hgx_node_registering_a_cluster_of_its_own_fails_no_healthy_node(
+    tmp_path: Path, run: Run, clique: int
+) -> None:
     for k in range(5):
         write_snapshot(tmp_path, "snapshot-hgx-h100", f"h100-{k}")
     odd = tmp_path / "h100-0.snapshot.json"
     data = json.loads(odd.read_text())
     for gpu in data["gpus"]:
-        gpu["fabric_cluster_uuid"], gpu["fabric_clique_id"] = RACK, 1
+        gpu["fabric_cluster_uuid"], gpu["fabric_clique_id"] = RACK, clique
     odd.write_text(json.dumps(data))
     code, out, _ = run("fleet", str(tmp_path), "--format", "json")
     report = json.loads(out)
