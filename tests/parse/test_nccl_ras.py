@@ -107,6 +107,21 @@ def test_a_rank_still_in_progress_is_no_error_but_other_codes_are(run: Run, tmp_
     assert f.code == "nccl-ras-rank-error" and f"{field.split('_')[0]} error 2" in f.message
 
 
+def test_ranks_counted_missing_but_not_listed_fail(run: Run, tmp_path: Path) -> None:
+    """RAS may count a missing rank it cannot describe: the count alone fails the communicator."""
+    doc = json.loads((RAS / "doc-missing-rank.json").read_text())
+    doc["communicators"][0]["missing_ranks"] = []
+    (tmp_path / "unlisted.json").write_text(json.dumps(doc))
+    code, out, _ = run("analyze", str(tmp_path / "unlisted.json"), "--format", "json")
+    assert code == 1
+    (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "nccl-ras-ranks-missing"]
+    assert f["severity"] == "fail"
+    assert f["message"].startswith(
+        "NCCL communicator 0xae94423cfbb2ef4a: 1 of 2 rank(s) missing: ranks not listed by RAS"
+    )
+    assert f["evidence"]["missing_ranks_count"] == 1 and f["evidence"]["missing_ranks"] == []
+
+
 def test_text_rank_error_block_is_a_rank_error() -> None:
     text = (RAS / "constructed-missing-rank.txt").read_text()
     text = text.split("Errors\n======")[0].replace("INCOMPLETE", "ERROR") + (
