@@ -124,6 +124,25 @@ def test_small_messages_alone_are_not_judged() -> None:
     assert all(str(LARGE_MESSAGE_BYTES // (1024 * 1024)) in r["large_median_busbw_reason"] for r in rows)
 
 
+def test_messages_of_exactly_256_mib_are_large(run: Run, tmp_path: Path) -> None:
+    """A job whose largest all-reduce is 256 MiB is judged on it: the slow host is still named."""
+    assert LARGE_MESSAGE_BYTES == 256 << 20
+    kept = [
+        line
+        for line in TWO_HOSTS.read_text().splitlines()
+        if json.loads(line)["coll_perf"]["coll_msg_size_bytes"] <= 256 << 20
+    ]
+    path = tmp_path / "inspector.log"
+    path.write_text("\n".join(kept) + "\n")
+    report = _report(run, str(path))
+    rows = {r["host"]: r for r in report["extras"]["nccl_inspector"]["communicators"]}
+    assert rows["gpu-node-a"]["largest_msg_size_bytes"] == 256 << 20
+    assert rows["gpu-node-a"]["large_collectives"] == 16
+    assert rows["gpu-node-a"]["large_median_busbw_gbps"] == rows["gpu-node-a"]["by_size"][-1]["median_busbw_gbps"]
+    (low,) = _low(report)
+    assert low["evidence"]["host"] == "gpu-node-b" and low["evidence"]["busbw_gbps"] == 181.002
+
+
 def test_a_file_cut_before_its_first_record_ends_is_one_sentence(run: Run, tmp_path: Path) -> None:
     path = tmp_path / "inspector.log"
     path.write_text(README.read_text()[:300])
