@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli_runner import Run
 from topoaudit.parse.nccl_inspector import LARGE_MESSAGE_BYTES, looks_like_inspector, parse_inspector, summarize
 
@@ -79,6 +81,27 @@ def test_slow_host_is_named_when_hosts_are_compared(run: Run) -> None:
     assert all(s["collectives"] == 16 for s in sweep)  # 8 ranks, two passes
     assert rows["gpu-node-a"]["by_size"][-1]["median_busbw_gbps"] > 2 * sweep[-1]["median_busbw_gbps"]
     assert "gpu-node-a" not in low["message"]
+
+
+def test_a_host_at_0_6x_of_the_only_other_host_is_named(run: Run, tmp_path: Path) -> None:
+    """Compared with the other hosts only: counting itself, a slow host pulls the median down to hide under it."""
+    records = []
+    for line in TWO_HOSTS.read_text().splitlines():
+        record = json.loads(line)
+        if record["metadata"]["hostname"] != "gpu-node-a":
+            continue
+        records.append(line)
+        record["metadata"]["hostname"], record["header"]["id"] = "gpu-node-b", "0x9e7d00d1e5c3f4"
+        record["coll_perf"]["coll_busbw_gbs"] = round(record["coll_perf"]["coll_busbw_gbs"] * 0.6, 6)
+        records.append(json.dumps(record, separators=(",", ":")))
+    path = tmp_path / "inspector.log"
+    path.write_text("\n".join(records) + "\n")
+    (low,) = _low(_report(run, str(path)))
+    assert low["evidence"]["host"] == "gpu-node-b"
+    rows = {r["host"]: r for r in _report(run, str(path))["extras"]["nccl_inspector"]["communicators"]}
+    assert low["evidence"]["others_median_busbw_gbps"] == rows["gpu-node-a"]["large_median_busbw_gbps"]
+    assert low["evidence"]["busbw_gbps"] / low["evidence"]["others_median_busbw_gbps"] == pytest.approx(0.6, abs=1e-3)
+    assert "under 0.7x the other hosts' median" in low["message"] and "(1 other host(s))" in low["message"]
 
 
 def test_slow_host_is_held_to_the_oracle_when_the_model_is_named(run: Run) -> None:
