@@ -9,7 +9,7 @@ import pytest
 from builders import machine, nvswitch8
 
 from topoaudit.bench.expect import const
-from topoaudit.bench.judge import interrupted_gate, judge_bench
+from topoaudit.bench.judge import interrupted_gate, judge_bench, with_expectations
 from topoaudit.catalog import find_gpu
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankError, RankInfo
@@ -126,6 +126,21 @@ def test_a_pair_of_bridged_cards_is_not_held_to_the_bridged_pair_figure_without_
     nvl = find_gpu("NVIDIA H100 NVL")
     assert nvl is not None and nvl.band(2) is not None and not nvl.one_domain
     assert _below(_result(45.0, name="NVIDIA H100 NVL", n=2)) == []
+
+
+def test_a_full_72_rank_nvl72_run_is_one_nvlink_domain_held_to_the_full_rack_figure() -> None:
+    """72 GB200 ranks on 18 trays of 4: one NVLink domain, so the rack's own measured figure, not the network's."""
+    trays = tuple(f"tray{k:02d}" for k in range(18))
+    slow = _result(400.0, name="NVIDIA GB200", hosts=trays, n=72)
+    (found,) = [f for f in judge_bench(slow) if f.code == "bench-below-expected"]
+    assert found.severity.value == "fail" and found.evidence["expected_busbw_gbps"] == 840.0
+    assert "400 GB/s busbw, 48% of the 840 GB/s figure for 72x NVIDIA GB200" in found.message
+    assert "full rack, 72 GPUs" in found.message
+    healthy = with_expectations(_result(835.0, name="NVIDIA GB200", hosts=trays, n=72), find_gpu("GB200"))
+    (group,) = healthy.groups
+    assert group.expected_busbw_gbps == 840.0 and group.ratio == 0.994
+    assert group.expected_basis.startswith("oracle: figure for 72x NVIDIA GB200")
+    assert [f.code for f in judge_bench(healthy)] == []
 
 
 # --- oversubscribed CPU ranks ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_runner import Run
 from fleet_nodes import write_snapshot
 
@@ -125,13 +126,38 @@ def test_other_trays_of_the_model_registering_a_cluster_is_evidence_enough(tmp_p
     ]
 
 
-def test_one_hgx_node_registering_a_cluster_of_its_own_fails_no_healthy_node(tmp_path: Path, run: Run) -> None:
+def test_exactly_half_the_trays_of_a_baseboard_model_registering_a_cluster_is_most(tmp_path: Path, run: Run) -> None:
+    """2 of 4 H100 nodes in a cluster: the other 2 are trays of the NVLink Switch system that fit no rack."""
+    for k in range(4):
+        write_snapshot(tmp_path, "snapshot-hgx-h100", f"h100-{k}")
+    for k in range(2):
+        path = tmp_path / f"h100-{k}.snapshot.json"
+        data = json.loads(path.read_text())
+        for gpu in data["gpus"]:
+            gpu["fabric_cluster_uuid"], gpu["fabric_clique_id"] = RACK, 1
+        path.write_text(json.dumps(data))
+    code, out, _ = run("fleet", str(tmp_path), "--format", "json", "--rack-gpus", "16")
+    report = json.loads(out)
+    assert [(r["cluster_uuid"], r["gpus"]) for r in report["racks"]] == [(RACK, 16)]
+    named = [f for f in report["findings"] if f["code"] == "fleet-tray-mismatch"]
+    assert [f["hosts"] for f in named] == [["h100-2"], ["h100-3"]]
+    assert named[0]["message"].endswith(
+        "its NVLink domain spans nodes: 2 other trays of NVIDIA H100 80GB HBM3 in this fleet register a cluster"
+    )
+    assert report["in_node_fabrics"] == []
+    assert sorted(d["host"] for d in report["drain"]) == ["h100-2", "h100-3"] and code == 1
+
+
+@pytest.mark.parametrize("clique", [1, 0])
+def test_one_hgx_node_registering_a_cluster_of_its_own_fails_no_healthy_node(
+    tmp_path: Path, run: Run, clique: int
+) -> None:
     for k in range(5):
         write_snapshot(tmp_path, "snapshot-hgx-h100", f"h100-{k}")
     odd = tmp_path / "h100-0.snapshot.json"
     data = json.loads(odd.read_text())
     for gpu in data["gpus"]:
-        gpu["fabric_cluster_uuid"], gpu["fabric_clique_id"] = RACK, 1
+        gpu["fabric_cluster_uuid"], gpu["fabric_clique_id"] = RACK, clique
     odd.write_text(json.dumps(data))
     code, out, _ = run("fleet", str(tmp_path), "--format", "json")
     report = json.loads(out)

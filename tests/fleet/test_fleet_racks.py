@@ -26,6 +26,7 @@ def write_tray(
     status: str = "SUCCESS",
     state: str = "completed",
     health: tuple[int, str] | None = None,
+    clique: int = SENTINEL_CLIQUE,
 ) -> None:
     data = copy.deepcopy(SNAPSHOT)
     data["os"]["hostname"] = host
@@ -43,7 +44,7 @@ def write_tray(
             fabric_state=state,
             fabric_status=status,
             fabric_cluster_uuid=cluster,
-            fabric_clique_id=SENTINEL_CLIQUE,
+            fabric_clique_id=clique,
         )
         if health is not None:  # recorded from the snapshot schema that has fabric health on
             data["schema_version"] = SNAPSHOT_SCHEMA_VERSION
@@ -77,6 +78,15 @@ def test_a_36_gpu_rack_is_complete_when_the_rack_is_sold_as_36(tmp_path: Path, r
     _, out, _ = run("fleet", str(tmp_path), "--rack-gpus", "36")
     assert f"{RACK_A} clique {SENTINEL_CLIQUE}: 36/36 GPUs in 9 trays" in out
     assert "fleet-rack-incomplete" not in out
+
+
+def test_trays_of_clique_0_assemble_into_a_rack(tmp_path: Path, run: Run) -> None:
+    """Clique id 0 is a clique like any other once the tray names a cluster (only -1 means none)."""
+    for k in range(3):
+        write_tray(tmp_path, f"tray{k}", RACK_A, clique=0)
+    code, out, _ = run("fleet", str(tmp_path), "--rack-gpus", "12")
+    assert f"{RACK_A} clique 0: 12/12 GPUs in 3 trays" in out
+    assert "fabric-attached GPUs in no rack" not in out and code == 0
 
 
 def test_a_tray_whose_registration_names_no_cluster_is_named(tmp_path: Path, run: Run) -> None:

@@ -283,3 +283,19 @@ def test_gpus_on_shared_nvswitches_form_one_fully_joined_domain_without_pair_fac
         ((0, 1, 2, 3), "nvswitch", True),
         ((4, 5), "nvswitch", True),
     ]
+
+
+def test_a_gpu_whose_nvswitch_ports_are_all_inactive_is_outside_the_nvlink_domain() -> None:
+    """Down ports still name the switch they were cabled to; only active ones join a GPU to the domain."""
+    switches = ("0000:01:00.0", "0000:02:00.0")
+
+    def on_switches(index: int, state: str) -> Gpu:
+        ports = tuple(
+            NvLinkPort(link=k, state=state, remote_device_type="switch", remote_pci_bus_id=bus)
+            for k, bus in enumerate(switches)
+        )
+        return Gpu(index=index, nvlink_ports=ports)
+
+    gpus = (*(on_switches(i, "active") for i in range(3)), on_switches(3, "inactive"))
+    m = Machine("nvml", gpus)
+    assert [(d.gpus, d.build) for d in nvlink_domains(m)] == [((0, 1, 2), "nvswitch"), ((3,), "single")]

@@ -63,6 +63,22 @@ def test_switch_groups_take_gpu_labels_and_rdma_names(box: Callable[[str], Path]
     }
 
 
+def test_a_switch_group_with_one_device_of_unknown_numa_node_is_placed_on_the_others_node(
+    box: Callable[[str], Path], run: Run, tmp_path: Path
+) -> None:
+    """A NIC whose sysfs numa_node is -1, in a saved report: no node of its own, so no conflict with GPU0's."""
+    root = box("azure-ndv5-flat-vm")
+    (root / "sys/bus/pci/devices/0101:00:00.0/numa_node").write_text("-1\n")  # mlx5_ib0
+    report = tmp_path / "report.json"
+    code, _, _ = run("audit", "--sysfs-root", str(root), "--format", "json", "-o", str(report))
+    assert code in (0, 1)
+    code, written, err = run("nccl-topo", str(report), "--switch", "GPU0,mlx5_ib0")
+    assert code == 0, err
+    assert switch_groups(written) == {frozenset({"0001:00:00.0", "0101:00:00.0"})}
+    assert numa_of_devices(written)["0101:00:00.0"] == 0
+    assert "mlx5_ib0 0101:00:00.0  NUMA 0, under switch ffff:ff:81.0" in written
+
+
 def test_bare_metal_without_switches_is_no_warning(box: Callable[[str], Path], run: Run) -> None:
     """NDv2's GPUs hang off the CPUs with no switch: on bare metal that is the layout, not a flattened view."""
     root = box("azure-ndv2")

@@ -71,6 +71,21 @@ def test_the_reader_finds_the_probed_nvlink_domains_in_the_written_file(
     assert len(expected) == 1 and len(next(iter(expected))) == 8  # all eight GPUs on one fabric, as probed
 
 
+def test_each_device_link_is_the_slower_of_the_device_and_the_port_above_it(
+    box: Callable[[str], Path], run: Run, tmp_path: Path
+) -> None:
+    """As NCCL records it: A100s (Gen4) under Gen5 switch ports are 16 GT/s; one port capped at Gen3 caps its GPU."""
+    root = box("azure-ndv4")
+    port = (root / "sys/bus/pci/devices/0001:00:00.0").resolve().parent
+    (port / "max_link_speed").write_text("8.0 GT/s PCIe\n")
+    (port / "current_link_speed").write_text("8.0 GT/s PCIe\n")
+    code, written, err = run("nccl-topo", "--sysfs-root", str(root))
+    assert code == 0, err
+    speed = {e.get("busid"): e.get("link_speed") for e in ET.fromstring(written).iter("pci")}
+    assert speed["0001:00:00.0"] == "8.0 GT/s PCIe"
+    assert speed["0002:00:00.0"] == "16.0 GT/s PCIe"
+
+
 def test_a_snapshot_gives_the_file_a_live_probe_gives(box: Callable[[str], Path], run: Run, tmp_path: Path) -> None:
     live, _, _ = _live(box, run, tmp_path, "azure-ndv4")
     root = tmp_path / "root"

@@ -103,6 +103,16 @@ def test_the_real_in_place_half_with_wrong_elements_is_corruption() -> None:
     assert _codes(bad) == ["bench-data-corruption"]
 
 
+def test_sizes_exactly_4x_apart_are_neighbours_so_a_rise_between_them_is_named() -> None:
+    """256 MiB 150 -> 1 GiB 200 GB/s on 8x H200 (catalog 367.61): still rising, not low; 8x apart is not known."""
+    four = judge_bench(_group((_row(1 << 28, 150.0), _row(1 << 30, 200.0))))
+    assert [f.code for f in four] == ["bench-sizes-too-small"]
+    assert four[0].evidence["previous_size_bytes"] == 1 << 28
+    assert "still rising at its largest size (256 MiB 150 -> 1 GiB 200 GB/s busbw, +33%)" in four[0].message
+    eight = judge_bench(_group((_row(1 << 27, 150.0), _row(1 << 30, 200.0))))
+    assert [(f.code, f.severity.value) for f in eight] == [("bench-below-expected", "warn")]
+
+
 def test_a_plateau_exactly_at_expect_busbw_passes() -> None:
     rows = (_row(1 << 28, 350.0), _row(1 << 29, 359.0), _row(1 << 30, 360.0), _row(1 << 31, 360.0))
     assert _codes(_group(rows), expect_busbw_gbps=360.0) == []

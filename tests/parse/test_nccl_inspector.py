@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli_runner import Run
 from topoaudit.parse.nccl_inspector import LARGE_MESSAGE_BYTES, looks_like_inspector, parse_inspector, summarize
 
@@ -81,6 +83,27 @@ def test_slow_host_is_named_when_hosts_are_compared(run: Run) -> None:
     assert "gpu-node-a" not in low["message"]
 
 
+def test_a_host_at_0_6x_of_the_only_other_host_is_named(run: Run, tmp_path: Path) -> None:
+    """Compared with the other hosts only: counting itself, a slow host pulls the median down to hide under it."""
+    records = []
+    for line in TWO_HOSTS.read_text().splitlines():
+        record = json.loads(line)
+        if record["metadata"]["hostname"] != "gpu-node-a":
+            continue
+        records.append(line)
+        record["metadata"]["hostname"], record["header"]["id"] = "gpu-node-b", "0x9e7d00d1e5c3f4"
+        record["coll_perf"]["coll_busbw_gbs"] = round(record["coll_perf"]["coll_busbw_gbs"] * 0.6, 6)
+        records.append(json.dumps(record, separators=(",", ":")))
+    path = tmp_path / "inspector.log"
+    path.write_text("\n".join(records) + "\n")
+    (low,) = _low(_report(run, str(path)))
+    assert low["evidence"]["host"] == "gpu-node-b"
+    rows = {r["host"]: r for r in _report(run, str(path))["extras"]["nccl_inspector"]["communicators"]}
+    assert low["evidence"]["others_median_busbw_gbps"] == rows["gpu-node-a"]["large_median_busbw_gbps"]
+    assert low["evidence"]["busbw_gbps"] / low["evidence"]["others_median_busbw_gbps"] == pytest.approx(0.6, abs=1e-3)
+    assert "under 0.7x the other hosts' median" in low["message"] and "(1 other host(s))" in low["message"]
+
+
 def test_slow_host_is_held_to_the_oracle_when_the_model_is_named(run: Run) -> None:
     (low,) = _low(_report(run, str(TWO_HOSTS), "--gpu-model", "H100 80GB HBM3"))
     assert low["evidence"]["host"] == "gpu-node-b"
@@ -122,6 +145,25 @@ def test_small_messages_alone_are_not_judged() -> None:
     rows = summarize(parse_inspector("\n".join(lines)))["communicators"]
     assert rows and all("large_median_busbw_gbps" not in r for r in rows)
     assert all(str(LARGE_MESSAGE_BYTES // (1024 * 1024)) in r["large_median_busbw_reason"] for r in rows)
+
+
+def test_messages_of_exactly_256_mib_are_large(run: Run, tmp_path: Path) -> None:
+    """A job whose largest all-reduce is 256 MiB is judged on it: the slow host is still named."""
+    assert LARGE_MESSAGE_BYTES == 256 << 20
+    kept = [
+        line
+        for line in TWO_HOSTS.read_text().splitlines()
+        if json.loads(line)["coll_perf"]["coll_msg_size_bytes"] <= 256 << 20
+    ]
+    path = tmp_path / "inspector.log"
+    path.write_text("\n".join(kept) + "\n")
+    report = _report(run, str(path))
+    rows = {r["host"]: r for r in report["extras"]["nccl_inspector"]["communicators"]}
+    assert rows["gpu-node-a"]["largest_msg_size_bytes"] == 256 << 20
+    assert rows["gpu-node-a"]["large_collectives"] == 16
+    assert rows["gpu-node-a"]["large_median_busbw_gbps"] == rows["gpu-node-a"]["by_size"][-1]["median_busbw_gbps"]
+    (low,) = _low(report)
+    assert low["evidence"]["host"] == "gpu-node-b" and low["evidence"]["busbw_gbps"] == 181.002
 
 
 def test_a_file_cut_before_its_first_record_ends_is_one_sentence(run: Run, tmp_path: Path) -> None:

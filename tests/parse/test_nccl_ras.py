@@ -93,6 +93,35 @@ def test_rank_with_async_error_fails_with_rank_error() -> None:
     assert "rank 1" in f.message and "async error 6" in f.message and "172.16.64.245" in f.message
 
 
+@pytest.mark.parametrize("field", ["init_state", "async_error"])
+def test_a_rank_still_in_progress_is_no_error_but_other_codes_are(run: Run, tmp_path: Path, field: str) -> None:
+    """ncclInProgress (7): a communicator still initialising (non-blocking) is healthy; ncclSystemError (2) is not."""
+    doc = json.loads((RAS / "constructed-healthy.json").read_text())
+    doc["communicators"][0]["ranks"][1]["status"][field] = 7
+    (tmp_path / "in-progress.json").write_text(json.dumps(doc))
+    code, out, err = run("analyze", str(tmp_path / "in-progress.json"), "--format", "json")
+    assert code == 0, err
+    assert not [c for c in _codes(out) if c.startswith("nccl-ras-")]
+    doc["communicators"][0]["ranks"][1]["status"][field] = 2
+    (f,) = judge_ras(parse_nccl_ras(json.dumps(doc)))
+    assert f.code == "nccl-ras-rank-error" and f"{field.split('_')[0]} error 2" in f.message
+
+
+def test_ranks_counted_missing_but_not_listed_fail(run: Run, tmp_path: Path) -> None:
+    """RAS may count a missing rank it cannot describe: the count alone fails the communicator."""
+    doc = json.loads((RAS / "doc-missing-rank.json").read_text())
+    doc["communicators"][0]["missing_ranks"] = []
+    (tmp_path / "unlisted.json").write_text(json.dumps(doc))
+    code, out, _ = run("analyze", str(tmp_path / "unlisted.json"), "--format", "json")
+    assert code == 1
+    (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "nccl-ras-ranks-missing"]
+    assert f["severity"] == "fail"
+    assert f["message"].startswith(
+        "NCCL communicator 0xae94423cfbb2ef4a: 1 of 2 rank(s) missing: ranks not listed by RAS"
+    )
+    assert f["evidence"]["missing_ranks_count"] == 1 and f["evidence"]["missing_ranks"] == []
+
+
 def test_text_rank_error_block_is_a_rank_error() -> None:
     text = (RAS / "constructed-missing-rank.txt").read_text()
     text = text.split("Errors\n======")[0].replace("INCOMPLETE", "ERROR") + (

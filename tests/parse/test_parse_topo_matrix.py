@@ -295,6 +295,20 @@ def test_extra_gpu_row_means_inconsistent_counts() -> None:
         parse_topo_matrix(text)
 
 
+def test_a_gpu_row_pasted_twice_with_different_cells_is_an_error() -> None:
+    """Which copy is right cannot be told, so neither wins; an identical copy is only noted."""
+    text = read("topo-2x3090-nv4-bridge-clubrig-1.txt")
+    same = "GPU1    NV4      X      0-5     0               N/A"
+    other = "GPU1    NV2      X      0-5     0               N/A"
+    parsed = parse_topo_matrix(text.replace("\n\nLegend", f"\n{same}\n\nLegend"))
+    assert [(i.line, i.action, i.message) for i in parsed.issues] == [
+        (4, "ignored", "GPU1 row repeated (first at line 3)")
+    ]
+    with pytest.raises(TopoParseError, match=r"line 4: GPU1 row appears twice \(lines 3 and 4\) and differs") as err:
+        parse_topo_matrix(text.replace("\n\nLegend", f"\n{other}\n\nLegend"))
+    assert err.value.exit_code == ExitCode.UNUSABLE
+
+
 def test_no_matrix_is_an_error() -> None:
     with pytest.raises(TopoParseError):
         parse_topo_matrix("nvidia-smi: command not found\n")

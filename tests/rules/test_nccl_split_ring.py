@@ -84,6 +84,14 @@ def test_one_island_is_no_split() -> None:
     assert "nccl-ring-split" not in codes(judged(log))
 
 
+def test_a_log_with_no_p2p_at_all_is_no_split() -> None:
+    """Every rank its own island: nothing was split, the rings never had peer access to lose."""
+    log = text(SPLIT).replace("via P2P/direct pointer", "via SHM/direct/direct")
+    report = judged(log)
+    assert "nccl-ring-split" not in codes(report)
+    assert report.verdict == "pass"
+
+
 def test_real_logs_whose_rings_are_all_p2p_raise_no_split() -> None:
     for name in (
         "ncclinfo-a100sxm4-4gpu-init-trees-rings-container-1.txt",
