@@ -13,6 +13,11 @@ CONTRACT (used by the rest of topoaudit; keep it):
 * Every recovered or ignored oddity is a :class:`ParseIssue` naming its 1-based input line.
 * Input whose GPU matrix is ambiguous or absent raises :class:`TopoParseError` (exit 4) with the issues;
   a capture that holds nvidia-smi's own failure message says the capture failed, and why.
+* What the paste cannot show is recorded: :attr:`TopoParse.missing_rows` (devices without a row),
+  :attr:`TopoParse.unknown_links` (device pairs no cell describes), :attr:`TopoParse.header_inferred`, and
+  :meth:`TopoParse.coverage` (``rows for 5 of 16 GPUs; 55 GPU pair(s) unknown``). GPU pairs left unknown are
+  returned only with ``partial=True``; otherwise they refuse the input, saying what the paste shows, with
+  the reading kept on the error (``TopoParseError.partial``).
 
 HOW IT READS (and why):
 
@@ -20,6 +25,15 @@ HOW IT READS (and why):
   hand-compressed 2-space columns and values that overflow into the next column (``112-127 5``).
 * Each line is cleaned first: ANSI colour codes, ``\r``, and quote/comment prefixes (``#``, ``>``) go; the
   header is found by its ``GPU0`` label wherever it sits on the line (a shell prompt may be glued in front).
+  A matrix pasted without its header line is read when its rows name their columns: each row's ``X`` sits
+  in its own column, so the GPU rows, a NIC row (``NIC1`` in column GPUs + 1) and the NVLink cells (only
+  GPUs have them) give the GPU and NIC columns; the values after the cells are read in topo -m's order.
+* A matrix cut after some rows keeps what its rows show: the cells of the rows present give their links
+  to every column, the mirror gives the missing rows' links to the rows present, and the pairs among the
+  missing rows are unknown (never guessed).
+* vLLM's collect_env prints the matrix with blank CPU and NUMA Affinity columns; when the header and rows
+  kept their spaces, a short row's values are placed under the titles they stand under, so a lone ``N/A``
+  is the GPU NUMA ID and the blank columns are :class:`Unsupported`, not a cut row.
 * The matrix is symmetric, so a damaged row (a missing cell, two cells glued like ``NV18NV18``, a row cut
   short, a missing GPU or NIC row, GPU0's included) is re-aligned against the mirrored cells of the intact
   rows. Only when every alignment consistent with the mirror gives the same GPU-GPU values is it recovered
@@ -83,6 +97,25 @@ class TopoParse:
     machine: Machine
     issues: tuple[ParseIssue, ...] = ()
     text_columns: tuple[TextColumn, ...] = ()
+    # What the paste cannot show: devices with no row (a paste cut after some rows; their links come from the
+    # mirrored cells where a row present has one), and device pairs no cell describes (left out of the links).
+    missing_rows: tuple[str, ...] = ()
+    unknown_links: tuple[tuple[str, str], ...] = ()
+    header_inferred: bool = False  # no header line: the columns were named from the rows' labels
+
+    def unknown_gpu_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The GPU pairs no cell describes (both rows missing from the paste)."""
+        gpus = {g.label for g in self.machine.gpus}
+        return tuple((a, b) for a, b in self.unknown_links if a in gpus and b in gpus)
+
+    def coverage(self) -> str:
+        """What the paste shows when it is not the whole matrix (``rows for 5 of 16 GPUs``); "" when whole."""
+        gpus = {g.label for g in self.machine.gpus}
+        unknown = self.unknown_gpu_pairs()
+        if not unknown:
+            return ""
+        missing = [label for label in self.missing_rows if label in gpus]
+        return f"rows for {len(gpus) - len(missing)} of {len(gpus)} GPUs; {len(unknown)} GPU pair(s) unknown"
 
 
 class TopoParseError(InputError):
@@ -91,6 +124,7 @@ class TopoParseError(InputError):
     def __init__(self, message: str, issues: tuple[ParseIssue, ...] = ()) -> None:
         super().__init__(message)
         self.issues = issues
+        self.partial: TopoParse | None = None  # a matrix cut after some GPU rows, as far as it was read
 
 
 SOURCE = "nvidia-smi topo -m"
@@ -282,6 +316,94 @@ def _fits(token: str, column: int, diag: int | None, mirror: str | None) -> bool
     return token != "X" and (mirror is None or mirror == token)
 
 
+@dataclass
+class _BareRow:
+    """A matrix row found without a header: its label, line, link cells, the values after them, its diagonal."""
+
+    label: str
+    line: int
+    cells: list[str]
+    rest: list[str]
+    diagonal: int
+
+
+def _bare_rows(lines: Sequence[str]) -> list[_BareRow]:
+    """Lines that are whole matrix rows on their own: a label, NVIDIA link cells, exactly one ``X``."""
+    rows: list[_BareRow] = []
+    for no, line in enumerate(lines, 1):
+        if _LEGEND_START.match(line):
+            break
+        tokens = line.split()
+        if len(tokens) < 3 or not _COLUMN_LABEL.fullmatch(tokens[0]):
+            continue  # labels: GPUn, NICn, and the device names old drivers print (mlx5_0, bnxt_re0...)
+        cells, rest, _glued = _split_cells(tokens[1:], len(tokens))
+        if len(cells) < 2 or cells.count("X") != 1 or not all(_NVIDIA_CODE.fullmatch(c) for c in cells):
+            continue
+        rows.append(_BareRow(tokens[0], no, cells, rest, cells.index("X")))
+    return rows
+
+
+def _infer_header(lines: Sequence[str]) -> _Header | str:
+    """The header a matrix pasted without its header line had, from its rows; why not (or "") when they cannot say.
+
+    Each row names its own column by its ``X``: ``GPU3`` has it in column 3, ``NIC1`` in column (GPUs + 1), so a
+    NIC row settles how many GPU columns there are. Without one, the GPU columns are those the GPU rows and the
+    NVLink cells reach (only GPUs have NVLinks); a column left over that no row names is a GPU or a NIC whose
+    row is missing, and that is not guessed. The values after the cells are read in topo -m's order: CPU
+    Affinity, NUMA Affinity, GPU NUMA ID.
+    """
+    rows = _bare_rows(lines)
+    if not rows:
+        return ""
+    counts: dict[int, int] = {}
+    for row in rows:
+        counts[len(row.cells)] = counts.get(len(row.cells), 0) + 1
+    width = max(counts, key=lambda n: (counts[n], n))
+    rows = [row for row in rows if len(row.cells) == width]
+    named: dict[int, str] = {}
+    gpus = nic_base = None
+    for row in rows:
+        m = _ROW_LABEL.fullmatch(row.label)
+        if m and m.group(1) == "GPU" and int(m.group(2)) != row.diagonal:
+            return f"the {row.label} row (line {row.line}) has its X in column {row.diagonal + 1}"
+        if m and m.group(1) == "NIC":
+            base = row.diagonal - int(m.group(2))
+            if nic_base is not None and base != nic_base:
+                return f"the NIC rows place their X inconsistently (line {row.line})"
+            nic_base = base
+        if named.get(row.diagonal, row.label) != row.label:
+            return f"{named[row.diagonal]} and {row.label} both have their X in column {row.diagonal + 1}"
+        named[row.diagonal] = row.label
+    gpu_columns = [p for p, label in named.items() if label.startswith("GPU")]
+    other_columns = [p for p, label in named.items() if not label.startswith("GPU")]
+    reach = max(gpu_columns, default=-1)
+    for row in rows:
+        reach = max([reach, *(p for p, cell in enumerate(row.cells) if cell.startswith("NV"))])
+    if nic_base is not None:
+        gpus = nic_base
+    elif other_columns:
+        gpus = min(other_columns)
+        if any(p not in named for p in range(reach + 1, gpus)):
+            return f"columns {reach + 2}-{gpus} have no row and no NVLink cell: GPUs or NICs cannot be told"
+    else:
+        gpus = reach + 1
+    if gpus < 1 or reach >= gpus or any(p >= gpus for p in gpu_columns) or any(p < gpus for p in other_columns):
+        return "the GPU rows and the NIC rows overlap"
+    labels = [f"GPU{i}" for i in range(gpus)]
+    for p in range(gpus, width):
+        if p in named:
+            labels.append(named[p])
+        elif nic_base is not None or not other_columns:
+            labels.append(f"NIC{p - gpus}")
+        else:
+            return f"column {p + 1} has no row to name it"
+    if not other_columns and nic_base is None and width > gpus:
+        return f"columns {gpus + 1}-{width} have no row and no NVLink cell: GPUs or NICs cannot be told"
+    extra = [len(row.rest) for row in rows if row.label.startswith("GPU")]
+    kinds = _AFFINITY_KINDS[: min(max(extra, default=0), len(_AFFINITY_KINDS))]
+    return _Header(rows[0].line - 1, labels, [(kind, _AFFINITY_TITLES[kind]) for kind in kinds])
+
+
 def looks_like_topo_matrix(text: str) -> bool:
     """Cheap sniff: a header naming GPU0 and a GPU row under it (any GPU: a lost GPU0 row is recovered)."""
     header = None
@@ -296,13 +418,25 @@ def looks_like_topo_matrix(text: str) -> bool:
             others = {c for c in cells if c != "X"}
             # ``topo -p2p`` has the same shape with OK/CNS/GNS cells: not a topology.
             return bool(cells) and not (others and others <= _P2P_CODES)
+    if header is not None:
+        return False
     # A capture of nvidia-smi's failure message is a topo -m capture that failed: it gets its own sentence.
-    return header is None and capture_failure(text) is not None
+    if capture_failure(text) is not None:
+        return True
+    # A matrix pasted without its header: rows that name their own columns.
+    head = [_clean(raw) for raw in _LINE_BREAK.split(text[:200_000])]
+    return isinstance(_infer_header(head), _Header)
 
 
-def parse_topo_matrix(text: str) -> TopoParse:
-    """Parse ``nvidia-smi topo -m`` output; see the module docstring for the contract."""
-    return _Parser(text).parse()
+def parse_topo_matrix(text: str, *, partial: bool = False) -> TopoParse:
+    """Parse ``nvidia-smi topo -m`` output; see the module docstring for the contract.
+
+    A matrix cut after some GPU rows leaves GPU pairs that no cell describes. With ``partial`` it is returned
+    as read (:attr:`TopoParse.unknown_links`, :attr:`TopoParse.missing_rows`, :meth:`TopoParse.coverage`);
+    without, it raises :class:`TopoParseError` saying what the paste shows, the reading kept in its
+    ``partial`` attribute, since a judge that takes a missing pair for a missing NVLink would be wrong.
+    """
+    return _Parser(text, partial=partial).parse()
 
 
 def _align(tokens: Sequence[str], mirror: Sequence[str | None], diag: int | None) -> list[set[str | None]] | None:
@@ -353,14 +487,18 @@ def _align(tokens: Sequence[str], mirror: Sequence[str | None], diag: int | None
 class _Parser:
     """One parse: the cleaned lines, the header, the rows, and the issues found on the way."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, partial: bool = False) -> None:
         self.text = text
+        self.partial = partial
         self.lines = [_clean(raw) for raw in _LINE_BREAK.split(text)]
         # A paste that stops mid-line (no line break, no trailing blank) may have lost the end of its last cell.
         self.cut_line = len(self.lines) if text and not text[-1].isspace() else 0
         self.issues: list[ParseIssue] = []
         self.text_columns: list[TextColumn] = []
         self.cells: dict[str, dict[str, str]] = {}  # row label -> column label -> verbatim code
+        self.unknown_links: list[tuple[str, str]] = []
+        self.header_inferred = False
+        self.header_line = 0
 
     # -- helpers -------------------------------------------------------------------------------------------
     def fail(self, line: int, message: str) -> TopoParseError:
@@ -382,6 +520,7 @@ class _Parser:
     # -- the steps ------------------------------------------------------------------------------------------
     def parse(self) -> TopoParse:
         header = self.find_header()
+        self.header_line = header.line
         self.check_header(header)
         rows = self.read_rows(header)
         gpu_labels = [x for x in header.labels if _ROW_LABEL.fullmatch(x) and x.startswith("GPU")]
@@ -397,7 +536,26 @@ class _Parser:
         gpus = self.gpus(gpu_labels, header, rows)
         nics = self.nics(nic_labels, header.line)
         machine = Machine(source="topo-matrix", gpus=gpus, nics=nics, links=links)
-        return TopoParse(machine, self.sorted_issues(), tuple(self.text_columns))
+        parsed = TopoParse(
+            machine,
+            self.sorted_issues(),
+            tuple(self.text_columns),
+            missing_rows=tuple(label for label in gpu_labels + nic_labels if label not in rows),
+            unknown_links=tuple(self.unknown_links),
+            header_inferred=self.header_inferred,
+        )
+        unknown_gpu_pairs = parsed.unknown_gpu_pairs()
+        if unknown_gpu_pairs and not self.partial:
+            missing = [label for label in gpu_labels if label not in rows]
+            error = self.fail(
+                max(r.line for r in rows.values()),
+                f"the paste shows rows for {len(gpu_labels) - len(missing)} of {len(gpu_labels)} GPUs "
+                f"({_label_ranges(missing)} have no row), so {len(unknown_gpu_pairs)} GPU pair(s) have no cell; "
+                "a verdict on NVLink domains and TP groups needs every pair: paste the whole matrix",
+            )
+            error.partial = parsed
+            raise error
+        return parsed
 
     def find_header(self) -> _Header:
         for no, line in enumerate(self.lines, 1):
@@ -407,6 +565,19 @@ class _Parser:
         failure = capture_failure(self.text)
         if failure:
             raise self.failed_capture(failure)
+        inferred = _infer_header(self.lines)
+        if isinstance(inferred, _Header):
+            self.header_inferred = True
+            names = ", ".join(title for _kind, title in inferred.trailing) or "none"
+            self.note(
+                inferred.line + 1,
+                "recovered",
+                f"no header line: the columns are named from the rows ({_label_ranges(inferred.labels)}, each row's "
+                f"X on the diagonal) and the columns after the matrix in topo -m's order ({names})",
+            )
+            return inferred
+        if inferred:
+            raise self.fail(0, f"no header line naming GPU0, and the rows do not name their columns: {inferred}")
         raise self.fail(0, "no header line naming GPU0 (is this `nvidia-smi topo -m` output?)")
 
     def check_header(self, header: _Header) -> None:
@@ -508,14 +679,6 @@ class _Parser:
         for row in damaged:
             if row.label not in gpu_labels and not self.realign(row, cols, index, gpu_cols, strict=False):
                 raise self.fail(row.line, f"{row.label} row contradicts the GPU rows: {_shown(row.cells)}")
-        for label in gpu_labels:
-            if label not in rows:
-                self.note(
-                    self.line_of_missing(label, header, rows),
-                    "recovered",
-                    f"{label} row missing; its links were read from the other GPU rows (the matrix is "
-                    "symmetric), its affinity is unknown",
-                )
 
     def line_of_missing(self, label: str, header: _Header, rows: dict[str, _Row]) -> int:
         """Where a missing row would have been: after the rows of the columns before it."""
@@ -595,9 +758,7 @@ class _Parser:
                         f"row (line {rows[b].line if b in rows else '?'})",
                     )
                 code = ab if ab is not None else ba
-                if code is None:
-                    if both_gpus:
-                        raise self.fail(header.line, f"no cell gives the {a}-{b} link")
+                if code is None:  # neither row is in the paste (cut after some rows): unknown, not guessed
                     unknown.append((a, b))
                     continue
                 if both_gpus:
@@ -619,17 +780,45 @@ class _Parser:
                 "ignored",
                 f"link code {_quoted(code)} is not an NVIDIA topo code{meaning}; kept verbatim with level UNKNOWN",
             )
-        if unknown:
-            self.note_unknown_links(unknown, cols, rows)
+        gpu_unknown = [pair for pair in unknown if pair[0] in gpus and pair[1] in gpus]
+        other_unknown = [pair for pair in unknown if not (pair[0] in gpus and pair[1] in gpus)]
+        if gpu_unknown:
+            self.note_unknown_gpu_links(gpu_unknown, [g for g in devices if g in gpus], rows)
+        if other_unknown:
+            self.note_unknown_links(other_unknown, cols, rows)
+        self.unknown_links = unknown
         in_unknown = {label for pair in unknown for label in pair}
         for label in header.labels:
-            if label not in gpus and label not in rows and label not in in_unknown:
+            if label in rows or label in in_unknown:
+                continue
+            if label in gpus:
+                self.note(
+                    self.line_of_missing(label, header, rows),
+                    "recovered",
+                    f"{label} row missing; its links were read from the other GPU rows (the matrix is "
+                    "symmetric), its affinity is unknown",
+                )
+            else:
                 self.note(
                     self.line_of_missing(label, header, rows),
                     "recovered",
                     f"{label} row missing; its links were read from the other rows (the matrix is symmetric)",
                 )
         return tuple(out)
+
+    def note_unknown_gpu_links(self, unknown: list[tuple[str, str]], gpus: list[str], rows: dict[str, _Row]) -> None:
+        """A paste cut after some GPU rows: the rows present are read, the pairs among the missing GPUs are not."""
+        shown = [g for g in gpus if g in rows]
+        missing = [g for g in gpus if g not in rows]
+        last = max(r.line for r in rows.values())
+        example = "-".join(unknown[0])
+        self.note(
+            last,
+            "recovered",
+            f"the paste shows rows for {len(shown)} of {len(gpus)} GPUs ({_label_ranges(missing)} have no row; "
+            f"the matrix stops after line {last}): {len(unknown)} GPU pair(s) among them have no cell, e.g. "
+            f"{example}, and are left out; their links are unknown, and so is their affinity",
+        )
 
     def note_unknown_links(self, unknown: list[tuple[str, str]], cols: set[str], rows: dict[str, _Row]) -> None:
         """Say why NIC pairs have no link: rows missing (truncated paste) or columns missing (terminal width)."""
@@ -703,6 +892,14 @@ class _Parser:
         values = row.rest
         if len(values) > len(columns):
             self.note(row.line, "ignored", f"text after the last column: {_quoted(' '.join(values[len(columns) :]))}")
+        placed = self.place_by_position(row, columns) if len(values) < len(columns) and not row.glue else None
+        if placed is not None:
+            for j, (kind, title) in enumerate(columns):
+                if placed[j] is None and kind != "text":
+                    out.set(kind, Unsupported(SOURCE, f"{title} is blank in the {label} row (line {row.line})"))
+                elif placed[j] is not None:
+                    self.read_value(out, row, label, kind, title, placed[j] or "", cut=False)
+            return out
         # A row may stop before hand-added text columns at the end; only a missing topo -m value is a cut.
         needed = len(columns)
         while needed > len(values) and columns[needed - 1][0] == "text":
@@ -721,32 +918,60 @@ class _Parser:
                 if kind != "text":
                     out.set(kind, Failed(SOURCE, f"{title} missing from the {label} row (line {row.line})"))
                 continue
-            raw = values[j]
-            if kind == "text":
-                out.text[title] = raw
-            elif row.glue:
-                out.set(kind, Failed(SOURCE, row.glue))
-            elif short and j == len(values) - 1:
-                out.set(kind, Failed(SOURCE, f"{title} {_quoted(raw)} in the {label} row (line {row.line}) may be cut"))
-            elif raw.upper() == "N/A":
-                out.set(kind, Unsupported(SOURCE, f"{title} is N/A{_NA_WHY[kind]}"))
-            else:
-                try:
-                    out.set(kind, _node_number(raw) if kind == "gpu_numa" else parse_cpu_list(raw))
-                    if kind == "cpu":
-                        out.cpu_text = raw
-                except ValueError:
-                    out.set(
-                        kind,
-                        Failed(SOURCE, f"{title} {_quoted(raw)} in the {label} row (line {row.line}) is unreadable"),
-                    )
-                    if kind == "cpu" and raw.startswith(("-", ",")):
-                        out.cpu_cut = raw  # reported once for the whole column
-                    else:
-                        self.note(
-                            row.line, "recovered", f"{label}: {title} {_quoted(raw)} unreadable; recorded as failed"
-                        )
+            self.read_value(out, row, label, kind, title, values[j], cut=short and j == len(values) - 1)
         return out
+
+    def read_value(self, out: _Affinity, row: _Row, label: str, kind: str, title: str, raw: str, cut: bool) -> None:
+        """One trailing value into ``out``: a CPU list, a NUMA node list or number, N/A, or text."""
+        if kind == "text":
+            out.text[title] = raw
+        elif row.glue:
+            out.set(kind, Failed(SOURCE, row.glue))
+        elif cut:
+            out.set(kind, Failed(SOURCE, f"{title} {_quoted(raw)} in the {label} row (line {row.line}) may be cut"))
+        elif raw.upper() == "N/A":
+            out.set(kind, Unsupported(SOURCE, f"{title} is N/A{_NA_WHY[kind]}"))
+        else:
+            try:
+                out.set(kind, _node_number(raw) if kind == "gpu_numa" else parse_cpu_list(raw))
+                if kind == "cpu":
+                    out.cpu_text = raw
+            except ValueError:
+                out.set(
+                    kind,
+                    Failed(SOURCE, f"{title} {_quoted(raw)} in the {label} row (line {row.line}) is unreadable"),
+                )
+                if kind == "cpu" and raw.startswith(("-", ",")):
+                    out.cpu_cut = raw  # reported once for the whole column
+                else:
+                    self.note(row.line, "recovered", f"{label}: {title} {_quoted(raw)} unreadable; recorded as failed")
+
+    def place_by_position(self, row: _Row, columns: list[tuple[str, str]]) -> list[str | None] | None:
+        """A short row's values placed under the header's titles by where they stand; None for a blank column.
+
+        ``nvidia-smi topo -m`` run where the affinity is unknown (vLLM's collect_env in a container) prints blank
+        CPU and NUMA Affinity columns, so ``N/A`` alone belongs under GPU NUMA ID, not CPU Affinity. A value
+        belongs to the last title that starts at most one tab stop after it. Only a row with a blank column
+        before a value is read this way (the method returns None otherwise: a row cut at its end is read in
+        order), and only when the header and the row kept their spaces (tab characters hide the widths).
+        """
+        header_text, line = self.lines[self.header_line - 1], self.lines[row.line - 1]
+        if not row.rest or "\t" in header_text or "\t" in line or self.header_inferred:
+            return None
+        starts = _title_starts(header_text, columns)
+        if starts is None:
+            return None
+        at = [m.start() for m in _TOKEN.finditer(line)][-len(row.rest) :]
+        placed: list[str | None] = [None] * len(columns)
+        last = -1
+        for value, x in zip(row.rest, at, strict=True):
+            j = max((k for k, start in enumerate(starts) if start <= x + 8), default=-1)
+            if j <= last:
+                return None
+            placed[j], last = value, j
+        if placed[: len(row.rest)] == row.rest:
+            return None  # the values stand in order from the first column: a row cut at its end, not blanks
+        return placed
 
     def unglue_cpu_lists(self, rows: list[_Row], columns: list[tuple[str, str]]) -> None:
         """Split a CPU list glued to the NUMA value after it (``0-23,48-710`` = ``0-23,48-71`` + ``0``).
@@ -830,6 +1055,25 @@ class _Parser:
                 v.cpu = Failed(SOURCE, "CPU Affinity column cut in the paste (terminal width?)")
 
 
+def _title_starts(header: str, columns: list[tuple[str, str]]) -> list[int] | None:
+    """Where each trailing column's title starts in the header line; None when a title is not found in order."""
+    starts: list[int] = []
+    at = 0
+    for kind, title in columns:
+        if kind == "text":
+            found = header.find(title, at)
+        else:
+            m = next(
+                (m for m in _AFFINITY_NAME.finditer(header, at) if m.lastindex == _AFFINITY_KINDS.index(kind) + 1), None
+            )
+            found = m.start() if m else -1
+        if found < 0:
+            return None
+        starts.append(found)
+        at = found + 1
+    return starts
+
+
 def _cpu_list_or_empty(text: str) -> tuple[int, ...]:
     try:
         return parse_cpu_list(text)
@@ -872,6 +1116,24 @@ def _node_number(text: str) -> int:
 def _quoted(text: str, limit: int = 40) -> str:
     """``repr`` of a value from the paste, shortened: a damaged paste can hold a token of any length."""
     return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+def _label_ranges(labels: Sequence[str]) -> str:
+    """``GPU5-GPU15`` for a run of consecutive labels, ``GPU2, GPU5`` otherwise."""
+    parts: list[list[tuple[str, int]]] = []
+    for label in labels:
+        m = _ROW_LABEL.fullmatch(label)
+        key = (m.group(1), int(m.group(2))) if m else (label, -1)
+        if parts and m and parts[-1][-1][0] == key[0] and parts[-1][-1][1] == key[1] - 1:
+            parts[-1].append(key)
+        else:
+            parts.append([key])
+    out = []
+    for run in parts:
+        first, last = run[0], run[-1]
+        name = f"{first[0]}{first[1]}" if first[1] >= 0 else first[0]
+        out.append(name if len(run) == 1 else f"{name}-{last[0]}{last[1]}")
+    return ", ".join(out)
 
 
 def _natural(label: str) -> tuple[str, int, str]:
