@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from topoaudit.model.nccl import LogLine, NcclSetting
 from topoaudit.model.values import Probed, Unsupported
 
 NOT_MEASURED = Unsupported(source="bench", reason="not measured")
@@ -104,6 +105,36 @@ class RankError:
 
 
 @dataclass(frozen=True)
+class RunFailure:
+    """A failure an imported run printed (nccl-tests' ``Test CUDA failure common.cu:941 '...'``), as typed facts.
+
+    ``kind``: ``cuda`` (a CUDA call in the test failed), ``nccl`` (an NCCL call returned an error), ``timeout``
+    (a collective did not finish within ``-T``), ``data-check`` (``Out of bounds values : N FAILED``), ``gpus``
+    (``Invalid number of GPUs``), ``test`` (only the ``.. Test failure file:line`` trace survived the paste).
+    """
+
+    kind: str
+    message: str  # the error text: "system not yet initialized", "unhandled cuda error"
+    detail: str  # NCCL's last error after " / " ("Cuda failure 1 'invalid argument'"); "" when not printed
+    source_location: str  # "common.cu:941"; "" when not printed
+    host: Probed[str]
+    pid: Probed[int]
+    rank: Probed[int]  # from the rank lines, when the host and pid name one rank
+    cuda_error: Probed[int]  # 802 for "system not yet initialized": the CUDA error the text names
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """A result row that is not a figure to judge: an impossible figure, or a size repeated with other figures."""
+
+    kind: str  # "impossible" (NaN, inf, 1e308, negative, zero time) | "conflict" (same size, other figures)
+    size_bytes: int
+    message: str
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
 class BenchResult:
     """An all-reduce bench run: every group's rows, the pairwise matrix and the islands it implies."""
 
@@ -127,6 +158,12 @@ class BenchResult:
     version: str = ""
     avg_busbw_gbps: Probed[float] = NOT_MEASURED  # nccl-tests' footer: a mean over ALL sizes; never gate on it
     out_of_bounds: Probed[int] = NOT_MEASURED
+    nccl_version: Probed[str] = NOT_MEASURED  # "2.28.7": the NCCL library the run loaded
+    command: Probed[str] = NOT_MEASURED  # the command line, when it was pasted with the output
+    settings: tuple[NcclSetting, ...] = ()  # NCCL_* variables typed on that command line
+    failures: tuple[RunFailure, ...] = ()  # what the run printed when it failed
+    row_problems: tuple[RowProblem, ...] = ()  # rows left out of the figures, and why
+    last_output: Probed[LogLine] = NOT_MEASURED  # the last line the run printed (where a hung run stopped)
 
     def group(self, name: str) -> BenchGroup | None:
         """Return the group called ``name``, or None when this bench did not measure it."""

@@ -28,6 +28,17 @@ class LogLine:
 
 
 @dataclass(frozen=True)
+class NcclSetting:
+    """An NCCL variable the input shows set: ``NCCL_P2P_LEVEL set by environment to LOC`` in a log, or
+    ``NCCL_ALGO=Ring`` on a pasted command line. The value is kept as printed (``1.``'s period dropped)."""
+
+    name: str  # "NCCL_P2P_LEVEL"
+    value: str  # "LOC", "1", "^NVLS"
+    origin: str  # "environment" (NCCL's own line: the environment or nccl.conf) | "command line"
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
 class NcclRank:
     """One rank as the log places it: host, CUDA and NVML device, PCI bus id, communicator shape."""
 

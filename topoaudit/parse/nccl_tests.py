@@ -1,41 +1,59 @@
-"""Parse nccl-tests / rccl-tests ``*_perf`` output (text table or ``-J`` JSON) into a :class:`BenchResult`.
+"""Parse nccl-tests / rccl-tests ``*_perf`` output (text table or ``-J`` JSON) into :class:`BenchResult` runs.
 
 CONTRACT:
 
-* ``looks_like_nccl_tests(text) -> bool`` -- a cheap sniff for ``analyze``'s input loader.
-* ``parse_nccl_tests(text, name="") -> NcclTestsParse``: ``result.source == "nccl-tests"``; one
-  :class:`RankInfo` per ``#  Rank`` line (``host``, ``device``, PCI bus id, GPU name); one group ``all`` with
-  every data row (out-of-place as the row, in-place in the ``inplace_*`` fields); ``peak_busbw``/``plateau``
-  from the rows; ``avg_busbw_gbps`` is the footer's mean over every size (kept, never gated on);
-  ``#wrong`` as an int (``N/A`` -> Unsupported). Raises :class:`NcclTestsParseError` (exit 4) when no data row
-  can be read.
+* ``looks_like_nccl_tests(text) -> bool`` -- a cheap sniff for ``analyze``'s input loader: a header with its
+  rank lines, a line only nccl-tests prints (its footer, a ``Test CUDA/NCCL failure``, a trace line), or
+  table rows (a tail pasted alone).
+* ``parse_nccl_tests(text, name="") -> NcclTestsParse``: ``runs`` holds each run of the paste, ``result`` the
+  first. ``result.source == "nccl-tests"``; one :class:`RankInfo` per ``#  Rank`` line (``host``, ``device``,
+  PCI bus id, GPU name, pid); one group ``all`` with every data row (out-of-place as the row, in-place in
+  the ``inplace_*`` fields); ``peak_busbw``/``plateau`` from the rows; ``avg_busbw_gbps`` is the footer's
+  mean over every size (kept, never gated on); ``#wrong`` as an int (``N/A`` -> Unsupported).
+* A run is read as far as it went: rows without header or rank lines, a footer alone, header and rank
+  lines and then nothing (``status == "partial"``, no rows, ``last_output`` the line it stopped at).
+* Failures are typed (:class:`RunFailure` in ``failures``: ``Test CUDA failure`` with the CUDA error the text
+  names, ``Test NCCL failure`` with NCCL's last error after `` / ``, timeouts, ``Out of bounds values : N
+  FAILED``) and placed on a rank when the host and pid name one; they are also the run's ``errors``, so the
+  bench judge names them (``status == "failed"``).
+* Figures that cannot be measurements (NaN, inf, 1e308, negative, a time of 0) and a size repeated with
+  other figures are :class:`RowProblem` input issues, never figures to judge.
+* Two runs glued into one paste (a second header, parameter line or footer; the size column restarting
+  within one series) are read apart.
+* ``nccl_version`` from ``# nccl-tests version ... nccl-library=22807`` or ``NCCL version 2.28.7``; the
+  command line, when pasted, in ``command`` and its ``NCCL_*=`` assignments in ``settings``.
+* Raises :class:`NcclTestsParseError` (exit 4) when no run can be read (no row, rank line, footer or
+  failure), naming the last lines the paste printed.
 
 Accepted damage, each recorded as a :class:`ParseIssue` with its line: MPI/NCCL noise lines inside the
 table (``[1,0]<stdout>:`` prefixes are stripped), collapsed whitespace, rows trimmed to the out-of-place
-half, a missing header or footer, the old formats (no ``Group`` column, ``[0x1a]`` bus numbers, a float
-``error`` column instead of ``#wrong``), rccl-tests' banner lines.
+half, a missing header or footer, the old formats (no ``Group`` or ``Pid`` column, ``[0x1a]`` bus numbers, a
+float ``error`` column instead of ``#wrong``), rccl-tests' banner lines.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankInfo
+from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankError, RankInfo, RowProblem, RunFailure
 from topoaudit.model.busbw import normalize_algorithm, peak, plateau
 from topoaudit.model.machine import Gpu, Host, Machine
-from topoaudit.model.values import Unsupported
+from topoaudit.model.nccl import LogLine, NcclSetting
+from topoaudit.model.values import Failed, Probed, Unsupported
+from topoaudit.parse.cuda_errors import cuda_error_number
 from topoaudit.parse.topo_matrix import ParseIssue
 from topoaudit.units import parse_bus_id
 
 SOURCE = "nccl-tests"
 
 _RANK = re.compile(
-    r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+"
+    r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(?P<host>\S+)\s+"
     r"device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
 )
 _MPI_PREFIX = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
@@ -49,24 +67,49 @@ _COLLECTIVE = re.compile(r"\b(\w+?)_perf\b")
 
 @dataclass(frozen=True)
 class NcclTestsParse:
+    """The runs of one paste: ``result`` is the first, ``runs`` all of them (two runs glued are read apart)."""
+
     result: BenchResult
     issues: tuple[ParseIssue, ...] = ()
     flavour: str = "nccl-tests"  # "nccl-tests" | "rccl-tests"
     format: str = "text"  # "text" | "json"
+    runs: tuple[BenchResult, ...] = ()
 
 
 class NcclTestsParseError(InputError):
     """No data row of an nccl-tests table could be read."""
 
 
+# Lines only nccl-tests prints: its footer, its parameter and device banner, its failure and trace lines.
+_OWN_LINE = re.compile(
+    r"^\s*#\s*(?:Out of bounds values\s*:|Avg bus bandwidth\s*:|nThread \d+ nGpus|nccl-tests version|"
+    r"Collective test (?:starting|concluded):)"
+    r"|(?:Test )?(?:CUDA|Cuda|NCCL) failure [\w./-]+\.cu:\d+ '"
+    r"|\.\. \S+(?: pid \d+)?: Test failure [\w./-]+:\d+"
+    r"|: Test timeout \(\d+s\) ",
+    re.MULTILINE,
+)
+_ROW_START = re.compile(
+    r"^\s*\d+\s+\d+\s+(?:" + "|".join(sorted(_TYPES)) + r")\s+(?:" + "|".join(sorted(_OPS)) + r")\s",
+    re.MULTILINE | re.IGNORECASE,
+)
+
+
 def looks_like_nccl_tests(text: str) -> bool:
+    """A cheap sniff: a header with its rank lines or program name, a line only nccl-tests prints (a footer, a
+    failure, a trace line), or table rows (a tail of rows pasted without the rest)."""
     head = text[:20000]
     if head.lstrip().startswith("{"):
         return '"results"' in head and ('"bus_bw"' in head or '"nccl_version"' in head)
     has_header = bool(re.search(r"#\s*size\s+count\s+type", head)) or ("algbw" in head and "busbw" in head)
     has_rank = bool(re.search(r"^#\s*Rank\s+\d+\s+.*device", head, re.MULTILINE))
     has_perf = "_perf" in head or "nccl-tests" in head or "rccl-tests" in head or "Avg bus bandwidth" in text
-    return (has_header and (has_rank or has_perf)) or (has_rank and has_perf)
+    if (has_header and (has_rank or has_perf)) or (has_rank and has_perf):
+        return True
+    if _OWN_LINE.search(head):
+        return True
+    rows = _ROW_START.finditer(head)
+    return next(rows, None) is not None and next(rows, None) is not None
 
 
 def _float_or_none(token: str) -> float | None:
@@ -91,92 +134,440 @@ def _header_layout(line: str) -> tuple[bool, list[str]] | None:
 
 
 def parse_nccl_tests(text: str, name: str = "") -> NcclTestsParse:
-    """Parse one nccl-tests run (text or ``-J`` JSON); see the module docstring."""
+    """Parse nccl-tests output (text or ``-J`` JSON); see the module docstring."""
     if text.lstrip().startswith("{"):
         return _parse_json(text, name)
-    issues: list[ParseIssue] = []
-    ranks: list[RankInfo] = []
-    rows: list[BenchRow] = []
-    redops: set[str] = set()
-    layout: tuple[bool, list[str]] | None = None
-    version = ""
-    flavour = "nccl-tests"
-    collective = ""
-    avg: float | Unsupported = Unsupported(SOURCE, "no 'Avg bus bandwidth' footer (output cut?)")
-    oob: int | Unsupported = Unsupported(SOURCE, "no 'Out of bounds values' footer (output cut?)")
-    in_table = False
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = _MPI_PREFIX.sub("", raw).rstrip()
-        stripped = line.strip()
-        if not stripped:
-            continue
+    return _Reader(text, name).parse()
+
+
+_NO_AVG = Unsupported(SOURCE, "no 'Avg bus bandwidth' footer (output cut?)")
+_NO_OOB = Unsupported(SOURCE, "no 'Out of bounds values' footer (output cut?)")
+
+
+@dataclass
+class _Run:
+    """One run while it is read: everything between one run's first line and the next run's."""
+
+    first_line: int = 0
+    ranks: list[RankInfo] = field(default_factory=list)
+    rows: list[tuple[BenchRow, int, tuple[str, str, str]]] = field(default_factory=list)  # row, line, series
+    redops: set[str] = field(default_factory=set)
+    header_seen: bool = False
+    version: str = ""
+    nccl_version: str = ""
+    flavour: str = "nccl-tests"
+    collective: str = ""
+    avg: float | Unsupported = _NO_AVG
+    oob: int | Unsupported = _NO_OOB
+    oob_line: LogLine | None = None
+    command: str = ""
+    settings: list[NcclSetting] = field(default_factory=list)
+    failures: list[RunFailure] = field(default_factory=list)
+    problems: list[RowProblem] = field(default_factory=list)
+    last: LogLine | None = None
+    in_table: bool = False
+    ended: bool = False  # its footer or 'Collective test concluded' was printed
+
+    @property
+    def started(self) -> bool:
+        """Whether anything of a run was read: a later run's first line then starts a new run."""
+        return bool(self.rows or self.ranks or self.failures or self.header_seen or self.ended or self.command)
+
+    @property
+    def has_run(self) -> bool:
+        """Whether the lines read are a run to report: a rank, the table, a row, a footer or a failure."""
+        return bool(self.rows or self.ranks or self.failures or self.header_seen or self.ended)
+
+
+class _Reader:
+    """The text output, read line by line into one or more runs (glued pastes are split, never merged)."""
+
+    def __init__(self, text: str, name: str) -> None:
+        self.text = text
+        self.name = name
+        self.issues: list[ParseIssue] = []
+        self.runs: list[_Run] = []
+        self.run = _Run()
+        self.layout: tuple[bool, list[str]] | None = None
+        self.printed: list[LogLine] = []  # the run's own lines, for the refusal of a paste with no run in it
+
+    def new_run(self, number: int, why: str) -> None:
+        """Close the current run and start another at ``number`` (two runs glued into one paste)."""
+        if self.run.has_run:
+            self.runs.append(self.run)
+            self.issues.append(
+                ParseIssue(
+                    number,
+                    "recovered",
+                    f"another nccl-tests run starts here ({why}): the runs are read apart, and the figures shown "
+                    "are the first run's",
+                )
+            )
+        self.run = _Run(first_line=number)
+
+    def parse(self) -> NcclTestsParse:
+        for number, raw in enumerate(self.text.splitlines(), start=1):
+            line = _MPI_PREFIX.sub("", raw).rstrip()
+            stripped = line.strip()
+            if stripped:
+                self.read(number, stripped)
+        if self.run.has_run:
+            self.runs.append(self.run)
+        if not self.runs:
+            shown = "; ".join(f"line {e.line}: {e.text[:80]!r}" for e in self.printed[-2:])
+            raise NcclTestsParseError(
+                "no nccl-tests data row, rank line or failure found"
+                + (f" (the run printed {shown}, then nothing that names a GPU)" if shown else ""),
+                hint="pass the stdout of all_reduce_perf (or another *_perf) including the size/time/busbw table",
+            )
+        fallback = _collective_from(self.name) or ""
+        results = [self.result(run, fallback) for run in self.runs]
+        flavour = self.runs[0].flavour
+        return NcclTestsParse(results[0], tuple(self.issues), flavour, "text", runs=tuple(results))
+
+    # --- one line ------------------------------------------------------------------------------------------
+
+    def read(self, number: int, stripped: str) -> None:
+        evidence = LogLine(number, stripped[:MAX_EVIDENCE_CHARS])
         if stripped.startswith("#"):
-            body = stripped.lstrip("#").strip()
-            if m := _RANK.match(stripped):
-                ranks.append(
-                    RankInfo(
-                        rank=int(m["rank"]),
-                        local_rank=int(m["dev"]),
-                        host=m["host"],
-                        device=f"cuda:{m['dev']}",
-                        gpu_index=int(m["dev"]),
-                        pci_bus_id=_bus_id(m["bus"]),
-                        name=m["name"] or Unsupported(SOURCE, "no device name printed"),
-                        pid=int(m["pid"]),
+            if stripped.strip("# "):
+                self.comment(number, stripped, evidence)
+            return
+        if (command := _COMMAND.search(stripped)) is not None and not self.looks_like_row(stripped):
+            if self.run.started:
+                self.new_run(number, "a command line")
+            self.run.command = _command_text(stripped, command.start("cmd"))
+            self.run.settings.extend(
+                NcclSetting(m["name"], m["value"], "command line", evidence) for m in _ASSIGN.finditer(stripped)
+            )
+            self.printed.append(evidence)
+            return
+        elif stripped.startswith("rccl-tests"):
+            self.run.flavour = "rccl-tests"
+            self.run.version = self.run.version or stripped
+        elif self.failure(stripped, evidence):
+            pass
+        elif (version := _NCCL_VERSION.search(stripped)) is not None:
+            self.run.nccl_version = self.run.nccl_version or version["version"]
+        else:
+            self.row(number, stripped, evidence)
+            return
+        self.printed.append(evidence)
+        self.run.last = evidence
+
+    def looks_like_row(self, stripped: str) -> bool:
+        tokens = stripped.split()
+        return len(tokens) >= 6 and tokens[0].isdigit() and tokens[1].isdigit()
+
+    def comment(self, number: int, stripped: str, evidence: LogLine) -> None:
+        run = self.run
+        body = stripped.lstrip("#").strip()
+        if m := _RANK.match(stripped):
+            if run.rows or run.ended:
+                self.new_run(number, "rank lines after a table")
+                run = self.run
+            run.ranks.append(
+                RankInfo(
+                    rank=int(m["rank"]),
+                    local_rank=int(m["dev"]),
+                    host=m["host"],
+                    device=f"cuda:{m['dev']}",
+                    gpu_index=int(m["dev"]),
+                    pci_bus_id=_bus_id(m["bus"]),
+                    name=m["name"] or Unsupported(SOURCE, "no device name printed"),
+                    pid=int(m["pid"]) if m["pid"] else 0,
+                )
+            )
+        elif (cols := _header_layout(stripped)) is not None:
+            if run.rows or run.header_seen or run.ended:
+                self.new_run(number, "a second table header")
+                run = self.run
+            self.layout = cols
+            run.header_seen = run.in_table = True
+        elif body.startswith(("nThread", "nccl-tests version", "Collective test starting:")):
+            if run.rows or run.ended or (body.startswith("nThread") and run.header_seen):
+                self.new_run(number, f"'{body[:30]}'")
+                run = self.run
+            if body.startswith("nccl-tests version"):
+                run.version = body
+                if (v := _TESTS_VERSION.search(body)) is not None:
+                    run.nccl_version = run.nccl_version or _nccl_version_code(int(v["library"]))
+            elif body.startswith("Collective test starting:"):
+                run.collective = body.split(":", 1)[1].strip()
+        elif body.startswith("Collective test concluded:"):
+            run.collective = run.collective or body.split(":", 1)[1].strip()
+            run.in_table, run.ended = False, True
+        elif body.startswith("Avg bus bandwidth"):
+            if isinstance(run.avg, float):
+                self.new_run(number, "a second footer")
+                run = self.run
+            value = _footer_value(body)
+            if value is not None and math.isfinite(value) and value >= 0:
+                run.avg = value
+            elif value is not None:
+                run.avg = Unsupported(
+                    SOURCE, f"the footer's average {body.split(':', 1)[1].split()[0]!r} is not a figure"
+                )
+            run.in_table, run.ended = False, True
+        elif body.startswith("Out of bounds values"):
+            if run.ended or isinstance(run.oob, int):
+                self.new_run(number, "a second footer")
+                run = self.run
+            if (m := _OOB.search(body)) is not None:
+                run.oob, run.oob_line = int(m["count"]), evidence
+                if run.oob > 0 or m["state"] == "FAILED":
+                    run.failures.append(
+                        _failure("data-check", body, "", "", NOT_PRINTED_HOST, NOT_PRINTED_PID, evidence)
                     )
+            run.in_table = False
+        elif body.startswith("error:"):
+            run.failures.append(
+                _failure("nccl", body.split(":", 1)[1].strip(), "", "", NOT_PRINTED_HOST, NOT_PRINTED_PID, evidence)
+            )
+        elif (version := _NCCL_VERSION.search(body)) is not None:
+            run.nccl_version = run.nccl_version or version["version"]
+        else:
+            self.printed.append(evidence)
+            run.last = evidence
+            return
+        self.printed.append(evidence)
+        run.last = evidence
+
+    def failure(self, stripped: str, evidence: LogLine) -> bool:
+        """A failure line of nccl-tests (its own CUDA/NCCL checks, its timeout, its trace when unwinding)."""
+        run = self.run
+        if (m := _FAILURE.search(stripped)) is not None:
+            message, _, detail = m["body"].partition(" / ")
+            kind = "nccl" if m["what"] == "NCCL" else "cuda"
+            host: Probed[str] = m["host"] if m["host"] else NOT_PRINTED_HOST
+            run.failures.append(
+                _failure(kind, message.strip(), detail.strip(), m["where"], host, NOT_PRINTED_PID, evidence)
+            )
+            self.row_before_failure(stripped[: m.start()], evidence)
+            return True
+        if (m := _TRACE.search(stripped)) is not None:
+            pid: Probed[int] = int(m["pid"]) if m["pid"] else NOT_PRINTED_PID
+            for known in reversed(run.failures):
+                if known.host == m["host"] and not isinstance(known.pid, int) and isinstance(pid, int):
+                    run.failures[run.failures.index(known)] = dataclasses.replace(known, pid=pid)
+                    return True
+                if known.host == m["host"] and known.kind != "test":
+                    return True  # a further trace line of a failure already read
+            run.failures.append(_failure("test", "Test failure", "", m["where"], m["host"], pid, evidence))
+            return True
+        if (m := _TIMEOUT.search(stripped)) is not None:
+            run.failures.append(
+                _failure(
+                    "timeout", f"no progress for {m['seconds']} s", "", m["where"], m["host"], NOT_PRINTED_PID, evidence
                 )
-            elif (cols := _header_layout(stripped)) is not None:
-                layout = cols
-                in_table = True
-            elif body.startswith("nccl-tests version"):
-                version = body
-            elif body.startswith(("Collective test starting:", "Collective test concluded:")):
-                collective = body.split(":", 1)[1].strip()
-                in_table = False if "concluded" in body else in_table
-            elif body.startswith("Avg bus bandwidth"):
-                value = (
-                    _float_or_none(body.split(":", 1)[1].split()[0])
-                    if ":" in body and body.split(":", 1)[1].split()
-                    else None
+            )
+            return True
+        if (m := _GPU_COUNT.search(stripped)) is not None:
+            run.failures.append(_failure("gpus", m.group(0), "", "", NOT_PRINTED_HOST, NOT_PRINTED_PID, evidence))
+            return True
+        return False
+
+    def row_before_failure(self, before: str, evidence: LogLine) -> None:
+        """A row the failure cut in two (``2097152 32768 float none -1 node0: Test CUDA failure ...``): its size
+        is where the run stopped; the row holds no figure."""
+        tokens = before.split()
+        if len(tokens) >= 4 and tokens[0].isdigit() and tokens[1].isdigit() and tokens[2].lower() in _TYPES:
+            self.issues.append(
+                ParseIssue(
+                    evidence.line, "recovered", f"the run failed in the row for {tokens[0]} bytes; no figure in it"
                 )
-                if value is not None:
-                    avg = value
-                in_table = False
-            elif body.startswith("Out of bounds values"):
-                tail = body.split(":", 1)[1].split() if ":" in body else []
-                if tail and tail[0].isdigit():
-                    oob = int(tail[0])
-                in_table = False
-            continue
-        if stripped.startswith("rccl-tests"):
-            flavour = "rccl-tests"
-            version = version or stripped
-            continue
-        row = _data_row(stripped, layout, number, issues)
-        if row is not None:
-            rows.append(row)
-            redops.add(stripped.split()[3].lower())
-            in_table = True
-        elif in_table:
-            issues.append(ParseIssue(number, "ignored", f"not a table row (MPI/NCCL noise?): {stripped[:80]}"))
-    if not rows:
-        raise NcclTestsParseError(
-            "no nccl-tests data row found",
-            hint="pass the stdout of all_reduce_perf (or another *_perf) including the size/time/busbw table",
+            )
+
+    def row(self, number: int, stripped: str, evidence: LogLine) -> None:
+        run = self.run
+        read = _data_row(stripped, self.layout, number, self.issues)
+        if read is None:
+            if run.in_table:
+                self.issues.append(ParseIssue(number, "ignored", f"not a table row (MPI/NCCL noise?): {stripped[:80]}"))
+            return
+        if isinstance(read, RowProblem):
+            run.problems.append(read)
+            self.issues.append(ParseIssue(number, "ignored", read.message))
+        else:
+            row, series, inplace_problem = read
+            if inplace_problem is not None:
+                run.problems.append(inplace_problem)
+                self.issues.append(ParseIssue(number, "ignored", inplace_problem.message))
+            same = [(r, n) for r, n, k in run.rows if k == series]
+            if run.ended and run.rows:
+                self.new_run(number, "rows after the footer")
+                run, same = self.run, []
+            elif same and row.size_bytes < same[-1][0].size_bytes:
+                self.new_run(number, f"the size column restarts at {row.size_bytes} bytes")
+                run = self.run
+                same = []
+            earlier = next(((r, n) for r, n in same if r.size_bytes == row.size_bytes), None)
+            if earlier is not None:
+                self.repeated(run, row, number, earlier, evidence)
+            else:
+                run.rows.append((row, number, series))
+                run.redops.add(series[1])
+        run.in_table = True
+        run.last = evidence
+        self.printed.append(evidence)
+
+    def repeated(self, run: _Run, row: BenchRow, number: int, earlier: tuple[BenchRow, int], evidence: LogLine) -> None:
+        """The same size twice in one run: the same figures are a line pasted twice; other figures judge neither."""
+        first, first_line = earlier
+        if _figures(first) == _figures(row):
+            self.issues.append(
+                ParseIssue(number, "ignored", f"the row for {row.size_bytes} bytes repeats line {first_line}")
+            )
+            return
+        run.rows = [(r, n, k) for r, n, k in run.rows if n != first_line]
+        problem = RowProblem(
+            "conflict",
+            row.size_bytes,
+            f"{row.size_bytes} bytes appears twice with other figures (line {first_line}: busbw "
+            f"{first.busbw_gbps:g} GB/s, line {number}: {row.busbw_gbps:g} GB/s); neither is judged",
+            evidence,
         )
-    if layout is None:
-        issues.append(ParseIssue(0, "recovered", "no column header: assumed time/algbw/busbw/#wrong per half"))
-    collective = (
-        collective or _collective_from(name) or _collective_from_rows(redops, issues) or _collective_from(text)
-    ) or "all_reduce_perf"
-    result = _result(ranks, rows, collective, flavour, version, avg, oob, issues)
-    ran = algorithm_in(text, max(r.size_bytes for r in rows))
-    if ran is not None:
-        algo, evidence = ran
+        run.problems.append(problem)
+        self.issues.append(ParseIssue(number, "ignored", problem.message))
+
+    # --- one run's result ------------------------------------------------------------------------------------
+
+    def result(self, run: _Run, fallback: str) -> BenchResult:
+        if not run.header_seen and self.layout is None and run.rows:
+            self.issues.append(ParseIssue(0, "recovered", "no column header: assumed time/algbw/busbw/#wrong per half"))
+        collective = (
+            run.collective
+            or fallback
+            or _collective_from_rows(run.redops, self.issues)
+            or _collective_from(self.text)
+            or "all_reduce_perf"
+        )
+        rows = [r for r, _n, _k in run.rows]
+        failures = tuple(_placed(f, run.ranks) for f in run.failures)
+        status = (
+            "failed"
+            if any(f.kind != "data-check" for f in failures)
+            else "complete"
+            if isinstance(run.avg, float)
+            else "partial"
+        )
+        result = _result(run.ranks, rows, collective, run.flavour, run.version, run.avg, run.oob, self.issues)
         result = dataclasses.replace(
-            result, environment={**result.environment, ALGORITHM_KEY: algo, ALGORITHM_EVIDENCE_KEY: evidence}
+            result,
+            status=status,
+            errors=_rank_errors(failures, rows),
+            nccl_version=run.nccl_version or Unsupported(SOURCE, "no NCCL version line in the paste"),
+            command=run.command or Unsupported(SOURCE, "no command line in the paste"),
+            settings=tuple(run.settings),
+            failures=failures,
+            row_problems=tuple(run.problems),
+            last_output=run.last if run.last is not None else Unsupported(SOURCE, "nothing printed"),
         )
-    return NcclTestsParse(result, tuple(issues), flavour, "text")
+        ran = algorithm_in(self.text, max((r.size_bytes for r in rows), default=0))
+        if ran is not None:
+            algo, evidence = ran
+            result = dataclasses.replace(
+                result, environment={**result.environment, ALGORITHM_KEY: algo, ALGORITHM_EVIDENCE_KEY: evidence}
+            )
+        return result
+
+
+MAX_EVIDENCE_CHARS = 300
+NOT_PRINTED_HOST = Unsupported(SOURCE, "the line names no host")
+NOT_PRINTED_PID = Unsupported(SOURCE, "the line names no pid")
+MAX_FIGURE = 1e6
+"""No link carries a million GB/s, and no collective takes a million seconds (10^12 us): a figure above is not a
+measurement but damage (``1e308``)."""
+MAX_SIZE_BYTES = 1 << 50
+
+_FAILURE = re.compile(
+    r"(?:(?P<host>[^\s:]+): )?(?:Test )?(?P<what>CUDA|Cuda|NCCL) failure (?P<where>[\w./-]+:\d+) '(?P<body>.*)'"
+)
+_TRACE = re.compile(r"\.\. (?P<host>\S+?)(?: pid (?P<pid>\d+))?: Test failure (?P<where>[\w./-]+:\d+)")
+_TIMEOUT = re.compile(r"(?P<host>\S+): Test timeout \((?P<seconds>\d+)s\) (?P<where>[\w./-]+:\d+)")
+_GPU_COUNT = re.compile(r"Invalid number of GPUs: \d+ requested but only \d+ were found")
+_OOB = re.compile(r"Out of bounds values\s*:\s*(?P<count>\d{1,12})\s*(?P<state>OK|FAILED)?")
+_TESTS_VERSION = re.compile(r"(?:nccl-library=|ncclGetVersion=)(?P<library>\d{4,6})\b")
+_NCCL_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+\.\d+)")
+# A command line: the *_perf program, maybe after a shell prompt, a launcher and NCCL_* assignments.
+_COMMAND = re.compile(
+    r"(?P<cmd>(?:(?:mpirun|mpiexec|srun|torchrun|env|sudo|numactl)\b.*?)?(?:[\w.~/-]*/)?\w+_perf)(?:\s|$)"
+)
+_ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
+_ASSIGN = re.compile(r"(?<![\w-])(?P<name>NCCL_[A-Z0-9_]+)=(?P<value>[^\s'\"]+)")
+
+
+def _command_text(line: str, start: int) -> str:
+    """The command from a pasted prompt line: the program, with the ``NAME=value`` assignments typed before it
+    (a shell prompt such as ``(base) root@node:~/nccl-tests#`` is left out)."""
+    tokens = line[:start].split()
+    keep = 0
+    while keep < len(tokens) and _ENV_WORD.fullmatch(tokens[len(tokens) - 1 - keep]):
+        keep += 1
+    before = " ".join(tokens[len(tokens) - keep :]) if keep else ""
+    return f"{before} {line[start:]}".strip()
+
+
+def _nccl_version_code(code: int) -> str:
+    """NCCL's version number as its library reports it (``22807`` is 2.28.7; before 2.9, ``2708`` is 2.7.8)."""
+    if code >= 10000:
+        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
+
+
+def _footer_value(body: str) -> float | None:
+    tail = body.split(":", 1)[1].split() if ":" in body else []
+    return _float_or_none(tail[0]) if tail else None
+
+
+def _failure(
+    kind: str, message: str, detail: str, where: str, host: Probed[str], pid: Probed[int], evidence: LogLine
+) -> RunFailure:
+    number = cuda_error_number(f"{message} {detail}") if kind in ("cuda", "nccl", "gpus") else None
+    return RunFailure(
+        kind=kind,
+        message=message,
+        detail=detail,
+        source_location=where,
+        host=host,
+        pid=pid,
+        rank=Unsupported(SOURCE, "the line names no rank"),
+        cuda_error=number if number is not None else Unsupported(SOURCE, "no CUDA error named"),
+        evidence=evidence,
+    )
+
+
+def _placed(failure: RunFailure, ranks: list[RankInfo]) -> RunFailure:
+    """The rank that printed a failure, when its host and pid (or its host alone) name one rank."""
+    if not isinstance(failure.host, str):
+        return failure
+    on_host = [r for r in ranks if r.host == failure.host]
+    if isinstance(failure.pid, int):
+        on_host = [r for r in on_host if r.pid == failure.pid] or on_host
+    if len(on_host) == 1:
+        return dataclasses.replace(failure, rank=on_host[0].rank)
+    return failure
+
+
+def _rank_errors(failures: tuple[RunFailure, ...], rows: list[BenchRow]) -> tuple[RankError, ...]:
+    """The failures as the bench's rank errors (-1: no rank named): what the bench judge reads today.
+
+    ``Out of bounds values : N FAILED`` is an error only when no row shows its wrong elements (rows cut from
+    the paste); otherwise the rows' ``#wrong`` already say it.
+    """
+    wrong_rows = any(isinstance(r.wrong, int) and r.wrong > 0 for r in rows)
+    out = []
+    for f in failures:
+        if f.kind == "data-check" and wrong_rows:
+            continue
+        kind = {"timeout": "timeout", "data-check": "corruption"}.get(f.kind, "failed")
+        rank = f.rank if isinstance(f.rank, int) else -1
+        out.append(RankError(rank, kind, f"{f.evidence.text} (line {f.evidence.line})"))
+    return tuple(out)
+
+
+def _figures(row: BenchRow) -> tuple[object, ...]:
+    return (row.time_us, row.algbw_gbps, row.busbw_gbps, row.wrong)
 
 
 ALGORITHM_KEY = "nccl_algorithm"
@@ -255,7 +646,9 @@ def _collective_from_rows(redops: set[str], issues: list[ParseIssue]) -> str:
 
 def _data_row(
     line: str, layout: tuple[bool, list[str]] | None, number: int, issues: list[ParseIssue]
-) -> BenchRow | None:
+) -> tuple[BenchRow, tuple[str, str, str], RowProblem | None] | RowProblem | None:
+    """A table row: the row, its series (type, redop, root) and a problem with its in-place half; a
+    :class:`RowProblem` when its out-of-place figures are impossible; None when the line is no row."""
     tokens = line.split()
     if len(tokens) < 6 or not tokens[0].isdigit() or not tokens[1].isdigit():
         return None
@@ -264,10 +657,11 @@ def _data_row(
     rest = tokens[4:]
     # no header: the current format has a root column (8 + 1 tokens, or 4 + 1 when trimmed); the old one not
     has_root = layout[0] if layout is not None else len(rest) % 4 == 1
+    root = ""
     if has_root:
         if not re.fullmatch(r"-?\d+", rest[0]):
             return None
-        rest = rest[1:]
+        root, rest = rest[0], rest[1:]
     names = (
         layout[1] if layout is not None else ["time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
     )
@@ -275,15 +669,30 @@ def _data_row(
     oop, ip = rest[:half], rest[half : 2 * half]
     if len(oop) < 3 or any(_float_or_none(t) is None for t in oop[:3]):
         return None
-    size, count = int(tokens[0]), int(tokens[1])
+    evidence = LogLine(number, line.strip()[:MAX_EVIDENCE_CHARS])
+    size_text, count_text = tokens[0], tokens[1]
+    if len(size_text) > 16 or int(size_text) > MAX_SIZE_BYTES or len(count_text) > 16:
+        return RowProblem(
+            "impossible", 0, f"the row's size {size_text[:40]!r} is not a possible size; left out", evidence
+        )
+    size, count = int(size_text), int(count_text)
+    why = _impossible(oop[:3])
+    if why:
+        return RowProblem("impossible", size, f"the row for {size} bytes has {why}; left out of the figures", evidence)
     if len(rest) < 2 * half:
         issues.append(ParseIssue(number, "recovered", "row trimmed: only the out-of-place half is present"))
     wrong_name = names[3] if len(names) > 3 else "#wrong"
     t, algbw, busbw = (float(x) for x in oop[:3])
     wrong = _wrong(oop[3] if len(oop) > 3 else None, wrong_name)
     ip_ok = len(ip) >= 3 and all(_float_or_none(x) is not None for x in ip[:3])
-    missing = Unsupported(SOURCE, "in-place half not in the input")
-    return BenchRow(
+    missing: Unsupported | Failed = Unsupported(SOURCE, "in-place half not in the input")
+    problem = None
+    if ip_ok and (ip_why := _impossible(ip[:3])):
+        problem = RowProblem(
+            "impossible", size, f"the in-place half of the row for {size} bytes has {ip_why}", evidence
+        )
+        missing, ip_ok = Failed(SOURCE, f"the in-place half has {ip_why}"), False
+    row = BenchRow(
         size_bytes=size,
         count=count,
         dtype=tokens[2],
@@ -295,6 +704,23 @@ def _data_row(
         inplace_busbw_gbps=float(ip[2]) if ip_ok else missing,
         inplace_wrong=_wrong(ip[3] if ip_ok and len(ip) > 3 else None, wrong_name) if ip_ok else missing,
     )
+    return row, (tokens[2].lower(), tokens[3].lower(), root), problem
+
+
+def _impossible(figures: list[str]) -> str:
+    """Why a row's time/algbw/busbw cannot be a measurement (NaN, inf, 1e308, negative, zero time); "" when sound."""
+    names = ("time", "algbw", "busbw")
+    for name, text in zip(names, figures, strict=False):
+        value = float(text)
+        if not math.isfinite(value):
+            return f"{name} {text!r}, not a number"
+        if value < 0:
+            return f"a negative {name} ({text})"
+        if value > MAX_FIGURE * (1e6 if name == "time" else 1):
+            return f"{name} {text}, beyond any measurement"
+        if name == "time" and value == 0:
+            return "a time of 0"
+    return ""
 
 
 def _half_width(names: list[str]) -> int:
@@ -311,8 +737,8 @@ def _wrong(token: str | None, column: str) -> int | Unsupported:
     if token.upper() == "N/A":
         return Unsupported(SOURCE, "data check disabled (-c 0): #wrong is N/A")
     value = _float_or_none(token)
-    if value is None:
-        return Unsupported(SOURCE, f"unreadable #wrong {token!r}")
+    if value is None or not math.isfinite(value) or value < 0:
+        return Unsupported(SOURCE, f"unreadable #wrong {token[:40]!r}")
     if column == "error":  # old nccl-tests: the maximum deviation, not a count
         if value == 0:
             return 0
@@ -389,11 +815,18 @@ def _parse_json(text: str, name: str) -> NcclTestsParse:
         if isinstance(d, dict)
     ]
     rows: list[BenchRow] = []
+    problems: list[RowProblem] = []
     for k, item in enumerate(doc["results"]):
         oop, ip = item.get("out_of_place"), item.get("in_place")
         first = oop if isinstance(oop, dict) else ip
         if not isinstance(first, dict):
             issues.append(ParseIssue(0, "ignored", f"results[{k}] has no timing"))
+            continue
+        figures = [str(first.get(key)) for key in ("time", "alg_bw", "bus_bw")]
+        if all(_float_or_none(f) is not None for f in figures) and (why := _impossible(figures)):
+            message = f"results[{k}] ({item.get('size')} bytes) has {why}; left out of the figures"
+            problems.append(RowProblem("impossible", _jint(item.get("size")), message, LogLine(0, f"results[{k}]")))
+            issues.append(ParseIssue(0, "ignored", message))
             continue
         missing = Unsupported(SOURCE, "in-place half not in the input")
         rows.append(
@@ -423,7 +856,27 @@ def _parse_json(text: str, name: str) -> NcclTestsParse:
     collective = _collective_from(args) or _collective_from(name) or "all_reduce_perf"
     version = f"nccl-tests JSON v{doc.get('version', '?')}, NCCL {doc.get('nccl_version', '?')}"
     result = _result(ranks, rows, collective, "nccl-tests", version, avg, oob, issues)
-    return NcclTestsParse(result, tuple(issues), "nccl-tests", "json")
+    result = dataclasses.replace(
+        result,
+        row_problems=tuple(problems),
+        nccl_version=_json_nccl_version(doc.get("nccl_version")),
+    )
+    return NcclTestsParse(result, tuple(issues), "nccl-tests", "json", runs=(result,))
+
+
+def _json_nccl_version(value: Any) -> str | Unsupported:
+    """``nccl_version`` of ``-J`` output: NCCL's version code (``23007``), or a version string."""
+    text = str(value) if value is not None else ""
+    if text.isdigit() and 4 <= len(text) <= 6:
+        return _nccl_version_code(int(text))
+    return text or Unsupported(SOURCE, "no nccl_version in the JSON")
+
+
+def _jint(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 def _jfloat(value: Any) -> float:
