@@ -80,10 +80,10 @@ class NcclTestsParseError(InputError):
     """No data row of an nccl-tests table could be read."""
 
 
-# Lines only nccl-tests prints: its footer, its parameter and device banner, its failure and trace lines.
+# Lines only nccl-tests prints about a run's outcome: its footer, its failure and trace lines. (Its parameter
+# and device banner alone are not enough: an NCCL log pasted from a run's start carries them too.)
 _OWN_LINE = re.compile(
-    r"^\s*#\s*(?:Out of bounds values\s*:|Avg bus bandwidth\s*:|nThread \d+ nGpus|nccl-tests version|"
-    r"Collective test (?:starting|concluded):)"
+    r"^\s*#\s*(?:Out of bounds values\s*:|Avg bus bandwidth\s*:)"
     r"|(?:Test )?(?:CUDA|Cuda|NCCL) failure [\w./-]+\.cu:\d+ '"
     r"|\.\. \S+(?: pid \d+)?: Test failure [\w./-]+:\d+"
     r"|: Test timeout \(\d+s\) ",
