@@ -55,7 +55,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-133-old-ib-gdrdma-nan-driver": "verdict REFUSED, the thread's PASS/NOT_JUDGED",
     "nccl-1412-ib-no-gdrdma-tail-33gbs": "verdict WARN but no finding names gdr-disabled (found input-recovered)",
     "nccl-1537-gdr-disabled-roce-2hca": "verdict PASS, the thread's WARN/FAIL",
-    "nccl-1584-nvls-available-ib-sharp-init": "verdict REFUSED, the thread's PASS/NOT_JUDGED",
     "nccl-1676-dgx-gdr-disabled-lines": "verdict PASS, the thread's FAIL/WARN",
     "nccl-1706-4gpu-stuck-channel-setup": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict PASS, the thread's WARN/NOT_JUDGED",

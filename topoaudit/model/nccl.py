@@ -29,8 +29,11 @@ class LogLine:
 
 @dataclass(frozen=True)
 class NcclSetting:
-    """An NCCL variable the input shows set: ``NCCL_P2P_LEVEL set by environment to LOC`` in a log, or
-    ``NCCL_ALGO=Ring`` on a pasted command line. The value is kept as printed (``1.``'s period dropped)."""
+    """An NCCL variable the input shows set.
+
+    ``NCCL_P2P_LEVEL set by environment to LOC`` in a log, or ``NCCL_ALGO=Ring`` on a pasted command line. The
+    value is kept as printed (the period after an integer dropped).
+    """
 
     name: str  # "NCCL_P2P_LEVEL"
     value: str  # "LOC", "1", "^NVLS"
@@ -147,6 +150,22 @@ class NetDevices:
 
 
 @dataclass(frozen=True)
+class NetDevice:
+    """One NIC a network plugin listed: ``[1]mlx5_1:1/RoCE`` (IB verbs) or ``[0]eth0:10.0.0.5<0>`` (sockets)."""
+
+    host: Probed[str]
+    plugin: str  # "IB", "Socket", "IBext_v8", ...
+    index: int  # NCCL's device number: the N of NET/IB/N on channel lines
+    name: str  # "mlx5_1", "eth0"
+    port: Probed[int]  # the HCA port (IB verbs)
+    link_layer: Probed[str]  # "IB" | "RoCE" (IB verbs)
+    flags: tuple[str, ...]  # ("SHARP",): what NCCL printed after the link layer
+    address: Probed[str]  # the interface address (sockets)
+    speed_mbps: Probed[int]  # from ``NET/IB: [0] mlx5_0:uverbs0:1/IB ... speed=400000`` when printed
+    evidence: LogLine
+
+
+@dataclass(frozen=True)
 class P2pDisabled:
     """``P2P is disabled between [NVLINK] connected GPUs a and b``: NCCL will not use peer access there."""
 
@@ -247,12 +266,47 @@ class NcclView:
     mnnvl_fabric: tuple[MnnvlFabric, ...]
     warnings: tuple[NcclWarning, ...]
     events: tuple[NcclEvent, ...]
-    nccl_lines: int  # lines that carried NCCL INFO/WARN
+    nccl_lines: int  # lines that carried NCCL INFO/WARN, or an NCCL message whose prefix was cut off
     lines_total: int
+    settings: tuple[NcclSetting, ...] = ()  # "NCCL_X set by environment to V", once per name and value
+    nics: tuple[NetDevice, ...] = ()  # the NICs the network plugins listed, per host
+    comm_size: Probed[int] = NOT_LOGGED  # ranks in the communicator: its nRanks line, or a whole ring order
+    truncated: Probed[LogLine] = NOT_LOGGED  # the line the paste ends inside (cut mid-line)
+    lines_per_host: tuple[tuple[str, int], ...] = ()  # NCCL lines each host printed, in order of appearance
 
     def rank(self, rank: int) -> NcclRank | None:
         """Return the rank's record, or None when the log never placed it."""
         return next((r for r in self.ranks if r.rank == rank), None)
+
+    def coverage(self) -> str:
+        """Which ranks the paste shows, against the communicator's size when the paste gives it.
+
+        ``"the paste shows 3 of 8 ranks (0, 2, 5)"``; ``"ranks 0-3 seen; the communicator's size is not in the
+        paste"``; "" when every rank is seen or no rank is named.
+        """
+        seen = sorted(r.rank for r in self.ranks)
+        if not seen:
+            return ""
+        shown = _rank_list(seen)
+        if isinstance(self.comm_size, int):
+            if len(seen) >= self.comm_size:
+                return ""
+            return f"the paste shows {len(seen)} of {self.comm_size} ranks ({shown})"
+        return f"ranks {shown} seen; the communicator's size is not in the paste"
+
+
+def _rank_list(ranks: list[int]) -> str:
+    """``0-3, 7, 12-13``: runs of consecutive ranks joined."""
+    parts: list[str] = []
+    start = prev = ranks[0]
+    for r in [*ranks[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    return ", ".join(parts)
 
 
 def same_host_name(logged: str, hostname: str) -> bool:

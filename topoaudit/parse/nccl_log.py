@@ -9,6 +9,15 @@ src/init.cc, src/graph/paths.cc, search.cc, rings.cc, src/transport/nvls.cc, gen
 The value in brackets after a rank (``0[1b000]``) is the PCI bus id up to NCCL 2.17 and the device index
 from 2.18: decided from the version banner, else from the form of the values (a bus id has at least four
 hex digits).
+
+Excerpts are read as far as they go. A line whose ``NCCL INFO`` was cut off (or that carries NCCL before
+2.4's bare ``INFO``, or sits in quotes) is read when its message is in one of NCCL's own formats, never
+otherwise: another program's ``INFO`` line is not NCCL's. Channel lines quoted without their ``Channel NN :``
+still name their ranks; the view records which ranks the paste shows against the communicator's size
+(:meth:`NcclView.coverage`), every ``NCCL_X set by environment to V`` as a typed setting, the NICs each
+network plugin listed (port, link layer, flags, the speed the NET subsystem prints), and the line a paste
+cut mid-line ends inside. The machine is built from the host that holds the most ranks, so a junk or
+spliced line with a host-like prefix does not decide it.
 """
 
 from __future__ import annotations
@@ -29,10 +38,12 @@ from topoaudit.model.nccl import (
     NcclEvent,
     NcclRank,
     NcclRing,
+    NcclSetting,
     NcclTransport,
     NcclTree,
     NcclView,
     NcclWarning,
+    NetDevice,
     NetDevices,
     NvlsSupport,
     P2pDisabled,
@@ -47,12 +58,41 @@ MAX_WARNINGS = 200
 DEVICE_INDEX_FROM = (2, 18)  # NCCL 2.18 prints the device index in brackets; earlier versions the bus id
 
 _MARKER = re.compile(r"\bNCCL (INFO|WARN)\b ?")
+# NCCL before 2.4 printed "host:pid:tid [dev] INFO ..." without the "NCCL"; a paste may keep a bare "INFO".
+_KNOWN_VIA = re.compile(r"(?:P2P|SHM|NET|COLLNET|CollNet|direct shared memory)\b")
+_BARE_MARKER = re.compile(r"(?:^|\] )\s*(INFO|WARN) ")
+# Words of NCCL's own formats: a line with none of them and no NCCL marker is not read further (cheap).
+_NCCL_WORDS = (
+    "NCCL",
+    " via ",
+    "NET/",
+    "set by environment",
+    "Channel ",
+    "Ring ",
+    "Trees ",
+    "comm ",
+    "GPU Direct",
+    "NVLS",
+    "MNNVL",
+    "P2P is disabled",
+    "Connected all",
+    "channels",
+    "Pattern ",
+    "Using network",
+    "+ ",
+)
 _PREFIX = re.compile(r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\]")
 _WARN_WHERE = re.compile(r"(?P<where>[\w./-]+\.(?:cc|cu|h|cpp|c):\d+)\s*(?:\([^)]*\))?\s*$")
 _VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+(?:\.\d+)?)(?P<rest>[^\s]*)")
 _TRANSPORT = re.compile(
-    r"^(?:Ring|Channel) (?P<ch>\d+)(?:/(?P<conn>\d+))? : (?P<src>\d+)\[(?P<sdev>[0-9a-fA-F]+)\] -> "
-    r"(?P<dst>\d+)\[(?P<ddev>[0-9a-fA-F]+)\](?: \[(?P<dir>send|receive)\])? via (?P<via>.+?)\s*$"
+    r"^(?:(?:Ring|Channel) (?P<ch>\d+)(?:/(?P<conn>\d+))? : )?(?P<src>\d+)(?:\[(?P<sdev>[0-9a-fA-F]+)\])? -> "
+    r"(?P<dst>\d+)(?:\[(?P<ddev>[0-9a-fA-F]+)\])?(?: \[(?P<dir>send|receive)\])? via (?P<via>\S.*?)[\s\"']*$"
+)
+_SETTING = re.compile(r"\b(?P<name>NCCL_[A-Z0-9_]+) set (?:by environment )?to (?P<value>.*?)[\s\"']*$")
+_NIC_ITEM = re.compile(r"\[(?P<index>\d+)\](?P<item>[^\s\[\];]+)")
+_NIC_DETAIL = re.compile(
+    r"^NET/(?P<plugin>\w+): \[(?P<index>\d+)\] (?P<name>[^:\s]+):[^:\s]+:(?P<port>\d+)/(?P<layer>\w+)"
+    r"(?: provider=\S+)? speed=(?P<speed>\d+)"
 )
 _RING = re.compile(r"^(?:Channel|Ring) (?P<ch>\d+)(?:/(?P<n>\d+))? :(?P<order>(?:\s+\d+)+)\s*$")
 _TREES = re.compile(r"^Trees(?P<body>(?:\s+\[\d+\]\s+\S+)+)\s*$")
@@ -64,7 +104,7 @@ _COMM = re.compile(
 )
 _INIT_DONE = re.compile(
     r"\bcomm \S+ rank (?P<rank>\d+) nranks (?P<n>\d+) cudaDev (?P<cuda>\d+)(?: nvmlDev (?P<nvml>\d+))? "
-    r"(?:busId (?P<bus>[0-9a-fA-F]+)\b)?.*- Init COMPLETE"
+    r"(?:busId (?P<bus>[0-9a-fA-F]+)\b)?.*- Init (?P<stage>COMPLETE|START)"
 )
 _COUNTS = re.compile(
     r"^(?P<coll>\d+) coll channels, (?:(?P<collnet>\d+) collnet channels, )?(?:(?P<nvls>\d+) nvls channels, )?"
@@ -98,18 +138,24 @@ _EVENTS = (
 
 
 def looks_like_nccl_log(text: str) -> bool:
-    """A cheap sniff: a version banner, an NCCL INFO/WARN line with NCCL's ``host:pid:tid [dev]`` prefix, or
-    (prefixes stripped) an INFO line in one of NCCL's formats."""
+    """A cheap sniff: a version banner, an NCCL INFO/WARN line with NCCL's ``host:pid:tid [dev]`` prefix, or a
+    line in one of NCCL's own formats whatever its prefix (``NCCL INFO`` stripped, a bare ``INFO``)."""
     head = text[:200_000]
-    if "NCCL INFO" not in head and "NCCL WARN" not in head and "NCCL version" not in head:
+    if not any(word in head for word in _NCCL_WORDS):
         return False
     for line in head.splitlines():
-        if "NCCL" not in line:
+        if not any(word in line for word in _NCCL_WORDS):
             continue
-        if _VERSION.search(line):
-            return True
-        prefix, level, message = _split(line)
-        if level and (_PREFIX.search(prefix) or _is_nccl_message(message)):
+        if "NCCL" in line:
+            if _VERSION.search(line):
+                return True
+            prefix, level, message = _split(line)
+            if level and (_PREFIX.search(prefix) or _is_nccl_message(message)):
+                return True
+            if level:
+                continue
+        _prefix, _level, message = _split_bare(line)
+        if _is_nccl_message(message):
             return True
     return False
 
@@ -126,7 +172,31 @@ def parse_nccl_log(text: str, name: str = "") -> NcclView:
     if builder.nccl_lines == 0 and builder.version is NOT_LOGGED:
         where = f"{name}: " if name else ""
         raise InputError(f"{where}no NCCL_DEBUG=INFO line (NCCL INFO / NCCL WARN / NCCL version) in the input")
+    builder.truncated = _cut_at_end(text, lines, builder)
     return builder.view(len(lines))
+
+
+# What a line cut inside NCCL's prefix or marker ends with: "host:12:3", "host:12:3 [0", "[0] NCCL IN".
+_CUT_PREFIX = re.compile(
+    r"^\s*(?:\S*[\]:>]\s*)?[A-Za-z_<][^\s:\[\]]*:\d+:\d*(?: \[\d*\]?)?$"  # inside "host:pid:tid [dev]"
+    r"|\[\d+\] (?:[\w./-]+:\d+ )?NCCL(?: (?:I|IN|INF|W|WA|WAR))?$"  # inside the marker
+)
+
+
+def _cut_at_end(text: str, lines: list[str], builder: _Builder) -> Probed[LogLine]:
+    """The last line, when the paste ends inside it: no line break after an NCCL line, or an NCCL prefix or
+    marker cut short (``host:123:4 [0] NCCL IN``) as its last characters."""
+    number = len(lines)
+    while number and not lines[number - 1].strip():
+        number -= 1
+    if not number:
+        return Unsupported(SOURCE, "the paste is empty")
+    last = lines[number - 1].rstrip()
+    if _CUT_PREFIX.search(last):
+        return _evidence(number, last)
+    if not text.endswith(("\n", "\r")) and builder.last_nccl_line == number:
+        return _evidence(number, last)
+    return Unsupported(SOURCE, "the paste ends with a whole line")
 
 
 def bus_id_from_nccl(value: str) -> str | None:
@@ -142,18 +212,40 @@ def bus_id_from_nccl(value: str) -> str | None:
 
 
 def _split(raw: str) -> tuple[str, str, str]:
-    """(prefix, "INFO"|"WARN"|"", message) of a line."""
+    """(prefix, "INFO"|"WARN"|"", message) of a line with NCCL's marker (``NCCL INFO``/``NCCL WARN``)."""
     m = _MARKER.search(raw)
     if not m:
         return raw, "", raw.strip()
     return raw[: m.start()], m.group(1), raw[m.end() :].strip()
 
 
+def _split_bare(raw: str) -> tuple[str, str, str]:
+    """(prefix, "INFO"|"WARN"|"", message) of a line without NCCL's marker: a bare ``INFO`` (NCCL before 2.4, or
+    a paste that dropped the "NCCL"), else the text after an NCCL prefix, else the whole line, unquoted."""
+    m = _BARE_MARKER.search(raw)
+    if m:
+        return raw[: m.start(1)], m.group(1), _unquoted(raw[m.end() :])
+    where = _PREFIX.search(raw)
+    if where:
+        return raw[: where.end()], "", _unquoted(raw[where.end() :])
+    return "", "", _unquoted(raw)
+
+
+def _unquoted(text: str) -> str:
+    """A message without the quotes a paste wrapped it in (``"... to 0"``); quotes inside it are kept."""
+    text = text.strip()
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'`":
+        return text[1:-1].strip()
+    return text
+
+
 def _is_nccl_message(message: str) -> bool:
     """Whether a message (prefix stripped) is in one of the formats NCCL prints."""
-    if any(p.search(message) for p in (_TRANSPORT, _RING, _TREES, _COUNTS, _NET_USING, _NETWORK)):
+    if any(p.search(message) for p in (_TRANSPORT, _RING, _TREES, _COUNTS, _NET_USING, _NET_NONE, _NETWORK)):
         return True
-    fragments = ("Init COMPLETE", "nRanks", "NVLS multicast", "GPU Direct RDMA", "P2P is disabled", "Connected")
+    if _SETTING.search(message) or _GDR_HCA.search(message) or _GDR_GPU.search(message):
+        return True
+    fragments = ("Init COMPLETE", "Init START", "nRanks", "NVLS multicast", "P2P is disabled", "Connected all")
     return any(fragment in message for fragment in fragments)
 
 
@@ -217,30 +309,49 @@ class _Builder:
     events: dict[str, NcclEvent] = field(default_factory=dict)
     brackets_seen: bool = False
     bus_id_like: bool = False  # a value in brackets with 4+ hex digits: a PCI bus id, not a device index
+    settings: dict[tuple[str, str], NcclSetting] = field(default_factory=dict)
+    nics: dict[tuple[object, ...], NetDevice] = field(default_factory=dict)
+    host_lines: dict[str, int] = field(default_factory=dict)
+    last_nccl_line: int = 0
+    truncated: Probed[LogLine] = NOT_LOGGED
 
     def read(self, number: int, raw: str) -> None:
-        if "NCCL" not in raw:
-            return
-        prefix, level, message = _split(raw)
-        if "version" in raw and self.version is NOT_LOGGED:
-            version = _VERSION.search(raw)
-            if version:
-                self.version = version.group("version")
-        if not level:
-            return
-        self.nccl_lines += 1
+        if "NCCL" in raw:
+            prefix, level, message = _split(raw)
+            if "version" in raw and self.version is NOT_LOGGED:
+                version = _VERSION.search(raw)
+                if version:
+                    self.version = version.group("version")
+            strict = bool(level)
+        else:
+            level, strict = "", False
+        if not strict:
+            if not any(word in raw for word in _NCCL_WORDS):
+                return
+            prefix, level, message = _split_bare(raw)
         where = _PREFIX.search(prefix)
-        host: Probed[str] = NOT_LOGGED
-        dev: int | None = None
-        if where:
-            host = where.group("host")
-            self.hosts.setdefault(host, None)
-            dev = int(where.group("dev"))
-            self.devices.setdefault((host, dev), None)
+        host: Probed[str] = where.group("host") if where else NOT_LOGGED
+        dev: int | None = int(where.group("dev")) if where else None
         evidence = _evidence(number, raw)
-        if level == "WARN":
+        if level == "WARN" and (strict or where):
             self._warning(prefix, message, evidence, host, dev)
-            return
+        elif not self._dispatch(message, evidence, host, dev, strict) and not strict:
+            return  # no NCCL marker and none of NCCL's formats: another program's line
+        self.nccl_lines += 1
+        self.last_nccl_line = number
+        if isinstance(host, str) and dev is not None:
+            self.hosts.setdefault(host, None)
+            self.devices.setdefault((host, dev), None)
+            self.host_lines[host] = self.host_lines.get(host, 0) + 1
+
+    def _dispatch(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None, strict: bool) -> bool:
+        """Read the message with the handler of its format; False when it is in none of them.
+
+        A line without NCCL's marker is only taken in a format whose words cannot be another program's: a
+        transport line must name one of NCCL's transports.
+        """
+        if not strict and (m := _TRANSPORT.match(message)) and not _KNOWN_VIA.match(m["via"]):
+            return False
         for handler in (
             self._transport,
             self._ring,
@@ -248,6 +359,7 @@ class _Builder:
             self._comm,
             self._counts,
             self._nvls,
+            self._setting,
             self._net,
             self._gdr,
             self._p2p_disabled,
@@ -257,7 +369,8 @@ class _Builder:
             self._event,
         ):
             if handler(message, evidence, host, dev):
-                return
+                return True
+        return False
 
     # --- one handler per line format; each returns True when the line was its format ---
 
@@ -267,10 +380,10 @@ class _Builder:
             return False
         src, dst, direction, via = int(m["src"]), int(m["dst"]), m["dir"] or "", m["via"]
         src_facts, dst_facts = self._rank(src), self._rank(dst)
-        if not src_facts.bracket:
+        if not src_facts.bracket and m["sdev"]:
             src_facts.bracket = m["sdev"]
             self._bracket(m["sdev"])
-        if not dst_facts.bracket:
+        if not dst_facts.bracket and m["ddev"]:
             dst_facts.bracket = m["ddev"]
             self._bracket(m["ddev"])
         key = (src, dst, via, direction)
@@ -281,7 +394,8 @@ class _Builder:
         self._place(printer, host, dev)
         if link.kind in ("P2P", "SHM"):  # transports inside one host: the peer runs on the printer's host
             self._place(peer, host, None)
-        link.channels.append(int(m["ch"]))
+        if m["ch"] is not None:  # a line quoted without its "Channel NN :" names no channel
+            link.channels.append(int(m["ch"]))
         link.count += 1
         return True
 
@@ -329,7 +443,8 @@ class _Builder:
         if m:
             facts = self._rank(int(m["rank"]))
             self._place(int(m["rank"]), host, None)
-            facts.n, facts.cuda, facts.done = int(m["n"]), int(m["cuda"]), True
+            facts.n, facts.cuda = int(m["n"]), int(m["cuda"])
+            facts.done = facts.done or m["stage"] == "COMPLETE"  # START: the rank began to build its communicator
             if m["nvml"] is not None:
                 facts.nvml = int(m["nvml"])
             bus = bus_id_from_nccl(m["bus"]) if m["bus"] else None
@@ -362,12 +477,44 @@ class _Builder:
         self.nvls.setdefault((host, support.device, support.available), support)
         return True
 
+    def _setting(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
+        m = _SETTING.search(message)
+        if not m:
+            return False
+        value = m["value"].strip()
+        if re.fullmatch(r"-?\d+\.", value):  # integer parameters print "to 1." (src/misc/param.cc)
+            value = value[:-1]
+        self.settings.setdefault((m["name"], value), NcclSetting(m["name"], value, "environment", evidence))
+        return True
+
     def _net(self, message: str, evidence: LogLine, host: Probed[str], dev: int | None) -> bool:
         m = _NET_USING.match(message)
         if m:
-            devices = tuple(d["dev"] for d in _NET_DEVICE.finditer(m["devs"].split(";")[0]))
+            listed = m["devs"].split(";")[0]
+            devices = tuple(d["dev"] for d in _NET_DEVICE.finditer(listed))
             plugin = m["plugin"].strip()
             self.net.setdefault((host, plugin, devices), NetDevices(host, plugin, devices, evidence))
+            for item in _NIC_ITEM.finditer(listed):
+                nic = _net_device(host, plugin, int(item["index"]), item["item"], evidence)
+                self.nics.setdefault((host, plugin, nic.index, nic.name), nic)
+            return True
+        m = _NIC_DETAIL.match(message)
+        if m:
+            key = (host, m["plugin"], int(m["index"]), m["name"])
+            known = self.nics.get(key)
+            detail = NetDevice(
+                host,
+                m["plugin"],
+                int(m["index"]),
+                m["name"],
+                int(m["port"]),
+                m["layer"],
+                (),
+                Unsupported(SOURCE, "an IB verbs device has no interface address"),
+                int(m["speed"]),
+                evidence,
+            )
+            self.nics[key] = replace(known, speed_mbps=int(m["speed"])) if known is not None else detail
             return True
         m = _NET_NONE.match(message)
         if m:
@@ -568,7 +715,47 @@ class _Builder:
             events=tuple(self.events.values()),
             nccl_lines=self.nccl_lines,
             lines_total=lines_total,
+            settings=tuple(self.settings.values()),
+            nics=tuple(self.nics.values()),
+            comm_size=self._comm_size(),
+            truncated=self.truncated,
+            lines_per_host=tuple(self.host_lines.items()),
         )
+
+    def _comm_size(self) -> Probed[int]:
+        """The communicator's rank count: its ``nRanks`` line, else the longest ring order (a ring visits every
+        rank of the communicator)."""
+        sizes = [f.n for f in self.ranks.values() if isinstance(f.n, int)]
+        if sizes:
+            return max(sizes)
+        if self.rings:
+            return max(len(set(order)) for order in self.rings)
+        return Unsupported(SOURCE, "no comm line (nRanks) or ring order in the paste")
+
+
+def _net_device(host: Probed[str], plugin: str, index: int, item: str, evidence: LogLine) -> NetDevice:
+    """One ``[i]...`` item of a ``NET/... : Using`` line: ``mlx5_0:1/IB/SHARP`` or ``eth0:10.0.0.5<0>``."""
+    ib = re.fullmatch(r"(?P<name>[^:/]+):(?P<port>\d+)/(?P<layer>[A-Za-z]+)(?P<flags>(?:/[^/]+)*)", item)
+    speed = Unsupported(SOURCE, "not printed (the NET subsystem's per-device line gives it)")
+    if ib:
+        flags = tuple(f for f in ib["flags"].split("/") if f)
+        no_address = Unsupported(SOURCE, "an IB verbs device has no interface address")
+        return NetDevice(
+            host, plugin, index, ib["name"], int(ib["port"]), ib["layer"], flags, no_address, speed, evidence
+        )
+    name, _, address = item.partition(":")
+    return NetDevice(
+        host,
+        plugin,
+        index,
+        name,
+        Unsupported(SOURCE, "a socket interface has no HCA port"),
+        Unsupported(SOURCE, "a socket interface"),
+        (),
+        re.sub(r"<\d+>$", "", address) or Unsupported(SOURCE, "no address printed"),
+        speed,
+        evidence,
+    )
 
 
 def _not_printed(what: str) -> Unsupported:
@@ -595,13 +782,31 @@ def _proxy(via: str) -> Probed[int]:
     return Unsupported(SOURCE, "no proxy rank: the connection does not go through another GPU's NIC (PXN)")
 
 
+def machine_host(view: NcclView) -> str | None:
+    """The host whose GPUs make the machine: the one holding the most ranks (first in the log on a tie); in a
+    log that places no rank, the one that printed the most lines. A junk or spliced line with a host-like
+    prefix (``0junk:1:2 [0] NCCL INFO ...``) holds no rank and so never decides the machine."""
+    if not view.hosts:
+        return None
+    order = {host: i for i, host in enumerate(view.hosts)}
+    ranks: dict[str, int] = {}
+    for r in view.ranks:
+        if isinstance(r.host, str):
+            ranks[r.host] = ranks.get(r.host, 0) + 1
+    if ranks:
+        return min(ranks, key=lambda h: (-ranks[h], order.get(h, len(order))))
+    lines = dict(view.lines_per_host)
+    return min(order, key=lambda h: (-lines.get(h, 0), order[h]))
+
+
 def machine_from_nccl_view(view: NcclView) -> Machine:
-    """The first host's GPUs as the log places them (NVML index when logged, else the CUDA index).
+    """The GPUs of one host as the log places them (NVML index when logged, else the CUDA index): the host
+    :func:`machine_host` names.
 
     A log names no links between GPUs, so the machine has none: the judge claims nothing about the fabric
     from it, and NCCL's transports are shown beside the links of a topology when one is known.
     """
-    host = view.hosts[0] if view.hosts else None
+    host = machine_host(view)
     bus_ids: dict[int, Probed[str]] = {}
     for r in view.ranks:
         if host is not None and r.host != host:
