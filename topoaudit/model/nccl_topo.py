@@ -107,6 +107,38 @@ class BandwidthMatrix:
     columns: tuple[str, ...]
     values_gbps: tuple[tuple[Probed[float], ...], ...]  # absent on the diagonal ("N/A" or 0.00)
     tool: str = "nvbandwidth"  # "nvbandwidth" | "p2pBandwidthLatencyTest"
+    rows_missing: tuple[str, ...] = ()  # rows a GPU-to-GPU matrix should have that the paste stops before
+
+
+@dataclass(frozen=True)
+class CopyTestFailure:
+    """A copy test that failed instead of printing its matrix (nvbandwidth).
+
+    ``kind``: ``data-check`` (the pattern check found wrong bytes after a copy: ``Invalid value when checking the
+    pattern``, ``ASSERT in expression h_errorFlag == 0``), ``cuda`` (``[CUDA_ERROR_X] text in expression ...``),
+    ``nvml``, ``assert`` (another internal check), ``error`` (``ERROR: ...``).
+    """
+
+    kind: str
+    testcase: Probed[str]  # the test it was in: the last ``Running <test>.`` before it
+    message: str  # "Invalid value when checking the pattern at 0x70a640000000"
+    detail: str  # "Current offset : 11136", the failed expression, the CUDA error's name
+    cuda_error: Probed[int]
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class WaivedTest:
+    """A copy test the tool skipped because its precondition failed (no GPU pair with peer access, no multicast).
+
+    nvbandwidth up to v0.4 names it (``Waiving device_to_device_memcpy_write_ce.``); from v0.5 it prints
+    ``Waived:`` alone, so the name is known only from a ``-t`` on the pasted command line.
+    """
+
+    testcase: Probed[str]
+    line: int
+    text: str
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,28 @@ degraded link or a path that is not what ``topo -m`` says. Several runs pasted o
 ``#####`` separators), bidirectional tests' sub-matrices (``Read1``, ``Read2``, ``Total``) and the
 diagonal (``N/A`` or ``0.00``, a GPU's copy to itself) are all read; latency matrices (ns) are noted and
 left out.
+
+A test that does not print its matrix says why, and that is read too (NVIDIA/nvbandwidth's kernels.cu,
+error_handling.h, nvbandwidth.cpp): the pattern check after a copy (``Invalid value when checking the
+pattern at ...`` with its ``Current offset``, from v0.7 followed by ``ASSERT in expression h_errorFlag ==
+0``) is one data-check :class:`CopyTestFailure` of the test it ran in; CUDA and NVML errors and other asserts
+are failures of their kind; ``Waiving <test>.`` (up to v0.4) and ``Waived:`` (v0.5 on, named from a ``-t``
+on the pasted command line) are :class:`WaivedTest`; a matrix cut off keeps the rows printed and names the
+missing ones; a test still running where the output stops is ``stopped_in``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from dataclasses import dataclass
 
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu
-from topoaudit.model.nccl_topo import BandwidthMatrix
+from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, WaivedTest
 from topoaudit.model.values import Probed, Unsupported
+from topoaudit.parse.cuda_errors import cuda_error_number
 
 SOURCE = "nvbandwidth"
 
@@ -32,6 +42,9 @@ _OTHER = re.compile(
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
+_NOT_STOPPED = Unsupported(SOURCE, "every test that started printed its outcome")
+
+
 @dataclass(frozen=True)
 class ParsedNvbandwidth:
     version: str  # "v0.10.0"; "" when the paste starts at a test
@@ -39,6 +52,19 @@ class ParsedNvbandwidth:
     matrices: tuple[BandwidthMatrix, ...]
     notes: tuple[tuple[int, str], ...]
     used_lines: frozenset[int] = frozenset()  # 1-based lines of the nvbandwidth output (a `topo -m` may sit beside it)
+    failures: tuple[CopyTestFailure, ...] = ()  # tests that failed instead of printing their matrix
+    waived: tuple[WaivedTest, ...] = ()  # tests skipped because their precondition failed
+    tests_run: tuple[str, ...] = ()  # every ``Running <test>.``, in order
+    stopped_in: Probed[str] = _NOT_STOPPED  # the test that was running when the output stops
+
+
+class NvbandwidthFailed(InputError):
+    """A run that reports a failed test (wrong data after a copy, a CUDA error): refused by default with what
+    failed, the reading kept in ``partial`` for a caller that judges the failures."""
+
+    def __init__(self, message: str, partial: ParsedNvbandwidth) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 def looks_like_nvbandwidth(text: str) -> bool:
@@ -50,45 +76,184 @@ def looks_like_nvbandwidth(text: str) -> bool:
     return any(_RUNNING.match(a) and _TITLE.match(b) for a, b in itertools.pairwise(lines))
 
 
-def parse_nvbandwidth(text: str, name: str) -> ParsedNvbandwidth:
-    """Every matrix in the paste, named by its test (``device_to_device_memcpy_read_ce``, ``..._total``)."""
-    lines = text.splitlines()
-    version = ""
-    names: dict[int, str] = {}
-    matrices: list[BandwidthMatrix] = []
-    notes: list[tuple[int, str]] = []
-    running = ""
-    used: set[int] = set()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _OTHER.match(line):
-            used.add(i + 1)
-        if match := _VERSION.match(line):
-            version = version or match.group(1)
-        elif match := _DEVICE.match(line):
-            names[int(match.group(1))] = match.group(2)
-        elif match := _RUNNING.match(line):
-            running = match.group(1)
-        elif match := _TITLE.match(line):
-            start = i
-            matrix, i = _matrix(lines, i, match, running)
-            used.update(range(start + 1, i + 1))
-            if match.group(5) != "GB/s":
-                notes.append((start + 1, f"{running}: a latency matrix (ns), not bandwidth; left out"))
-            elif matrix is not None:
-                matrices.append(matrix)
-            continue
-        i += 1
-    if not matrices:
-        raise InputError(f"{name}: nvbandwidth output without a bandwidth matrix")
-    indices = set(names)
-    for m in matrices:
-        indices.update(int(label[3:]) for label in (*m.rows, *m.columns) if label.startswith("GPU"))
-    gpus = tuple(
-        Gpu(index=k, name=names.get(k) or Unsupported(SOURCE, "not named in this run")) for k in sorted(indices)
-    )
-    return ParsedNvbandwidth(version, gpus, tuple(matrices), tuple(notes), frozenset(used))
+def parse_nvbandwidth(text: str, name: str, *, partial: bool = False) -> ParsedNvbandwidth:
+    """Every matrix in the paste, named by its test (``device_to_device_memcpy_read_ce``, ``..._total``), and
+    every test that failed, was waived, or was running when the output stops.
+
+    A run that reports a failure raises :class:`NvbandwidthFailed` naming it unless ``partial`` is set: read as
+    a run of matrices only, its failure would go unsaid. A paste with no matrix and no test outcome raises
+    :class:`InputError`.
+    """
+    reader = _Reader(text.splitlines())
+    reader.read()
+    parsed = reader.parsed()
+    if not (parsed.matrices or parsed.failures or parsed.waived or parsed.tests_run):
+        raise InputError(f"{name}: nvbandwidth output without a bandwidth matrix or a test outcome")
+    if parsed.failures and not partial:
+        first = parsed.failures[0]
+        where = f" in {first.testcase}" if isinstance(first.testcase, str) else ""
+        what = "a copy returned wrong data (its pattern check failed)" if first.kind == "data-check" else "it failed"
+        raise NvbandwidthFailed(
+            f"{name}: nvbandwidth stopped{where}: {what}; line {first.line}: {first.text[:160]!r}"
+            + (f" (+{len(parsed.failures) - 1} more)" if len(parsed.failures) > 1 else ""),
+            parsed,
+        )
+    if not parsed.matrices and not partial:
+        shown = (
+            f"waived {', '.join(str(w.testcase) for w in parsed.waived)}"
+            if parsed.waived
+            else f"stopped in {parsed.stopped_in}"
+        )
+        raise NvbandwidthFailed(f"{name}: nvbandwidth printed no matrix: it {shown}", parsed)
+    return parsed
+
+
+_PATTERN_FAILED = re.compile(r"Invalid value when checking the pattern(?: at <?(?P<address>[^>\s]+)>?)?")
+_OFFSET = re.compile(r"^\s*Current offset\s*(?::|\[)\s*(?P<offset>[\d/ ]+?)\s*\]?\s*$")
+_ASSERT = re.compile(r"ASSERT in expression (?P<expr>.+?)(?: on \S+, rank = \d+)? in .+ : (?P<where>\S+:\d+)")
+_CUDA_ASSERT = re.compile(
+    r"\[(?P<name>CUDA_ERROR_[A-Z_]+|cuda[A-Z]\w+)\] (?P<text>.+?)(?: in expression (?P<expr>.+?) in .*)?:?\s*$"
+)
+_NVML_ERROR = re.compile(r"NVML_ERROR: \[(?P<text>[^\]]+)\]")
+_ERROR = re.compile(r"^\s*ERROR: (?P<text>.+?)\s*$")
+_WAIVING = re.compile(r"^\s*Waiving (?P<test>[a-z0-9_]+)\.\s*$")
+_WAIVED = re.compile(r"^\s*Waived:\s*(?P<msg>.*?)\s*$")
+_REQUESTED = re.compile(r"nvbandwidth\S*\s.*?(?:-t|--testcase)\s+(?P<tests>[\w. ]+)")
+
+
+class _Reader:
+    """One pass over the lines: matrices, the test each belongs to, and each test's outcome."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.version = ""
+        self.names: dict[int, str] = {}
+        self.matrices: list[BandwidthMatrix] = []
+        self.notes: list[tuple[int, str]] = []
+        self.used: set[int] = set()
+        self.failures: list[CopyTestFailure] = []
+        self.waived: list[WaivedTest] = []
+        self.tests_run: list[str] = []
+        self.requested: list[str] = []
+        self.outcomes = 0  # status lines seen: a ``Waived:`` is the outcome of the next requested test
+        self.running = ""
+        self.running_done = True
+
+    def read(self) -> None:
+        lines = self.lines
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            if _OTHER.match(line):
+                self.used.add(i + 1)
+            if match := _VERSION.match(line):
+                self.version = self.version or match.group(1)
+            elif match := _DEVICE.match(line):
+                self.names[int(match.group(1))] = match.group(2)
+            elif match := _RUNNING.match(line):
+                self.running, self.running_done = match.group(1), False
+                self.tests_run.append(self.running)
+                self.outcomes += 1
+            elif match := _TITLE.match(line):
+                start = i
+                matrix, i = _matrix(lines, i, match, self.running)
+                self.used.update(range(start + 1, i + 1))
+                if match.group(5) != "GB/s":
+                    self.notes.append((start + 1, f"{self.running}: a latency matrix (ns), not bandwidth; left out"))
+                    self.running_done = True
+                elif matrix is not None:
+                    self.matrices.append(matrix)
+                    self.running_done = True
+                continue
+            elif (match := _REQUESTED.search(line)) and not self.requested:
+                self.requested = [t.rstrip(".") for t in match.group("tests").split() if not t.startswith("-")]
+            else:
+                self.outcome(i + 1, line)
+            i += 1
+
+    def outcome(self, number: int, line: str) -> None:
+        """A test's failure or waiver (what nvbandwidth prints instead of a matrix)."""
+        text = line.strip()
+        testcase: Probed[str] = self.running or Unsupported(SOURCE, "no 'Running <test>.' line before it")
+        if m := _PATTERN_FAILED.search(text):
+            self.fail("data-check", testcase, text, "", number)
+        elif (m := _OFFSET.match(line)) and self.failures and self.failures[-1].line == number - 1:
+            self.failures[-1] = dataclasses.replace(self.failures[-1], detail=f"offset {m['offset'].strip()}")
+            self.used.add(number)
+        elif m := _ASSERT.search(text):
+            expr = m["expr"].strip()
+            if expr == "h_errorFlag == 0":
+                known = self.failures[-1] if self.failures else None
+                if known is not None and known.kind == "data-check" and known.testcase == testcase:
+                    self.used.add(number)
+                    return  # the host's assert after the device's pattern message: one failure
+                self.fail("data-check", testcase, text, f"{expr} ({m['where']})", number)
+            else:
+                self.fail("assert", testcase, text, f"{expr} ({m['where']})", number)
+        elif m := _CUDA_ASSERT.search(text):
+            self.fail("cuda", testcase, text, m["name"], number, cuda_error_number(m["text"]))
+        elif m := _NVML_ERROR.search(text):
+            self.fail("nvml", testcase, text, m["text"], number)
+        elif m := _ERROR.match(line):
+            self.fail("error", testcase, text, "", number)
+        elif m := _WAIVING.match(line):
+            self.waived.append(WaivedTest(m["test"], number, text))
+            self.used.add(number)
+            self.outcomes += 1
+        elif _WAIVED.match(line):
+            name = self.requested[self.outcomes] if self.outcomes < len(self.requested) else None
+            self.waived.append(
+                WaivedTest(
+                    name or Unsupported(SOURCE, "nvbandwidth v0.5 and later print 'Waived:' without the test's name"),
+                    number,
+                    text,
+                )
+            )
+            self.used.add(number)
+            self.outcomes += 1
+
+    def fail(
+        self, kind: str, testcase: Probed[str], text: str, detail: str, number: int, cuda: int | None = None
+    ) -> None:
+        self.failures.append(
+            CopyTestFailure(
+                kind,
+                testcase,
+                text[:MAX_TEXT],
+                detail,
+                cuda if cuda is not None else Unsupported(SOURCE, "no CUDA error named"),
+                number,
+                text[:MAX_TEXT],
+            )
+        )
+        self.used.add(number)
+        self.running_done = True
+
+    def parsed(self) -> ParsedNvbandwidth:
+        indices = set(self.names)
+        for m in self.matrices:
+            indices.update(int(label[3:]) for label in (*m.rows, *m.columns) if label.startswith("GPU"))
+        gpus = tuple(
+            Gpu(index=k, name=self.names.get(k) or Unsupported(SOURCE, "not named in this run"))
+            for k in sorted(indices)
+        )
+        stopped: Probed[str] = self.running if self.running and not self.running_done else _NOT_STOPPED
+        if isinstance(stopped, str):
+            self.notes.append((0, f"{stopped}: the output stops before its matrix (the run was cut or died)"))
+        return ParsedNvbandwidth(
+            self.version,
+            gpus,
+            tuple(self.matrices),
+            tuple(self.notes),
+            frozenset(self.used),
+            failures=tuple(self.failures),
+            waived=tuple(self.waived),
+            tests_run=tuple(self.tests_run),
+            stopped_in=stopped,
+        )
+
+
+MAX_TEXT = 300
 
 
 def _matrix(lines: list[str], start: int, title: re.Match[str], running: str) -> tuple[BandwidthMatrix | None, int]:
@@ -118,11 +283,14 @@ def _matrix(lines: list[str], start: int, title: re.Match[str], running: str) ->
         values.append(tuple(cells))
         i += 1
     test = running + (f"_{part.lower()}" if part and part.lower() != "bandwidth" else "")
+    labels = tuple(f"{column_kind}{c}" for c in columns)
+    square = row_kind == column_kind == "GPU"
     matrix = BandwidthMatrix(
         test=test or "nvbandwidth",
         title=title.group(1).strip(),
         rows=tuple(rows),
-        columns=tuple(f"{column_kind}{c}" for c in columns),
+        columns=labels,
         values_gbps=tuple(values),
+        rows_missing=tuple(label for label in labels if label not in rows) if square else (),
     )
     return (matrix if rows else None), i
