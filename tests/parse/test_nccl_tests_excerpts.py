@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from dev_pastes import dev_paste
 
+from topoaudit.app.analyze import AnalyzeRequest, analyze_input
+from topoaudit.app.common import MachineInput
 from topoaudit.bench.judge import judge_bench
 from topoaudit.model.bench import BenchResult
 from topoaudit.parse.nccl_tests import NcclTestsParseError, looks_like_nccl_tests, parse_nccl_tests
@@ -188,7 +190,7 @@ def test_impossible_figures_are_input_issues_never_figures(busbw: str, why: str)
     (problem,) = parsed.result.row_problems
     assert problem.kind == "impossible" and problem.size_bytes == 1048576 and why in problem.message
     assert problem.evidence.line == 12
-    assert any(i.line == 12 and i.action == "ignored" for i in parsed.issues)
+    assert any(i.line == 12 and i.action == "recovered" for i in parsed.issues)  # the paste is damaged: said
 
 
 def test_nan_wrong_count_is_unreadable_not_a_crash() -> None:
@@ -250,3 +252,12 @@ def test_json_output_with_an_impossible_figure_and_its_nccl_version() -> None:
     assert len(result.groups[0].rows) == 7 and result.nccl_version == "2.30.7"
     (problem,) = result.row_problems
     assert problem.kind == "impossible" and "busbw 'nan'" in problem.message
+
+
+def test_impossible_figures_make_the_report_say_the_input_was_damaged(tmp_path: Path) -> None:
+    damaged = GH200.replace(ROW_1M, ROW_1M.replace("    3.09    3.09 ", "    3.09     nan ", 1))
+    (tmp_path / "run.txt").write_text(damaged)
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "run.txt")))).report
+    assert report.gate.verdict == "warn"
+    (finding,) = [f for f in report.findings if f.code == "input-recovered"]
+    assert "line 12: the row for 1048576 bytes has busbw 'nan', not a number" in finding.message

@@ -387,12 +387,12 @@ class _Reader:
             return
         if isinstance(read, RowProblem):
             run.problems.append(read)
-            self.issues.append(ParseIssue(number, "ignored", read.message))
+            self.issues.append(ParseIssue(number, "recovered", read.message))
         else:
             row, series, inplace_problem = read
             if inplace_problem is not None:
                 run.problems.append(inplace_problem)
-                self.issues.append(ParseIssue(number, "ignored", inplace_problem.message))
+                self.issues.append(ParseIssue(number, "recovered", inplace_problem.message))
             same = [(r, n) for r, n, k in run.rows if k == series]
             if run.ended and run.rows:
                 self.new_run(number, "rows after the footer")
@@ -428,7 +428,7 @@ class _Reader:
             evidence,
         )
         run.problems.append(problem)
-        self.issues.append(ParseIssue(number, "ignored", problem.message))
+        self.issues.append(ParseIssue(number, "recovered", problem.message))
 
     # --- one run's result ------------------------------------------------------------------------------------
 
@@ -826,7 +826,7 @@ def _parse_json(text: str, name: str) -> NcclTestsParse:
         if all(_float_or_none(f) is not None for f in figures) and (why := _impossible(figures)):
             message = f"results[{k}] ({item.get('size')} bytes) has {why}; left out of the figures"
             problems.append(RowProblem("impossible", _jint(item.get("size")), message, LogLine(0, f"results[{k}]")))
-            issues.append(ParseIssue(0, "ignored", message))
+            issues.append(ParseIssue(0, "recovered", message))
             continue
         missing = Unsupported(SOURCE, "in-place half not in the input")
         rows.append(
