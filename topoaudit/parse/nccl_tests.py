@@ -33,6 +33,7 @@ float ``error`` column instead of ``#wrong``), rccl-tests' banner lines.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
@@ -151,6 +152,9 @@ class _Run:
     first_line: int = 0
     ranks: list[RankInfo] = field(default_factory=list)
     rows: list[tuple[BenchRow, int, tuple[str, str, str]]] = field(default_factory=list)  # row, line, series
+    seen: dict[tuple[tuple[str, str, str], int], tuple[BenchRow, int]] = field(default_factory=dict)
+    last_size: dict[tuple[str, str, str], int] = field(default_factory=dict)  # per series, its last size
+    conflicted: set[int] = field(default_factory=set)  # lines of rows left out for a conflicting repeat
     redops: set[str] = field(default_factory=set)
     header_seen: bool = False
     version: str = ""
@@ -189,7 +193,8 @@ class _Reader:
         self.runs: list[_Run] = []
         self.run = _Run()
         self.layout: tuple[bool, list[str]] | None = None
-        self.printed: list[LogLine] = []  # the run's own lines, for the refusal of a paste with no run in it
+        # the last lines the output printed, for the refusal of a paste with no run in it
+        self.printed: collections.deque[LogLine] = collections.deque(maxlen=2)
 
     def new_run(self, number: int, why: str) -> None:
         """Close the current run and start another at ``number`` (two runs glued into one paste)."""
@@ -214,7 +219,7 @@ class _Reader:
         if self.run.has_run:
             self.runs.append(self.run)
         if not self.runs:
-            shown = "; ".join(f"line {e.line}: {e.text[:80]!r}" for e in self.printed[-2:])
+            shown = "; ".join(f"line {e.line}: {e.text[:80]!r}" for e in self.printed)
             raise NcclTestsParseError(
                 "no nccl-tests data row, rank line or failure found"
                 + (f" (the run printed {shown}, then nothing that names a GPU)" if shown else ""),
@@ -233,31 +238,28 @@ class _Reader:
             if stripped.strip("# "):
                 self.comment(number, stripped, evidence)
             return
-        if (command := _COMMAND.search(stripped)) is not None and not self.looks_like_row(stripped):
+        if stripped[0].isdigit() and self.row(number, stripped, evidence):
+            return  # most lines of a paste: cheap words are checked before the searches below
+        if "_perf" in stripped and (command := _COMMAND.search(stripped)) is not None:
             if self.run.started:
                 self.new_run(number, "a command line")
             self.run.command = _command_text(stripped, command.start("cmd"))
             self.run.settings.extend(
                 NcclSetting(m["name"], m["value"], "command line", evidence) for m in _ASSIGN.finditer(stripped)
             )
-            self.printed.append(evidence)
-            return
         elif stripped.startswith("rccl-tests"):
             self.run.flavour = "rccl-tests"
             self.run.version = self.run.version or stripped
-        elif self.failure(stripped, evidence):
+        elif _FAILURE_WORDS.search(stripped) and self.failure(stripped, evidence):
             pass
-        elif (version := _NCCL_VERSION.search(stripped)) is not None:
+        elif "NCCL version" in stripped and (version := _NCCL_VERSION.search(stripped)) is not None:
             self.run.nccl_version = self.run.nccl_version or version["version"]
         else:
-            self.row(number, stripped, evidence)
+            if self.run.in_table:
+                self.issues.append(ParseIssue(number, "ignored", f"not a table row (MPI/NCCL noise?): {stripped[:80]}"))
             return
         self.printed.append(evidence)
         self.run.last = evidence
-
-    def looks_like_row(self, stripped: str) -> bool:
-        tokens = stripped.split()
-        return len(tokens) >= 6 and tokens[0].isdigit() and tokens[1].isdigit()
 
     def comment(self, number: int, stripped: str, evidence: LogLine) -> None:
         run = self.run
@@ -378,13 +380,12 @@ class _Reader:
                 )
             )
 
-    def row(self, number: int, stripped: str, evidence: LogLine) -> None:
+    def row(self, number: int, stripped: str, evidence: LogLine) -> bool:
+        """A table row into the current run (or the next, when the sizes restart); False when it is no row."""
         run = self.run
         read = _data_row(stripped, self.layout, number, self.issues)
         if read is None:
-            if run.in_table:
-                self.issues.append(ParseIssue(number, "ignored", f"not a table row (MPI/NCCL noise?): {stripped[:80]}"))
-            return
+            return False
         if isinstance(read, RowProblem):
             run.problems.append(read)
             self.issues.append(ParseIssue(number, "recovered", read.message))
@@ -393,33 +394,37 @@ class _Reader:
             if inplace_problem is not None:
                 run.problems.append(inplace_problem)
                 self.issues.append(ParseIssue(number, "recovered", inplace_problem.message))
-            same = [(r, n) for r, n, k in run.rows if k == series]
             if run.ended and run.rows:
                 self.new_run(number, "rows after the footer")
-                run, same = self.run, []
-            elif same and row.size_bytes < same[-1][0].size_bytes:
+                run = self.run
+            elif row.size_bytes < run.last_size.get(series, -1):
                 self.new_run(number, f"the size column restarts at {row.size_bytes} bytes")
                 run = self.run
-                same = []
-            earlier = next(((r, n) for r, n in same if r.size_bytes == row.size_bytes), None)
+            earlier = run.seen.get((series, row.size_bytes))
             if earlier is not None:
                 self.repeated(run, row, number, earlier, evidence)
             else:
                 run.rows.append((row, number, series))
+                run.seen[series, row.size_bytes] = (row, number)
+                run.last_size[series] = row.size_bytes
                 run.redops.add(series[1])
         run.in_table = True
         run.last = evidence
         self.printed.append(evidence)
+        return True
 
     def repeated(self, run: _Run, row: BenchRow, number: int, earlier: tuple[BenchRow, int], evidence: LogLine) -> None:
         """The same size twice in one run: the same figures are a line pasted twice; other figures judge neither."""
         first, first_line = earlier
+        if first_line in run.conflicted:
+            return  # its size is already left out
         if _figures(first) == _figures(row):
             self.issues.append(
                 ParseIssue(number, "ignored", f"the row for {row.size_bytes} bytes repeats line {first_line}")
             )
             return
-        run.rows = [(r, n, k) for r, n, k in run.rows if n != first_line]
+        run.rows = [(r, n, k) for r, n, k in run.rows if n != first_line]  # rare: once per conflicting size
+        run.conflicted.add(first_line)
         problem = RowProblem(
             "conflict",
             row.size_bytes,
@@ -493,6 +498,7 @@ _NCCL_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+\.\d+)")
 _COMMAND = re.compile(
     r"(?P<cmd>(?:(?:mpirun|mpiexec|srun|torchrun|env|sudo|numactl)\b.*?)?(?:[\w.~/-]*/)?\w+_perf)(?:\s|$)"
 )
+_FAILURE_WORDS = re.compile(r"failure|Test timeout|Invalid number of GPUs")
 _ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
 _ASSIGN = re.compile(r"(?<![\w-])(?P<name>NCCL_[A-Z0-9_]+)=(?P<value>[^\s'\"]+)")
 
@@ -669,16 +675,16 @@ def _data_row(
     oop, ip = rest[:half], rest[half : 2 * half]
     if len(oop) < 3 or any(_float_or_none(t) is None for t in oop[:3]):
         return None
-    evidence = LogLine(number, line.strip()[:MAX_EVIDENCE_CHARS])
     size_text, count_text = tokens[0], tokens[1]
     if len(size_text) > 16 or int(size_text) > MAX_SIZE_BYTES or len(count_text) > 16:
         return RowProblem(
-            "impossible", 0, f"the row's size {size_text[:40]!r} is not a possible size; left out", evidence
+            "impossible", 0, f"the row's size {size_text[:40]!r} is not a possible size; left out", _line(number, line)
         )
     size, count = int(size_text), int(count_text)
     why = _impossible(oop[:3])
     if why:
-        return RowProblem("impossible", size, f"the row for {size} bytes has {why}; left out of the figures", evidence)
+        message = f"the row for {size} bytes has {why}; left out of the figures"
+        return RowProblem("impossible", size, message, _line(number, line))
     if len(rest) < 2 * half:
         issues.append(ParseIssue(number, "recovered", "row trimmed: only the out-of-place half is present"))
     wrong_name = names[3] if len(names) > 3 else "#wrong"
@@ -688,9 +694,8 @@ def _data_row(
     missing: Unsupported | Failed = Unsupported(SOURCE, "in-place half not in the input")
     problem = None
     if ip_ok and (ip_why := _impossible(ip[:3])):
-        problem = RowProblem(
-            "impossible", size, f"the in-place half of the row for {size} bytes has {ip_why}", evidence
-        )
+        message = f"the in-place half of the row for {size} bytes has {ip_why}"
+        problem = RowProblem("impossible", size, message, _line(number, line))
         missing, ip_ok = Failed(SOURCE, f"the in-place half has {ip_why}"), False
     row = BenchRow(
         size_bytes=size,
@@ -707,10 +712,19 @@ def _data_row(
     return row, (tokens[2].lower(), tokens[3].lower(), root), problem
 
 
+def _line(number: int, line: str) -> LogLine:
+    return LogLine(number, line.strip()[:MAX_EVIDENCE_CHARS])
+
+
+_FIGURE_NAMES = ("time", "algbw", "busbw")
+_PLAIN_FIGURE = re.compile(r"\d{1,6}(?:\.\d*)?")  # how nccl-tests prints a sound figure (below MAX_FIGURE)
+
+
 def _impossible(figures: list[str]) -> str:
     """Why a row's time/algbw/busbw cannot be a measurement (NaN, inf, 1e308, negative, zero time); "" when sound."""
-    names = ("time", "algbw", "busbw")
-    for name, text in zip(names, figures, strict=False):
+    for name, text in zip(_FIGURE_NAMES, figures, strict=False):
+        if _PLAIN_FIGURE.fullmatch(text) and (name != "time" or text.strip("0.")):
+            continue  # a plain figure: finite, not negative, not zero time, within bounds
         value = float(text)
         if not math.isfinite(value):
             return f"{name} {text!r}, not a number"
