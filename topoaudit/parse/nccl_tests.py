@@ -168,7 +168,7 @@ class _Run:
     settings: list[NcclSetting] = field(default_factory=list)
     failures: list[RunFailure] = field(default_factory=list)
     problems: list[RowProblem] = field(default_factory=list)
-    last: LogLine | None = None
+    last: tuple[int, str] | None = None  # the last line the run printed: (number, text)
     in_table: bool = False
     ended: bool = False  # its footer or 'Collective test concluded' was printed
 
@@ -194,7 +194,7 @@ class _Reader:
         self.run = _Run()
         self.layout: tuple[bool, list[str]] | None = None
         # the last lines the output printed, for the refusal of a paste with no run in it
-        self.printed: collections.deque[LogLine] = collections.deque(maxlen=2)
+        self.printed: collections.deque[tuple[int, str]] = collections.deque(maxlen=2)
 
     def new_run(self, number: int, why: str) -> None:
         """Close the current run and start another at ``number`` (two runs glued into one paste)."""
@@ -219,7 +219,7 @@ class _Reader:
         if self.run.has_run:
             self.runs.append(self.run)
         if not self.runs:
-            shown = "; ".join(f"line {e.line}: {e.text[:80]!r}" for e in self.printed)
+            shown = "; ".join(f"line {number}: {text[:80]!r}" for number, text in self.printed)
             raise NcclTestsParseError(
                 "no nccl-tests data row, rank line or failure found"
                 + (f" (the run printed {shown}, then nothing that names a GPU)" if shown else ""),
@@ -233,13 +233,13 @@ class _Reader:
     # --- one line ------------------------------------------------------------------------------------------
 
     def read(self, number: int, stripped: str) -> None:
+        if stripped[0].isdigit() and self.row(number, stripped):
+            return  # most lines of a paste: read before any search, without building their evidence
         evidence = LogLine(number, stripped[:MAX_EVIDENCE_CHARS])
         if stripped.startswith("#"):
             if stripped.strip("# "):
                 self.comment(number, stripped, evidence)
             return
-        if stripped[0].isdigit() and self.row(number, stripped, evidence):
-            return  # most lines of a paste: cheap words are checked before the searches below
         if "_perf" in stripped and (command := _COMMAND.search(stripped)) is not None:
             if self.run.started:
                 self.new_run(number, "a command line")
@@ -258,8 +258,8 @@ class _Reader:
             if self.run.in_table:
                 self.issues.append(ParseIssue(number, "ignored", f"not a table row (MPI/NCCL noise?): {stripped[:80]}"))
             return
-        self.printed.append(evidence)
-        self.run.last = evidence
+        self.printed.append((number, stripped))
+        self.run.last = (number, stripped)
 
     def comment(self, number: int, stripped: str, evidence: LogLine) -> None:
         run = self.run
@@ -329,11 +329,11 @@ class _Reader:
         elif (version := _NCCL_VERSION.search(body)) is not None:
             run.nccl_version = run.nccl_version or version["version"]
         else:
-            self.printed.append(evidence)
-            run.last = evidence
+            self.printed.append((number, stripped))
+            run.last = (number, stripped)
             return
-        self.printed.append(evidence)
-        run.last = evidence
+        self.printed.append((number, stripped))
+        run.last = (number, stripped)
 
     def failure(self, stripped: str, evidence: LogLine) -> bool:
         """A failure line of nccl-tests (its own CUDA/NCCL checks, its timeout, its trace when unwinding)."""
@@ -380,7 +380,7 @@ class _Reader:
                 )
             )
 
-    def row(self, number: int, stripped: str, evidence: LogLine) -> bool:
+    def row(self, number: int, stripped: str) -> bool:
         """A table row into the current run (or the next, when the sizes restart); False when it is no row."""
         run = self.run
         read = _data_row(stripped, self.layout, number, self.issues)
@@ -402,15 +402,15 @@ class _Reader:
                 run = self.run
             earlier = run.seen.get((series, row.size_bytes))
             if earlier is not None:
-                self.repeated(run, row, number, earlier, evidence)
+                self.repeated(run, row, number, earlier, _line(number, stripped))
             else:
                 run.rows.append((row, number, series))
                 run.seen[series, row.size_bytes] = (row, number)
                 run.last_size[series] = row.size_bytes
                 run.redops.add(series[1])
         run.in_table = True
-        run.last = evidence
-        self.printed.append(evidence)
+        run.last = (number, stripped)
+        self.printed.append((number, stripped))
         return True
 
     def repeated(self, run: _Run, row: BenchRow, number: int, earlier: tuple[BenchRow, int], evidence: LogLine) -> None:
@@ -466,7 +466,7 @@ class _Reader:
             settings=tuple(run.settings),
             failures=failures,
             row_problems=tuple(run.problems),
-            last_output=run.last if run.last is not None else Unsupported(SOURCE, "nothing printed"),
+            last_output=_line(*run.last) if run.last is not None else Unsupported(SOURCE, "nothing printed"),
         )
         ran = algorithm_in(self.text, max((r.size_bytes for r in rows), default=0))
         if ran is not None:
@@ -673,7 +673,10 @@ def _data_row(
     )
     half = _half_width(names)
     oop, ip = rest[:half], rest[half : 2 * half]
-    if len(oop) < 3 or any(_float_or_none(t) is None for t in oop[:3]):
+    if len(oop) < 3:
+        return None
+    t, algbw, busbw = _float_or_none(oop[0]), _float_or_none(oop[1]), _float_or_none(oop[2])
+    if t is None or algbw is None or busbw is None:
         return None
     size_text, count_text = tokens[0], tokens[1]
     if len(size_text) > 16 or int(size_text) > MAX_SIZE_BYTES or len(count_text) > 16:
@@ -681,19 +684,20 @@ def _data_row(
             "impossible", 0, f"the row's size {size_text[:40]!r} is not a possible size; left out", _line(number, line)
         )
     size, count = int(size_text), int(count_text)
-    why = _impossible(oop[:3])
+    why = "" if _sound(t, algbw, busbw) else _impossible(oop[:3])
     if why:
         message = f"the row for {size} bytes has {why}; left out of the figures"
         return RowProblem("impossible", size, message, _line(number, line))
     if len(rest) < 2 * half:
         issues.append(ParseIssue(number, "recovered", "row trimmed: only the out-of-place half is present"))
     wrong_name = names[3] if len(names) > 3 else "#wrong"
-    t, algbw, busbw = (float(x) for x in oop[:3])
     wrong = _wrong(oop[3] if len(oop) > 3 else None, wrong_name)
-    ip_ok = len(ip) >= 3 and all(_float_or_none(x) is not None for x in ip[:3])
+    ip_t, ip_algbw, ip_busbw = (_float_or_none(x) for x in ip[:3]) if len(ip) >= 3 else (None, None, None)
+    ip_ok = ip_t is not None and ip_algbw is not None and ip_busbw is not None
     missing: Unsupported | Failed = Unsupported(SOURCE, "in-place half not in the input")
     problem = None
-    if ip_ok and (ip_why := _impossible(ip[:3])):
+    if ip_t is not None and ip_algbw is not None and ip_busbw is not None and not _sound(ip_t, ip_algbw, ip_busbw):
+        ip_why = _impossible(ip[:3])
         message = f"the in-place half of the row for {size} bytes has {ip_why}"
         problem = RowProblem("impossible", size, message, _line(number, line))
         missing, ip_ok = Failed(SOURCE, f"the in-place half has {ip_why}"), False
@@ -705,8 +709,8 @@ def _data_row(
         algbw_gbps=algbw,
         busbw_gbps=busbw,
         wrong=wrong,
-        inplace_time_us=float(ip[0]) if ip_ok else missing,
-        inplace_busbw_gbps=float(ip[2]) if ip_ok else missing,
+        inplace_time_us=ip_t if ip_ok and ip_t is not None else missing,
+        inplace_busbw_gbps=ip_busbw if ip_ok and ip_busbw is not None else missing,
         inplace_wrong=_wrong(ip[3] if ip_ok and len(ip) > 3 else None, wrong_name) if ip_ok else missing,
     )
     return row, (tokens[2].lower(), tokens[3].lower(), root), problem
@@ -717,14 +721,16 @@ def _line(number: int, line: str) -> LogLine:
 
 
 _FIGURE_NAMES = ("time", "algbw", "busbw")
-_PLAIN_FIGURE = re.compile(r"\d{1,6}(?:\.\d*)?")  # how nccl-tests prints a sound figure (below MAX_FIGURE)
+
+
+def _sound(time_us: float, algbw: float, busbw: float) -> bool:
+    """The common case, in three comparisons (NaN fails them all): see :func:`_impossible` for why not."""
+    return 0 < time_us <= MAX_FIGURE * 1e6 and 0 <= algbw <= MAX_FIGURE and 0 <= busbw <= MAX_FIGURE
 
 
 def _impossible(figures: list[str]) -> str:
     """Why a row's time/algbw/busbw cannot be a measurement (NaN, inf, 1e308, negative, zero time); "" when sound."""
     for name, text in zip(_FIGURE_NAMES, figures, strict=False):
-        if _PLAIN_FIGURE.fullmatch(text) and (name != "time" or text.strip("0.")):
-            continue  # a plain figure: finite, not negative, not zero time, within bounds
         value = float(text)
         if not math.isfinite(value):
             return f"{name} {text!r}, not a number"
