@@ -19,7 +19,7 @@ from topoaudit.exitcodes import ExitCode
 from topoaudit.model.bench import BenchGroup, BenchResult
 from topoaudit.model.busbw import PLATEAU_MIN_BYTES
 from topoaudit.model.finding import Finding, Severity
-from topoaudit.model.network import NcclVersion, NicSet, parse_nccl_version
+from topoaudit.model.network import NcclVersion, RunFacts, parse_nccl_version
 from topoaudit.model.report import Gate
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.codes import info
@@ -47,18 +47,6 @@ class Expected:
     lowest_gbps: float = 0.0  # NCCL's default was assumed: a fail must also be below half of this (the ring's)
     summary: str = ""  # the figure in a few words, for the finding's message
     hint: str = ""  # what a low run most likely means (NVLS did not engage)
-
-
-@dataclass(frozen=True)
-class RunFacts:
-    """What the input says about the run beyond its rows: the NICs of each node and the NCCL release.
-
-    Either may be absent: the oracle then assumes the model's reference node and the newest NCCL release
-    read, and says so.
-    """
-
-    network: NicSet | None = None
-    nccl_version: NcclVersion | None = None
 
 
 def judge_bench(

@@ -96,53 +96,46 @@ class Figure:
 
 # --- what the oracle assumes where the input is silent ----------------------------------------------------
 
+REFERENCE_NODES: dict[str, tuple[str, int, int, str, str]] = {
+    # model: (reference node, NICs, Gb/s each, link layer, where that node's NICs are published)
+    "A100-SXM": ("DGX A100 reference node", 8, 200, "IB", "DGX A100 8x 200G HDR: AddyLaddy in NVIDIA/nccl#812"),
+    "H100-SXM": (
+        "HGX H100 reference node",
+        8,
+        400,
+        "",
+        "Azure ND H100 v5 8x 400 Gb/s IB, Azure/ai-infrastructure-on-azure skills/ai-infra/references/"
+        "sku_baselines.md; 8x 400G RoCE in NVIDIA/nccl#1221",
+    ),
+    "H200-SXM": (
+        "HGX H200 reference node",
+        8,
+        400,
+        "",
+        "3.2 Tb/s per node on AWS p5en, stas00/ml-engineering network/README.md",
+    ),
+    "B200": ("HGX B200 reference node", 8, 400, "", "AWS p6-b200 8x 400G EFA, stas00/ml-engineering network/README.md"),
+    "GB200": (
+        "GB200 NVL72 compute tray",
+        4,
+        400,
+        "IB",
+        "Azure ND GB200 v6 NDR, Azure/azurehpc-health-checks conf/nd128isr_ndr_gb200_v6.conf",
+    ),
+    "GB300": (
+        "GB300 NVL72 compute tray",
+        4,
+        400,
+        "IB",
+        "Azure ND GB300 v6 4 x 400 Gb/s IB, Azure/ai-infrastructure-on-azure skills/ai-infra/references/"
+        "sku_baselines.md",
+    ),
+}
+"""Each model's reference node and where its NICs are published."""
+
 REFERENCE_NICS: dict[str, NicSet] = {
-    key: NicSet(count, float(gbits), layer, f"assumed: {node}, {count}x {gbits}G ({source})", assumed=True)
-    for key, node, count, gbits, layer, source in (
-        ("A100-SXM", "DGX A100 reference node", 8, 200, "IB", "DGX A100 8x 200G HDR: AddyLaddy in NVIDIA/nccl#812"),
-        (
-            "H100-SXM",
-            "HGX H100 reference node",
-            8,
-            400,
-            "",
-            "Azure ND H100 v5 8x 400 Gb/s IB, Azure/ai-infrastructure-on-azure skills/ai-infra/references/"
-            "sku_baselines.md; 8x 400G RoCE in NVIDIA/nccl#1221",
-        ),
-        (
-            "H200-SXM",
-            "HGX H200 reference node",
-            8,
-            400,
-            "",
-            "3.2 Tb/s per node on AWS p5en, stas00/ml-engineering network/README.md",
-        ),
-        (
-            "B200",
-            "HGX B200 reference node",
-            8,
-            400,
-            "",
-            "AWS p6-b200 8x 400G EFA, stas00/ml-engineering network/README.md",
-        ),
-        (
-            "GB200",
-            "GB200 NVL72 compute tray",
-            4,
-            400,
-            "IB",
-            "Azure ND GB200 v6 NDR, Azure/azurehpc-health-checks conf/nd128isr_ndr_gb200_v6.conf",
-        ),
-        (
-            "GB300",
-            "GB300 NVL72 compute tray",
-            4,
-            400,
-            "IB",
-            "Azure ND GB300 v6 4 x 400 Gb/s IB, Azure/ai-infrastructure-on-azure skills/ai-infra/references/"
-            "sku_baselines.md",
-        ),
-    )
+    key: NicSet(count, float(gbits), layer, f"assumed: {node}", assumed=True)
+    for key, (node, count, gbits, layer, _source) in REFERENCE_NODES.items()
 }
 """The NICs of each model's reference node, assumed (and said) when the input names none."""
 
@@ -422,7 +415,10 @@ def _across_nodes(ctx: _Ctx, per_node: int, nodes: int, nics: NicSet | None, alg
         figure = _measured_across(spec, nodes, net, algo)
         if isinstance(figure, Unsupported):
             return figure
-        return dataclasses.replace(figure, assumptions=assumed, warn_at_most=net.assumed, across_nodes=True)
+        source = figure.source + _reference_source(spec, net)
+        return dataclasses.replace(
+            figure, source=source, assumptions=assumed, warn_at_most=net.assumed, across_nodes=True
+        )
     usable = net.count
     share = ""
     if spec.node_gpus and per_node < spec.node_gpus:  # a node's share of its NICs: NCCL uses the GPUs' near ones
@@ -461,10 +457,17 @@ def _across_nodes(ctx: _Ctx, per_node: int, nodes: int, nics: NicSet | None, alg
         )
     return dataclasses.replace(
         chosen,
+        source=chosen.source + _reference_source(spec, net),
         assumptions=(*assumed, *ctx.unknown_version),
         warn_at_most=net.assumed,
         across_nodes=True,
     )
+
+
+def _reference_source(spec: GpuSpec, net: NicSet) -> str:
+    """Where the assumed reference node's NICs are published, for a figure that rests on them."""
+    node = REFERENCE_NODES.get(spec.key)
+    return f"; the reference node's NICs: {node[4]}" if net.assumed and node else ""
 
 
 def _measured_across(spec: GpuSpec, nodes: int, net: NicSet, algo: str) -> Figure | Unsupported:
@@ -776,8 +779,9 @@ def _tolerance_table() -> str:
 
 
 def _reference_table() -> str:
-    out = ["The reference nodes assumed where the input names no NICs:", "", "| model | NICs assumed |", "|---|---|"]
-    out += [f"| `{key}` | {nics.describe()} |" for key, nics in REFERENCE_NICS.items()]
+    out = ["The reference nodes assumed where the input names no NICs:", "", "| model | NICs assumed | source |"]
+    out += ["|---|---|---|"]
+    out += [f"| `{key}` | {REFERENCE_NICS[key].describe()} | {node[4]} |" for key, node in REFERENCE_NODES.items()]
     return "\n".join(out)
 
 

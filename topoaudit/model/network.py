@@ -82,3 +82,15 @@ def parse_nccl_version(text: str) -> NcclVersion | None:
     if m and int(m[1]) == 2:  # NCCL 2.x: a CUDA or driver version is not taken for NCCL's
         return NcclVersion(int(m[1]), int(m[2]), int(m[3]))
     return None
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the input or the options say about a run beyond its rows: one node's NICs and the NCCL release.
+
+    Either may be absent: the oracle then assumes the model's reference node and the newest NCCL release read,
+    and says so.
+    """
+
+    network: NicSet | None = None
+    nccl_version: NcclVersion | None = None
