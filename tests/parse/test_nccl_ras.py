@@ -63,8 +63,8 @@ def test_a_rank_in_system_error_fails_and_names_its_host() -> None:
     assert ras_from_dict(ras_to_dict(dump)) == dump
 
 
-def test_before_this_reader_the_combined_errors_row_was_dropped_and_the_dump_passed(run: Run, tmp_path: Path) -> None:
-    """The 'INCOMPLETE,ERROR' row named the communicator; with only its ERROR block left, it is still a fail."""
+def test_a_rank_reporting_an_error_alone_names_its_host_for_fleet(run: Run, tmp_path: Path) -> None:
+    """'Rank 5 reported System error -- GPU ... on node H': the finding names H (and so fleet's drain list)."""
     text = (RAS / "constructed-system-error-incomplete.txt").read_text()
     error_only = text.split("INCOMPLETE\n  Missing communicator data from 1 job process")[0] + (
         "#0-0 (3f1c9a0d5e7b2468) ERROR\n  Asynchronous error on 1 rank\n"
