@@ -508,7 +508,7 @@ HEALTHY_ONE_DOMAIN: tuple[Healthy, ...] = (
     Healthy("A100-SXM", 8, 232.54, "NVIDIA/nccl-tests#175 (4G)", "ring"),
     Healthy("A100-SXM", 8, 234.89, "stas00/ml-engineering network/README.md @744d01e1 (16 GiB)", "ring"),
     Healthy("A100-SXM", 8, 235.65, "microsoft/superbenchmark NDmv4 baseline.json (8 GiB)", "ring"),
-    Healthy("A100-SXM", 8, 228.0, "Azure gate, Azure/azurehpc-health-checks conf/nd96amsr_a100_v4.conf"),
+    Healthy("A100-SXM", 8, 228.0, "Azure gate @4G, Azure/azurehpc-health-checks conf/nd96amsr_a100_v4.conf @00f42e35"),
     Healthy("H100-SXM", 8, 365.0, "NVIDIA/nccl#1455 (NCCL_ALGO=RING, 2-4G)", "ring"),
     Healthy("H100-SXM", 8, 370.0, "sjeaugey in NVIDIA/nccl-tests#212 (NCCL_ALGO=RING)", "ring"),
     Healthy("H100-SXM", 8, 480.0, "NVIDIA/nccl#1455 (NVLS, 2-4G)", "nvls"),
