@@ -123,7 +123,8 @@ def test_analyze_reports_an_imported_nccl_tests_run(capsys: pytest.CaptureFixtur
 
 def test_a_slow_8x_h200_log_fails_against_the_catalog_entry_it_names(capsys: pytest.CaptureFixture[str]) -> None:
     """8x NVIDIA H200 plateauing at 45 GB/s busbw (a real run, scaled): the log carries no link matrix, but it
-    names the model and count, so the catalog's ring figure for 8x H200 SXM is the expectation."""
+    names the model and count, so the catalog's figure for 8x H200 SXM is the expectation: NVLS, NCCL's own
+    choice there, and it is below half of the ring's figure too."""
     path = FIXTURES / "derived-8xh200-slow-busbw-scaled.txt"
     with pytest.raises(SystemExit) as stop:
         main(["analyze", str(path), "--format", "json"])
@@ -131,8 +132,8 @@ def test_a_slow_8x_h200_log_fails_against_the_catalog_entry_it_names(capsys: pyt
     assert stop.value.code == 1 == doc["gate"]["exit_code"] and doc["gate"]["verdict"] == "fail"
     (below,) = [f for f in doc["findings"] if f["code"] == "bench-below-expected"]
     assert below["severity"] == "fail"
-    assert below["evidence"]["catalog_entry"] == "H200-SXM" and below["evidence"]["expected_busbw_gbps"] == 367.61
-    assert "H200-SXM" in below["message"] and "367.61 GB/s" in below["message"]
+    assert below["evidence"]["catalog_entry"] == "H200-SXM" and below["evidence"]["expected_busbw_gbps"] == 482.26
+    assert "8x NVIDIA H200 SXM" in below["message"] and "482.26 GB/s nvls figure" in below["message"]
 
 
 def test_a_healthy_8x_a100_log_passes_against_its_catalog_entry(capsys: pytest.CaptureFixture[str]) -> None:

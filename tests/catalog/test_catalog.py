@@ -93,7 +93,7 @@ def test_busbw_floor_is_the_whole_domain_band() -> None:
     assert ring.typical_gbps == pytest.approx(367.61) and nvls.typical_gbps == pytest.approx(482.26)
     assert nvls.min_gbps == 431  # Azure's gate, not a derived figure
     assert h200.allreduce_busbw_gbps == ring.min_gbps and h200.band(8) is ring  # ring first by default
-    assert SPECS["B200"].allreduce_busbw_gbps == 600  # no ring figure published: NCCL default band
+    assert SPECS["B200"].allreduce_busbw_gbps == 614  # the ring band's floor, 0.9 x 682.2 (stas00/ml-engineering)
     assert SPECS["H20"].allreduce_busbw_gbps == 0 and SPECS["H20"].band(8) is None  # unknown stays unknown
     pcie = SPECS["A100-PCIE"]
     assert pcie.band(2).typical_gbps == 208 and pcie.band(4).min_gbps == 25  # type: ignore[union-attr]

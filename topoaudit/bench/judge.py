@@ -9,15 +9,17 @@ nccl-tests log names them), from the catalog's measured all-reduce band for that
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
-from topoaudit.bench.expect import const, judge_ratio
+from topoaudit.bench.expect import const
 from topoaudit.bench.islands import same_partition
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.bench import BenchGroup, BenchResult
 from topoaudit.model.busbw import PLATEAU_MIN_BYTES
 from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.network import NcclVersion, RunFacts, parse_nccl_version
 from topoaudit.model.report import Gate
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.codes import info
@@ -34,27 +36,39 @@ def _finding(code: str, message: str, severity: Severity | None = None, **eviden
 
 @dataclass(frozen=True)
 class Expected:
-    """What a group should reach, and where that figure comes from (said in the finding)."""
+    """What a group should reach, where that figure comes from (said in the finding), and how low is low."""
 
     busbw_gbps: float
     basis: str
     evidence: dict[str, object]
+    warn_below_ratio: float = const("warn_below_ratio")
+    fail_below_ratio: float = const("fail_below_ratio")
+    warn_at_most: bool = False  # the figure rests on an assumed network: never a fail
+    lowest_gbps: float = 0.0  # NCCL's default was assumed: a fail must also be below half of this (the ring's)
+    summary: str = ""  # the figure in a few words, for the finding's message
+    hint: str = ""  # what a low run most likely means (NVLS did not engage)
 
 
 def judge_bench(
-    result: BenchResult, *, spec: GpuSpec | None = None, expect_busbw_gbps: float | None = None
+    result: BenchResult,
+    *,
+    spec: GpuSpec | None = None,
+    expect_busbw_gbps: float | None = None,
+    facts: RunFacts | None = None,
 ) -> tuple[Finding, ...]:
     """Every bench finding, worst first.
 
     ``spec`` is the catalog entry the audit judged the box against (``--gpu-model`` or the model the source
     names); without one, the model the result's ranks name is looked up. ``expect_busbw_gbps`` is the user's
-    gate on the ``all`` plateau (``--expect-busbw``).
+    gate on the ``all`` plateau (``--expect-busbw``). ``facts`` are the NICs and NCCL release the input or the
+    options give (NCCL's ``NET/IB`` and version lines, ``--nics``).
     """
     spec = spec or _spec_named_by_ranks(result)
+    facts = facts or RunFacts()
     out: list[Finding] = []
     for group in result.groups:
         out.extend(_corruption(group))
-        out.extend(_below_expected(result, group, spec))
+        out.extend(_below_expected(result, group, spec, facts))
     if expect_busbw_gbps:
         out.extend(_below_user_gate(result, expect_busbw_gbps))
     measured, expected = result.measured_islands, result.expected_islands
@@ -135,37 +149,52 @@ def _corruption(group: BenchGroup) -> list[Finding]:
     ]
 
 
-def _below_expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> list[Finding]:
-    """A plateau below half of its expectation fails, below three quarters warns (``expect.CONSTANTS``); a sweep
-    still rising at its largest size is named instead (the plateau was not reached, so it is not judged low)."""
+def _below_expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None, facts: RunFacts) -> list[Finding]:
+    """A plateau below its figure's tolerance warns, below half of it fails; a figure resting on an assumed
+    network warns at most, and one resting on NCCL's assumed default fails only when the ring's figure fails
+    too. A sweep still rising at its largest size is named instead (the plateau was not reached)."""
     plateau = group.plateau_busbw_gbps
     if not isinstance(plateau, float):
         return []
-    expected = _expected(result, group, spec)
+    expected = _expected(result, group, spec, facts)
     if expected is None or expected.busbw_gbps <= 0:
         return []
     ratio = plateau / expected.busbw_gbps  # judged unrounded: 0.4996 is below the 0.5 band, not on it
-    verdict = judge_ratio(ratio)
-    if verdict not in ("warn", "fail"):
+    verdict = _verdict(plateau, expected)
+    if verdict is None:
         return []
     rising = still_rising(group)
     if rising is not None:
         return [_sizes_too_small(group, rising, f"{ratio:.0%} of the {expected.busbw_gbps:g} GB/s {expected.basis}")]
+    what = expected.summary or expected.basis
     return [
         _finding(
             "bench-below-expected",
             f"group {group.name} plateaus at {plateau:g} GB/s busbw, {ratio:.0%} of the "
-            f"{expected.busbw_gbps:g} GB/s {expected.basis}",
+            f"{expected.busbw_gbps:g} GB/s {what}{expected.hint}",
             severity=Severity(verdict),
             group=group.name,
             measured_busbw_gbps=plateau,
             expected_busbw_gbps=expected.busbw_gbps,
             ratio=round(ratio, 3),
-            warn_below=const("warn_below_ratio"),
-            fail_below=const("fail_below_ratio"),
+            warn_below=expected.warn_below_ratio,
+            fail_below=expected.fail_below_ratio,
+            **({"expected_basis": expected.basis} if expected.summary else {}),
             **expected.evidence,
         )
     ]
+
+
+def _verdict(plateau: float, expected: Expected) -> str | None:
+    """ "fail", "warn" or None (not low) for a plateau against its expectation."""
+    ratio = plateau / expected.busbw_gbps
+    if ratio >= expected.warn_below_ratio:
+        return None
+    if ratio >= expected.fail_below_ratio or expected.warn_at_most:
+        return "warn"
+    if expected.lowest_gbps and plateau >= expected.fail_below_ratio * expected.lowest_gbps:
+        return "warn"
+    return "fail"
 
 
 RISING_ABOVE = 1.05
@@ -231,30 +260,36 @@ ORACLE_BASIS = "oracle: "
 """Prefix of a group's ``expected_basis`` set from the oracle (not from the group's links)."""
 
 
-def _expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
+def reported_nccl_version(result: BenchResult) -> tuple[NcclVersion | None, str]:
+    """(release, where it was read) from what the result carries: the bench ranks' NCCL, nccl-tests'
+    ``nccl-library=`` code or its JSON's ``nccl_version``; (None, "") when it names none."""
+    tests_line = re.sub(r"(?:nccl|rccl)-tests(?: JSON)? version \S+", "", result.version, flags=re.I)
+    for text, where in ((result.environment.get("nccl", ""), "the ranks' NCCL"), (tests_line, result.version)):
+        version = parse_nccl_version(text) if text.strip() else None
+        if version is not None:
+            return version, where
+    return None, ""
+
+
+def _expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None, facts: RunFacts) -> Expected | None:
     algo, _how = ran_algorithm(result)
     linked = isinstance(group.expected_busbw_gbps, float) and not group.expected_basis.startswith(ORACLE_BASIS)
-    if linked and algo not in ("nvls", "nvls_tree"):  # the links model a ring: an NVLS run is held to NVLS's figure
+    oracle = _oracle_figure(result, group, spec, facts)
+    nvls = isinstance(oracle, Expected) and oracle.evidence.get("oracle_algorithm") in ("nvls", "default")
+    if linked and algo not in ("nvls", "nvls_tree") and not nvls:  # the links model a ring: NVLS has its own figure
         basis = f"the topology predicts ({group.expected_basis})" if group.expected_basis else "the topology predicts"
         assert isinstance(group.expected_busbw_gbps, float)
         return Expected(group.expected_busbw_gbps, basis, {"basis": "links", "expected_basis": group.expected_basis})
-    oracle = _oracle_expectation(result, group, spec)
-    if oracle is None and linked and isinstance(group.expected_busbw_gbps, float):
+    if not isinstance(oracle, Expected) and linked and isinstance(group.expected_busbw_gbps, float):
         basis = f"the topology predicts ({group.expected_basis})" if group.expected_basis else "the topology predicts"
         return Expected(group.expected_busbw_gbps, basis, {"basis": "links", "expected_basis": group.expected_basis})
-    return oracle
+    return oracle if isinstance(oracle, Expected) else None
 
 
-def _oracle_expectation(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | None:
-    """The oracle's figure for this many GPUs of this model and the algorithm that ran (ring when not known:
-    the lowest NCCL reaches, so no run is held to a figure its algorithm cannot give)."""
-    found = _oracle_figure(result, group, spec)
-    return found if isinstance(found, Expected) else None
-
-
-def _oracle_figure(result: BenchResult, group: BenchGroup, spec: GpuSpec | None) -> Expected | str:
-    """:func:`_oracle_expectation`, or why there is no figure to hold the group to."""
-    from topoaudit.bench.oracle import Figure, Nics, expected_busbw
+def _oracle_figure(result: BenchResult, group: BenchGroup, spec: GpuSpec | None, facts: RunFacts) -> Expected | str:
+    """The oracle's figure for this many GPUs of this model, on these nodes, with the algorithm that ran (NCCL's
+    own choice when the input does not say), or why there is no figure to hold the group to."""
+    from topoaudit.bench.oracle import Figure, expected_busbw
 
     if spec is None:
         return "the GPU model is unknown (pass --gpu-model)"
@@ -264,40 +299,106 @@ def _oracle_figure(result: BenchResult, group: BenchGroup, spec: GpuSpec | None)
     members = [by_rank[r] for r in group.ranks if r in by_rank]
     if len(members) != len(group.ranks) or any(m.device == "cpu" for m in members):
         return "the ranks' GPUs are not all known"
-    hosts = {m.host for m in members}
+    per_host: dict[str, int] = {}
+    for m in members:
+        per_host[m.host] = per_host.get(m.host, 0) + 1
     rack = spec.layout == "nvl72" and len(group.ranks) <= spec.domain_size  # trays of one NVLink domain
-    if len(hosts) == 1 and not (spec.one_domain or spec.build == "pcie" or len(group.ranks) == spec.node_gpus):
+    if len(per_host) == 1 and not (spec.one_domain or spec.build == "pcie" or len(group.ranks) == spec.node_gpus):
         return f"which of the {spec.name} cards share a bridge is not in the input"
+    if not rack and len(set(per_host.values())) > 1:
+        counts = ", ".join(f"{h} {n}" for h, n in per_host.items())
+        return f"the ranks are spread unevenly over the hosts ({counts}): no one figure fits every node"
     algo, how = ran_algorithm(result)
-    per_node = len(group.ranks) // len(hosts) if not rack else len(group.ranks)
-    nodes = len(hosts) if not rack else 1
-    nics: Nics | None = None  # across hosts the network sets the figure: its NICs are not in a sweep's output
-    figure = expected_busbw(spec, per_node, nodes=nodes, nics=nics, algorithm=algo, one_nvlink_domain=rack)
+    nodes = 1 if rack else len(per_host)
+    per_node = len(group.ranks) if rack else len(group.ranks) // nodes
+    version, version_from = (facts.nccl_version, "given") if facts.nccl_version else reported_nccl_version(result)
+    figure = expected_busbw(
+        spec,
+        per_node,
+        nodes=nodes,
+        nics=facts.network,
+        algorithm=algo,
+        one_nvlink_domain=rack,
+        nccl_version=version,
+    )
     if not isinstance(figure, Figure):
         return figure.reason
-    ran = f"algorithm {algo} ({how})" if algo else "algorithm not stated in the input: held to the ring figure"
-    basis = f"figure for {len(group.ranks)}x {spec.name} (catalog entry {spec.key}): {figure.describe()}; {ran}"
+    shape = f"{nodes} nodes x {per_node}x {spec.name}" if nodes > 1 else f"{len(group.ranks)}x {spec.name}"
+    ran = f"algorithm {algo} ({how})" if algo else f"algorithm {figure.algorithm}, NCCL's own choice (not stated)"
+    said = "".join(f"; {a}" for a in figure.assumptions)
+    at = f"NCCL {version} ({version_from}); " if version else ""
+    basis = f"figure for {shape} (catalog entry {spec.key}): {figure.describe()}; {at}{ran}{said}"
+    tolerance = f"warn below {figure.warn_below_ratio:g}x: {figure.tolerance_source}"
+    basis += f"; {tolerance}"
+    chosen = "" if algo else ", NCCL's own choice here"
+    summary = f"{figure.algorithm} figure for {shape} ({figure.kind}{chosen})"
+    nics = next((a for a in figure.assumptions if a.startswith("NICs ")), "")
+    if figure.warn_at_most and nics:
+        summary += f"; {nics}, so it warns at most"
     evidence: dict[str, object] = {
         "basis": "catalog" if figure.kind != "derived" else "nccl-model",
         "catalog_entry": spec.key,
         "algorithm": algo or "unknown",
         "algorithm_evidence": how,
+        "nodes": nodes,
+        "gpus_per_node": per_node,
+        "nccl_version": str(version) if version else "not reported",
         **figure.evidence(),
     }
     if figure.kind != "derived":
         evidence.update(catalog_size_bytes=figure.size_bytes, catalog_min_gbps=figure.floor_gbps)
         evidence.update(catalog_source=figure.source, catalog_algo=figure.algorithm)
-    return Expected(figure.busbw_gbps, basis, evidence)
+    hint = _nvls_hint(result, group, spec, figure, per_node, nodes, version)
+    return Expected(
+        figure.busbw_gbps,
+        basis,
+        evidence,
+        warn_below_ratio=figure.warn_below_ratio,
+        warn_at_most=figure.warn_at_most,
+        lowest_gbps=figure.lowest_gbps,
+        summary=summary,
+        hint=hint,
+    )
 
 
-def with_expectations(result: BenchResult, spec: GpuSpec | None) -> BenchResult:
+def _nvls_hint(
+    result: BenchResult,
+    group: BenchGroup,
+    spec: GpuSpec,
+    figure: object,
+    per_node: int,
+    nodes: int,
+    version: NcclVersion | None,
+) -> str:
+    """Where an NVLS figure's run plateaus at the ring's speed: NVLS did not engage, and where to look."""
+    from topoaudit.bench.oracle import Figure, expected_busbw
+
+    plateau = group.plateau_busbw_gbps
+    if not isinstance(figure, Figure) or figure.algorithm not in ("nvls", "default") or nodes > 1:
+        return ""
+    ring = expected_busbw(spec, per_node, algorithm="ring", nccl_version=version)
+    if (
+        not isinstance(ring, Figure)
+        or not isinstance(plateau, float)
+        or plateau < ring.warn_below_ratio * ring.busbw_gbps
+    ):
+        return ""
+    return (
+        f": the plateau is what a ring reaches ({ring.busbw_gbps:g} GB/s), so NVLS did not engage; check "
+        "NCCL_NVLS_ENABLE, NCCL_ALGO, the fabric manager, and the NCCL INFO line 'NVLS multicast support is not "
+        "available'"
+    )
+
+
+def with_expectations(result: BenchResult, spec: GpuSpec | None, facts: RunFacts | None = None) -> BenchResult:
     """The result with each group's expected figure, its basis and ratio filled in from the oracle where the links
     gave none, and a note naming each figure's source: what a reader checks beside the verdict."""
+    facts = facts or RunFacts()
     groups, notes = [], []
     for group in result.groups:
-        expected = _expected(result, group, spec)
+        expected = _expected(result, group, spec, facts)
         if expected is None and not isinstance(group.expected_busbw_gbps, float):
-            why = _oracle_figure(result, group, spec)
+            why = _oracle_figure(result, group, spec, facts)
             if isinstance(why, str):
                 groups.append(dataclasses.replace(group, expected_busbw_gbps=Unsupported("oracle", why)))
                 continue
@@ -435,6 +536,7 @@ def _sets(parts: tuple[tuple[int, ...], ...]) -> str:
 
 __all__ = [
     "INTERRUPTED",
+    "RunFacts",
     "interrupted_gate",
     "judge_bench",
     "ran_algorithm",

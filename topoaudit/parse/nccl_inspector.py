@@ -1,12 +1,28 @@
-"""NCCL Inspector's per-collective JSON output (the profiler plugin ``libnccl-profiler-inspector.so``).
+"""NCCL Inspector's output (the profiler plugin ``libnccl-profiler-inspector.so``): its per-collective JSON and
+its Prometheus textfile (``NCCL_INSPECTOR_PROM_DUMP=1``).
 
 With ``NCCL_INSPECTOR_ENABLE=1`` each process writes one JSON object per completed collective (or P2P
 operation) per communicator: ``header`` (communicator ``id``, ``comm_name``, ``rank``, ``n_ranks``, ``nnodes``),
 ``metadata`` (``inspector_output_format_version``, ``hostname``, ``pid``, ``dump_timestamp_us``) and
-``coll_perf`` (``coll``, ``coll_sn``, ``coll_msg_size_bytes``, ``coll_exec_time_us``, ``coll_algobw_gbs``,
-``coll_busbw_gbs``) or ``p2p_perf``. The keys are those ``plugins/profiler/inspector/inspector_json.cc``
-writes (NVIDIA/nccl); the plugin writes one object a line (JSON lines, as NVIDIA's exporter reads it), its
-README shows them pretty-printed: both are read. A damaged object is noted by line and skipped.
+``coll_perf`` (``coll``, ``coll_sn``, ``coll_msg_size_bytes``, ``coll_exec_time_us``, ``coll_timing_source``,
+``coll_algobw_gbs``, ``coll_busbw_gbs``) or ``p2p_perf``. The plugin writes one object a line (JSON lines, as
+NVIDIA's exporter reads it), its README shows them pretty-printed: both are read. A damaged object is noted by
+line and skipped. ``coll_timing_source`` says whether the GPU timed the kernels (``kernel_gpu``) or the CPU timed
+the call (``kernel_cpu``, ``collective_cpu``, which include launch and wait): the two are never summarized
+together, and only GPU-timed collectives are judged (NCCL 2.30's plugin drops CPU-timed ones by default,
+``NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=1``).
+
+The Prometheus textfile comes in two forms: NCCL 2.29's one line per collective (labels ``comm_id``,
+``hostname``, ``rank``, ``nranks``, ``n_nodes``, ``gpu_device_id``, ``collective``, ``coll_sn``,
+``message_size`` such as ``2.00GB``; metrics ``nccl_algorithm_bandwidth_gbs``, ``nccl_bus_bandwidth_gbs``,
+``nccl_collective_exec_time_microseconds``), and NCCL 2.30's buckets (labels ``version`` ``v5.1``, ``node``,
+``gpu``, ``comm_name``, ``n_nodes``, ``nranks``, ``collective``, ``message_size`` such as ``4-5GB``,
+``algo_proto`` such as ``NVLS_Simple``; the geometric mean busbw of the bucket). Its ``algo_proto`` names the
+algorithm NCCL ran, which the JSON does not.
+
+Keys, labels and formats are those of NVIDIA/nccl ``ext-profiler/inspector/inspector.cc`` at v2.29.2-1,
+``plugins/profiler/inspector/inspector.cc`` and ``inspector_prom.cc`` at v2.29.7-1, and
+``plugins/profiler/inspector/inspector_json.cc`` and ``inspector_prom.cc`` at v2.30.3-1 and v2.30.7-1.
 
 Pure: no I/O.
 """
@@ -14,9 +30,12 @@ Pure: no I/O.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from dataclasses import dataclass
 from typing import Any
+
+from topoaudit.model.busbw import busbw_factor, normalize_algorithm
 
 LARGE_MESSAGE_BYTES = 256 * 1024 * 1024
 """The message size from which an all-reduce's busbw stands for its plateau (the oracle's figure)."""
@@ -38,9 +57,20 @@ class InspectorRecord:
     coll_sn: int
     msg_size_bytes: int
     exec_time_us: int
-    algobw_gbps: float
+    algobw_gbps: float  # NCCL 2.30's Prometheus buckets give none: busbw / nccl-tests' factor there
     busbw_gbps: float
     dump_timestamp_us: int
+    timing: str = ""  # coll_timing_source: "kernel_gpu" | "kernel_cpu" | "collective_cpu"; "" when not given
+    algorithm: str = ""  # the algorithm NCCL ran (Prometheus algo_proto, 2.30), as the oracle names it; "" unknown
+
+    @property
+    def cpu_timed(self) -> bool:
+        """True when the CPU timed the call: launch and wait included, not comparable to a GPU-timed one."""
+        return self.timing in CPU_TIMING
+
+
+CPU_TIMING = ("kernel_cpu", "collective_cpu")
+"""coll_timing_source values timed by the CPU (inspectorTimingSourceToString, inspector.cc at v2.29.2-1 on)."""
 
 
 @dataclass(frozen=True)
@@ -54,15 +84,27 @@ class InspectorLog:
 
 
 def looks_like_inspector(text: str) -> bool:
-    """True when the text starts with an Inspector record (an object with header, metadata and coll_perf)."""
+    """True when the text starts with an Inspector record (an object with header, metadata and coll_perf), or is
+    the plugin's Prometheus textfile."""
     head = text[:65536]
+    if _PROM_SIGN.search(head):
+        return True
     if '"inspector_output_format_version"' not in head or '"header"' not in head:
         return False
     return head.lstrip()[:1] == "{"
 
 
+_PROM_SIGN = re.compile(
+    r"^nccl_(?:bus_bandwidth_gbs|algorithm_bandwidth_gbs|collective_exec_time_microseconds|p2p_bus_bandwidth_gbs)\{"
+    r"[^}]*(?:comm_id|comm_name)=",
+    re.M,
+)
+
+
 def parse_inspector(text: str, name: str = "<input>") -> InspectorLog:
-    """Read every Inspector object in ``text``; damaged ones become notes, never an exception."""
+    """Read every Inspector object (or Prometheus sample) in ``text``; damaged ones become notes, never raise."""
+    if _PROM_SIGN.search(text[:65536]):
+        return parse_inspector_prom(text)
     decoder = json.JSONDecoder()
     records: list[InspectorRecord] = []
     notes: list[tuple[int, str]] = []
@@ -145,6 +187,7 @@ def _record(obj: dict[str, Any], line: int) -> InspectorRecord | str:
     pid: Any = meta.get("pid")
     stamp: Any = meta.get("dump_timestamp_us")
     name = header.get("comm_name")
+    timing = coll.get("coll_timing_source")
     return InspectorRecord(
         line=line,
         host=host,
@@ -161,6 +204,7 @@ def _record(obj: dict[str, Any], line: int) -> InspectorRecord | str:
         algobw_gbps=float(coll["coll_algobw_gbs"]),
         busbw_gbps=float(coll["coll_busbw_gbs"]),
         dump_timestamp_us=stamp if _is_int(stamp) else -1,
+        timing=timing if isinstance(timing, str) else "",
     )
 
 
@@ -173,16 +217,17 @@ def _is_number(value: Any) -> bool:
 
 
 def summarize(log: InspectorLog) -> dict[str, Any]:
-    """The report's view of the file: one row per host, communicator and collective (JSON-ready, units named).
+    """The report's view of the file: one row per host, communicator, collective, algorithm and timing source
+    (JSON-ready, units named): CPU-timed collectives are never mixed with GPU-timed ones.
 
     ``large_median_busbw_gbps`` is the median busbw of the collectives at or above ``LARGE_MESSAGE_BYTES``;
     a row without such a collective carries the reason instead of a number.
     """
-    groups: dict[tuple[str, str, str], list[InspectorRecord]] = {}
+    groups: dict[tuple[str, str, str, str, str], list[InspectorRecord]] = {}
     for r in log.records:
-        groups.setdefault((r.host, r.comm_id, r.coll), []).append(r)
+        groups.setdefault((r.host, r.comm_id, r.coll, r.algorithm, r.timing), []).append(r)
     rows = []
-    for (host, comm_id, coll), recs in groups.items():
+    for (host, comm_id, coll, algorithm, timing), recs in groups.items():
         large = [r.busbw_gbps for r in recs if r.msg_size_bytes >= LARGE_MESSAGE_BYTES]
         first = recs[0]
         row: dict[str, Any] = {
@@ -200,6 +245,10 @@ def summarize(log: InspectorLog) -> dict[str, Any]:
             "first_line": first.line,
             "by_size": _by_size(recs),
         }
+        if algorithm:
+            row["algorithm"] = algorithm
+        if timing:
+            row["timing_source"] = timing
         stamps = [r.dump_timestamp_us for r in recs if r.dump_timestamp_us >= 0]
         if stamps:  # when the collectives were written: the span the busbw figures cover
             row["first_dump_timestamp_us"], row["last_dump_timestamp_us"] = min(stamps), max(stamps)
@@ -211,6 +260,7 @@ def summarize(log: InspectorLog) -> dict[str, Any]:
     return {
         "format_versions": list(log.format_versions),
         "records": len(log.records),
+        "cpu_timed_records": sum(1 for r in log.records if r.cpu_timed),
         "p2p_records": log.p2p_count,
         "large_message_bytes": LARGE_MESSAGE_BYTES,
         "communicators": rows,
@@ -234,3 +284,112 @@ def gpus_per_host(log: InspectorLog) -> int:
     for r in log.records:
         ranks.setdefault((r.host, r.comm_id), set()).add(r.rank)
     return max((len(v) for v in ranks.values()), default=0)
+
+
+# --- the Prometheus textfile (NCCL_INSPECTOR_PROM_DUMP=1) -------------------------------------------------
+
+_SAMPLE = re.compile(r"^(nccl_[a-z0-9_]+)\{(.*)\}\s+(\S+)\s*$")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)(?:-\d+)?(B|KB|MB|GB|TB)$")
+
+
+def _size_bytes(label: str) -> int | None:
+    """``2.00GB`` (2.29: the size, 1024-based) or ``4-5GB`` (2.30: the bucket, its lower bound) in bytes."""
+    m = _SIZE.match(label.strip())
+    return int(float(m[1]) * _UNITS[m[2]]) if m else None
+
+
+def parse_inspector_prom(text: str) -> InspectorLog:
+    """Read the plugin's Prometheus samples: one record per ``nccl_bus_bandwidth_gbs`` sample, with its execution
+    time (and, in 2.29, algorithm bandwidth) from the samples of the same labels."""
+    samples: dict[str, dict[str, float]] = {}
+    order: list[tuple[int, str, dict[str, str]]] = []
+    notes: list[tuple[int, str]] = []
+    p2p = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        if m is None:
+            notes.append((number, f"line {number}: not a Prometheus sample; skipped"))
+            continue
+        metric, labels_text, value_text = m[1], m[2], m[3]
+        try:
+            value = float(value_text)
+        except ValueError:
+            notes.append((number, f"line {number}: {metric} has no number ({value_text!r}); skipped"))
+            continue
+        if metric.startswith("nccl_p2p_"):
+            p2p += metric == "nccl_p2p_bus_bandwidth_gbs"
+            continue
+        by_metric = samples.setdefault(labels_text, {})
+        if not by_metric:
+            order.append((number, labels_text, dict(_LABEL.findall(labels_text))))
+        by_metric[metric] = value
+    records: list[InspectorRecord] = []
+    versions: list[str] = []
+    for number, labels_text, labels in order:
+        values = samples[labels_text]
+        record = _prom_record(number, labels, values)
+        if isinstance(record, str):
+            notes.append((number, f"line {number}: {record}; skipped"))
+            continue
+        version = f"prometheus {labels['version']}" if "version" in labels else "prometheus (per collective)"
+        if version not in versions:
+            versions.append(version)
+        records.append(record)
+    return InspectorLog(tuple(records), tuple(versions), p2p, tuple(notes))
+
+
+def _prom_record(line: int, labels: dict[str, str], values: dict[str, float]) -> InspectorRecord | str:
+    busbw = values.get("nccl_bus_bandwidth_gbs")
+    if busbw is None or busbw != busbw or busbw < 0:
+        return "a sample set without nccl_bus_bandwidth_gbs"
+    size = _size_bytes(labels.get("message_size", ""))
+    host = labels.get("hostname") or labels.get("node") or ""
+    coll = labels.get("collective", "")
+    try:
+        ranks = int(labels.get("nranks", labels.get("n_ranks", "")))
+        nodes = int(labels.get("n_nodes", ""))
+    except ValueError:
+        return "nranks or n_nodes is not a whole number"
+    if size is None or not host or not coll:
+        return "message_size, the host (hostname or node) or collective is missing"
+    gpu = labels.get("gpu_device_id") or labels.get("gpu") or ""
+    rank_text = labels.get("rank", "")
+    rank = int(rank_text) if rank_text.isdigit() else int(gpu[3:]) if gpu[3:].isdigit() else -1
+    algo_proto = labels.get("algo_proto", "")
+    algorithm = normalize_algorithm(algo_proto.rsplit("_", 1)[0]) if "_" in algo_proto else ""
+    factor = busbw_factor(ranks, _COLLECTIVES.get(coll, "all_reduce")) if ranks > 1 else 1.0
+    algbw = values.get("nccl_algorithm_bandwidth_gbs", busbw / factor if factor else busbw)
+    sn = labels.get("coll_sn", "")
+    return InspectorRecord(
+        line=line,
+        host=host,
+        pid=-1,
+        # 2.30's buckets carry no communicator id: its name and shape stand for it
+        comm_id=labels.get("comm_id") or f"{labels.get('comm_name') or 'unknown'} ({ranks} ranks)",
+        comm_name=labels.get("comm_name") or "unknown",
+        rank=rank,
+        n_ranks=ranks,
+        nnodes=nodes,
+        coll=coll,
+        coll_sn=int(sn) if sn.isdigit() else -1,
+        msg_size_bytes=size,
+        exec_time_us=round(values.get("nccl_collective_exec_time_microseconds", 0.0)),
+        algobw_gbps=round(algbw, 6),
+        busbw_gbps=busbw,
+        dump_timestamp_us=-1,
+        algorithm=algorithm,
+    )
+
+
+_COLLECTIVES = {
+    "AllReduce": "all_reduce",
+    "AllGather": "all_gather",
+    "ReduceScatter": "reduce_scatter",
+    "Broadcast": "broadcast",
+    "Reduce": "reduce",
+}
+"""ncclFuncToString names (the ``collective`` label) as nccl-tests' busbw factors name them."""

@@ -1,13 +1,18 @@
-"""NCCL RAS status output (``ncclras``, NCCL 2.24+): its JSON form (``ncclras -f json``, 2.28.7+) and its text form.
+"""NCCL RAS output (``ncclras``, NCCL 2.24+): its status in text and JSON (``ncclras -f json``, 2.28.7+), and its
+monitor mode (``ncclras -m``, 2.29+), in text and JSON.
 
 * ``looks_like_nccl_ras(text) -> bool``: cheap sniff, no parse.
 * ``parse_nccl_ras(text, name="") -> RasDump``: the communicators with their present and missing ranks, the
-  job processes RAS reports missing or dead, and the per-rank errors; InputError when the text is a RAS dump
-  that cannot be read (broken JSON, no communicator table).
+  job processes RAS reports missing or dead, the per-rank errors, and the monitor's peer events; InputError
+  when the text is RAS output that cannot be read (broken JSON, no communicator table).
 * ``ras_to_dict`` / ``ras_from_dict``: the JSON-ready form the report carries in its extras (``nccl_ras``).
 
-The formats follow NCCL's ``src/ras/client_support.cc`` (``jsonWriteRankData``, ``jsonWriteMissingRank``,
-the text "Errors" section) and the samples of ``docs/userguide/source/troubleshooting/ras.rst``.
+The formats follow NCCL's ``src/ras/client_support.cc`` (the text "Errors" section and its
+``rasClientBreakDownErrors``, ``errorStr`` of the communicator table, ``rasGpuDevsToString``,
+``jsonWriteRankData``, ``jsonWriteMissingRank``, ``rasClientsNotifyEvent``), ``src/ras/peers.cc``
+(``rasPeerInfoToString``) and the samples of ``docs/userguide/source/troubleshooting/ras.rst``. Checked against
+those files at NVIDIA/nccl v2.29.2-1, v2.29.7-1, v2.30.3-1 and v2.30.7-1: the formats read here are the same in
+all four (the text status also matches the 2.24-2.28 samples of the docs).
 """
 
 from __future__ import annotations
@@ -25,6 +30,15 @@ SOURCE = "nccl-ras"
 NOT_IN_DUMP = Unsupported(source=SOURCE, reason="not in the RAS output")
 # init_state / async_error values that are not an error (ncclSuccess, ncclInProgress)
 _NOT_ERRORS = (0, 7)
+RESULT_NAMES = {
+    1: "Unhandled CUDA error",
+    2: "System error",
+    3: "Internal error",
+    4: "Invalid argument",
+    5: "Invalid usage",
+    6: "Remote process error",
+}
+"""ncclResult_t values (src/nccl.h.in) as RAS names them in text (ncclErrorToString, src/ras/client_support.cc)."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +49,9 @@ class RasRank:
     host: str | Unsupported
     pid: int | Unsupported = NOT_IN_DUMP
     gpu: int | Unsupported = NOT_IN_DUMP  # the NVML index where given, else the CUDA index
-    problem: str = ""  # "missing" | "unresponsive" | "dead" | "init error 3" | "async error 6" | "abort flag set"
+    # "missing" | "unresponsive" | "dead" | "init error 2 (System error)" | "async error 6 (Remote process error)"
+    # | "abort flag set" | "asynchronous: System error" (text form)
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -48,6 +64,8 @@ class RasCommunicator:
     missing: tuple[RasRank, ...]  # ranks RAS could not collect data from
     missing_count: int  # what RAS counted, even when it lists fewer ranks than that
     errors: tuple[str, ...] = ()  # text-form error lines ("Asynchronous error on 1 rank")
+    status: str = ""  # the table's Status: NOCOMM | INIT | RUNNING | FINALIZE | ABORT ("" when not printed)
+    flags: tuple[str, ...] = ()  # the table's Errors, split: ("INCOMPLETE", "ERROR"); () for OK or not printed
 
 
 @dataclass(frozen=True)
@@ -57,7 +75,33 @@ class RasProcess:
     state: str  # "missing" | "dead"
     host: str
     pid: int
-    gpus: str  # as RAS prints them ("5", "0-3")
+    gpus: str  # as RAS prints them: "5", "0,1,2,3,4,5,6,7", "0 (NVML 3)"
+
+    @property
+    def nvml_gpus(self) -> tuple[int, ...]:
+        """The GPUs the process manages by NVML index (the CUDA list where RAS printed no NVML one)."""
+        return gpu_indices(self.gpus)
+
+
+def gpu_indices(text: str) -> tuple[int, ...]:
+    """``"0,1,2"`` -> (0, 1, 2); ``"5 (NVML 7)"`` -> (7,): RAS prints NVML indices in brackets where they differ
+    from CUDA's (rasGpuDevsToString, src/ras/client_support.cc)."""
+    m = re.fullmatch(r"\s*([\d,]+)(?:\s*\(NVML ([\d,]+)\))?\s*", text)
+    if not m:
+        return ()
+    return tuple(int(x) for x in (m[2] or m[1]).split(",") if x)
+
+
+@dataclass(frozen=True)
+class RasEvent:
+    """One event of RAS monitor mode (``ncclras -m``): a peer process joined, stopped answering, recovered or died."""
+
+    timestamp: str
+    event: str  # PEER_DEAD, PEER_TIMEOUT_DEAD, PEER_UNRESPONSIVE, PEER_RECOVERED, PEER_NEW, ...
+    host: str | Unsupported  # the peer's node; the socket address where RAS did not know the process
+    pid: int | Unsupported
+    gpus: str  # as RAS prints them ("1", "0,1,2,3", "5 (NVML 7)"); "" when not printed
+    details: str
 
 
 @dataclass(frozen=True)
@@ -71,6 +115,7 @@ class RasDump:
     timeouts: int = 0
     nodes: int | Unsupported = NOT_IN_DUMP
     gpus_per_node: int | Unsupported = NOT_IN_DUMP
+    events: tuple[RasEvent, ...] = ()  # monitor mode
 
     @property
     def hosts(self) -> tuple[str, ...]:
@@ -82,19 +127,24 @@ class RasDump:
                     seen.setdefault(r.host)
         for p in self.processes:
             seen.setdefault(p.host)
+        for e in self.events:
+            if isinstance(e.host, str):
+                seen.setdefault(e.host)
         return tuple(seen)
 
 
 def looks_like_nccl_ras(text: str) -> bool:
-    """A RAS status dump: the JSON document's keys, or the text form's section headers."""
+    """RAS output: the status JSON's keys or the text form's section headers, or monitor mode's banner, events."""
     head = text[:65536]
     if head.lstrip().startswith("{"):
+        if _JSON_EVENT.search(head):
+            return True
         return (
             '"communicators"' in head
             and ('"missing_ranks' in head or '"nccl_version"' in head)
             and ('"ras"' in text[-4096:] or '"ranks_count"' in head)
         )
-    return bool(_TEXT_SIGNS.search(head))
+    return bool(_TEXT_SIGNS.search(head) or _MONITOR_SIGNS.search(head))
 
 
 _TEXT_SIGNS = re.compile(
@@ -102,12 +152,18 @@ _TEXT_SIGNS = re.compile(
     r"|^Errors\n=+\n\n(?:INCOMPLETE|DEAD|#\d+-\d+ \([0-9a-f]+\) (?:INCOMPLETE|ERROR))\s*$",  # the Errors section alone
     re.M,
 )
+_MONITOR_SIGNS = re.compile(r"^RAS Monitor Mode - watching for peer changes|^\s*\[[\d-]+ [\d:]+\] PEER_[A-Z_]+: ", re.M)
+_JSON_EVENT = re.compile(r'"group":\s*"(?:LIFECYCLE|TRACE)",\s*"event":\s*"PEER_')
 
 
 def parse_nccl_ras(text: str, name: str = "") -> RasDump:
-    """Read either form of a RAS dump; InputError (one sentence) when it cannot be read."""
+    """Read any form of RAS output; InputError (one sentence) when it cannot be read."""
     if text.lstrip().startswith("{"):
+        if _JSON_EVENT.search(text[:65536]):
+            return _parse_json_events(text, name)
         return _parse_json(text, name)
+    if _MONITOR_SIGNS.search(text[:65536]) and not _TEXT_SIGNS.search(text[:65536]):
+        return _parse_text_events(text, name)
     return _parse_text(text, name)
 
 
@@ -177,9 +233,9 @@ def _json_rank(r: dict[str, Any], name: str, *, missing: bool) -> RasRank:
     else:
         init, err = status.get("init_state", 0), status.get("async_error", 0)
         problem = (
-            f"init error {init}"
+            f"init error {_result(init)}"
             if isinstance(init, int) and init not in _NOT_ERRORS
-            else f"async error {err}"
+            else f"async error {_result(err)}"
             if isinstance(err, int) and err not in _NOT_ERRORS
             else "abort flag set"
             if status.get("abort_flag") is True
@@ -194,29 +250,107 @@ def _json_rank(r: dict[str, Any], name: str, *, missing: bool) -> RasRank:
     )
 
 
+def _result(code: int) -> str:
+    name = RESULT_NAMES.get(code)
+    return f"{code} ({name})" if name else str(code)
+
+
+# --- monitor mode ----------------------------------------------------------------------------------------
+
+_EVENT_LINE = re.compile(r"^\s*\[([\d-]+ [\d:]+)\] (PEER_[A-Z_]+): ?(.*?)\s*$")
+_EVENT_PEER = re.compile(r"^Process (\d+) on node (\S+) managing GPUs? ([\d,]+(?: \(NVML [\d,]+\))?)\s*(.*)$")
+_EVENT_ADDR = re.compile(r"^(\S+<\d+>)\s*(.*)$")
+
+
+def _parse_text_events(text: str, name: str) -> RasDump:
+    """``[time] EVENT: Process P on node H managing GPU G details`` (rasClientsNotifyEvent, rasPeerInfoToString),
+    or the peer's socket address where RAS did not know the process."""
+    events: list[RasEvent] = []
+    for line in text.splitlines():
+        m = _EVENT_LINE.match(line)
+        if not m:
+            continue
+        stamp, event, rest = m[1], m[2], m[3]
+        if p := _EVENT_PEER.match(rest):
+            events.append(RasEvent(stamp, event, p[2], int(p[1]), p[3], p[4]))
+        elif a := _EVENT_ADDR.match(rest):
+            host = a[1].split("<", 1)[0]
+            events.append(RasEvent(stamp, event, host, NOT_IN_DUMP, "", a[2]))
+        else:
+            events.append(RasEvent(stamp, event, NOT_IN_DUMP, NOT_IN_DUMP, "", rest))
+    return RasDump("monitor-text", NOT_IN_DUMP, (), events=tuple(events))
+
+
+def _parse_json_events(text: str, name: str) -> RasDump:
+    """The monitor's JSON events, one pretty-printed object after another (rasClientsNotifyEvent)."""
+    decoder = json.JSONDecoder()
+    events: list[RasEvent] = []
+    pos, end = 0, len(text)
+    while True:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            break
+        try:
+            obj, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{name}: NCCL RAS monitor JSON that breaks at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
+                "a truncated copy?",
+                hint="capture it again with `ncclras -m -f json > ras-events.json`",
+            ) from exc
+        if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
+            continue
+        raw_peer = obj.get("peer")
+        peer: dict[str, Any] = raw_peer if isinstance(raw_peer, dict) else {}
+        host = peer.get("host") or str(peer.get("addr", "")).split("<", 1)[0]
+        pid = peer.get("pid")
+        cuda, nvml = peer.get("cuda_devs"), peer.get("nvml_devs")
+        gpus = ""
+        if isinstance(cuda, list) and all(isinstance(x, int) for x in cuda):
+            gpus = ",".join(map(str, cuda))
+            if isinstance(nvml, list) and nvml != cuda and all(isinstance(x, int) for x in nvml):
+                gpus += f" (NVML {','.join(map(str, nvml))})"
+        events.append(
+            RasEvent(
+                str(obj.get("timestamp", "")),
+                obj["event"],
+                host if isinstance(host, str) and host else NOT_IN_DUMP,
+                pid if isinstance(pid, int) else NOT_IN_DUMP,
+                gpus,
+                str(obj.get("details", "")),
+            )
+        )
+    return RasDump("monitor-json", NOT_IN_DUMP, (), events=tuple(events))
+
+
 # --- text -------------------------------------------------------------------------------------------------
 
-_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d-]+)\s+(\d+)\s+(\d+)\s+([A-Z]+)\s+([A-Z]+)\s*$")
+_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d-]+)\s+(\d+)\s+(\d+)\s+([A-Z]+)\s+([A-Z,]+)\s*$")
 _SUMMARY = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
 _COMM = re.compile(r"^(#\d+-\d+ \([0-9a-f]+\)) ([A-Z]+)\s*$")
 _SECTION = re.compile(r"^(INCOMPLETE|DEAD|TIMEOUT)\s*$")
 _PROCESS = re.compile(r"^\s+Process (\d+) on node (\S+) managing GPUs? (.+?)\s*$")
 _RANK_LINE = re.compile(
-    r"^\s+Rank (\d+)(?: has .+?)? -- GPU (\d+)(?: \(NVML (\d+)\))?[^,]*? managed by process (\d+) on node (\S+)\s*$"
+    r"^\s+Rank (\d+)(?: has .+?| reported (.+?))? -- GPU (\d+)(?: \(NVML (\d+)\))?[^,]*? managed by process (\d+) "
+    r"on node (\S+)\s*$"
 )
-_RANK_NOT_FOUND = re.compile(r"^\s+Rank (\d+) -- \[process information not found\]")
+_RANK_NOT_FOUND = re.compile(r"^\s+Rank (\d+)(?: has .+?| reported (.+?))? -- \[process information not found\]")
+_RANKS_REPORTED = re.compile(r"^\s+\d+ ranks reported (.+?)\s*$")
+_VERSION = re.compile(r"^NCCL version (\S+) compiled with CUDA")
 _MISSING_COUNT = re.compile(r"^\s+Missing communicator data from (\d+) rank")
 _MISSING_OLD = re.compile(r"^\s+The missing ranks?: ([\d, ]+)")
-_ERROR_LINE = re.compile(r"^\s+((?:Initialization|Asynchronous) errors? on \d+ ranks?)")
+_ERROR_LINE = re.compile(r"^\s+((Initialization|Asynchronous) errors? on \d+ ranks?)")
 _TIMEOUTS = re.compile(r"Encountered (\d+) communication timeouts?")
 
 
 def _parse_text(text: str, name: str) -> RasDump:
     lines = text.splitlines()
-    table: list[tuple[int, int]] = []  # (group, comms in group) per summary row
+    table: list[tuple[int, int, str, tuple[str, ...]]] = []  # (group, comms in group, status, errors) per row
     sizes: dict[int, int] = {}
     nodes: int | Unsupported = NOT_IN_DUMP
     per_node: int | Unsupported = NOT_IN_DUMP
+    version: str | Unsupported = NOT_IN_DUMP
     section = ""  # "Errors" | "Warnings"
     block = ""  # the error block the lines belong to: "INCOMPLETE", "DEAD", or a communicator ident
     processes: list[RasProcess] = []
@@ -226,8 +360,12 @@ def _parse_text(text: str, name: str) -> RasDump:
     comm_ranks: dict[str, list[RasRank]] = {}
     timeouts = 0
     kind = ""  # what the rank lines of a communicator's block are: "missing" | "error" | "warn"
+    phase, reported = "", ""  # in an ERROR block: "initialization" | "asynchronous", and the error "N ranks reported"
     after_summary = False
     for i, line in enumerate(lines):
+        if not isinstance(version, str) and (m := _VERSION.match(line)):
+            version = m[1]
+            continue
         if line.startswith("Job summary"):
             after_summary = True
             continue
@@ -236,7 +374,8 @@ def _parse_text(text: str, name: str) -> RasDump:
             after_summary = False
             continue
         if m := _ROW.match(line):
-            table.append((int(m[1]), int(m[2])))
+            flags = tuple(f for f in m[8].split(",") if f and f != "OK")
+            table.append((int(m[1]), int(m[2]), m[7], flags))
             sizes[int(m[1])] = int(m[5])
             continue
         if line.strip() in ("Errors", "Warnings") and i + 1 < len(lines) and lines[i + 1].startswith("==="):
@@ -250,6 +389,7 @@ def _parse_text(text: str, name: str) -> RasDump:
             # Warnings, ranks RAS has data for whose counts or status differ (MISMATCH: no fault by itself)
             block = m[1]
             kind = "warn" if section != "Errors" else "missing" if m[2] == "INCOMPLETE" else "error"
+            phase, reported = "", ""
             comm_missing.setdefault(block, [])
             continue
         if t := _TIMEOUTS.search(line):
@@ -267,22 +407,28 @@ def _parse_text(text: str, name: str) -> RasDump:
                     comm_missing[block].append(RasRank(int(r), NOT_IN_DUMP, problem="missing"))
             elif m := _ERROR_LINE.match(line):
                 comm_errors.setdefault(block, []).append(m[1])
+                phase, reported = m[2].lower(), ""
+            elif kind == "error" and (m := _RANKS_REPORTED.match(line)):
+                reported = m[1]
+                comm_errors.setdefault(block, []).append(line.strip())
             elif m := _RANK_LINE.match(line):
-                gpu = int(m[3]) if m[3] is not None else int(m[2])
-                problem = {"missing": "missing", "error": "error"}.get(kind, "")
+                gpu = int(m[4]) if m[4] is not None else int(m[3])
+                rank = RasRank(int(m[1]), m[6], int(m[5]), gpu, _text_problem(kind, phase, m[2] or reported))
                 target = comm_missing if kind == "missing" else comm_ranks
-                target.setdefault(block, []).append(RasRank(int(m[1]), m[5], int(m[4]), gpu, problem))
+                target.setdefault(block, []).append(rank)
             elif m := _RANK_NOT_FOUND.match(line):
-                comm_missing[block].append(RasRank(int(m[1]), NOT_IN_DUMP, problem="missing"))
+                problem = _text_problem(kind, phase, m[2] or reported)
+                target = comm_missing if kind == "missing" else comm_ranks
+                target.setdefault(block, []).append(RasRank(int(m[1]), NOT_IN_DUMP, problem=problem))
     if not table and comm_missing:  # the Errors section quoted alone: its communicators, sizes unknown
         return RasDump(
             "text",
-            NOT_IN_DUMP,
+            version,
             tuple(
                 RasCommunicator(
                     ident,
                     NOT_IN_DUMP,
-                    tuple(comm_ranks.get(ident, ())),
+                    _unique(comm_ranks.get(ident, ())),
                     tuple(missing),
                     max(comm_counts.get(ident, 0), len(missing)),
                     tuple(comm_errors.get(ident, ())),
@@ -299,7 +445,7 @@ def _parse_text(text: str, name: str) -> RasDump:
             hint="capture it again with `ncclras > ras.txt`",
         )
     comms: list[RasCommunicator] = []
-    for group, count in table:
+    for group, count, status, flags in table:
         for k in range(count):
             prefix = f"#{group}-{k} ("
             ident = next((b for b in comm_missing if b.startswith(prefix)), f"#{group}-{k}")
@@ -308,13 +454,34 @@ def _parse_text(text: str, name: str) -> RasDump:
                 RasCommunicator(
                     ident,
                     sizes[group],
-                    ranks=tuple(comm_ranks.get(ident, ())),
+                    ranks=_unique(comm_ranks.get(ident, ())),
                     missing=missing,
                     missing_count=max(comm_counts.get(ident, 0), len(missing)),
                     errors=tuple(comm_errors.get(ident, ())),
+                    status=status,
+                    flags=flags,
                 )
             )
-    return RasDump("text", NOT_IN_DUMP, tuple(comms), tuple(processes), timeouts, nodes, per_node)
+    return RasDump("text", version, tuple(comms), tuple(processes), timeouts, nodes, per_node)
+
+
+def _text_problem(kind: str, phase: str, error: str) -> str:
+    """A listed rank's problem: "missing", "asynchronous: System error", "" (a MISMATCH outlier is not one)."""
+    if kind == "missing":
+        return "missing"
+    if kind != "error":
+        return ""
+    where = f"{phase}: " if phase else ""
+    return f"{where}{error}" if error else f"{phase or 'an'} error"
+
+
+def _unique(ranks: list[RasRank] | tuple[RasRank, ...]) -> tuple[RasRank, ...]:
+    """One entry per rank: a rank listed under ERROR and again under a MISMATCH keeps its error."""
+    out: dict[int, RasRank] = {}
+    for r in ranks:
+        if r.rank not in out or (r.problem and not out[r.rank].problem):
+            out[r.rank] = r
+    return tuple(out.values())
 
 
 # --- the report's extras ----------------------------------------------------------------------------------
@@ -331,13 +498,20 @@ def ras_to_dict(dump: RasDump) -> dict[str, Any]:
         d = {"rank": r.rank, "host": _v(r.host), "pid": _v(r.pid), "gpu": _v(r.gpu), "problem": r.problem}
         return {k: v for k, v in d.items() if v is not None and v != ""}
 
-    return {
+    def event(e: RasEvent) -> dict[str, Any]:
+        d = {"timestamp": e.timestamp, "event": e.event, "host": _v(e.host), "pid": _v(e.pid), "gpus": e.gpus}
+        d["details"] = e.details
+        return {k: v for k, v in d.items() if v is not None and v != ""}
+
+    out: dict[str, Any] = {
         "format": dump.format,
         **({"nccl_version": dump.nccl_version} if isinstance(dump.nccl_version, str) else {}),
         "communicators": [
             {
                 "id": c.ident,
                 **({"size_ranks": c.size} if isinstance(c.size, int) else {}),
+                **({"status": c.status} if c.status else {}),
+                **({"flags": list(c.flags)} if c.flags else {}),
                 "ranks": [rank(r) for r in c.ranks],
                 "missing_ranks": [rank(r) for r in c.missing],
                 "missing_ranks_count": c.missing_count,
@@ -347,7 +521,12 @@ def ras_to_dict(dump: RasDump) -> dict[str, Any]:
         ],
         "processes": [{"state": p.state, "host": p.host, "pid": p.pid, "gpus": p.gpus} for p in dump.processes],
         "timeouts_count": dump.timeouts,
+        **({"nodes": dump.nodes} if isinstance(dump.nodes, int) else {}),
+        **({"gpus_per_node": dump.gpus_per_node} if isinstance(dump.gpus_per_node, int) else {}),
     }
+    if dump.events:
+        out["events"] = [event(e) for e in dump.events]
+    return out
 
 
 def ras_from_dict(d: dict[str, Any]) -> RasDump:
@@ -370,19 +549,68 @@ def ras_from_dict(d: dict[str, Any]) -> RasDump:
             tuple(rank(r) for r in c.get("missing_ranks", ())),
             int(c.get("missing_ranks_count", 0)),
             tuple(c.get("errors", ())),
+            c.get("status", ""),
+            tuple(c.get("flags", ())),
         )
         for c in d.get("communicators", ())
     )
     procs = tuple(RasProcess(p["state"], p["host"], int(p["pid"]), p["gpus"]) for p in d.get("processes", ()))
-    return RasDump(d["format"], d.get("nccl_version", NOT_IN_DUMP), comms, procs, int(d.get("timeouts_count", 0)))
+    events = tuple(
+        RasEvent(
+            e.get("timestamp", ""),
+            e["event"],
+            e.get("host", NOT_IN_DUMP),
+            e.get("pid", NOT_IN_DUMP),
+            e.get("gpus", ""),
+            e.get("details", ""),
+        )
+        for e in d.get("events", ())
+    )
+    return RasDump(
+        d["format"],
+        d.get("nccl_version", NOT_IN_DUMP),
+        comms,
+        procs,
+        int(d.get("timeouts_count", 0)),
+        d.get("nodes", NOT_IN_DUMP),
+        d.get("gpus_per_node", NOT_IN_DUMP),
+        events,
+    )
+
+
+DEAD_EVENTS = frozenset({"PEER_DEAD", "PEER_TIMEOUT_DEAD"})
+"""Monitor events that declare a peer dead for good (src/ras/peers.cc, src/ras/rasnet.cc)."""
+TROUBLE_EVENTS = frozenset({"PEER_UNRESPONSIVE", "PEER_KEEPALIVE_TIMEOUT", "PEER_SEND_STUCK", "PEER_INIT_TIMEOUT"})
+"""Monitor events of a peer that stopped answering, until a later PEER_RECOVERED or PEER_CONNECTED."""
+HEALTHY_EVENTS = frozenset({"PEER_RECOVERED", "PEER_CONNECTED", "PEER_NEW"})
+
+
+def peers_in_trouble(dump: RasDump) -> list[tuple[str, RasEvent]]:
+    """("dead" | "unresponsive", the event that says so) per peer the monitor last saw in trouble, in order."""
+    state: dict[tuple[object, object], tuple[str, RasEvent]] = {}
+    for e in dump.events:
+        key = (e.host if isinstance(e.host, str) else None, e.pid if isinstance(e.pid, int) else None)
+        if key == (None, None):
+            continue
+        before = state.get(key)
+        if before and before[0] == "dead":
+            continue  # RAS never talks to a dead peer again
+        if e.event in DEAD_EVENTS:
+            state[key] = ("dead", e)
+        elif e.event in TROUBLE_EVENTS:
+            state[key] = ("unresponsive", e)
+        elif e.event in HEALTHY_EVENTS:
+            state.pop(key, None)
+    return list(state.values())
 
 
 def machine_from_ras(dump: RasDump) -> Machine:
     """One host's GPUs as RAS names them (NVML index); no links: a RAS dump says nothing of the fabric.
 
-    The host is the first one with a missing or failing rank (or a missing or dead process), else the first
-    host named: the report, and a fleet's drain list, then point at the node the findings are about. The
-    text form without rank lines gives only the job summary's GPUs per node, numbered from 0.
+    The host is the first one with a missing or failing rank (or a missing or dead process, or a peer the
+    monitor saw die or stop answering), else the first host named: the report, and a fleet's drain list, then
+    point at the node the findings are about. The text form without rank lines gives only the job summary's
+    GPUs per node, numbered from 0.
     """
     troubled = [
         r.host
@@ -390,13 +618,17 @@ def machine_from_ras(dump: RasDump) -> Machine:
         for r in (*c.missing, *c.ranks)
         if (r.problem or r in c.missing) and isinstance(r.host, str)
     ] + [p.host for p in dump.processes]
+    troubled += [e.host for _, e in peers_in_trouble(dump) if isinstance(e.host, str)]
     host = troubled[0] if troubled else dump.hosts[0] if dump.hosts else None
     indices = {
         r.gpu for c in dump.communicators for r in (*c.ranks, *c.missing) if r.host == host and isinstance(r.gpu, int)
     }
     for p in dump.processes:
-        if p.host == host and p.gpus.isdigit():
-            indices.add(int(p.gpus))
+        if p.host == host:
+            indices.update(p.nvml_gpus)
+    for e in dump.events:
+        if e.host == host:
+            indices.update(gpu_indices(e.gpus))
     if isinstance(dump.gpus_per_node, int):
         indices |= set(range(dump.gpus_per_node))
     gpus = tuple(Gpu(index=i) for i in sorted(indices))

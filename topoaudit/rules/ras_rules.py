@@ -1,16 +1,19 @@
-"""Judge an NCCL RAS status dump: a communicator with missing ranks, or ranks reporting errors, fails.
+"""Judge NCCL RAS output: missing ranks, rank errors and peers the monitor saw die fail.
 
-A rank RAS cannot collect data from is an unresponsive, stopped or dead process: the job hangs on it. The
-finding names the communicator, the ranks, and the host and process behind each where RAS printed them.
-An all-healthy dump yields no finding.
+A rank RAS cannot collect data from is an unresponsive, stopped or dead process: the job hangs on it. A peer
+the monitor saw stop answering, and not recover, warns. The finding names the communicator, the ranks, and
+the host and process behind each where RAS printed them, so that ``fleet`` can drain the host. A
+communicator the table marks INCOMPLETE or ERROR is judged so even where the Errors section lists no rank.
+An all-healthy dump, and a MISMATCH alone (ranks at different operation counts while collectives run), yield
+no finding.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from topoaudit.model.finding import Finding
-from topoaudit.parse.nccl_ras import RasCommunicator, RasDump, RasRank, ras_from_dict
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.parse.nccl_ras import RasCommunicator, RasDump, RasEvent, RasRank, peers_in_trouble, ras_from_dict
 from topoaudit.rules.base import finding, first_few
 
 
@@ -71,6 +74,8 @@ def _errors(c: RasCommunicator) -> Finding:
     bad = [r for r in c.ranks if r.problem]
     hosts = sorted({r.host for r in bad if isinstance(r.host, str)})
     what = first_few([f"{_where(r)}: {r.problem}" for r in bad], 4) if bad else "; ".join(c.errors)
+    if not what:
+        what = "the communicator table marks it ERROR; its ranks are not listed (rerun `ncclras -v`)"
     return finding(
         "nccl-ras-rank-error",
         f"NCCL communicator {c.ident}: ranks report errors{' on ' + ', '.join(hosts) if hosts else ''}: {what}",
@@ -81,14 +86,53 @@ def _errors(c: RasCommunicator) -> Finding:
     )
 
 
+def _peer(e: RasEvent) -> str:
+    gpus = f" managing GPU {e.gpus}" if e.gpus else ""
+    pid = f"process {e.pid}" if isinstance(e.pid, int) else "a process"
+    return f"{pid} on {e.host if isinstance(e.host, str) else 'an unknown node'}{gpus}"
+
+
+def _events(dump: RasDump) -> list[Finding]:
+    """Judge the monitor's peers: dead ones fail, ones still not answering at the end of the capture warn."""
+    found: list[Finding] = []
+    for state, severity in (("dead", Severity.FAIL), ("unresponsive", Severity.WARN)):
+        peers = [e for s, e in peers_in_trouble(dump) if s == state]
+        if not peers:
+            continue
+        hosts = sorted({e.host for e in peers if isinstance(e.host, str)})
+        said = "declared dead" if state == "dead" else "stopped answering and had not recovered when the capture ended"
+        named = first_few([f"{_peer(e)} ({e.event} at {e.timestamp})" for e in peers], 4)
+        found.append(
+            finding(
+                "nccl-ras-ranks-missing",
+                f"NCCL RAS monitor: {len(peers)} peer process(es) {said}: {named}",
+                severity=severity,
+                hosts=hosts,
+                processes=[
+                    {
+                        "state": state,
+                        "host": e.host if isinstance(e.host, str) else e.host.reason,
+                        "pid": e.pid if isinstance(e.pid, int) else e.pid.reason,
+                        "gpus": e.gpus,
+                        "event": e.event,
+                        "timestamp": e.timestamp,
+                    }
+                    for e in peers
+                ],
+            )
+        )
+    return found
+
+
 def judge_ras(dump: RasDump) -> list[Finding]:
-    """One finding per communicator with missing ranks, one per communicator whose ranks report errors."""
+    """Return one finding per communicator with missing ranks or rank errors, and the monitor's troubled peers."""
     found: list[Finding] = []
     for c in dump.communicators:
-        if c.missing_count or c.missing:
+        if c.missing_count or c.missing or "INCOMPLETE" in c.flags:
             found.append(_missing(c, dump))
-        if c.errors or any(r.problem for r in c.ranks):
+        if c.errors or any(r.problem for r in c.ranks) or "ERROR" in c.flags:
             found.append(_errors(c))
+    found += _events(dump)
     return found
 
 
