@@ -99,6 +99,8 @@ CONTENT = [
     " 0         N/A    389.32    389.71",
     "   134217728      33554432     float     sum      -1   1234.5  108.72  190.26      0",
     "nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02",
+    "nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
+    "multiproc-worker-utils.py: worker died",
     "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:129: UserWarning: CUDA initialization",
     "Device: 0, GeForce GTX 1080 Ti, pciBusID: 9, pciDeviceID: 0, pciDomainID:0",
     "    ",
@@ -163,3 +165,14 @@ def test_a_torchrun_traceback_loses_its_rank_prefix() -> None:
     traceback = [line for line in lines if line.rank == 1]
     assert traceback[0].text == "Traceback (most recent call last):"
     assert any(line.text.startswith('  File "') for line in traceback)
+
+
+def test_rays_repeated_suffix_comes_off_the_end() -> None:
+    raw = (
+        "(RayWorkerWrapper pid=880) ERROR 04-16 01:01:44 [worker_base.py:620] RuntimeError: NCCL error: unhandled "
+        "system error (run with NCCL_DEBUG=INFO for details) [repeated 6x across cluster]"
+    )
+    (line,) = strip_prefixes(raw)
+    assert line.text == "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"
+    assert line.suffix == " [repeated 6x across cluster]"
+    assert "".join(p.text for p in line.prefixes) + line.text + line.suffix == raw

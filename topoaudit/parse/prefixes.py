@@ -4,9 +4,10 @@ A pasted log rarely starts its lines with what the tool printed: Ray writes ``(p
 ``(RayWorkerWrapper pid=880, ip=10.0.0.5) ``, torchrun ``[rank3]:``, Open MPI ``[1,0]<stdout>:``, pdsh and
 clush ``host: ``, ``srun -l`` ``0: ``, ``kubectl logs --prefix`` ``[pod/name/container] ``; collectors add
 timestamps (ISO-8601, syslog, dmesg, ``[2024-01-01 12:00:00,123]``) and logger headers; Markdown adds ``> ``
-quotes and code fences. :func:`strip_prefixes` takes them off every line, in one pass with one precompiled
-pattern, and keeps the line's number and what each prefix said (rank, host, pid where it says one), so a
-reader sees the tool's text and a report can still name the rank or host a line came from.
+quotes and code fences; Ray also appends ``[repeated 6x across cluster]`` to lines it folded together.
+:func:`strip_prefixes` takes them off every line, in one pass with one precompiled pattern, and keeps the line's
+number and what each prefix said (rank, host, pid where it says one), so a reader sees the tool's text and a report
+can still name the rank or host a line came from.
 
 NCCL's own ``host:pid:tid [dev] NCCL INFO`` is the tool's text, not a prefix: it is left in place.
 """
@@ -59,6 +60,7 @@ class Line:
     number: int
     text: str  # what the tool printed (leading spaces kept: they are part of tables and nvidia-smi -q)
     prefixes: tuple[Prefix, ...] = ()
+    suffix: str = ""  # Ray's " [repeated 6x across cluster]", taken off the end
 
     @property
     def rank(self) -> int | Unsupported:
@@ -82,9 +84,11 @@ _CLOCK = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _ISO = rf"\d{{4}}[-/]\d\d[-/]\d\d[T ]{_CLOCK}(?:Z|[+-]\d\d:?\d\d)?"
 # A pdsh host: an IPv4 address, a lower-case dotted name, or a name with a digit or hyphen in it (node07,
 # lambda-scalar02, no underscore); never GPU0/NIC1-like labels, a word such as "ERROR" or "RuntimeError", or
-# an environment variable ("NCCL_P2P_DISABLE: 1" in a YAML file).
+# an environment variable ("NCCL_P2P_DISABLE: 1" in a YAML file), a systemd unit or a source file
+# ("nvidia-fabricmanager.service: ...", "utils.py: ...").
+_NOT_A_HOST = r"(?![\w.-]*\.(?:service|socket|mount|target|timer|scope|slice|py|cc|cu|cpp|h|c|so|log|txt|sh)\b)"
 _HOST = (
-    r"(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9-]+(?:\.[a-z0-9-]+)+"
+    rf"{_NOT_A_HOST}(?:\d{{1,3}}(?:\.\d{{1,3}}){{3}}|[a-z0-9-]+(?:\.[a-z0-9-]+)+"
     r"|(?!(?:GPU|NIC|CPU)\d)[A-Za-z0-9][A-Za-z0-9.-]*?[\d-][A-Za-z0-9.-]*)"
 )
 
@@ -114,6 +118,7 @@ _ALTERNATIVES = (
     ("slurm", r"(?P<slurm_rank>\d{1,5}): (?=\S)"),
     ("pdsh", rf"(?P<pdsh_host>{_HOST}): (?=\S)"),
 )
+_RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _PREFIX = re.compile(r"[ \t]*(?:" + "|".join(f"(?P<{kind}>{rx})" for kind, rx in _ALTERNATIVES) + ")")
 _RANK_GROUP = {"torchrun": "torch_rank", "openmpi": "mpi_rank", "mpich": "mpich_rank", "slurm": "slurm_rank",
                "sglang": "sg_rank"}  # fmt: skip
@@ -172,11 +177,17 @@ def strip_prefixes(text: str) -> tuple[Line, ...]:
     """Every line of ``text``, numbered from 1, without what launchers and collectors put in front of it."""
     lines = []
     match = _PREFIX.match
+    prefixes: tuple[Prefix, ...]
     for number, raw in enumerate(text.splitlines(), 1):
         m = match(raw)
         if m is None:  # most lines of a log carry no prefix
-            lines.append(Line(number, raw))
+            stripped, prefixes = raw, ()
         else:
             stripped, prefixes = _strip(raw, m)
+        if stripped.endswith("cluster]") and (r := _RAY_REPEATED.search(stripped)):
+            lines.append(Line(number, stripped[: r.start()], prefixes, stripped[r.start() :]))
+        elif prefixes:
             lines.append(Line(number, stripped, prefixes))
+        else:
+            lines.append(Line(number, raw))
     return tuple(lines)
