@@ -28,6 +28,8 @@ CASES = [
     (f"12: {NCCL}", NCCL, ["slurm"], 12, None, None),
     (f"  3: {NCCL}", NCCL, ["slurm"], 3, None, None),
     (f"gpu-node-07: {NCCL}", NCCL, ["pdsh"], None, "gpu-node-07", None),
+    ("gpu-node-07:         State       : Completed", "        State       : Completed", ["pdsh"], None, "gpu-node-07",
+     None),
     (f"104.171.201.172: {NCCL}", NCCL, ["pdsh"], None, "104.171.201.172", None),
     (f"node01.cluster.example: {NCCL}", NCCL, ["pdsh"], None, "node01.cluster.example", None),
     (f"[pod/trainer-worker-0/pytorch] {NCCL}", NCCL, ["kubectl"], None, "trainer-worker-0", None),

@@ -115,8 +115,8 @@ _ALTERNATIVES = (
         r"|\[(?:DEBUG|INFO|WARNING|ERROR)\] \[[\w./-]+:\d+(?::\w+)?\] )",
     ),
     ("mpich", r"\[(?P<mpich_rank>\d{1,5})\] (?=\S)"),
-    ("slurm", r"(?P<slurm_rank>\d{1,5}): (?=\S)"),
-    ("pdsh", rf"(?P<pdsh_host>{_HOST}): (?=\S)"),
+    ("slurm", r"(?P<slurm_rank>\d{1,5}): (?=.)"),
+    ("pdsh", rf"(?P<pdsh_host>{_HOST}): (?=.)"),
 )
 _RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _PREFIX = re.compile(r"[ \t]*(?:" + "|".join(f"(?P<{kind}>{rx})" for kind, rx in _ALTERNATIVES) + ")")
