@@ -1,5 +1,5 @@
 """Question: how long does reading a paste take: an ``nvidia-smi topo -m`` as boxes grow and rows get damaged,
-and the line prefixes and known signatures of a 10 MB NCCL log?
+and the line prefixes, parts and known signatures of a 10 MB NCCL log?
 
 Four ``topo -m`` pastes built here: an 8-GPU box with 8 NICs, a 72-GPU rack with 18 NICs (the largest NVLink
 domain shipped in one rack), the same rack with one row cut short (re-aligned against its mirror), and a 600-GPU
@@ -100,6 +100,7 @@ def _every_pattern(lines: list[str]) -> int:
 
 
 def measure(repeat: int) -> dict[str, float]:
+    from topoaudit.parse.paste_parts import split_parts
     from topoaudit.parse.prefixes import strip_prefixes
     from topoaudit.parse.signatures import catalog, match_lines
     from topoaudit.parse.topo_matrix import parse_topo_matrix
@@ -127,6 +128,7 @@ def measure(repeat: int) -> dict[str, float]:
     for name, text in logs.items():
         lines = strip_prefixes(text)
         jobs = {f"{name}: strip prefixes": lambda t=text: strip_prefixes(t),
+                f"{name}: split into parts": lambda ls=lines: split_parts(ls),
                 f"{name}: match signatures": lambda ls=lines: match_lines(ls)}  # fmt: skip
         for key, job in jobs.items():
             for _ in range(repeat):
