@@ -31,6 +31,7 @@ ROOT = Path(__file__).parents[2]
 PASTES = ROOT / "tests" / "fixtures" / "real" / "pastes"
 
 # (a pasted line, the signature it must be recognised as): one row per signature.
+# fmt: off
 TABLE = [
     ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1", "nccl-env-p2p-disable"),
     ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to LOC", "nccl-env-p2p-level-loc"),
@@ -57,491 +58,159 @@ TABLE = [
     ("node7:1234:1234 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.", "nccl-env-collnet"),
     ("node7:1234:1234 [0] NCCL INFO NCCL_ALGO set by environment to Ring", "nccl-env-algo"),
     ("node7:1234:1234 [0] NCCL INFO NCCL_PROTO set by environment to Simple", "nccl-env-proto"),
-    (
-        "node7:1234:1234 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /opt/microsoft/ndv5-topo.xml",
-        "nccl-env-topo-file",
-    ),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /opt/microsoft/ndv5-topo.xml", "nccl-env-topo-file"),
     ("node7:1234:1234 [0] NCCL INFO NCCL_GRAPH_FILE set by environment to /etc/nccl/graph.xml", "nccl-env-graph-file"),
     ("node7:1234:1234 [0] NCCL INFO Comm config netName reset to NCCL_NET=Socket", "nccl-env-net-name"),
     ("node7:1234:1234 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0,mlx5_1,mlx5_2,mlx5_3", "nccl-env-ib-hca"),
-    (
-        "node7:1234:1234 [0] NCCL INFO User asked for a minimum of 64 channels, limiting to 32",
-        "nccl-env-channels-capped",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] enqueue.cc:2063 NCCL WARN No algorithm/protocol available for function AllReduce with datatype ncclBfloat16. NCCL_ALGO was set to NVLS.",
-        "nccl-env-no-algorithm",
-    ),
-    (
-        '[2025-06-01 10:00:00] node7:1234:1290 [3] transport/nvls.cc:254 NCCL WARN NCCL_NVLS_ENABLE has been set to "1" and communicator has multiple ranks using the same NVML device. This is not compatible with NCCL_NVLS_ENABLE=1.',
-        "nccl-env-nvls-multi-rank-gpu",
-    ),
+    ("node7:1234:1234 [0] NCCL INFO User asked for a minimum of 64 channels, limiting to 32", "nccl-env-channels-capped"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] enqueue.cc:2063 NCCL WARN No algorithm/protocol available for function AllReduce with datatype ncclBfloat16. NCCL_ALGO was set to NVLS.", "nccl-env-no-algorithm"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/nvls.cc:254 NCCL WARN NCCL_NVLS_ENABLE has been set to \"1\" and communicator has multiple ranks using the same NVML device. This is not compatible with NCCL_NVLS_ENABLE=1.", "nccl-env-nvls-multi-rank-gpu"),
     ("node7:1234:1234 [0] NCCL INFO Invalid value yes for NCCL_IB_DISABLE, using default 0.", "nccl-env-invalid-value"),
     ("node7:1234:1234 [0] NCCL INFO NCCL_BUFFSIZE set by environment to 8388608.", "nccl-env-set"),
     ("node7:1234:1234 [0] NCCL INFO Comm config maxCTAs reset to NCCL_MAX_CTAS=4", "nccl-env-comm-config"),
-    (
-        "root@deepseek:/data/nccl-tests# CUDA_VISIBLE_DEVICES=0,1,2,3 NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4",
-        "shell-env-transport-off",
-    ),
-    (
-        "mpirun -np 16 -N 8 --hostfile /tmp/2hosts.txt -x NCCL_ALGO=Ring -x NCCL_MIN_CTAS=24 ./build/all_reduce_perf -b 1M -e 8G",
-        "shell-env-path-choice",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 802 'system not yet initialized'",
-        "cuda-802-system-not-ready",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'",
-        "cuda-401-illegal-state",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'",
-        "cuda-217-peer-access-unsupported",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 999 'unknown error'",
-        "cuda-999-unknown",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 3 'initialization error'",
-        "cuda-3-initialization-error",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 100 'no CUDA-capable device is detected'",
-        "cuda-100-no-device",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 101 'invalid device ordinal'",
-        "cuda-101-invalid-device",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 2 'out of memory'",
-        "cuda-2-out-of-memory",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 700 'an illegal memory access was encountered'",
-        "cuda-700-illegal-address",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 719 'unspecified launch failure'",
-        "cuda-719-launch-failure",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 201 'invalid device context'",
-        "cuda-201-invalid-context",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 46 'CUDA-capable device(s) is/are busy or unavailable'",
-        "cuda-46-devices-unavailable",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 800 'operation not permitted'",
-        "cuda-800-not-permitted",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 801 'operation not supported'",
-        "cuda-801-not-supported",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 705 'peer access has not been enabled'",
-        "cuda-705-peer-access-not-enabled",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 220 'uncorrectable NVLink error detected during the execution'",
-        "cuda-220-nvlink-uncorrectable",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 214 'uncorrectable ECC error encountered'",
-        "cuda-214-ecc-uncorrectable",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 35 'CUDA driver version is insufficient for CUDA runtime version'",
-        "cuda-35-insufficient-driver",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 803 'system has unsupported display driver / cuda driver combination'",
-        "cuda-803-driver-mismatch",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 804 'forward compatibility was attempted on non supported HW'",
-        "cuda-804-compat-unsupported",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/nvls.cc:376 NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 1207959552 : CUDA error 401 'the operation cannot be performed in the present state'.",
-        "nccl-nvls-bind-failed",
-    ),
-    (
-        "This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.",
-        "nccl-nvls-bind-hint",
-    ),
-    (
-        "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'",
-        "nccl-nvls-invalid-argument",
-    ),
-    (
-        "node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'",
-        "nccl-nvls-cuda-failure",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO Failed to multicast-bind user buffer: CUDA error 1 'invalid argument'",
-        "nccl-nvls-user-buffer",
-    ),
+    ("root@deepseek:/data/nccl-tests# CUDA_VISIBLE_DEVICES=0,1,2,3 NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4", "shell-env-transport-off"),
+    ("mpirun -np 16 -N 8 --hostfile /tmp/2hosts.txt -x NCCL_ALGO=Ring -x NCCL_MIN_CTAS=24 ./build/all_reduce_perf -b 1M -e 8G", "shell-env-path-choice"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 802 'system not yet initialized'", "cuda-802-system-not-ready"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'", "cuda-401-illegal-state"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'", "cuda-217-peer-access-unsupported"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 999 'unknown error'", "cuda-999-unknown"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 3 'initialization error'", "cuda-3-initialization-error"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 100 'no CUDA-capable device is detected'", "cuda-100-no-device"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 101 'invalid device ordinal'", "cuda-101-invalid-device"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 2 'out of memory'", "cuda-2-out-of-memory"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 700 'an illegal memory access was encountered'", "cuda-700-illegal-address"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 719 'unspecified launch failure'", "cuda-719-launch-failure"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 201 'invalid device context'", "cuda-201-invalid-context"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 46 'CUDA-capable device(s) is/are busy or unavailable'", "cuda-46-devices-unavailable"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 800 'operation not permitted'", "cuda-800-not-permitted"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 801 'operation not supported'", "cuda-801-not-supported"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 705 'peer access has not been enabled'", "cuda-705-peer-access-not-enabled"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 220 'uncorrectable NVLink error detected during the execution'", "cuda-220-nvlink-uncorrectable"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 214 'uncorrectable ECC error encountered'", "cuda-214-ecc-uncorrectable"),
+    ("ArchLinux:6482:6482 [0] misc/strongstream.cc:60 NCCL WARN Cuda failure 'CUDA driver is a stub library'", "cuda-34-stub-library"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 35 'CUDA driver version is insufficient for CUDA runtime version'", "cuda-35-insufficient-driver"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 803 'system has unsupported display driver / cuda driver combination'", "cuda-803-driver-mismatch"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 804 'forward compatibility was attempted on non supported HW'", "cuda-804-compat-unsupported"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/nvls.cc:376 NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 1207959552 : CUDA error 401 'the operation cannot be performed in the present state'.", "nccl-nvls-bind-failed"),
+    ("This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.", "nccl-nvls-bind-hint"),
+    ("node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'", "nccl-nvls-invalid-argument"),
+    ("node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'", "nccl-nvls-cuda-failure"),
+    ("node7:1234:1290 [3] NCCL INFO Failed to multicast-bind user buffer: CUDA error 1 'invalid argument'", "nccl-nvls-user-buffer"),
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.",
-        "nccl-mnnvl-imex",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 2 healthMask 0x0",
-        "nccl-mnnvl-fabric-not-ready",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 3 healthMask 0x4",
-        "nccl-mnnvl-fabric-unhealthy",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] graph/paths.cc:396 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 5. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.",
-        "nccl-p2p-disabled-nvlink",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO P2P is disabled between connected GPUs 0 and 2. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1.",
-        "nccl-p2p-disabled",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO Could not enable P2P between dev 0(=1b000) and dev 1(=1c000)",
-        "nccl-p2p-could-not-enable",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO peer query failed between dev 0(=1b000) and dev 1(=1c000)",
-        "nccl-p2p-peer-query-failed",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:355 NCCL WARN failed to peer with device 1(=1c000): 217 peer access is not supported between these two devices",
-        "nccl-p2p-failed-to-peer",
-    ),
-    (
-        "(pid=909608) z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices",
-        "nccl-p2p-ipc-open-failed",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:250 NCCL WARN cudaIpcGetMemHandle failed : invalid argument",
-        "nccl-p2p-ipc-export-failed",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport.cc:39 NCCL WARN No transport found for rank 0[1b000] -> rank 1[1c000]",
-        "nccl-no-transport",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] misc/shmutils.cc:83 NCCL WARN Error: failed to extend /dev/shm/nccl-Y4x8nq to 9637892 bytes, error: No space left on device (28)",
-        "nccl-shm-too-small",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:573 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1b000",
-        "nccl-duplicate-gpu",
-    ),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.", "nccl-mnnvl-imex"),
+    ("node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 2 healthMask 0x0", "nccl-mnnvl-fabric-not-ready"),
+    ("node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 3 healthMask 0x4", "nccl-mnnvl-fabric-unhealthy"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] graph/paths.cc:396 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 5. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.", "nccl-p2p-disabled-nvlink"),
+    ("node7:1234:1290 [3] NCCL INFO P2P is disabled between connected GPUs 0 and 2. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1.", "nccl-p2p-disabled"),
+    ("node7:1234:1290 [3] NCCL INFO Could not enable P2P between dev 0(=1b000) and dev 1(=1c000)", "nccl-p2p-could-not-enable"),
+    ("node7:1234:1290 [3] NCCL INFO peer query failed between dev 0(=1b000) and dev 1(=1c000)", "nccl-p2p-peer-query-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:355 NCCL WARN failed to peer with device 1(=1c000): 217 peer access is not supported between these two devices", "nccl-p2p-failed-to-peer"),
+    ("(pid=909608) z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices", "nccl-p2p-ipc-open-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:250 NCCL WARN cudaIpcGetMemHandle failed : invalid argument", "nccl-p2p-ipc-export-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport.cc:39 NCCL WARN No transport found for rank 0[1b000] -> rank 1[1c000]", "nccl-no-transport"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/shmutils.cc:83 NCCL WARN Error: failed to extend /dev/shm/nccl-Y4x8nq to 9637892 bytes, error: No space left on device (28)", "nccl-shm-too-small"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:573 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1b000", "nccl-duplicate-gpu"),
     ("node7:1234:1290 [3] NCCL INFO Using network Socket", "nccl-using-network-socket"),
     ("node7:1234:1290 [3] NCCL INFO NET/IB : No device found.", "nccl-net-ib-no-device"),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface found.",
-        "nccl-net-ib-no-ip-interface",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.7<0> [1]eth1:10.1.0.7<0>",
-        "nccl-net-socket-using",
-    ),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface found.", "nccl-net-ib-no-ip-interface"),
+    ("node7:1234:1290 [3] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.7<0> [1]eth1:10.1.0.7<0>", "nccl-net-socket-using"),
     ("node7:1234:1290 [3] NCCL INFO Failed to open libibverbs.so[.1]", "nccl-ibverbs-missing"),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed",
-        "nccl-ib-open-device-failed",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO Channel 00 : 1[3b000] -> 0[3b000] [receive] via NET/Socket/0",
-        "nccl-channel-net-socket",
-    ),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed", "nccl-ib-open-device-failed"),
+    ("node7:1234:1290 [3] NCCL INFO Channel 00 : 1[3b000] -> 0[3b000] [receive] via NET/Socket/0", "nccl-channel-net-socket"),
     ("node7:1234:1290 [3] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/IB/0", "nccl-channel-net-no-gdr"),
     ("node7:1234:1290 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'", "nccl-gdr-disabled-hca"),
-    (
-        "node7:1234:1290 [3] NCCL INFO GPU Direct RDMA Disabled for GPU 3 / HCA 2 (distance 7 > 5)",
-        "nccl-gdr-disabled-distance",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO HINT: In many cases this error occurs when ACS is enabled which would break GPU Direct RDMA protocol.",
-        "nccl-ib-hint-acs",
-    ),
-    (
-        "NCCL WARN NET/IB : Got completion from peer fe80::966d:ae03:8b:df54%ib0<33397> with error 4, opcode 32611, len 32611, vendor err 81 (Send)",
-        "nccl-ib-local-protection-error",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion from peer 10.1.0.8<53420> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 localGid ::ffff:10.1.0.7 remoteGids ::ffff:10.1.0.8 hca mlx5_3",
-        "nccl-ib-completion-error",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:123 NCCL WARN NET/IB : mlx5_3:1 async fatal event: local catastrophic error",
-        "nccl-ib-async-fatal",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:179 NCCL WARN NET/IB : mlx5_1:1 Got non-fatal async event: port error(10)",
-        "nccl-ib-port-event",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:163 NCCL WARN NET/IB : mlx5_2:1 speed change detected: 400000 -> 200000 Mbps",
-        "nccl-ib-speed-change",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/connect.cc:987 NCCL WARN NET/IB : Attempted to connect incompatible devices: [0]mlx5_0:1/IB and [0]mlx5_4:1/RoCE. Try selecting NICs of only one link type using NCCL_IB_HCA",
-        "nccl-ib-mixed-link-layers",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:1339 NCCL WARN Detected mixed local Net device counts across ranks (min 7, max 8). Set NCCL_IGNORE_NET_MISMATCH=1 to continue.",
-        "nccl-mixed-net-devices",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] misc/socket.cc:58 NCCL WARN socketProgress: Connection closed by remote peer node2<57557>",
-        "nccl-socket-closed-by-peer",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort",
-        "nccl-socket-connect-failed",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found",
-        "nccl-no-socket-interface",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 2",
-        "nccl-proxy-failed",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 22304",
-        "nccl-version-mismatch",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] include/alloc.h:493 NCCL WARN Failed to CUDA calloc 536870912 bytes",
-        "nccl-cuda-alloc-failed",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] misc/nvmlwrap.cc:183 NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found",
-        "nccl-nvml-failed",
-    ),
+    ("node7:1234:1290 [3] NCCL INFO GPU Direct RDMA Disabled for GPU 3 / HCA 2 (distance 7 > 5)", "nccl-gdr-disabled-distance"),
+    ("node7:1234:1290 [3] NCCL INFO HINT: In many cases this error occurs when ACS is enabled which would break GPU Direct RDMA protocol.", "nccl-ib-hint-acs"),
+    ("NCCL WARN NET/IB : Got completion from peer fe80::966d:ae03:8b:df54%ib0<33397> with error 4, opcode 32611, len 32611, vendor err 81 (Send)", "nccl-ib-local-protection-error"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion from peer 10.1.0.8<53420> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 localGid ::ffff:10.1.0.7 remoteGids ::ffff:10.1.0.8 hca mlx5_3", "nccl-ib-completion-error"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:123 NCCL WARN NET/IB : mlx5_3:1 async fatal event: local catastrophic error", "nccl-ib-async-fatal"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:179 NCCL WARN NET/IB : mlx5_1:1 Got non-fatal async event: port error(10)", "nccl-ib-port-event"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:163 NCCL WARN NET/IB : mlx5_2:1 speed change detected: 400000 -> 200000 Mbps", "nccl-ib-speed-change"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/connect.cc:987 NCCL WARN NET/IB : Attempted to connect incompatible devices: [0]mlx5_0:1/IB and [0]mlx5_4:1/RoCE. Try selecting NICs of only one link type using NCCL_IB_HCA", "nccl-ib-mixed-link-layers"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:1339 NCCL WARN Detected mixed local Net device counts across ranks (min 7, max 8). Set NCCL_IGNORE_NET_MISMATCH=1 to continue.", "nccl-mixed-net-devices"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/socket.cc:58 NCCL WARN socketProgress: Connection closed by remote peer node2<57557>", "nccl-socket-closed-by-peer"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort", "nccl-socket-connect-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found", "nccl-no-socket-interface"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 2", "nccl-proxy-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 22304", "nccl-version-mismatch"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] include/alloc.h:493 NCCL WARN Failed to CUDA calloc 536870912 bytes", "nccl-cuda-alloc-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/nvmlwrap.cc:183 NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found", "nccl-nvml-failed"),
     ("graph/xml.h: NCCL WARN Error : too many XML nodes (max 256)", "nccl-topo-xml-too-large"),
-    (
-        "node7:1234:1290 [3] NCCL INFO Could not find a path for pattern 4, falling back to simple order",
-        "nccl-rings-fallback",
-    ),
-    (
-        "node7:1234:1290 [3] NCCL INFO Pattern 4, crossNic 0, nChannels 2, speed 12.000000/12.000000, type PHB/PIX, sameChannels 1",
-        "nccl-graph-pcie-only",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use",
-        "nccl-ras-bind-in-use",
-    ),
-    (
-        "node7:1234:1290 [3] misc/socket.cc:506 NCCL WARN Call to accept failed : Too many open files",
-        "nccl-syscall-failed",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 704 'peer access is already enabled'",
-        "nccl-cuda-failure",
-    ),
-    (
-        "[2025-06-01 10:00:00] node7:1234:1290 [3] transport.cc:464 NCCL WARN Cannot initialize CollNet, using point-to-point network instead",
-        "nccl-warn",
-    ),
-    (
-        "[rank3]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3699, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3",
-        "torch-nccl-error",
-    ),
+    ("node7:1234:1290 [3] NCCL INFO Could not find a path for pattern 4, falling back to simple order", "nccl-rings-fallback"),
+    ("node7:1234:1290 [3] NCCL INFO Pattern 4, crossNic 0, nChannels 2, speed 12.000000/12.000000, type PHB/PIX, sameChannels 1", "nccl-graph-pcie-only"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use", "nccl-ras-bind-in-use"),
+    ("node7:1234:1290 [3] misc/socket.cc:506 NCCL WARN Call to accept failed : Too many open files", "nccl-syscall-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 704 'peer access is already enabled'", "nccl-cuda-failure"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport.cc:464 NCCL WARN Cannot initialize CollNet, using point-to-point network instead", "nccl-warn"),
+    ("[rank3]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3699, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3", "torch-nccl-error"),
     ("[rank3]: ncclUnhandledCudaError: Call to CUDA function failed.", "torch-nccl-result"),
-    (
-        "[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
-        "torch-watchdog-timeout",
-    ),
-    (
-        "[rank1]:[E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.",
-        "torch-nccl-teardown",
-    ),
+    ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.", "torch-watchdog-timeout"),
+    ("[rank1]:[E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.", "torch-nccl-teardown"),
     ("RuntimeError: CUDA error: an unexpected NVRM error has occurred", "torch-cuda-error"),
-    (
-        "ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  GPU functionality will not be available.",
-        "cuda-init-failed-banner",
-    ),
-    (
-        "(VllmWorkerProcess pid=412) WARNING 05-13 08:48:35 custom_all_reduce.py:166] Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True explicitly.",
-        "vllm-custom-allreduce-no-p2p",
-    ),
-    (
-        "WARNING 03-22 18:40:47 [custom_all_reduce.py:137] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.",
-        "vllm-custom-allreduce-pcie-only",
-    ),
+    ("ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  GPU functionality will not be available.", "cuda-init-failed-banner"),
+    ("(VllmWorkerProcess pid=412) WARNING 05-13 08:48:35 custom_all_reduce.py:166] Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True explicitly.", "vllm-custom-allreduce-no-p2p"),
+    ("WARNING 03-22 18:40:47 [custom_all_reduce.py:137] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.", "vllm-custom-allreduce-pcie-only"),
     ("Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:307 'invalid resource handle'", "vllm-cuda-error"),
-    (
-        "   134217728      33554432     float     sum      -1   1234.5  108.72  190.26     12   1230.1  109.11  190.94      0",
-        "nccltests-wrong-nonzero",
-    ),
+    ("   134217728      33554432     float     sum      -1   1234.5  108.72  190.26     12   1230.1  109.11  190.94      0", "nccltests-wrong-nonzero"),
     ("# Out of bounds values : 24 FAILED", "nccltests-out-of-bounds-failed"),
     ("rank=3 #wrong=1024", "nccltests-wrong-detail"),
     ("# Avg bus bandwidth    : 12.5 FAILED", "nccltests-avg-busbw-failed"),
     ("gpu-node-01: Test timeout (300s) common.cu:523", "nccltests-timeout"),
-    (
-        "DeviceImplementation > 1 requires CUDA P2P connectivity across all ranks. Not all ranks of this communicator have P2P connectivity.",
-        "nccltests-p2p-required",
-    ),
+    ("DeviceImplementation > 1 requires CUDA P2P connectivity across all ranks. Not all ranks of this communicator have P2P connectivity.", "nccltests-p2p-required"),
     ("Invalid number of GPUs: 16 requested but only 8 were found.", "nccltests-invalid-gpu-count"),
-    (
-        "Incompatible NCCL versions. nccl-tests was compiled with NCCL 2.28, but is running with NCCL 22903. The 2.28 Device API is not compatible with later versions.",
-        "nccltests-incompatible-nccl",
-    ),
-    ("gpu: Test CUDA failure common.cu:1030 'CUDA driver is a stub library'", "nccltests-cuda-failure"),
-    (
-        "node7: Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '",
-        "nccltests-nccl-failure",
-    ),
+    ("Incompatible NCCL versions. nccl-tests was compiled with NCCL 2.28, but is running with NCCL 22903. The 2.28 Device API is not compatible with later versions.", "nccltests-incompatible-nccl"),
+    ("gpu: Test CUDA failure common.cu:1030 'invalid resource handle'", "nccltests-cuda-failure"),
+    ("node7: Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '", "nccltests-nccl-failure"),
     (" .. gpu-node-01 pid 123456: Test failure common.cu:1282", "nccltests-failure-trace"),
     ("# error: unhandled system error (run with NCCL_DEBUG=INFO for details)", "nccltests-error-footer"),
     (" Invalid value when checking the pattern at 0x7f2a40000000", "nvbandwidth-pattern-mismatch"),
     (" Current offset : 1048576 ", "nvbandwidth-pattern-offset"),
-    (
-        "ASSERT in expression h_errorFlag == 0 in void memcmpPatternHelper(CUstream, CUdeviceptr, unsigned long long, unsigned int, CompareKernelFunc, std::shared_ptr<NodeHelper>)() : /src/nvbandwidth/memcpy.cpp:165",
-        "nvbandwidth-check-assert",
-    ),
-    (
-        "ASSERT in expression localDeviceName.size() < STRING_LENGTH in void printGPUsMultinode(int)() : /src/nvbandwidth/output.cpp:137",
-        "nvbandwidth-assert",
-    ),
-    (
-        "NVML_ERROR: [Driver Not Loaded] in expression nvmlInit() in int main(int, char**)() : /src/nvbandwidth/nvbandwidth.cpp:190",
-        "nvbandwidth-nvml-error",
-    ),
+    ("ASSERT in expression h_errorFlag == 0 in void memcmpPatternHelper(CUstream, CUdeviceptr, unsigned long long, unsigned int, CompareKernelFunc, std::shared_ptr<NodeHelper>)() : /src/nvbandwidth/memcpy.cpp:165", "nvbandwidth-check-assert"),
+    ("ASSERT in expression localDeviceName.size() < STRING_LENGTH in void printGPUsMultinode(int)() : /src/nvbandwidth/output.cpp:137", "nvbandwidth-assert"),
+    ("NVML_ERROR: [Driver Not Loaded] in expression nvmlInit() in int main(int, char**)() : /src/nvbandwidth/nvbandwidth.cpp:190", "nvbandwidth-nvml-error"),
     ("Waived: ", "nvbandwidth-waived"),
-    (
-        "ERROR:  nhc:  Health check failed:  check_nvlink_status: GPU 2 has nvlinks inactive: \t Link 4: Inactive. FaultCode: NHC2016",
-        "nhc-nvlink-inactive",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_nvlink_status: Failed to get NVLINK status with error code 0. FaultCode: NHC2016",
-        "nhc-nvlink-query-failed",
-    ),
+    ("ERROR:  nhc:  Health check failed:  check_nvlink_status: GPU 2 has nvlinks inactive: \t Link 4: Inactive. FaultCode: NHC2016", "nhc-nvlink-inactive"),
+    ("ERROR:  nhc:  Health check failed:  check_nvlink_status: Failed to get NVLINK status with error code 0. FaultCode: NHC2016", "nhc-nvlink-query-failed"),
     ("    Link 4: Inactive", "nhc-nvlink-inactive-link"),
-    (
-        "ERROR:  nhc:  Health check failed:  check_gpu_bw: P2P test on GPU 3 to GPU 6 failed. Bandwidth 121.4 is less than 350. FaultCode: NHC2020",
-        "nhc-gpu-p2p-bandwidth-low",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_gpu_bw: H2D test on GPU 5 failed. Bandwidth 11.8 is less than 52. FaultCode: NHC2020",
-        "nhc-gpu-host-bandwidth-low",
-    ),
-    (
-        "WARNING:  nhc:  Nearing a failure threshold:  check_gpu_bw: P2P test on GPU 2 to GPU 5 has a bandwidth of 354.02 GB/s. Expected threshold 350 GB/s.",
-        "nhc-gpu-bandwidth-near-threshold",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected: Jun  1 10:00:00 node kernel: [1234.5] NVRM: Xid (PCI:0002:00:00): 79, pid=1234, name=python, GPU has fallen off the bus.. FaultCode: NHC2001",
-        "nhc-gpu-xid",
-    ),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_bw: P2P test on GPU 3 to GPU 6 failed. Bandwidth 121.4 is less than 350. FaultCode: NHC2020", "nhc-gpu-p2p-bandwidth-low"),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_bw: H2D test on GPU 5 failed. Bandwidth 11.8 is less than 52. FaultCode: NHC2020", "nhc-gpu-host-bandwidth-low"),
+    ("WARNING:  nhc:  Nearing a failure threshold:  check_gpu_bw: P2P test on GPU 2 to GPU 5 has a bandwidth of 354.02 GB/s. Expected threshold 350 GB/s.", "nhc-gpu-bandwidth-near-threshold"),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected: Jun  1 10:00:00 node kernel: [1234.5] NVRM: Xid (PCI:0002:00:00): 79, pid=1234, name=python, GPU has fallen off the bus.. FaultCode: NHC2001", "nhc-gpu-xid"),
     ("ERROR:  nhc:  Health check failed:  check_ecc: GPU id 4: Row remap pending. FaultCode: NHC2007", "nhc-ecc"),
-    (
-        "ERROR:  nhc:  Health check failed:  check_gpu_count: Expected to see 8 but found 7. FaultCode: NHC2009",
-        "nhc-gpu-count",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_hw_topology: Topology mismatch! Expected to find GPU 0000:9b:00.0 under NUMA 1. FaultCode: NHC2010",
-        "nhc-topology-mismatch",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_ib_bw_gdr: ib_write_bw, IB=mlx5_ib3, mlx5_ib3, IB BW (expected > 380 Gbps, but measured 188.3 Gbps. FaultCode: NHC2003",
-        "nhc-ib-bandwidth-low",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_ib_link_flapping: IB link flapping detected. Devices: mlx5_ib2. FaultCode: NHC2005",
-        "nhc-ib-link-flapping",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_nccl_allreduce: NCCL allreduce, BUS BW (expected >=228 GB/s, but measured 96.81 GB/s). FaultCode: NHC2010",
-        "nhc-nccl-allreduce-low",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_nccl_allreduce: NCCL allreduce, Out of bounds values failed. FaultCode: NHC2010",
-        "nhc-nccl-allreduce-corrupt",
-    ),
-    (
-        "ERROR:  nhc:  Health check failed:  check_nvsmi_healthmon:  nvidia-smi:  The GPU has fallen off the bus or has otherwise become inaccessible. FaultCode: NHC2010",
-        "nhc-gpu-inaccessible",
-    ),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_count: Expected to see 8 but found 7. FaultCode: NHC2009", "nhc-gpu-count"),
+    ("ERROR:  nhc:  Health check failed:  check_hw_topology: Topology mismatch! Expected to find GPU 0000:9b:00.0 under NUMA 1. FaultCode: NHC2010", "nhc-topology-mismatch"),
+    ("ERROR:  nhc:  Health check failed:  check_ib_bw_gdr: ib_write_bw, IB=mlx5_ib3, mlx5_ib3, IB BW (expected > 380 Gbps, but measured 188.3 Gbps. FaultCode: NHC2003", "nhc-ib-bandwidth-low"),
+    ("ERROR:  nhc:  Health check failed:  check_ib_link_flapping: IB link flapping detected. Devices: mlx5_ib2. FaultCode: NHC2005", "nhc-ib-link-flapping"),
+    ("ERROR:  nhc:  Health check failed:  check_nccl_allreduce: NCCL allreduce, BUS BW (expected >=228 GB/s, but measured 96.81 GB/s). FaultCode: NHC2010", "nhc-nccl-allreduce-low"),
+    ("ERROR:  nhc:  Health check failed:  check_nccl_allreduce: NCCL allreduce, Out of bounds values failed. FaultCode: NHC2010", "nhc-nccl-allreduce-corrupt"),
+    ("ERROR:  nhc:  Health check failed:  check_nvsmi_healthmon:  nvidia-smi:  The GPU has fallen off the bus or has otherwise become inaccessible. FaultCode: NHC2010", "nhc-gpu-inaccessible"),
     ("ERROR:  nhc:  Health check failed:  check_fs_mount:  /mnt/resource not mounted", "nhc-check-failed"),
-    (
-        "WARNING:  nhc:  Nearing a failure threshold:  check_ib_bw_gdr: IB=mlx5_ib0, IB BW is 380 Gbps",
-        "nhc-near-threshold",
-    ),
+    ("WARNING:  nhc:  Nearing a failure threshold:  check_ib_bw_gdr: IB=mlx5_ib0, IB BW is 380 Gbps", "nhc-near-threshold"),
     ("|    -> NVLINK system       | Failure                                       |", "dcgm-subsystem-failure"),
     ("  ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 PCI:0000:9d:00.0", "dcgm-failure-reason"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.", "xid-79"),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 74, NVLink: failed to train link 5 to remote PCI:0000:c8:00",
-        "xid-74",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 48, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.",
-        "xid-48",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.",
-        "xid-63",
-    ),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 74, NVLink: failed to train link 5 to remote PCI:0000:c8:00", "xid-74"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 48, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.", "xid-48"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.", "xid-63"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 64, pid=1896, Row Remapper: Row remapping failed.", "xid-64"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 92, High single-bit ECC error rate", "xid-92"),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 94, pid=7062, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No",
-        "xid-94",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 95, pid=7062, name=python3, Uncontained: LTC TAG (0x2, 0x1). RST: Yes, D-RST: No",
-        "xid-95",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 119, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).",
-        "xid-119",
-    ),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 94, pid=7062, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No", "xid-94"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 95, pid=7062, name=python3, Uncontained: LTC TAG (0x2, 0x1). RST: Yes, D-RST: No", "xid-95"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 119, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).", "xid-119"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 120, GSP task ... ", "xid-120"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 121, C2C link error", "xid-121"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 136, NVLink ALI training failed", "xid-136"),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error",
-        "xid-137",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)",
-        "xid-154",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0018:01:00): 144, SAW_LINK_EVT Fatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)",
-        "xid-144-150-fatal",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 0x00000000 0x00000000 0x00000000 0x00000000)",
-        "xid-144-150-nonfatal",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
-        "xid-45-after-xid",
-    ),
-    (
-        "[ 4721.118342] NVRM: Xid (PCI:0000:18:00): 13, pid=2442, name=python3, Graphics Exception: ESR 0x514730=0x201f0000",
-        "xid",
-    ),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error", "xid-137"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)", "xid-154"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0018:01:00): 144, SAW_LINK_EVT Fatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)", "xid-144-150-fatal"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 0x00000000 0x00000000 0x00000000 0x00000000)", "xid-144-150-nonfatal"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149", "xid-45-after-xid"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:18:00): 13, pid=2442, name=python3, Graphics Exception: ESR 0x514730=0x201f0000", "xid"),
     ("[ 4721.118342] NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.", "nvrm-fallen-off-bus"),
     ("[  221.902113] NVRM: GPU 0000:81:00.0: RmInitAdapter failed! (0x25:0x40:1470)", "nvrm-init-failed"),
     ("[    3.112233] NVRM: The NVIDIA probe routine failed for 1 device(s).", "nvrm-probe-failed"),
-    (
-        "[ 4721.118342] nvidia-nvswitch3: SXid (PCI:0000:86:00.0): 12028, Non-fatal, Link 44 egress non-posted PRIV error",
-        "sxid",
-    ),
-    (
-        "[1118468.873266] nvidia 0000:0a:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000f address=0x00000000ea13a000 flags=0x0020]",
-        "iommu-io-page-fault",
-    ),
+    ("[ 4721.118342] nvidia-nvswitch3: SXid (PCI:0000:86:00.0): 12028, Non-fatal, Link 44 egress non-posted PRIV error", "sxid"),
+    ("[1118468.873266] nvidia 0000:0a:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000f address=0x00000000ea13a000 flags=0x0020]", "iommu-io-page-fault"),
     ("    LnkSta: Speed 2.5GT/s (downgraded), Width x16 (ok)", "pcie-link-downgraded"),
     ("        State                             : Not Started", "smi-fabric-not-started"),
     ("        State                             : In Progress", "smi-fabric-in-progress"),
@@ -553,28 +222,14 @@ TABLE = [
     ("            Incorrect Configuration       : Insufficient Nvlinks", "smi-fabric-incorrect-configuration"),
     ("\t Link 4: <inactive>", "smi-nvlink-inactive"),
     ("NVML: Unable to retrieve NVLink information as all links are inactive", "smi-nvlink-all-inactive"),
-    (
-        "Unable to determine the device handle for GPU0000:9B:00.0: GPU is lost.  Reboot the system to recover this GPU",
-        "smi-gpu-lost",
-    ),
+    ("Unable to determine the device handle for GPU0000:9B:00.0: GPU is lost.  Reboot the system to recover this GPU", "smi-gpu-lost"),
     ("Failed to initialize NVML: Driver/library version mismatch", "smi-nvml-init-failed"),
-    (
-        "[Jun 01 2025 10:00:00] [ERROR] [tid 4242] fabric manager NVIDIA GPU driver interface version 550.127.05 don't match with driver version 550.90.07. Please update with matching NVIDIA driver package.",
-        "fm-version-mismatch",
-    ),
-    (
-        "Jun 01 10:00:00 host systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
-        "fm-service-failed",
-    ),
-    (
-        'CUDA error at p2pBandwidthLatencyTest.cu:102 code=400(cudaErrorInvalidResourceHandle) "cudaEventRecord(start[i], stream[i])"',
-        "cuda-samples-error",
-    ),
-    (
-        "[CUDA_ERROR_INVALID_HANDLE] invalid resource handle in expression cuStreamSynchronize(stream) in void run()() : /src/nvbandwidth/memcpy.cpp:98",
-        "nvbandwidth-cuda-error",
-    ),
+    ("[Jun 01 2025 10:00:00] [ERROR] [tid 4242] fabric manager NVIDIA GPU driver interface version 550.127.05 don't match with driver version 550.90.07. Please update with matching NVIDIA driver package.", "fm-version-mismatch"),
+    ("Jun 01 10:00:00 host systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE", "fm-service-failed"),
+    ("CUDA error at p2pBandwidthLatencyTest.cu:102 code=400(cudaErrorInvalidResourceHandle) \"cudaEventRecord(start[i], stream[i])\"", "cuda-samples-error"),
+    ("[CUDA_ERROR_INVALID_HANDLE] invalid resource handle in expression cuStreamSynchronize(stream) in void run()() : /src/nvbandwidth/memcpy.cpp:98", "nvbandwidth-cuda-error"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(("line", "expected"), TABLE, ids=[row[1] for row in TABLE])
