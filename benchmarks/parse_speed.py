@@ -1,8 +1,13 @@
-"""Question: how long does reading an ``nvidia-smi topo -m`` paste take, as boxes grow and rows get damaged?
+"""Question: how long does reading a paste take: an ``nvidia-smi topo -m`` as boxes grow and rows get damaged,
+and the line prefixes, parts and known signatures of a 10 MB NCCL log?
 
-Four pastes built here: an 8-GPU box with 8 NICs, a 72-GPU rack with 18 NICs (the largest NVLink domain
-shipped in one rack), the same rack with one row cut short (re-aligned against its mirror), and a 600-GPU
-paste (75 NVSwitch nodes of 8). Each is parsed ``--repeat`` times and the best time kept.
+Four ``topo -m`` pastes built here: an 8-GPU box with 8 NICs, a 72-GPU rack with 18 NICs (the largest NVLink
+domain shipped in one rack), the same rack with one row cut short (re-aligned against its mirror), and a 600-GPU
+paste (75 NVSwitch nodes of 8). Three NCCL logs of 10 MB: one as NCCL writes it (lines that differ only in
+their numbers), the same behind ``[rankN]:`` and timestamp prefixes, and one whose every line carries its own
+hex token (no two lines alike: the signature matcher's worst case). The signature matcher is also timed against
+trying every catalog pattern on every line of the first megabyte. Each is run ``--repeat`` times and the best
+time kept.
 
 With ``--before REV`` the same measurement runs on REV's code (exported with ``git archive``) and on the
 working tree, one after the other in this one run, and the table shows both side by side with their ratio.
@@ -52,7 +57,52 @@ def cut_row(text: str, row: int) -> str:
     return "\n".join(lines)
 
 
+def nccl_log(size_bytes: int, unique: bool = False, prefixed: bool = False) -> str:
+    """An NCCL_DEBUG=INFO log of about ``size_bytes``: 2 nodes of 8 GPUs, channel, tree, network and environment
+    lines, a WARN every thousand lines; with ``unique`` every line carries its own hex token."""
+    shapes = (
+        "NCCL INFO Channel {c:02d}/0 : {r}[{d}] -> {n}[{e}] via P2P/CUMEM/read",
+        "NCCL INFO Channel {c:02d}/0 : {r}[{d}] -> {m}[{d}] [send] via NET/IB/{d}/GDRDMA",
+        "NCCL INFO Trees [0] {n}/-1/-1->{r}->-1 [1] -1/-1/-1->{r}->{n}",
+        "NCCL INFO comm 0x55d5c3a0 rank {r} nRanks 16 nNodes 2 localRanks 8 localRank {d} MNNVL 0",
+        "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [RO]; OOB ib0:10.1.0.7<0>",
+        "NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
+        "NCCL INFO 32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer",
+        "NCCL INFO NCCL_IB_HCA set to mlx5_0,mlx5_1,mlx5_2,mlx5_3",
+    )
+    warn = "transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'"
+    lines, total, i = [], 0, 0
+    while total < size_bytes:
+        r, d = i % 16, i % 8
+        head = f"node{r // 8}:{1000 + d}:{2000 + d} [{d}] "
+        if i % 1000 == 999:
+            body = warn
+        else:
+            shape = shapes[(i * 7) % len(shapes)]
+            body = shape.format(c=i % 32, r=r, d=d, n=(r + 1) % 16, e=(d + 1) % 8, m=(r + 8) % 16)
+        if unique:
+            body += f" id 0x{(i * 2654435761) % 2**48:012x}"
+        if prefixed:
+            head = f"[rank{r}]: 2024-05-01T12:{i // 60 % 60:02d}:{i % 60:02d}.{i % 10**6:06d}Z " + head
+        line = head + body
+        lines.append(line)
+        total += len(line) + 1
+        i += 1
+    return "\n".join(lines) + "\n"
+
+
+def _every_pattern(lines: list[str]) -> int:
+    """Hits of every catalog pattern on every line: what the keyword prefilter saves."""
+    from topoaudit.parse.signatures import catalog
+
+    patterns = [s.pattern for s in catalog().signatures]
+    return sum(1 for line in lines for p in patterns if p.search(line))
+
+
 def measure(repeat: int) -> dict[str, float]:
+    from topoaudit.parse.paste_parts import split_parts
+    from topoaudit.parse.prefixes import strip_prefixes
+    from topoaudit.parse.signatures import catalog, match_lines
     from topoaudit.parse.topo_matrix import parse_topo_matrix
 
     rack = paste(72, 18, 72)
@@ -69,6 +119,32 @@ def measure(repeat: int) -> dict[str, float]:
             parse_topo_matrix(text)
             elapsed = time.perf_counter() - start
             best[name] = min(best.get(name, elapsed), elapsed)
+    catalog()  # read once, as a run of topoaudit does before its first paste
+    logs = {
+        "NCCL log 10 MB": nccl_log(10 * 2**20),
+        "NCCL log 10 MB, prefixed": nccl_log(10 * 2**20, prefixed=True),
+        "NCCL log 10 MB, lines unique": nccl_log(10 * 2**20, unique=True),
+    }
+    for name, text in logs.items():
+        lines = strip_prefixes(text)
+        jobs = {f"{name}: strip prefixes": lambda t=text: strip_prefixes(t),
+                f"{name}: split into parts": lambda ls=lines: split_parts(ls),
+                f"{name}: match signatures": lambda ls=lines: match_lines(ls)}  # fmt: skip
+        for key, job in jobs.items():
+            for _ in range(repeat):
+                start = time.perf_counter()
+                job()
+                elapsed = time.perf_counter() - start
+                best[key] = min(best.get(key, elapsed), elapsed)
+    first_mb = [line.text for line in strip_prefixes(logs["NCCL log 10 MB"][: 2**20])]
+    once = {
+        "NCCL log 1 MB: match signatures": lambda: match_lines(first_mb),
+        "NCCL log 1 MB: every pattern on every line": lambda: _every_pattern(first_mb),
+    }
+    for key, job in once.items():
+        start = time.perf_counter()
+        job()
+        best[key] = time.perf_counter() - start
     return best
 
 
@@ -104,12 +180,12 @@ def main() -> None:
             runs[args.before] = _run(Path(tmp), args.repeat)
     runs["now"] = _run(ROOT, args.repeat)
     names = list(runs)
-    print(f"{'paste (best of ' + str(args.repeat) + ', seconds)':<32}" + "".join(f"{n:>12}" for n in names)
+    print(f"{'paste (best of ' + str(args.repeat) + ', seconds)':<60}" + "".join(f"{n:>12}" for n in names)
           + ("   now/before" if len(names) == 2 else ""))  # fmt: skip
     for key in runs["now"]:
         values = [runs[n].get(key, float("nan")) for n in names]
         ratio = f"   {values[1] / values[0]:.2f}x" if len(values) == 2 and values[0] else ""
-        print(f"{key:<32}" + "".join(f"{v:12.4f}" for v in values) + ratio)
+        print(f"{key:<60}" + "".join(f"{v:12.4f}" for v in values) + ratio)
 
 
 if __name__ == "__main__":

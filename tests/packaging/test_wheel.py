@@ -52,6 +52,7 @@ def test_the_wheel_carries_its_data_files(installed: Path) -> None:
     package = installed / "topoaudit"
     assert sorted(p.name for p in (package / "policies").glob("*.toml")), "no built-in policies in the wheel"
     assert (package / "catalog" / "gpus.toml").is_file()
+    assert (package / "catalog" / "signatures.toml").is_file()
     assert (package / "examples" / "index.toml").is_file()
     assert (package / "py.typed").is_file()
 

@@ -11,54 +11,21 @@ The log is read with ``journalctl -k -b`` (this boot's kernel messages) or else 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import threading
 
 from topoaudit.model.host_checks import KernelEvent
 from topoaudit.model.values import Failed, Probed, Unsupported
-from topoaudit.units import parse_bus_id
+from topoaudit.parse.health_lines import kernel_events
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_BYTES = 8 * 2**20
-MAX_LINE_CHARS = 300
-WATCHED_XIDS = frozenset({74, 79, *range(144, 151)})
-
-_XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): (\d+)")
-_FALLEN = re.compile(r"(?:GPU|PCI:?)\s*(?:at PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?)"
-                     r".*fallen off the bus", re.I)  # fmt: skip
-_TRAINING = re.compile(r"nvlink.*(?:training|train|post.?rx.?det\w*).*fail|nvlink.*fail\w*.*(?:training|train\b)", re.I)
-_ANY_BUS = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?)")
 _DENIED = ("Operation not permitted", "Permission denied", "insufficient permissions", "not seeing messages")
 
-
-def signatures(text: str) -> tuple[KernelEvent, ...]:
-    """Every line of ``text`` with a known signature, in log order, each with the GPU's bus id."""
-    events = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if "NVRM" not in line and "nvlink" not in line.lower() and "fallen off" not in line:
-            continue
-        shown = line[:MAX_LINE_CHARS]
-        if m := _XID.search(line):
-            xid = int(m.group(2))
-            if xid in WATCHED_XIDS:
-                events.append(KernelEvent(f"xid-{xid}", _bus(m.group(1)), shown))
-        elif m := _FALLEN.search(line):
-            events.append(KernelEvent("fallen-off-bus", _bus(m.group(1)), shown))
-        elif _TRAINING.search(line):
-            bus = _ANY_BUS.search(line)
-            events.append(KernelEvent("nvlink-training-failed", _bus(bus.group(1)) if bus else _NO_BUS, shown))
-    return tuple(events)
-
-
-_NO_BUS = Unsupported("kernel log", "the line names no PCI bus id")
-
-
-def _bus(text: str) -> Probed[str]:
-    parsed = parse_bus_id(text)
-    return parsed if parsed else Failed("kernel log", f"not a PCI bus id: {text!r}")
+signatures = kernel_events
+"""Every line of ``text`` with a known signature, in log order, each with the GPU's bus id (the recognition lives
+in :mod:`topoaudit.parse.health_lines`, shared with pasted kernel-log lines)."""
 
 
 def read_kernel_log(

@@ -1,0 +1,146 @@
+"""A mixed paste is split into parts of one kind each, with their line ranges, so each can be read by its reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topoaudit.parse.paste_parts import KINDS, Part, part_text, split_parts
+from topoaudit.parse.prefixes import strip_prefixes
+
+PASTES = Path(__file__).parents[1] / "fixtures" / "real" / "pastes"
+
+# Real pastes of the corpus's dev part and the parts they hold: (kind, first line, last line).
+REAL = [
+    ("accelerate-1317-pdsh-multinode-net-socket", [("nccl-log", 1, 13)]),
+    ("aikitoria-12-2x5070-topo-phb-cmdline", [("topo-matrix", 1, 5)]),
+    ("azhc-142-h200-vm-allreduce-480", [("nccl-tests", 1, 19)]),
+    ("azhc-162-ncv5-gpu-bw-by-design", [("nhc", 1, 3)]),
+    ("club3090-1130-2x5090-p2p-gns-spaces", [("p2p-matrix", 1, 14)]),
+    ("do-fm-doc-fabric-in-progress-grep", [("nvidia-smi-q", 2, 12)]),
+    ("dra-626-fabric-summary-unhealthy", [("nvidia-smi-q", 1, 9)]),
+    ("hpejp-dl380-2xa100pcie-smi-table", [("other", 1, 2), ("nvidia-smi-table", 3, 25)]),
+    ("illinois-76-titanv-rminitadapter-failed", [("kernel-log", 1, 4)]),
+    ("nccl-1197-hopper-graph-nvs-4pcisw", [("nccl-log", 1, 31)]),
+    ("nccl-1412-ib-no-gdrdma-tail-33gbs", [("nccl-log", 1, 2), ("nccl-tests", 3, 5)]),
+    ("nccl-1608-h100nvl-nvlink-status-12of18", [("nvlink-status", 1, 20)]),
+    ("nccl-749-topofile-pci-bottleneck-line", [("nccl-xml", 1, 1)]),
+    ("nccl-1939-gdr-disabled-hca0", [("nccl-log", 1, 1)]),
+    ("nccltests-68-c4140-4xv100-nv2-mlx5col", [("topo-matrix", 2, 18)]),
+    ("nccltests-296-2x5090-nvidia-smi-table", [("nvidia-smi-table", 1, 15)]),
+    ("nccltests-6-unhandled-cuda-one-line", [("nccl-tests", 1, 2)]),
+    ("nvbw-34-pattern-assert-8xa100", [("nvbandwidth", 1, 20)]),
+    ("nvsentinel-1481-dcgm-nvlink-down-pcie", [("dcgm", 1, 6)]),
+    ("pytorch-121209-torchrun-elastic-summary-only", [("traceback", 1, 29)]),
+    ("pytorch-130113-nvls-init-error-3-ddp", [("nccl-log", 1, 13), ("traceback", 14, 18)]),
+    ("pytorch-177472-aws-h100-nvls-bind-401-traceback", [("traceback", 1, 6)]),
+    ("pytorch-1637-p2pbw-1080ti-hangs", [("p2p-matrix", 1, 29)]),
+    ("ray-16979-raysgd-ipc-217-visible-devices", [("traceback", 1, 1), ("nccl-log", 2, 10)]),
+    ("ray-40758-proxy-call-rank0-connect", [("traceback", 1, 16)]),
+    ("vllm-5484-trace-log-before-hang-bootstrap", [("other", 1, 6), ("nccl-log", 7, 15)]),
+    ("vllm-19607-topo-2gpu-nv12-8nic", [("topo-matrix", 1, 17)]),
+]
+
+
+@pytest.mark.parametrize(("paste", "expected"), REAL, ids=[row[0] for row in REAL])
+def test_a_real_paste_splits_into_its_parts(paste: str, expected: list[tuple[str, int, int]]) -> None:
+    parts = split_parts((PASTES / f"{paste}.txt").read_text())
+    assert [(p.kind, p.first, p.last) for p in parts] == expected
+
+
+def test_nccl_lines_running_through_an_nccl_tests_run_leave_both_whole() -> None:
+    parts = split_parts((PASTES / "nccltests-124-b-3090-nvlink-stub-libcuda.txt").read_text())
+    tests, log = parts
+    assert (tests.kind, tests.span, log.kind, log.span) == ("nccl-tests", "lines 1-53", "nccl-log", "lines 6-46")
+    assert tests.lines == (1, 2, 3, 4, 5, 39, 40, 41, 42, 47, 48, 49, 50, 51, 52, 53)
+    assert log.lines == (*range(6, 39), 44, 45, 46)
+    assert not set(tests.lines) & set(log.lines)
+
+
+MIXED = """\
+Here is what I see on the node, any idea?
+
+[rank0]: node7:1234:1290 [0] NCCL INFO NCCL version 2.21.5+cuda12.4
+[rank0]: node7:1234:1290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct
+
+$ nvidia-smi topo -m
+        GPU0    GPU1    CPU Affinity    NUMA Affinity
+GPU0     X      SYS     0-31            0
+GPU1    SYS      X      32-63           1
+
+Legend:
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+
+Traceback (most recent call last):
+  File "train.py", line 12, in <module>
+    dist.all_reduce(t)
+torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1333, unhandled system error, NCCL version 2.21
+ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
+Last error:
+socketStartConnect: Connect to 10.0.0.2<45763> failed : Connection refused
+
+Thanks!
+"""
+
+
+def test_a_mixed_paste_names_its_parts_and_the_command_goes_with_its_output() -> None:
+    parts = split_parts(MIXED)
+    assert [(p.kind, p.span) for p in parts] == [
+        ("other", "line 1"),
+        ("nccl-log", "lines 3-4"),
+        ("topo-matrix", "lines 6-13"),
+        ("traceback", "lines 15-21"),
+        ("other", "line 23"),
+    ]
+    matrix = parts[2]
+    assert matrix.recognised == (6, 7, 8, 9, 11, 12, 13)  # the command, header, rows and legend
+    assert parts[3].recognised == (15, 16, 17, 18, 19, 20)
+    assert parts[3].lines[-1] == 21  # NCCL's message after "Last error:" came with them
+
+
+def test_a_parts_text_keeps_the_pastes_line_numbers() -> None:
+    lines = strip_prefixes(MIXED)
+    log = split_parts(lines)[1]
+    text = part_text(lines, log).splitlines()
+    assert len(text) == 4
+    assert text[:2] == ["", ""]
+    assert text[2] == "node7:1234:1290 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"  # the [rank0]: prefix is off
+
+
+def test_every_non_blank_line_of_every_dev_paste_is_in_exactly_one_part() -> None:
+    dev = _dev()
+    for path in sorted(PASTES.glob("*.txt")):
+        if path.stem not in dev:
+            continue
+        lines = strip_prefixes(path.read_text())
+        parts = split_parts(lines)
+        owned = [n for p in parts for n in p.lines]
+        assert len(owned) == len(set(owned)), path.stem
+        blank = {"", "--", "[...]"}
+        assert set(owned) == {n.number for n in lines if n.text.strip() not in blank and n.text.strip(". ")}, path.stem
+        assert all(p.kind in KINDS for p in parts)
+        assert all(set(p.recognised) <= set(p.lines) for p in parts)
+        assert [p.first for p in parts] == sorted(p.first for p in parts)
+
+
+def _dev() -> frozenset[str]:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "real"))
+    from corpus import load_corpus  # the corpus's own reader: the held-back part stays unread
+
+    return frozenset(p.id for p in load_corpus() if p.part == "dev")
+
+
+def test_text_no_recogniser_knows_is_one_other_part() -> None:
+    assert split_parts("hello\nworld\n") == (Part("other", 1, 2, (1, 2)),)
+    assert split_parts("\n\n") == ()
+
+
+def test_a_list_of_gpus_alone_is_not_nvlink_status() -> None:
+    text = "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-e1924eea-b9bb-d537-39f2-b345087fa145)\n"
+    assert [p.kind for p in split_parts(text)] == ["other"]
+    with_links = text + "\t Link 0: 14.062 GB/s\n"
+    assert [(p.kind, p.recognised) for p in split_parts(with_links)] == [("nvlink-status", (1, 2))]

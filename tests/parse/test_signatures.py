@@ -1,0 +1,615 @@
+"""The signature catalog: every known message is recognised on the lines people paste, mapped to a finding code,
+and the catalog itself is checked strictly.
+
+Adding a signature is one entry in topoaudit/catalog/signatures.toml and one line in :data:`TABLE`.
+"""
+
+# ruff: noqa: E501  (one pasted line per row)
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from topoaudit.model.finding import Severity
+from topoaudit.parse.prefixes import strip_prefixes
+from topoaudit.parse.signatures import (
+    TIERS,
+    Catalog,
+    CatalogError,
+    catalog,
+    load_catalog,
+    match_lines,
+    match_text,
+    render_doc,
+)
+from topoaudit.rules.codes import CODES
+
+ROOT = Path(__file__).parents[2]
+PASTES = ROOT / "tests" / "fixtures" / "real" / "pastes"
+
+# (a pasted line, the signature it must be recognised as): one row per signature.
+# fmt: off
+TABLE = [
+    ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1", "nccl-env-p2p-disable"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to LOC", "nccl-env-p2p-level-loc"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to NVL", "nccl-env-p2p-level-restrictive"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to SYS", "nccl-env-p2p-level-permissive"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to LOC", "nccl-env-net-gdr-level-loc"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to SYS", "nccl-env-net-gdr-level"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.", "nccl-env-shm-disable"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.", "nccl-env-ib-disable"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_NET_GDR_READ set by environment to 0.", "nccl-env-net-gdr-read-off"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.", "nccl-env-nvls-off"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 1.", "nccl-env-nvls-forced"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_CUMEM_ENABLE set by environment to 0.", "nccl-env-cumem-off"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_DIRECT_DISABLE set by environment to 1.", "nccl-env-p2p-direct-disable"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_NVB_DISABLE set by environment to 1.", "nccl-env-nvb-disable"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_PXN_DISABLE set by environment to 1.", "nccl-env-pxn-disable"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_MNNVL_ENABLE set by environment to 0.", "nccl-env-mnnvl-off"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 2.", "nccl-env-max-channels"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_MIN_NRINGS set by environment to 4.", "nccl-env-min-channels"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_IGNORE_DISABLED_P2P set by environment to 1.", "nccl-env-ignore-disabled-p2p"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_CROSS_NIC set by environment to 0.", "nccl-env-cross-nic"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_NET_DISABLE_INTRA set by environment to 1.", "nccl-env-net-disable-intra"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_USE_CUDA_MEMCPY set by environment to 1.", "nccl-env-p2p-use-cuda-memcpy"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.", "nccl-env-collnet"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_ALGO set by environment to Ring", "nccl-env-algo"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_PROTO set by environment to Simple", "nccl-env-proto"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /opt/microsoft/ndv5-topo.xml", "nccl-env-topo-file"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_GRAPH_FILE set by environment to /etc/nccl/graph.xml", "nccl-env-graph-file"),
+    ("node7:1234:1234 [0] NCCL INFO Comm config netName reset to NCCL_NET=Socket", "nccl-env-net-name"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0,mlx5_1,mlx5_2,mlx5_3", "nccl-env-ib-hca"),
+    ("node7:1234:1234 [0] NCCL INFO User asked for a minimum of 64 channels, limiting to 32", "nccl-env-channels-capped"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] enqueue.cc:2063 NCCL WARN No algorithm/protocol available for function AllReduce with datatype ncclBfloat16. NCCL_ALGO was set to NVLS.", "nccl-env-no-algorithm"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/nvls.cc:254 NCCL WARN NCCL_NVLS_ENABLE has been set to \"1\" and communicator has multiple ranks using the same NVML device. This is not compatible with NCCL_NVLS_ENABLE=1.", "nccl-env-nvls-multi-rank-gpu"),
+    ("node7:1234:1234 [0] NCCL INFO Invalid value yes for NCCL_IB_DISABLE, using default 0.", "nccl-env-invalid-value"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_BUFFSIZE set by environment to 8388608.", "nccl-env-set"),
+    ("node7:1234:1234 [0] NCCL INFO Comm config maxCTAs reset to NCCL_MAX_CTAS=4", "nccl-env-comm-config"),
+    ("root@deepseek:/data/nccl-tests# CUDA_VISIBLE_DEVICES=0,1,2,3 NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4", "shell-env-transport-off"),
+    ("mpirun -np 16 -N 8 --hostfile /tmp/2hosts.txt -x NCCL_ALGO=Ring -x NCCL_MIN_CTAS=24 ./build/all_reduce_perf -b 1M -e 8G", "shell-env-path-choice"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 802 'system not yet initialized'", "cuda-802-system-not-ready"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'", "cuda-401-illegal-state"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'", "cuda-217-peer-access-unsupported"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 999 'unknown error'", "cuda-999-unknown"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 3 'initialization error'", "cuda-3-initialization-error"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 100 'no CUDA-capable device is detected'", "cuda-100-no-device"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 101 'invalid device ordinal'", "cuda-101-invalid-device"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 2 'out of memory'", "cuda-2-out-of-memory"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 700 'an illegal memory access was encountered'", "cuda-700-illegal-address"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 719 'unspecified launch failure'", "cuda-719-launch-failure"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 201 'invalid device context'", "cuda-201-invalid-context"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 46 'CUDA-capable device(s) is/are busy or unavailable'", "cuda-46-devices-unavailable"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 800 'operation not permitted'", "cuda-800-not-permitted"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 801 'operation not supported'", "cuda-801-not-supported"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 705 'peer access has not been enabled'", "cuda-705-peer-access-not-enabled"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 220 'uncorrectable NVLink error detected during the execution'", "cuda-220-nvlink-uncorrectable"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 214 'uncorrectable ECC error encountered'", "cuda-214-ecc-uncorrectable"),
+    ("ArchLinux:6482:6482 [0] misc/strongstream.cc:60 NCCL WARN Cuda failure 'CUDA driver is a stub library'", "cuda-34-stub-library"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 35 'CUDA driver version is insufficient for CUDA runtime version'", "cuda-35-insufficient-driver"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 803 'system has unsupported display driver / cuda driver combination'", "cuda-803-driver-mismatch"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 804 'forward compatibility was attempted on non supported HW'", "cuda-804-compat-unsupported"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/nvls.cc:376 NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 1207959552 : CUDA error 401 'the operation cannot be performed in the present state'.", "nccl-nvls-bind-failed"),
+    ("This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.", "nccl-nvls-bind-hint"),
+    ("node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'", "nccl-nvls-invalid-argument"),
+    ("node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'", "nccl-nvls-cuda-failure"),
+    ("node7:1234:1290 [3] NCCL INFO Failed to multicast-bind user buffer: CUDA error 1 'invalid argument'", "nccl-nvls-user-buffer"),
+    ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.", "nccl-mnnvl-imex"),
+    ("node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 2 healthMask 0x0", "nccl-mnnvl-fabric-not-ready"),
+    ("node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 3 healthMask 0x4", "nccl-mnnvl-fabric-unhealthy"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] graph/paths.cc:396 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 5. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.", "nccl-p2p-disabled-nvlink"),
+    ("node7:1234:1290 [3] NCCL INFO P2P is disabled between connected GPUs 0 and 2. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1.", "nccl-p2p-disabled"),
+    ("node7:1234:1290 [3] NCCL INFO Could not enable P2P between dev 0(=1b000) and dev 1(=1c000)", "nccl-p2p-could-not-enable"),
+    ("node7:1234:1290 [3] NCCL INFO peer query failed between dev 0(=1b000) and dev 1(=1c000)", "nccl-p2p-peer-query-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:355 NCCL WARN failed to peer with device 1(=1c000): 217 peer access is not supported between these two devices", "nccl-p2p-failed-to-peer"),
+    ("(pid=909608) z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices", "nccl-p2p-ipc-open-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:250 NCCL WARN cudaIpcGetMemHandle failed : invalid argument", "nccl-p2p-ipc-export-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport.cc:39 NCCL WARN No transport found for rank 0[1b000] -> rank 1[1c000]", "nccl-no-transport"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/shmutils.cc:83 NCCL WARN Error: failed to extend /dev/shm/nccl-Y4x8nq to 9637892 bytes, error: No space left on device (28)", "nccl-shm-too-small"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:573 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1b000", "nccl-duplicate-gpu"),
+    ("node7:1234:1290 [3] NCCL INFO Using network Socket", "nccl-using-network-socket"),
+    ("node7:1234:1290 [3] NCCL INFO NET/IB : No device found.", "nccl-net-ib-no-device"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface found.", "nccl-net-ib-no-ip-interface"),
+    ("node7:1234:1290 [3] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.7<0> [1]eth1:10.1.0.7<0>", "nccl-net-socket-using"),
+    ("node7:1234:1290 [3] NCCL INFO Failed to open libibverbs.so[.1]", "nccl-ibverbs-missing"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed", "nccl-ib-open-device-failed"),
+    ("node7:1234:1290 [3] NCCL INFO Channel 00 : 1[3b000] -> 0[3b000] [receive] via NET/Socket/0", "nccl-channel-net-socket"),
+    ("node7:1234:1290 [3] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/IB/0", "nccl-channel-net-no-gdr"),
+    ("node7:1234:1290 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'", "nccl-gdr-disabled-hca"),
+    ("node7:1234:1290 [3] NCCL INFO GPU Direct RDMA Disabled for GPU 3 / HCA 2 (distance 7 > 5)", "nccl-gdr-disabled-distance"),
+    ("node7:1234:1290 [3] NCCL INFO HINT: In many cases this error occurs when ACS is enabled which would break GPU Direct RDMA protocol.", "nccl-ib-hint-acs"),
+    ("NCCL WARN NET/IB : Got completion from peer fe80::966d:ae03:8b:df54%ib0<33397> with error 4, opcode 32611, len 32611, vendor err 81 (Send)", "nccl-ib-local-protection-error"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion from peer 10.1.0.8<53420> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 localGid ::ffff:10.1.0.7 remoteGids ::ffff:10.1.0.8 hca mlx5_3", "nccl-ib-completion-error"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:123 NCCL WARN NET/IB : mlx5_3:1 async fatal event: local catastrophic error", "nccl-ib-async-fatal"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:179 NCCL WARN NET/IB : mlx5_1:1 Got non-fatal async event: port error(10)", "nccl-ib-port-event"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/common.cc:163 NCCL WARN NET/IB : mlx5_2:1 speed change detected: 400000 -> 200000 Mbps", "nccl-ib-speed-change"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/net_ib/connect.cc:987 NCCL WARN NET/IB : Attempted to connect incompatible devices: [0]mlx5_0:1/IB and [0]mlx5_4:1/RoCE. Try selecting NICs of only one link type using NCCL_IB_HCA", "nccl-ib-mixed-link-layers"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:1339 NCCL WARN Detected mixed local Net device counts across ranks (min 7, max 8). Set NCCL_IGNORE_NET_MISMATCH=1 to continue.", "nccl-mixed-net-devices"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/socket.cc:58 NCCL WARN socketProgress: Connection closed by remote peer node2<57557>", "nccl-socket-closed-by-peer"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort", "nccl-socket-connect-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found", "nccl-no-socket-interface"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 2", "nccl-proxy-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 22304", "nccl-version-mismatch"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] include/alloc.h:493 NCCL WARN Failed to CUDA calloc 536870912 bytes", "nccl-cuda-alloc-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/nvmlwrap.cc:183 NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found", "nccl-nvml-failed"),
+    ("graph/xml.h: NCCL WARN Error : too many XML nodes (max 256)", "nccl-topo-xml-too-large"),
+    ("node7:1234:1290 [3] NCCL INFO Could not find a path for pattern 4, falling back to simple order", "nccl-rings-fallback"),
+    ("node7:1234:1290 [3] NCCL INFO Pattern 4, crossNic 0, nChannels 2, speed 12.000000/12.000000, type PHB/PIX, sameChannels 1", "nccl-graph-pcie-only"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use", "nccl-ras-bind-in-use"),
+    ("node7:1234:1290 [3] misc/socket.cc:506 NCCL WARN Call to accept failed : Too many open files", "nccl-syscall-failed"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport/p2p.cc:275 NCCL WARN Cuda failure 704 'peer access is already enabled'", "nccl-cuda-failure"),
+    ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport.cc:464 NCCL WARN Cannot initialize CollNet, using point-to-point network instead", "nccl-warn"),
+    ("[rank3]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3699, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3", "torch-nccl-error"),
+    ("[rank3]: ncclUnhandledCudaError: Call to CUDA function failed.", "torch-nccl-result"),
+    ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.", "torch-watchdog-timeout"),
+    ("[rank1]:[E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.", "torch-nccl-teardown"),
+    ("RuntimeError: CUDA error: an unexpected NVRM error has occurred", "torch-cuda-error"),
+    ("ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  GPU functionality will not be available.", "cuda-init-failed-banner"),
+    ("(VllmWorkerProcess pid=412) WARNING 05-13 08:48:35 custom_all_reduce.py:166] Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True explicitly.", "vllm-custom-allreduce-no-p2p"),
+    ("WARNING 03-22 18:40:47 [custom_all_reduce.py:137] Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.", "vllm-custom-allreduce-pcie-only"),
+    ("Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:307 'invalid resource handle'", "vllm-cuda-error"),
+    ("   134217728      33554432     float     sum      -1   1234.5  108.72  190.26     12   1230.1  109.11  190.94      0", "nccltests-wrong-nonzero"),
+    ("# Out of bounds values : 24 FAILED", "nccltests-out-of-bounds-failed"),
+    ("rank=3 #wrong=1024", "nccltests-wrong-detail"),
+    ("# Avg bus bandwidth    : 12.5 FAILED", "nccltests-avg-busbw-failed"),
+    ("gpu-node-01: Test timeout (300s) common.cu:523", "nccltests-timeout"),
+    ("DeviceImplementation > 1 requires CUDA P2P connectivity across all ranks. Not all ranks of this communicator have P2P connectivity.", "nccltests-p2p-required"),
+    ("Invalid number of GPUs: 16 requested but only 8 were found.", "nccltests-invalid-gpu-count"),
+    ("Incompatible NCCL versions. nccl-tests was compiled with NCCL 2.28, but is running with NCCL 22903. The 2.28 Device API is not compatible with later versions.", "nccltests-incompatible-nccl"),
+    ("gpu: Test CUDA failure common.cu:1030 'invalid resource handle'", "nccltests-cuda-failure"),
+    ("node7: Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '", "nccltests-nccl-failure"),
+    (" .. gpu-node-01 pid 123456: Test failure common.cu:1282", "nccltests-failure-trace"),
+    ("# error: unhandled system error (run with NCCL_DEBUG=INFO for details)", "nccltests-error-footer"),
+    (" Invalid value when checking the pattern at 0x7f2a40000000", "nvbandwidth-pattern-mismatch"),
+    (" Current offset : 1048576 ", "nvbandwidth-pattern-offset"),
+    ("ASSERT in expression h_errorFlag == 0 in void memcmpPatternHelper(CUstream, CUdeviceptr, unsigned long long, unsigned int, CompareKernelFunc, std::shared_ptr<NodeHelper>)() : /src/nvbandwidth/memcpy.cpp:165", "nvbandwidth-check-assert"),
+    ("ASSERT in expression localDeviceName.size() < STRING_LENGTH in void printGPUsMultinode(int)() : /src/nvbandwidth/output.cpp:137", "nvbandwidth-assert"),
+    ("NVML_ERROR: [Driver Not Loaded] in expression nvmlInit() in int main(int, char**)() : /src/nvbandwidth/nvbandwidth.cpp:190", "nvbandwidth-nvml-error"),
+    ("Waived: ", "nvbandwidth-waived"),
+    ("ERROR:  nhc:  Health check failed:  check_nvlink_status: GPU 2 has nvlinks inactive: \t Link 4: Inactive. FaultCode: NHC2016", "nhc-nvlink-inactive"),
+    ("ERROR:  nhc:  Health check failed:  check_nvlink_status: Failed to get NVLINK status with error code 0. FaultCode: NHC2016", "nhc-nvlink-query-failed"),
+    ("    Link 4: Inactive", "nhc-nvlink-inactive-link"),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_bw: P2P test on GPU 3 to GPU 6 failed. Bandwidth 121.4 is less than 350. FaultCode: NHC2020", "nhc-gpu-p2p-bandwidth-low"),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_bw: H2D test on GPU 5 failed. Bandwidth 11.8 is less than 52. FaultCode: NHC2020", "nhc-gpu-host-bandwidth-low"),
+    ("WARNING:  nhc:  Nearing a failure threshold:  check_gpu_bw: P2P test on GPU 2 to GPU 5 has a bandwidth of 354.02 GB/s. Expected threshold 350 GB/s.", "nhc-gpu-bandwidth-near-threshold"),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected: Jun  1 10:00:00 node kernel: [1234.5] NVRM: Xid (PCI:0002:00:00): 79, pid=1234, name=python, GPU has fallen off the bus.. FaultCode: NHC2001", "nhc-gpu-xid"),
+    ("ERROR:  nhc:  Health check failed:  check_ecc: GPU id 4: Row remap pending. FaultCode: NHC2007", "nhc-ecc"),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_count: Expected to see 8 but found 7. FaultCode: NHC2009", "nhc-gpu-count"),
+    ("ERROR:  nhc:  Health check failed:  check_hw_topology: Topology mismatch! Expected to find GPU 0000:9b:00.0 under NUMA 1. FaultCode: NHC2010", "nhc-topology-mismatch"),
+    ("ERROR:  nhc:  Health check failed:  check_ib_bw_gdr: ib_write_bw, IB=mlx5_ib3, mlx5_ib3, IB BW (expected > 380 Gbps, but measured 188.3 Gbps. FaultCode: NHC2003", "nhc-ib-bandwidth-low"),
+    ("ERROR:  nhc:  Health check failed:  check_ib_link_flapping: IB link flapping detected. Devices: mlx5_ib2. FaultCode: NHC2005", "nhc-ib-link-flapping"),
+    ("ERROR:  nhc:  Health check failed:  check_nccl_allreduce: NCCL allreduce, BUS BW (expected >=228 GB/s, but measured 96.81 GB/s). FaultCode: NHC2010", "nhc-nccl-allreduce-low"),
+    ("ERROR:  nhc:  Health check failed:  check_nccl_allreduce: NCCL allreduce, Out of bounds values failed. FaultCode: NHC2010", "nhc-nccl-allreduce-corrupt"),
+    ("ERROR:  nhc:  Health check failed:  check_nvsmi_healthmon:  nvidia-smi:  The GPU has fallen off the bus or has otherwise become inaccessible. FaultCode: NHC2010", "nhc-gpu-inaccessible"),
+    ("ERROR:  nhc:  Health check failed:  check_fs_mount:  /mnt/resource not mounted", "nhc-check-failed"),
+    ("WARNING:  nhc:  Nearing a failure threshold:  check_ib_bw_gdr: IB=mlx5_ib0, IB BW is 380 Gbps", "nhc-near-threshold"),
+    ("|    -> NVLINK system       | Failure                                       |", "dcgm-subsystem-failure"),
+    ("  ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 PCI:0000:9d:00.0", "dcgm-failure-reason"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.", "xid-79"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 74, NVLink: failed to train link 5 to remote PCI:0000:c8:00", "xid-74"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 48, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.", "xid-48"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.", "xid-63"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 64, pid=1896, Row Remapper: Row remapping failed.", "xid-64"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 92, High single-bit ECC error rate", "xid-92"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 94, pid=7062, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No", "xid-94"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 95, pid=7062, name=python3, Uncontained: LTC TAG (0x2, 0x1). RST: Yes, D-RST: No", "xid-95"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 119, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).", "xid-119"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 120, GSP task ... ", "xid-120"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 121, C2C link error", "xid-121"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 136, NVLink ALI training failed", "xid-136"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error", "xid-137"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)", "xid-154"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0018:01:00): 144, SAW_LINK_EVT Fatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)", "xid-144-150-fatal"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 0x00000000 0x00000000 0x00000000 0x00000000)", "xid-144-150-nonfatal"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149", "xid-45-after-xid"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:18:00): 13, pid=2442, name=python3, Graphics Exception: ESR 0x514730=0x201f0000", "xid"),
+    ("[ 4721.118342] NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.", "nvrm-fallen-off-bus"),
+    ("[  221.902113] NVRM: GPU 0000:81:00.0: RmInitAdapter failed! (0x25:0x40:1470)", "nvrm-init-failed"),
+    ("[    3.112233] NVRM: The NVIDIA probe routine failed for 1 device(s).", "nvrm-probe-failed"),
+    ("[ 4721.118342] nvidia-nvswitch3: SXid (PCI:0000:86:00.0): 12028, Non-fatal, Link 44 egress non-posted PRIV error", "sxid"),
+    ("[1118468.873266] nvidia 0000:0a:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000f address=0x00000000ea13a000 flags=0x0020]", "iommu-io-page-fault"),
+    ("    LnkSta: Speed 2.5GT/s (downgraded), Width x16 (ok)", "pcie-link-downgraded"),
+    ("        State                             : Not Started", "smi-fabric-not-started"),
+    ("        State                             : In Progress", "smi-fabric-in-progress"),
+    ("        Status                            : Insufficient Resources", "smi-fabric-status-error"),
+    ("            Summary                       : Unhealthy", "smi-fabric-unhealthy"),
+    ("            Summary                       : Limited Capacity", "smi-fabric-limited"),
+    ("            Bandwidth                     : Degraded", "smi-fabric-bandwidth-degraded"),
+    ("            Route Unhealthy               : True", "smi-fabric-route-problem"),
+    ("            Incorrect Configuration       : Insufficient Nvlinks", "smi-fabric-incorrect-configuration"),
+    ("\t Link 4: <inactive>", "smi-nvlink-inactive"),
+    ("NVML: Unable to retrieve NVLink information as all links are inactive", "smi-nvlink-all-inactive"),
+    ("Unable to determine the device handle for GPU0000:9B:00.0: GPU is lost.  Reboot the system to recover this GPU", "smi-gpu-lost"),
+    ("Failed to initialize NVML: Driver/library version mismatch", "smi-nvml-init-failed"),
+    ("[Jun 01 2025 10:00:00] [ERROR] [tid 4242] fabric manager NVIDIA GPU driver interface version 550.127.05 don't match with driver version 550.90.07. Please update with matching NVIDIA driver package.", "fm-version-mismatch"),
+    ("Jun 01 10:00:00 host systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE", "fm-service-failed"),
+    ("CUDA error at p2pBandwidthLatencyTest.cu:102 code=400(cudaErrorInvalidResourceHandle) \"cudaEventRecord(start[i], stream[i])\"", "cuda-samples-error"),
+    ("[CUDA_ERROR_INVALID_HANDLE] invalid resource handle in expression cuStreamSynchronize(stream) in void run()() : /src/nvbandwidth/memcpy.cpp:98", "nvbandwidth-cuda-error"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("line", "expected"), TABLE, ids=[row[1] for row in TABLE])
+def test_a_pasted_line_is_recognised_as_its_signature(line: str, expected: str) -> None:
+    found = [h.signature for h in match_text(line)]
+    assert expected in found, f"{expected} not in {found}"
+
+
+def test_every_signature_has_a_line_in_the_table() -> None:
+    assert {row[1] for row in TABLE} == {s.id for s in catalog().signatures}
+
+
+# Lines that look like a signature's and must not be taken for it.
+NOT = [
+    ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 0", "nccl-env-p2p-disable"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 0.", "nccl-env-shm-disable"),
+    ("node7:1234:1234 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.", "nccl-env-ib-disable"),
+    ("node7:1234:1290 [3] NCCL INFO Using network IB", "nccl-using-network-socket"),
+    (
+        "node7:1234:1290 [3] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/IB/0/GDRDMA",
+        "nccl-channel-net-no-gdr",
+    ),
+    (
+        "node7:1234:1290 [3] NCCL INFO Channel 01/0 : 0[0] -> 8[0] [send] via NET/IB/1(2)/GDRDMA/Shared",
+        "nccl-channel-net-no-gdr",
+    ),
+    ("node7:1234:1290 [3] NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'", "nccl-gdr-disabled-hca"),
+    (
+        "node7:1234:1290 [3] NCCL INFO NVLS multicast support is available on dev 3 (NVLS_NCHANNELS 16)",
+        "nccl-nvls-not-available",
+    ),
+    (
+        "node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 3 healthMask 0x0",
+        "nccl-mnnvl-fabric-not-ready",
+    ),
+    (
+        "node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 3 healthMask 0x0",
+        "nccl-mnnvl-fabric-unhealthy",
+    ),
+    (
+        "node7:1234:1290 [3] NCCL INFO Pattern 4, crossNic 0, nChannels 16, bw 40.000000/40.000000, type NVL/PIX, sameChannels 1",
+        "nccl-graph-pcie-only",
+    ),
+    (
+        "  8589934592    2147483648     float     sum      -1  36183.4  237.40  415.46      0  36101.0  237.95  416.41      0",
+        "nccltests-wrong-nonzero",
+    ),
+    (
+        "      524288        131072     float     sum      -1    41.12   12.75   22.31    N/A    40.98   12.79   22.39    N/A",
+        "nccltests-wrong-nonzero",
+    ),
+    ("# Out of bounds values : 0 OK", "nccltests-out-of-bounds-failed"),
+    ("# Avg bus bandwidth    : 402.82 OK", "nccltests-avg-busbw-failed"),
+    ("rank=3 #wrong=0", "nccltests-wrong-detail"),
+    ("        State                             : Completed", "smi-fabric-in-progress"),
+    ("        Status                            : Success", "smi-fabric-status-error"),
+    ("            Summary                       : Healthy", "smi-fabric-unhealthy"),
+    ("            Bandwidth                     : Full", "smi-fabric-bandwidth-degraded"),
+    ("            Route Unhealthy               : False", "smi-fabric-route-problem"),
+    ("            Incorrect Configuration       : None", "smi-fabric-incorrect-configuration"),
+    ("    Performance State                                  : P0", "smi-fabric-in-progress"),
+    ("\t Link 0: 26.562 GB/s", "smi-nvlink-inactive"),
+    ("    LnkSta: Speed 16GT/s (ok), Width x16 (ok)", "pcie-link-downgraded"),
+    ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 79, GPU has fallen off the bus.", "nvrm-fallen-off-bus"),
+    (
+        "ERROR:  nhc:  Health check failed:  check_nvsmi_healthmon:  nvidia-smi:  The GPU has fallen off the bus or has otherwise become inaccessible.",
+        "nvrm-fallen-off-bus",
+    ),
+    (
+        "[ 4721.118342] NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001)",
+        "xid-144-150-fatal",
+    ),
+    ("SUCCESS:  nhc:  Health check passed:  check_nvlink_status: GPU 0 has all nvlinks active.", "nhc-nvlink-inactive"),
+    ("Disable NVLS (NCCL_NVLS_ENABLE=0) if you wish to avoid this error in the future.", "shell-env-transport-off"),
+    (
+        "P2P is disabled between connected GPUs 0 and 2. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1.",
+        "shell-env-path-choice",
+    ),
+    (
+        "CUDA_VISIBLE_DEVICES=0,1 NCCL_P2P_DISABLE=0 NCCL_DEBUG=INFO ./build/all_reduce_perf -g 2",
+        "shell-env-transport-off",
+    ),
+    ('    raise RuntimeError(f"NCCL error: {error_str}")', "torch-nccl-error"),
+    ("Error 2: No such file or directory", "cuda-2-out-of-memory"),
+    ("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read", "nccl-warn"),
+]
+
+
+@pytest.mark.parametrize(("line", "signature"), NOT, ids=[f"{row[1]}-{i}" for i, row in enumerate(NOT)])
+def test_a_line_that_only_looks_alike_is_not_taken(line: str, signature: str) -> None:
+    assert signature not in [h.signature for h in match_text(line)]
+
+
+# What the issue asks to be recognised, and the finding code a user then sees.
+REQUIRED = [
+    (
+        "node7:1:1 [0] transport/nvls.cc:223 NCCL WARN Cuda failure 802 'system not yet initialized'",
+        "nccl-fabric-manager-down",
+    ),
+    ("gpu: Test CUDA failure common.cu:941 'system not yet initialized'", "nccl-fabric-manager-down"),
+    (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
+        "nccl-fabric-manager-down",
+    ),
+    (
+        "node4:1:1 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'",
+        "nccl-nvls-failed",
+    ),
+    (
+        "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'.",
+        "nccl-nvls-failed",
+    ),
+    (
+        "(pid=909608) z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices",
+        "p2p-unavailable",
+    ),
+    (
+        "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two devices'",
+        "p2p-unavailable",
+    ),
+    (
+        "node7:1:1 [0] misc/cudawrap.cc:90 NCCL WARN Cuda failure 705 'peer access has not been enabled'",
+        "p2p-unavailable",
+    ),
+    ("gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error", "nccl-nvls-failed"),
+    ("node7:1:1 [0] misc/cudawrap.cc:90 NCCL WARN Cuda failure 999 'unknown error'", "run-failed"),
+    (
+        "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'",
+        "nccl-nvls-invalid-argument",
+    ),
+    (
+        "node7:1:1 [0] NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1.",
+        "nccl-p2p-disabled",
+    ),
+    (
+        "P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their connectivity, and is probably due to a hardware issue.",
+        "nccl-p2p-disabled",
+    ),
+    *[
+        (f"node7:1:1 [0] NCCL INFO {var} set by environment to {value}", "nccl-env-override")
+        for var, value in (
+            ("NCCL_P2P_LEVEL", "LOC"),
+            ("NCCL_P2P_DISABLE", "1"),
+            ("NCCL_SHM_DISABLE", "1."),
+            ("NCCL_IB_DISABLE", "1."),
+            ("NCCL_NET_GDR_LEVEL", "LOC"),
+            ("NCCL_ALGO", "Ring"),
+            ("NCCL_PROTO", "Simple"),
+            ("NCCL_NVLS_ENABLE", "0."),
+            ("NCCL_CUMEM_ENABLE", "0."),
+            ("NCCL_NVB_DISABLE", "1."),
+            ("NCCL_PXN_DISABLE", "1."),
+            ("NCCL_MNNVL_ENABLE", "0."),
+            ("NCCL_MAX_NCHANNELS", "2."),
+            ("NCCL_TOPO_FILE", "/etc/topo.xml"),
+        )
+    ],
+    ("learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'", "nccl-gdr-disabled"),
+    ("ceceb0c7f2e6:454:838 [0] NCCL INFO Using network Socket", "nccl-net-socket-fallback"),
+    ("lambda-scalar02:95756:96916 [6] NCCL INFO NET/IB : No device found.", "nccl-net-socket-fallback"),
+    ("# Out of bounds values : 16 FAILED", "bench-data-corruption"),
+    (
+        "   134217728      33554432     float     sum      -1   1234.5  108.72  190.26      0   1230.1  109.11  190.94      3",
+        "bench-data-corruption",
+    ),
+    (" Invalid value when checking the pattern at 0x70a640000000", "bench-data-corruption"),
+    ("kernel: NVRM: Xid (PCI:0000:9b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.", "kernel-gpu-error"),
+    ("kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (0x0 0x0)", "kernel-gpu-error"),
+    (
+        "ERROR: nhc: Health check failed: check_nvlink_status: GPU 0 has nvlinks inactive: Link 4: Inactive. FaultCode: NHC2016",
+        "nvlink-link-down",
+    ),
+    (
+        "ERROR:  nhc:  Health check failed:  check_gpu_bw: P2P test on GPU 1 to GPU 0 failed. Bandwidth 256.63 is less than 335. FaultCode: NHC2020",
+        "nvbandwidth-pair-low",
+    ),
+    (
+        "ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected: NVRM: Xid (PCI:0002:00:00): 119, pid=67769",
+        "kernel-gpu-error",
+    ),
+    ("        State                                          : In Progress", "fabric-not-ready"),
+    ("    Status                            : Insufficient Resources", "fabric-unhealthy"),
+    ("            Summary                       : Unhealthy", "fabric-unhealthy"),
+    ("\t Link 2: <inactive>", "nvlink-link-down"),
+]
+
+
+@pytest.mark.parametrize(("line", "code"), REQUIRED, ids=[f"{row[1]}-{i}" for i, row in enumerate(REQUIRED)])
+def test_what_the_issue_names_maps_to_a_finding_code(line: str, code: str) -> None:
+    cat = catalog()
+    codes = [cat.get(h.signature).code for h in match_text(line)]
+    assert code in codes, f"{code} not in {codes}"
+
+
+def test_a_message_beats_the_error_it_quotes_and_the_error_beats_the_wrapper() -> None:
+    nvls = "node1:1:1 [5] transport/nvls.cc:376 NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 1207959552 : CUDA error 401 'the operation cannot be performed in the present state'."
+    assert [h.signature for h in match_text(nvls)] == ["nccl-nvls-bind-failed"]
+    tests = "gpu: Test CUDA failure common.cu:1030 'system not yet initialized'"
+    assert [h.signature for h in match_text(tests)] == ["cuda-802-system-not-ready"]
+    ib = "g1lmd5:3684924:3685085 [0] transport/net_ib.cc:840 NCCL WARN NET/IB : Got completion with error 12, opcode 32736, len 32736, vendor err 129"
+    assert [h.signature for h in match_text(ib)] == ["nccl-ib-completion-error"]
+    unknown = "node7:1:1 [0] misc/utils.cc:10 NCCL WARN Something else went wrong"
+    assert [h.signature for h in match_text(unknown)] == ["nccl-warn"]
+
+
+def test_a_hit_reports_its_line_and_named_values() -> None:
+    text = "\n".join([
+        "some text",
+        "[rank1]: node7:1:1 [1] NCCL INFO P2P is disabled between connected GPUs 2 and 3. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1.",
+        "(pid=4) node7:1:1 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to LOC",
+        "[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 74, NVLink: failed to train link 5",
+    ])  # fmt: skip
+    hits = match_text(text)
+    assert [(h.line, h.signature) for h in hits] == [
+        (2, "nccl-p2p-disabled"), (3, "nccl-env-p2p-level-loc"), (4, "xid-74")
+    ]  # fmt: skip
+    assert dict(hits[0].values) == {"gpu_a": "2", "gpu_b": "3"}
+    assert dict(hits[1].values) == {"var": "NCCL_P2P_LEVEL", "level": "LOC"}
+    assert dict(hits[2].values) == {"pci": "PCI:0000:9b:00", "xid": "74"}
+    assert hits[2].text == "NVRM: Xid (PCI:0000:9b:00): 74, NVLink: failed to train link 5"
+
+
+# What real pastes of the corpus's dev part show: (paste, [(line, signature), ...] that must be among the hits).
+REAL = [
+    ("accelerate-1317-pdsh-multinode-net-socket", [(1, "nccl-using-network-socket"), (5, "nccl-net-ib-no-device")]),
+    ("azimg-506-fabric-insufficient-resources", [(3, "smi-fabric-status-error")]),
+    ("dcgm-304-nvls-bind-401", [(1, "nccl-nvls-bind-failed")]),
+    ("do-fm-doc-fabric-in-progress-grep", [(3, "smi-fabric-in-progress"), (7, "smi-fabric-in-progress")]),
+    ("do-fm-doc-ngc-banner-802", [(1, "cuda-init-failed-banner"), (2, "cuda-802-system-not-ready")]),
+    ("dra-626-fabric-summary-unhealthy", [(8, "smi-fabric-unhealthy")]),
+    ("dstack-2348-cuda-802-torch", [(1, "cuda-802-system-not-ready")]),
+    ("gpuop-544-fm-version-mismatch", [(1, "fm-version-mismatch")]),
+    ("nccl-1261-a100-4gpu-ll128-oob-failed", [(1, "nccltests-out-of-bounds-failed")]),
+    ("nccl-1338-h800-nvls-invalid-arg", [(2, "nccl-nvls-invalid-argument")]),
+    ("nccl-1676-dgx-gdr-disabled-lines", [(1, "nccl-gdr-disabled-hca"), (4, "nccl-gdr-disabled-hca")]),
+    ("nccl-1788-h100-vllm-nvls-401", [(1, "nccl-nvls-cuda-failure")]),
+    ("nccl-2241-b200-xid145-137", [(2, "xid-144-150-nonfatal"), (3, "xid-137")]),
+    ("nccl-2329-p2p-disabled-nvlink-connected-hw", [(1, "nccl-p2p-disabled-nvlink")]),
+    ("nccl-332-p2p-level-nvl-parsed-as-0", [(1, "nccl-env-p2p-level-loc")]),
+    ("nccl-928-ib-error4-vendor81-gdr-acs", [(1, "nccl-ib-local-protection-error")]),
+    ("nccltests-276-h200-nvls-999-fm-restart", [(1, "nccl-nvls-cuda-failure")]),
+    ("nccltests-338-h20-802-mpi-abort", [(2, "cuda-802-system-not-ready")]),
+    ("nvbw-13-2x2080ti-write-ce-waived", [(15, "nvbandwidth-waived")]),
+    ("nvbw-34-pattern-assert-8xa100", [(18, "nvbandwidth-pattern-mismatch"), (20, "nvbandwidth-check-assert")]),
+    ("nvsentinel-155-fallen-off-bus-no-xid", [(3, "nvrm-fallen-off-bus"), (4, "nvrm-probe-failed")]),
+    ("pytorch-177472-aws-h100-nvls-bind-401-traceback", [(4, "nccl-nvls-bind-failed")]),
+    ("ray-16979-raysgd-ipc-217-visible-devices", [(6, "nccl-p2p-ipc-open-failed")]),
+    ("sglang-1509-tp-prefix-peer-access-not-supported", [(4, "cuda-217-peer-access-unsupported")]),
+    ("tgi-1383-2xl40-runpod-first-allreduce-timeout", [(2, "torch-watchdog-timeout")]),
+    ("vllm-19204-p2p-disable-env-shm-2gpu", [(5, "nccl-env-p2p-disable")]),
+    ("vllm-16707-ray-initrank-system-error-repeated", [(5, "torch-nccl-error")]),
+]
+
+
+@pytest.mark.parametrize(("paste", "expected"), REAL, ids=[row[0] for row in REAL])
+def test_real_pastes_show_their_signatures(paste: str, expected: list[tuple[int, str]]) -> None:
+    hits = {(h.line, h.signature) for h in match_text((PASTES / f"{paste}.txt").read_text())}
+    assert set(expected) <= hits, sorted(hits)
+
+
+def test_healthy_captures_carry_no_failing_signature() -> None:
+    cat = catalog()
+    for paste in ("azhc-142-h200-vm-allreduce-480", "nccltests-119-tail-multinode-96gbs-healthy",
+                  "nvbw-50-6xa6000-pcie-read-ce", "vllm-5458-aws-4gpu-p2p-cumem-rings",
+                  "ray-11675-azure-sgd-p2p-ipc-init-complete", "nccl-1261-a100-4gpu-topo-nv4-alltoall"):  # fmt: skip
+        hits = match_text((PASTES / f"{paste}.txt").read_text())
+        assert not [h for h in hits if cat.get(h.signature).severity is not Severity.INFO], paste
+
+
+def _every_pattern(lines: list[str], cat: Catalog) -> list[tuple[int, str]]:
+    """What trying every signature on every line finds, the tiers applied: what the prefilter must reproduce."""
+    rank = {t: i for i, t in enumerate(TIERS)}
+    out = []
+    for number, text in enumerate(lines, 1):
+        found = [s for s in cat.signatures if s.pattern.search(text)]
+        if found:
+            top = max(rank[s.tier] for s in found)
+            out += [(number, s.id) for s in found if rank[s.tier] == top]
+    return out
+
+
+def test_the_keyword_prefilter_finds_what_trying_every_pattern_finds() -> None:
+    cat = catalog()
+    texts = [line for line, _ in TABLE] + [line for line, _ in NOT] + [line for line, _ in REQUIRED]
+    for path in sorted(PASTES.glob("*.txt")):
+        if path.stem in _DEV:
+            texts += [line.text for line in strip_prefixes(path.read_text())]
+    assert [(h.line, h.signature) for h in match_lines(texts, cat)] == _every_pattern(texts, cat)
+
+
+def _dev_ids() -> frozenset[str]:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "real"))
+    from corpus import load_corpus  # the corpus's own reader: the held-back part stays unread
+
+    return frozenset(p.id for p in load_corpus() if p.part == "dev")
+
+
+_DEV = _dev_ids()
+
+
+def test_every_code_is_registered_or_declared_by_the_catalog() -> None:
+    cat = catalog()
+    declared = {c.code for c in cat.codes}
+    assert not declared & set(CODES), "a declared code already exists in the registry"
+    assert {s.code for s in cat.signatures} <= set(CODES) | declared
+    assert declared <= {s.code for s in cat.signatures}, "a declared code no signature uses"
+
+
+def test_the_documentation_table_is_generated_from_the_catalog() -> None:
+    doc = (ROOT / "docs" / "signatures.md").read_text(encoding="utf-8")
+    assert render_doc(doc) == doc, "docs/signatures.md is stale: run `.venv/bin/python -m topoaudit.parse.signatures`"
+    for s in catalog().signatures:
+        assert f"`{s.id}`" in doc
+
+
+# --- the catalog is checked strictly ------------------------------------------------------------------------------
+
+GOOD = """
+schema = 'topoaudit-signatures/1'
+
+[code.new-code]
+severity = 'warn'
+title = 'A new code'
+remedy = 'Do something.'
+
+[[signature]]
+id = 'one'
+code = 'new-code'
+severity = 'warn'
+cause = 'other'
+keywords = ['hello']
+regex = 'hello (?P<who>\\w+)'
+meaning = 'A greeting.'
+fix = 'Greet back.'
+source = 'NVIDIA/nccl@5067397c2676 src/init.cc'
+versions = 'all'
+"""
+
+
+def test_a_minimal_catalog_loads_and_matches() -> None:
+    cat = load_catalog(GOOD)
+    assert [c.code for c in cat.codes] == ["new-code"]
+    assert [(h.line, h.signature, dict(h.values)) for h in match_lines(["x", "hello world"], cat)] == [
+        (2, "one", {"who": "world"})
+    ]
+
+
+BROKEN = [
+    (GOOD.replace("versions = 'all'", "versions = 'all'\nexample = 'x'"), "unknown key(s) example"),
+    (GOOD.replace("regex = 'hello (?P<who>\\w+)'", "regex = 'hello (?P<who>'"), "regex does not compile"),
+    (GOOD.replace("source = 'NVIDIA/nccl@5067397c2676 src/init.cc'\n", ""), "missing source"),
+    (GOOD.replace("NVIDIA/nccl@5067397c2676 src/init.cc", "the NCCL source"), "neither 'owner/repo@commit path'"),
+    (GOOD.replace("versions = 'all'", "versions = 'all'\nthread = 'a forum post'"), "not an https URL"),
+    (GOOD.replace("severity = 'warn'\ncause", "severity = 'bad'\ncause"), "severity 'bad'"),
+    (GOOD.replace("cause = 'other'", "cause = 'bad luck'"), "cause 'bad luck'"),
+    (GOOD.replace("cause = 'other'", "cause = 'other'\ntier = 'top'"), "tier 'top'"),
+    (GOOD.replace("keywords = ['hello']", "keywords = ['he']"), "keyword 'he'"),
+    (GOOD.replace("keywords = ['hello']", "keywords = []"), "keywords must be a non-empty list"),
+    (GOOD.replace("id = 'one'", "id = 'One'"), "an id is lower-case"),
+    (GOOD.replace("meaning = 'A greeting.'", "meaning = ''"), "meaning must be a non-empty string"),
+    (GOOD + GOOD[GOOD.index("[[signature]]") :], "appears twice"),
+    (GOOD.replace("schema = 'topoaudit-signatures/1'", "schema = 'v2'"), "schema is 'v2'"),
+    (GOOD + "\n[extra]\nx = 1\n", "unknown top-level key(s) extra"),
+    (
+        GOOD.replace("remedy = 'Do something.'", "remedy = 'Do something.'\nurl = 'x'"),
+        "code 'new-code': unknown key(s) url",
+    ),
+    (GOOD.replace("[code.new-code]\nseverity = 'warn'", "[code.new-code]\nseverity = 'loud'"), "severity 'loud'"),
+    ("schema = ", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BROKEN, ids=[row[1] for row in BROKEN])
+def test_a_malformed_catalog_is_refused_with_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(CatalogError, match=re.escape(message)):
+        load_catalog(text)
+
+
+def test_the_packaged_catalog_loads_once() -> None:
+    assert catalog() is catalog()
+    assert len(catalog().signatures) >= 150

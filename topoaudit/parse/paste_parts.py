@@ -1,0 +1,325 @@
+"""A mixed paste, split into its parts: an NCCL log, a traceback, nccl-tests output, a ``topo -m`` matrix ...
+
+People paste what their terminal showed: an ``all_reduce_perf`` run with NCCL's INFO lines between its rows, a
+PyTorch traceback with NCCL's message inside, ``nvidia-smi topo -m`` under the command that printed it, a kernel
+log next to ``nvidia-smi -q``'s Fabric block. :func:`split_parts` gives each line a kind with cheap recognisers
+(substring tests first, a pattern only when one passes) and groups the lines into :class:`Part`\\ s with their line
+ranges, so each part can be read by its reader and a report can say which parts it read.
+
+How lines are grouped:
+
+* a line a recogniser is sure of (``NCCL INFO``, a ``File "..."`` line, an nccl-tests result row) starts a part
+  of its kind or continues one;
+* a line that only fits a kind in context (a matrix header, a table border, a ``#`` line, the command that
+  printed the output) continues a part of a kind it fits, or joins the next part when that part is of such a kind;
+* lines no recogniser knows belong to the part they follow without a blank line between (a traceback's code,
+  NCCL's message after "Last error:"); after a blank line they are a part of kind ``other`` unless the part
+  before them resumes;
+* NCCL's own lines run through other tools' output: an nccl-tests run, a traceback or a log interrupted by NCCL
+  INFO lines stays one part (its lines need not be contiguous), and so does the NCCL log around it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from topoaudit.parse.prefixes import Line, strip_prefixes
+
+KINDS = (
+    "nccl-log", "traceback", "nccl-tests", "topo-matrix", "p2p-matrix", "nvidia-smi-q", "nvidia-smi-table",
+    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "other",
+)  # fmt: skip
+INTERLEAVED = "nccl-log"
+"""The kind whose lines run through other tools' output (NCCL_DEBUG writes to the same console)."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """A stretch of the paste of one kind."""
+
+    kind: str  # one of KINDS
+    first: int  # 1-based line of the paste where the part starts
+    last: int  # ... and where it ends (inclusive)
+    lines: tuple[int, ...]  # the lines that belong to it (others' lines may run between them)
+    recognised: tuple[int, ...] = ()  # the lines a recogniser took for this kind (the rest came with them)
+
+    @property
+    def span(self) -> str:
+        """The line range as a report prints it."""
+        return f"line {self.first}" if self.first == self.last else f"lines {self.first}-{self.last}"
+
+
+@dataclass(frozen=True)
+class _Mark:
+    kinds: frozenset[str]
+    strong: bool  # True: the line alone says its kind; False: it fits these kinds in context
+
+
+_BLANK = _Mark(frozenset(), False)
+_UNKNOWN = _Mark(frozenset({"?"}), False)
+
+
+def _strong(kind: str) -> _Mark:
+    return _Mark(frozenset({kind}), True)
+
+
+def _weak(*kinds: str) -> _Mark:
+    return _Mark(frozenset(kinds), False)
+
+
+_S = {kind: _strong(kind) for kind in KINDS}
+_TABLE_OR_DCGM = _weak("nvidia-smi-table", "dcgm")
+_MATRIX_HEADER = _weak("topo-matrix", "p2p-matrix")
+_NUMBER_ROWS = _weak("nvbandwidth", "p2p-matrix")
+
+_OLD_NCCL = re.compile(
+    r"\[\d+\] (?:NCCL )?(?:INFO|WARN|TRACE) |^\s*(?:NCCL )?(?:INFO|WARN) (?:NET/|NCCL_|Channel |Ring |Trees |Using |"
+    r"Bootstrap|comm |cudaDriverVersion|\d+ -> \d+ via )"
+)
+_NCCL_SHAPES = re.compile(
+    r"^\s*(?:(?:Channel|Ring) \d+(?:/\d+)? : \d|Trees \[\d|\d+\[[0-9a-fA-F]+\] -> \d+\[|=== System : max"
+    r"|\+ [A-Z0-9]+\[\s*[\d.]+\] - |(?:CPU|GPU|NIC|NET|PCI|NVS)/[0-9a-fA-F-]+ \(|Pattern \d+, crossNic"
+    r"|\s?\d+ : (?:NET|GPU)/|NCCL version \d|NCCL_\w+ set by environment to|P2P is disabled between)"
+)
+_TB_WORDS = ("Watchdog caught collective operation", "ProcessGroupNCCL", "THCudaCheck FAIL", "Failed: Cuda error",
+             "Some NCCL operations have failed or timed out")  # fmt: skip
+_OLD_TESTS_FAILURE = re.compile(r"(?:NCCL|Cuda) failure [\w./-]+\.cu:\d+ '")
+_EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error)\b(?:\([^)]*\))?: ")
+_TORCH_SUMMARY = re.compile(r"^\s*(?:time|host|rank|exitcode|error_file|traceback)\s*: ")
+_TORCH_SUMMARY_SURE = re.compile(r"^\s*(?:exitcode\s*: -?\d+ \(pid|error_file\s*: |traceback : To enable traceback)")
+_PY_WARNING = re.compile(r"^\S+\.py:\d+: \w*Warning: ")
+_TB_CONTEXT = ("Last error:", "Root Cause (first observed failure):", "Failures:",
+               "The above exception was the direct cause of the following exception:",
+               "During handling of the above exception, another exception occurred:")  # fmt: skip
+_TESTS_HEAD = ("nThread", "Rank", "Using devices", "size", "(B)", "Out of bounds", "Avg bus bandwidth",
+               "Collective test", "nccl-tests version", "NCCL Tests", "out-of-place", "error:")  # fmt: skip
+_TESTS_ROW = re.compile(
+    r"^\s*\d+\s+\d+\s+(?:u?int(?:8|32|64)?|half|float|double|bfloat16|f8e4m3|f8e5m2|char)\s+"
+    r"(?:sum|prod|max|min|avg|mulsum|none|all)\s"
+)
+_NVB_START = ("nvbandwidth Version", "Built from Git version", "memcpy ", "multicast ", "SUM ", "Waived", "Waiving ",
+              "CUDA Runtime Version", "CUDA Driver Version", "Device to Device Latency")  # fmt: skip
+_NVB_RUNNING = re.compile(r"^Running [a-z0-9_]+\.\s*$")
+_NVB_DEVICE = re.compile(r"^Device \d+: \S")
+_NUMBER_ROW = re.compile(r"^\s*\d+(?:\s+(?:-?[\d.]+|N/A))+\s*$")
+_P2P_ROW = re.compile(r"^\s*GPU\d+(?:\s+(?:X|OK|NS|CNS|GNS|TNS|DR|U))+\s*$")
+_TOPO_ROW = re.compile(
+    r"^\s*(?:GPU|NIC|mlx5_|CPU)\w*(?:\s+(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|PXN|P2C|C2C)\b){1,}(?:\s|$)"
+)
+_TOPO_HEADER = re.compile(r"^\s*(?:GPU\d+|NIC\d+|mlx5_\d+)(?:\s+(?:GPU\d+|NIC\d+|mlx5_\d+))*(?:\s+CPU Affinity.*)?\s*$")
+_TOPO_LEGEND = re.compile(r"^\s*(?:Legend:|NIC Legend:|(?:X|SYS|NODE|PHB|PXB|PIX|NV#|SOC|PXN|C2C|P2C)\s+=|NIC\d+: \w)")
+_P2P_LEGEND = re.compile(r"^\s*(?:OK|CNS|GNS|TNS|NS|DR|U)\s+=")
+_NVLINK = re.compile(r"^\s*Link \d+[:,]\s*(?:<inactive>|[\d.]+ GB/s|Link is supported|[\w ]+Errors:|Remote Device)")
+_NVLINK_GPU = re.compile(r"^GPU \d+: .+\(UUID: GPU-[0-9a-fA-F-]+\)\s*$")
+_SMI_KEY = re.compile(r"^\s*\S(?:[^:]*?\S)?\s{2,}: ")
+_SMI_STRONG_KEYS = ("Product Name", "Bus Id", "CliqueId", "ClusterUUID", "Attached GPUs", "Driver Version",
+                    "Persistence Mode", "GPU UUID", "Minor Number", "VBIOS Version", "Route Unhealthy",
+                    "Incorrect Configuration", "Fabric GUID")  # fmt: skip
+_SMI_FABRIC_KEY = re.compile(r"^\s*(?:State|Status|Summary|Bandwidth)\s{2,}: ")
+_SMI_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$")
+_SECTION_WORDS = re.compile(r"^\s+[A-Z][\w ./()-]*$")
+_TABLE_WORDS = ("NVIDIA-SMI", "Driver Version:", "GPU  Name", "Bus-Id", "Persistence-M", "GPU-Util", "MiB /",
+                "Processes:", "GPU   GI   CI", "Memory-Usage", "Fan  Temp")  # fmt: skip
+_DCGM_WORDS = ("Overall Health", "Diagnostic", "-> NVLINK", "NvLink link", "| Pass", "| Fail", "| Warn", "| Skip",
+               "DCGM_FR_", "dcgmi", "Health Monitor")  # fmt: skip
+_BORDER = re.compile(r"^\s*[|+][-=+| ]*$")
+_NHC = re.compile(r"(?:ERROR|WARNING|SUCCESS):\s+\S+:\s+(?:Health check|Nearing a failure)")
+_KERNEL_WORDS = ("NVRM", "Xid (", "nvidia-nvswitch", "AMD-Vi", "DMAR:", "nvidia-modeset", "nvidia 0000:")
+_XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
+# The command that printed an output, announcing the part that follows it.
+_COMMANDS = (
+    (re.compile(r"nvidia-smi\s+topo\s+-p2p"), "p2p-matrix"),
+    (re.compile(r"nvidia-smi\s+topo\b|(?:GPU|NVIDIA) Topology:"), "topo-matrix"),
+    (re.compile(r"nvidia-smi\s+nvlink"), "nvlink-status"),
+    (re.compile(r"nvidia-smi\s+(?:-q|--query)\b"), "nvidia-smi-q"),
+    (re.compile(r"\w+_perf\b"), "nccl-tests"),
+    (re.compile(r"\bnvbandwidth\b"), "nvbandwidth"),
+    (re.compile(r"p2pBandwidthLatencyTest"), "p2p-matrix"),
+    (re.compile(r"\b(?:dmesg|journalctl)\b"), "kernel-log"),
+    (re.compile(r"\bdcgmi\b"), "dcgm"),
+    (re.compile(r"\bnvidia-smi\s*$"), "nvidia-smi-table"),
+)
+
+
+def _classify(text: str, current: str) -> _Mark:
+    """What one line (prefixes taken off) is, given the kind of the part it may continue."""
+    stripped = text.strip()
+    if not stripped or stripped in ("--", "...", "[...]", "……") or stripped.strip(".") == "":
+        return _BLANK
+    if "NCCL INFO" in text or "NCCL WARN" in text or "NCCL TRACE" in text:
+        if "Test NCCL failure" in text:
+            return _S["nccl-tests"]
+        return _S["nccl-log"]
+    if "Traceback (most recent call last)" in text or (stripped.startswith('File "') and ", line " in stripped):
+        return _S["traceback"]
+    if ("nhc" in text or "check_" in text) and _NHC.search(text):
+        return _S["nhc"]
+    if any(word in text for word in _KERNEL_WORDS):
+        return _S["kernel-log"]
+    if stripped.startswith("#"):
+        for pattern, kind in _COMMANDS:
+            if pattern.search(text):
+                return _weak(kind)
+        if any(word in stripped for word in _TESTS_HEAD):
+            return _S["nccl-tests"]
+        return _weak("nccl-tests")
+    if _TESTS_ROW.match(text) or "Test CUDA failure" in text or "Test NCCL failure" in text:
+        return _S["nccl-tests"]
+    if _OLD_TESTS_FAILURE.search(text):
+        return _S["nccl-tests"]
+    if ": Test failure " in text or "Test timeout (" in text or stripped.startswith("nThread "):
+        return _S["nccl-tests"]
+    if _EXCEPTION.match(text) or _PY_WARNING.match(text) or _TORCH_SUMMARY_SURE.match(text):
+        return _S["traceback"]
+    if any(word in text for word in _TB_WORDS):
+        return _S["traceback"]
+    if _TORCH_SUMMARY.match(text) or stripped in _TB_CONTEXT or re.fullmatch(r"\[\d+\]:", stripped):
+        return _weak("traceback")
+    if current == "traceback" and (text.startswith("    ") or stripped.startswith(("│", "╰", "❱"))):
+        return _weak("traceback")
+    if stripped.startswith(_NVB_START) or _NVB_DEVICE.match(stripped) or _NVB_RUNNING.match(stripped):
+        return _S["nvbandwidth"]
+    if "checking the pattern" in text:
+        return _S["nvbandwidth"]
+    if "ASSERT in expression" in text or stripped.startswith("Current offset"):
+        return _S["nvbandwidth"]
+    if stripped.startswith(("[P2P (Peer-to-Peer)", "P2P Connectivity Matrix", "D\\D", "Device: ", "Device=")):
+        return _S["p2p-matrix"]
+    if "P2P=" in text and "Matrix" in text:
+        return _S["p2p-matrix"]
+    if _P2P_ROW.match(text):
+        return _S["p2p-matrix"]
+    if _TOPO_ROW.match(text):
+        return _S["topo-matrix"]
+    if _TOPO_HEADER.match(text):
+        return _MATRIX_HEADER
+    if _TOPO_LEGEND.match(text):
+        return _weak("topo-matrix")
+    if _P2P_LEGEND.match(text):
+        return _weak("p2p-matrix")
+    if _NUMBER_ROW.match(text):
+        return _NUMBER_ROWS
+    if _NVLINK.match(text) or "Unable to retrieve NVLink information" in text:
+        return _S["nvlink-status"]
+    if _NVLINK_GPU.match(stripped):
+        return _weak("nvlink-status")
+    if stripped.startswith(("|", "+-", "+=")):
+        if any(word in text for word in _DCGM_WORDS):
+            return _S["dcgm"]
+        if any(word in text for word in _TABLE_WORDS) or "NVIDIA " in text:
+            return _S["nvidia-smi-table"]
+        return _TABLE_OR_DCGM
+    if "DCGM_FR_" in text or "dcgmi" in text:
+        return _S["dcgm"]
+    if "NVSMI LOG" in text or _SMI_GPU.match(stripped):
+        return _S["nvidia-smi-q"]
+    if _SMI_KEY.match(text):
+        key = stripped.split(":", 1)[0].strip()
+        if key in _SMI_STRONG_KEYS or _SMI_FABRIC_KEY.match(text):
+            return _S["nvidia-smi-q"]
+        return _weak("nvidia-smi-q")
+    if current == "nvidia-smi-q" and _SECTION_WORDS.match(text):
+        return _weak("nvidia-smi-q")
+    if stripped in ("Fabric", "Health") or stripped.startswith("Fabric "):
+        return _weak("nvidia-smi-q")
+    if _XML.match(text):
+        return _S["nccl-xml"]
+    if _OLD_NCCL.search(text) or _NCCL_SHAPES.match(text):
+        return _S["nccl-log"]
+    for pattern, kind in _COMMANDS:
+        if pattern.search(text):
+            return _weak(kind)
+    return _UNKNOWN
+
+
+class _Run:
+    """A part being built."""
+
+    def __init__(self, kind: str, numbers: list[int], recognised: list[int]) -> None:
+        self.kind = kind
+        self.lines = numbers
+        self.recognised = recognised
+
+    def part(self) -> Part:
+        lines = tuple(sorted(self.lines))
+        return Part(self.kind, lines[0], lines[-1], lines, tuple(sorted(self.recognised)))
+
+
+def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
+    """The parts of a paste in the order they start; every non-blank line belongs to exactly one part."""
+    lines = strip_prefixes(paste) if isinstance(paste, str) else paste
+    runs: list[_Run] = []
+    current: _Run | None = None
+    pending: list[tuple[int, _Mark]] = []  # lines since the current run's last line
+    for line in lines:
+        mark = _classify(line.text, current.kind if current else "")
+        if mark is _BLANK or mark is _UNKNOWN:
+            pending.append((line.number, mark))
+            continue
+        if current is not None and current.kind in mark.kinds:
+            current.lines += [n for n, m in pending if m is not _BLANK] + [line.number]
+            current.recognised += [n for n, m in pending if current.kind in m.kinds] + [line.number]
+            pending = []
+            continue
+        if not mark.strong:
+            pending.append((line.number, mark))
+            continue
+        (kind,) = mark.kinds
+        lead = _close(runs, current, pending, kind)
+        current = _Run(kind, [n for n, _ in lead] + [line.number], [n for n, m in lead if kind in m.kinds])
+        current.recognised.append(line.number)
+        pending = []
+    _close(runs, current, pending, "")
+    return tuple(run.part() for run in _interleave(runs))
+
+
+def _close(
+    runs: list[_Run], current: _Run | None, pending: list[tuple[int, _Mark]], following: str
+) -> list[tuple[int, _Mark]]:
+    """End the current run: the lines that follow it without a blank line join it, the lines just before the next
+    part that fit its kind join that part (returned), anything else in between is a part of kind ``other``."""
+    i = 0
+    if current is not None:
+        while i < len(pending) and pending[i][1] is not _BLANK and following not in pending[i][1].kinds:
+            current.lines.append(pending[i][0])
+            i += 1
+        runs.append(current)
+    rest = pending[i:]
+    j = len(rest)
+    while j > 0 and (rest[j - 1][1] is _BLANK or following in rest[j - 1][1].kinds):
+        j -= 1
+    lead = [(n, m) for n, m in rest[j:] if m is not _BLANK]
+    if following == "" or not any(following in m.kinds for _, m in lead):
+        j, lead = len(rest), []
+    other = [n for n, m in rest[:j] if m is not _BLANK]
+    if other:
+        runs.append(_Run("other", other, []))
+    return lead
+
+
+def _interleave(runs: list[_Run]) -> list[_Run]:
+    """Join the runs of one kind that NCCL's lines interrupt, and the NCCL log they interrupt."""
+    merged: list[_Run] = []
+    for run in runs:
+        if merged and merged[-1].kind == run.kind:
+            _absorb(merged[-1], run)
+        elif len(merged) >= 2 and merged[-2].kind == run.kind and INTERLEAVED in (run.kind, merged[-1].kind):
+            _absorb(merged[-2], run)
+        else:
+            merged.append(run)
+    return sorted(merged, key=lambda r: min(r.lines))
+
+
+def _absorb(into: _Run, run: _Run) -> None:
+    into.lines += run.lines
+    into.recognised += run.recognised
+
+
+def part_text(lines: Sequence[Line], part: Part) -> str:
+    """The text of a part, its lines in place: line N of the result is line N of the paste (other parts' lines and
+    the lines before the part are blank), so a reader's line numbers are the paste's."""
+    keep = set(part.lines)
+    by_number = {line.number: line.text for line in lines if line.number in keep}
+    return "\n".join(by_number.get(n, "") for n in range(1, part.last + 1)) + "\n"

@@ -1,0 +1,292 @@
+"""``nvidia-smi -q`` text, whole or in excerpts: per GPU, its NVLink fabric state and health, ECC mode and PCIe link.
+
+``nvidia-smi -q`` is a tree written with indentation (``GPU 00000000:18:00.0`` / ``    Fabric`` /
+``        State : Completed``). People rarely paste all of it: they paste ``nvidia-smi -q | grep -A4 Fabric``
+(pieces separated by ``--``, no GPU header), the ``Fabric`` block of one GPU, or a handful of lines. The tree is
+rebuilt from relative indentation, so a piece that starts at ``Fabric`` or at ``    Fabric`` reads the same; each
+GPU header starts a GPU, and where there is none each ``--`` piece (or each repeated ``Fabric`` block) is one more
+GPU the paste does not name. Every value the paste does not show, or shows as ``N/A``, is Unsupported with the
+reason.
+
+Field names follow nvidia-smi 535-580 (``Fabric``: State, Status, CliqueId, ClusterUUID, ``Health``: Summary,
+Bandwidth, Route Recovery in progress, Route Unhealthy, Access Timeout Recovery, Incorrect Configuration).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from topoaudit.errors import InputError
+from topoaudit.model.values import Unsupported
+from topoaudit.parse.prefixes import Line, strip_prefixes
+from topoaudit.units import parse_bus_id
+
+SOURCE = "nvidia-smi -q"
+
+_GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
+_KEY_VALUE = re.compile(r"^(?P<indent>\s*)(?P<key>\S(?:.*?\S)?)\s+:(?:\s(?P<value>.*?))?\s*$")
+_SECTION = re.compile(r"^(?P<indent>\s*)(?P<name>[A-Za-z][\w ./()-]*?)\s*$")
+_ABSENT_WORDS = frozenset({"N/A", "[N/A]", "Not Supported", "[Not Supported]", "Unknown Error", "Not Available"})
+# Keys that appear only in one place of the tree: read even when a grep left their section out.
+_UNIQUE_KEYS = {
+    "Product Name": ("Product Name",),
+    "Bus Id": ("PCI", "Bus Id"),
+    "CliqueId": ("Fabric", "CliqueId"),
+    "ClusterUUID": ("Fabric", "ClusterUUID"),
+    "Attached GPUs": ("Attached GPUs",),
+    "Driver Version": ("Driver Version",),
+    "CUDA Version": ("CUDA Version",),
+}
+_TOP_LEVEL = frozenset({("Attached GPUs",), ("Driver Version",), ("CUDA Version",), ("Timestamp",)})
+
+
+@dataclass(frozen=True)
+class FabricInfo:
+    """A GPU's ``Fabric`` block: its registration with the NVLink fabric and the fabric's health."""
+
+    state: str | Unsupported  # Completed, In Progress, Not Started
+    status: str | Unsupported  # Success, or NVML's error ("Insufficient Resources")
+    clique_id: int | Unsupported
+    cluster_uuid: str | Unsupported
+    health_summary: str | Unsupported  # Healthy, Unhealthy, Limited Capacity
+    health_bandwidth: str | Unsupported  # Full, Degraded
+    route_recovery_in_progress: bool | Unsupported
+    route_unhealthy: bool | Unsupported
+    access_timeout_recovery: bool | Unsupported
+    incorrect_configuration: str | Unsupported  # None, or what is wrong
+
+    @property
+    def registered(self) -> bool:
+        """The GPU finished registering with the fabric and reports no error."""
+        return self.state == "Completed" and self.status == "Success"
+
+
+@dataclass(frozen=True)
+class PcieLink:
+    """A GPU's PCIe link: generation and width, as running now and at most."""
+
+    generation_current: int | Unsupported
+    generation_max: int | Unsupported  # the lower of the GPU's and the host's maximum
+    generation_device_max: int | Unsupported
+    generation_host_max: int | Unsupported
+    width_current: int | Unsupported  # lanes
+    width_max: int | Unsupported
+
+
+@dataclass(frozen=True)
+class SmiGpu:
+    """One GPU of the paste, as far as its lines go."""
+
+    line: int  # the paste's line where this GPU's text starts
+    bus_id: str | Unsupported  # normalised ("0000:18:00.0")
+    product_name: str | Unsupported
+    fabric: FabricInfo | Unsupported
+    ecc_mode_current: str | Unsupported  # Enabled, Disabled
+    ecc_mode_pending: str | Unsupported
+    pcie: PcieLink | Unsupported
+
+    @property
+    def label(self) -> str:
+        """How a report names the GPU: its bus id, else where its lines start."""
+        return self.bus_id if isinstance(self.bus_id, str) else f"the GPU at line {self.line}"
+
+
+@dataclass(frozen=True)
+class SmiQuery:
+    """What a pasted ``nvidia-smi -q`` shows."""
+
+    gpus: tuple[SmiGpu, ...]
+    attached_gpus: int | Unsupported
+    driver_version: str | Unsupported
+    cuda_version: str | Unsupported
+    excerpt: bool  # pieces of the output (grep's "--", no GPU header, or fewer GPUs than attached)
+    used_lines: frozenset[int]  # 1-based lines read as nvidia-smi -q
+
+
+def looks_like_smi_query(text: str) -> bool:
+    """A cheap sniff: the ``==NVSMI LOG==`` banner, a ``GPU 0000:..`` header with indented keys, or a ``Fabric``
+    section with its ``State :`` line."""
+    head = text[:200_000]
+    if "NVSMI LOG" in head:
+        return True
+    if "Fabric" in head and re.search(r"^\s*Fabric\s*\n\s*State\s+:", head, re.M):
+        return True
+    return bool(re.search(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*\n\s+\S[^:\n]*\s:\s", head, re.M))
+
+
+class _Gpu:
+    """A GPU being read: the values by their path in the tree."""
+
+    def __init__(self, line: int, bus: str | None) -> None:
+        self.line = line
+        self.bus = bus
+        self.values: dict[tuple[str, ...], str] = {}
+
+
+def read_smi_query(paste: str | Sequence[Line], name: str = "") -> SmiQuery:
+    """Read ``nvidia-smi -q`` output or pieces of it; InputError when no line of it is nvidia-smi -q's."""
+    lines = strip_prefixes(paste) if isinstance(paste, str) else paste
+    top: dict[tuple[str, ...], str] = {}
+    gpus: list[_Gpu] = []
+    current: _Gpu | None = None
+    stack: list[tuple[int, str, int]] = []  # (indent, section, line) from the outermost open section
+    used: set[int] = set()
+    pieces = 0
+    for line in lines:
+        text = line.text.rstrip()
+        stripped = text.strip()
+        if stripped == "--":  # grep's separator: the next piece may be another GPU
+            pieces += 1
+            stack = []
+            if current is not None and not current.bus:
+                current = None
+            continue
+        if not stripped or stripped.startswith(("[...]", "...", "====", "#")):
+            continue
+        if m := _GPU_HEADER.match(stripped):
+            current = _Gpu(line.number, parse_bus_id(m["bus"]))
+            gpus.append(current)
+            stack = []
+            used.add(line.number)
+            continue
+        kv = _KEY_VALUE.match(text)
+        indent = len(text) - len(text.lstrip())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if kv is None:
+            section = _SECTION.match(text)
+            if section is None:
+                continue
+            name_ = section["name"]
+            if not stack and name_ == "Fabric" and current is not None and _has(current, ("Fabric",)):
+                current = None  # a second Fabric block without a header: another GPU
+            stack.append((indent, name_, line.number))
+            if name_ in _KNOWN_SECTIONS or name_ in _PARENTS:
+                used.add(line.number)
+            continue
+        key, value = kv["key"], (kv["value"] or "").strip()
+        path = tuple(s for _, s, _ in stack) + (key,)
+        if not stack and key in _UNIQUE_KEYS:
+            path = _UNIQUE_KEYS[key]
+        elif stack and stack[0][1] in _PARENTS:  # a piece that starts inside a section ("        Health")
+            path = _PARENTS[stack[0][1]] + path
+        if path in _TOP_LEVEL:
+            top[path] = value
+            used.add(line.number)
+            continue
+        if not _wanted(path):
+            continue
+        if current is None or path in current.values:
+            current = _Gpu(stack[0][2] if stack else line.number, None)
+            gpus.append(current)
+        current.values[path] = value
+        if path == ("PCI", "Bus Id") and current.bus is None:
+            current.bus = parse_bus_id(value)
+        used.add(line.number)
+    if not gpus and not top:
+        where = f"{name}: " if name else ""
+        raise InputError(f"{where}no nvidia-smi -q line (a GPU header, a Fabric block or its keys) in the input")
+    attached = _int(top.get(("Attached GPUs",)), "Attached GPUs")
+    read = tuple(_gpu(g) for g in gpus)
+    excerpt = pieces > 0 or any(g.bus is None for g in gpus) or not top
+    if isinstance(attached, int) and attached != len(read):
+        excerpt = True
+    return SmiQuery(
+        gpus=read,
+        attached_gpus=attached,
+        driver_version=_text(top.get(("Driver Version",)), "Driver Version"),
+        cuda_version=_text(top.get(("CUDA Version",)), "CUDA Version"),
+        excerpt=excerpt,
+        used_lines=frozenset(used),
+    )
+
+
+_KNOWN_SECTIONS = frozenset({"Fabric", "PCI", "ECC Mode"})
+_PARENTS = {  # inner sections a grep may start a piece with, and where they sit
+    "Health": ("Fabric",),
+    "GPU Link Info": ("PCI",),
+    "PCIe Generation": ("PCI", "GPU Link Info"),
+    "Link Width": ("PCI", "GPU Link Info"),
+}
+_FABRIC = ("Fabric",)
+_HEALTH = ("Fabric", "Health")
+_LINK = ("PCI", "GPU Link Info")
+
+
+def _wanted(path: tuple[str, ...]) -> bool:
+    """The paths this reader keeps (the rest of nvidia-smi -q is not about the interconnect)."""
+    return path in (("Product Name",), ("PCI", "Bus Id")) or path[:1] in (_FABRIC, ("ECC Mode",)) or path[:2] == _LINK
+
+
+def _has(gpu: _Gpu, prefix: tuple[str, ...]) -> bool:
+    return any(p[: len(prefix)] == prefix for p in gpu.values)
+
+
+def _gpu(g: _Gpu) -> SmiGpu:
+    v = g.values
+    fabric: FabricInfo | Unsupported = Unsupported(SOURCE, "the paste has no Fabric block for this GPU")
+    if _has(g, _FABRIC):
+        fabric = FabricInfo(
+            state=_text(v.get((*_FABRIC, "State")), "Fabric State"),
+            status=_text(v.get((*_FABRIC, "Status")), "Fabric Status"),
+            clique_id=_int(v.get((*_FABRIC, "CliqueId")), "Fabric CliqueId"),
+            cluster_uuid=_text(v.get((*_FABRIC, "ClusterUUID")), "Fabric ClusterUUID"),
+            health_summary=_text(v.get((*_HEALTH, "Summary")), "Fabric Health Summary"),
+            health_bandwidth=_text(v.get((*_HEALTH, "Bandwidth")), "Fabric Health Bandwidth"),
+            route_recovery_in_progress=_bool(v.get((*_HEALTH, "Route Recovery in progress")), "Route Recovery"),
+            route_unhealthy=_bool(v.get((*_HEALTH, "Route Unhealthy")), "Route Unhealthy"),
+            access_timeout_recovery=_bool(v.get((*_HEALTH, "Access Timeout Recovery")), "Access Timeout Recovery"),
+            incorrect_configuration=_text(v.get((*_HEALTH, "Incorrect Configuration")), "Incorrect Configuration"),
+        )
+    pcie: PcieLink | Unsupported = Unsupported(SOURCE, "the paste has no GPU Link Info for this GPU")
+    if _has(g, _LINK):
+        generation, width = (*_LINK, "PCIe Generation"), (*_LINK, "Link Width")
+        pcie = PcieLink(
+            generation_current=_int(v.get((*generation, "Current")), "PCIe generation (current)"),
+            generation_max=_int(v.get((*generation, "Max")), "PCIe generation (max)"),
+            generation_device_max=_int(v.get((*generation, "Device Max")), "PCIe generation (device max)"),
+            generation_host_max=_int(v.get((*generation, "Host Max")), "PCIe generation (host max)"),
+            width_current=_int(v.get((*width, "Current")), "PCIe link width (current)"),
+            width_max=_int(v.get((*width, "Max")), "PCIe link width (max)"),
+        )
+    return SmiGpu(
+        line=g.line,
+        bus_id=g.bus if g.bus else Unsupported(SOURCE, "the paste does not show this GPU's bus id"),
+        product_name=_text(v.get(("Product Name",)), "Product Name"),
+        fabric=fabric,
+        ecc_mode_current=_text(v.get(("ECC Mode", "Current")), "ECC Mode (current)"),
+        ecc_mode_pending=_text(v.get(("ECC Mode", "Pending")), "ECC Mode (pending)"),
+        pcie=pcie,
+    )
+
+
+def _absent(raw: str | None, what: str) -> Unsupported | None:
+    if raw is None:
+        return Unsupported(SOURCE, f"{what} is not in the paste")
+    if raw in _ABSENT_WORDS or not raw:
+        return Unsupported(SOURCE, f"nvidia-smi prints {raw or 'nothing'} for {what}")
+    return None
+
+
+def _text(raw: str | None, what: str) -> str | Unsupported:
+    absent = _absent(raw, what)
+    return absent if absent is not None else str(raw)
+
+
+def _int(raw: str | None, what: str) -> int | Unsupported:
+    absent = _absent(raw, what)
+    if absent is not None:
+        return absent
+    m = re.fullmatch(r"(\d+)x?", str(raw).strip())
+    return int(m[1]) if m else Unsupported(SOURCE, f"{what} is not a number: {raw!r}")
+
+
+def _bool(raw: str | None, what: str) -> bool | Unsupported:
+    absent = _absent(raw, what)
+    if absent is not None:
+        return absent
+    if raw in ("True", "False"):
+        return raw == "True"
+    return Unsupported(SOURCE, f"{what} is neither True nor False: {raw!r}")
