@@ -7,12 +7,11 @@ saved report re-renders on any machine without a GPU.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.codec import DecodeError, decode, encode
+from topoaudit.model.codec import DecodeError, decode, encode, read_json, shown
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Machine
 from topoaudit.model.topology import Bottleneck, Domain, Placement
@@ -133,11 +132,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 
 def report_from_json(text: str, name: str) -> Report:
     """Read a saved report's JSON text; InputError naming ``name`` when it is not JSON or not a report."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: not JSON (line {exc.lineno}: {exc.msg}); give a topoaudit report.json") from exc
-    return report_from_dict(data)
+    return report_from_dict(read_json(text, name, "report.json"))
 
 
 def report_from_dict(data: Any) -> Report:
@@ -147,7 +142,7 @@ def report_from_dict(data: Any) -> Report:
     version = data["schema_version"]
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise InputError(
-            f"report schema_version {version!r} is newer than this topoaudit understands ({SCHEMA_VERSION})",
+            f"report schema_version {shown(version)} is newer than this topoaudit understands ({SCHEMA_VERSION})",
             hint="upgrade topoaudit to re-render it",
         )
     body = {k: v for k, v in data.items() if k not in _MACHINE_KEYS and k not in ("machine_source", "verdict")}
