@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from topoaudit.errors import InputError, UsageError
-from topoaudit.parse.text import unreadable
+from topoaudit.parse.text import read_capture_file, unreadable
 
 NODE_SUFFIXES = (".json", ".txt", ".log", ".out")
 BUNDLE_REPORT = "report.json"
@@ -133,8 +133,8 @@ def expected_hosts(spec: str) -> tuple[str, ...]:
     """
     if os.path.isfile(spec):
         try:
-            text = Path(spec).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_capture_file(spec).decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise InputError(f"{spec}: cannot read the expected nodes ({type(exc).__name__})") from exc
         words = [w for line in text.splitlines() for w in line.split("#", 1)[0].split()]
     else:
@@ -143,17 +143,48 @@ def expected_hosts(spec: str) -> tuple[str, ...]:
     for word in words:
         for host in expand_hostlist(word):
             hosts.setdefault(host, None)
+        if len(hosts) > MAX_HOSTS:
+            raise UsageError(f"--expect-nodes {_quoted(spec)} names more than {MAX_HOSTS:,} hosts")
     if not hosts:
-        raise UsageError(f"--expect-nodes {spec!r} names no host")
+        raise UsageError(f"--expect-nodes {_quoted(spec)} names no host")
     return tuple(hosts)
+
+
+MAX_HOSTS = 1_000_000
+"""Hosts one host list may name: more than any fleet has, few enough to hold (a[0-999][0-999][0-999] is not)."""
 
 
 def expand_hostlist(text: str) -> list[str]:
     """Expand one Slurm host list expression (commas outside brackets separate hosts)."""
     out: list[str] = []
-    for item in _split_top(text.strip().strip(",")):
+    items = _split_top(text.strip().strip(","))
+    if sum(_size(item) for item in items) > MAX_HOSTS:
+        raise UsageError(f"host list {_quoted(text)} names more than {MAX_HOSTS:,} hosts")
+    for item in items:
         out.extend(_expand_one(item))
     return out
+
+
+def _size(item: str) -> int:
+    """How many hosts ``item`` names, counted without naming them (a malformed range counts 1: it is refused
+    with its own sentence)."""
+    size = 1
+    for group in re.findall(r"\[([^\]]*)\]", item):
+        count = 0
+        for part in group.split(","):
+            bounds = part.split("-")
+            if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
+                count += max(int(bounds[1]) - int(bounds[0]) + 1, 1)
+            else:
+                count += 1
+        size *= count
+        if size > MAX_HOSTS:
+            return size
+    return size
+
+
+def _quoted(text: str) -> str:
+    return repr(text) if len(text) <= 60 else repr(text[:59] + "…")
 
 
 def _split_top(text: str) -> list[str]:
@@ -164,12 +195,12 @@ def _split_top(text: str) -> list[str]:
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise UsageError(f"host list {text!r}: ']' without '['")
+                raise UsageError(f"host list {_quoted(text)}: ']' without '['")
         elif ch == "," and depth == 0:
             items.append(text[start:k])
             start = k + 1
     if depth:
-        raise UsageError(f"host list {text!r}: '[' without ']'")
+        raise UsageError(f"host list {_quoted(text)}: '[' without ']'")
     items.append(text[start:])
     return [i for i in items if i]
 
@@ -188,6 +219,6 @@ def _expand_one(item: str) -> list[str]:
             width = len(bounds[0])
             numbers = [str(n).zfill(width) for n in range(int(bounds[0]), int(bounds[1]) + 1)]
         else:
-            raise UsageError(f"host list {item!r}: {part!r} is not a number or a range like 01-16")
+            raise UsageError(f"host list {_quoted(item)}: {_quoted(part)} is not a number or a range like 01-16")
         out.extend(host for n in numbers for host in _expand_one(head + n + tail))
     return out
