@@ -222,3 +222,40 @@ def _bind_section_types() -> None:
     bind_host_checks_type()
     globals().update(BenchResult=BenchResult, NcclView=NcclView, Captures=Captures, DeployPlan=DeployPlan)
     globals().update(Policy=Policy, PolicyOutcome=PolicyOutcome)
+
+
+# --- whose bundle a folder holds ------------------------------------------------------------------------
+
+
+def bundle_conflict(saved_text: str, report: Report) -> str:
+    """Say why a bundle (its ``report.json`` text) may not be replaced by one of ``report``; "" for the same host.
+
+    ``--out DIR`` replaces an earlier bundle whole; one of another host is someone's evidence. The host is
+    told by its name, else by its GPUs' UUIDs, else by the input both were read from; a redacted bundle
+    (its names replaced by tokens) or one that cannot be read cannot be told apart, so it is not replaced
+    either. ``report`` is the report as it will be written (redacted when the new bundle is).
+    """
+    try:
+        saved = report_from_json(saved_text, "report.json")
+    except InputError as exc:
+        return f"its report.json cannot be read ({exc}), so whose it is cannot be told"
+    if "redaction" in saved.extras or "redaction" in report.extras:
+        return "its host's names are replaced by tokens (a redacted bundle), so whose it is cannot be told"
+    theirs, ours = _identity(saved), _identity(report)
+    if theirs[0] == ours[0] and theirs[1] == ours[1]:
+        return ""
+    if theirs[0] == ours[0]:
+        return f"it holds the bundle of {theirs[2]}, and this report is of {ours[2]}"
+    return f"it holds the bundle of {theirs[2]}, and this report, of {ours[2]}, cannot be shown to be the same host"
+
+
+def _identity(report: Report) -> tuple[str, object, str]:
+    """How a report names its host: (what, the value compared, the words for a sentence)."""
+    host = report.machine.host.hostname
+    if isinstance(host, str) and host.strip():
+        short = host.strip().lower().split(".", 1)[0]
+        return "host", short, f"host {shown(host, 60)}"
+    uuids = frozenset(g.uuid for g in report.machine.gpus if isinstance(g.uuid, str))
+    if uuids:
+        return "gpus", uuids, f"the GPUs {shown(sorted(uuids)[0], 60)}{' ...' if len(uuids) > 1 else ''}"
+    return "input", report.source.name, f"the input {shown(report.source.name, 60)}"
