@@ -1,5 +1,5 @@
 """Properties of the readers of saved and captured files: any input either loads or is refused with InputError
-(exit 4), never another exception.
+(exit 4), never another exception, in a sentence without control characters.
 
 NCCL XML: the real and constructed topology files, each with one to three of its elements or attributes
 damaged (an attribute set to a value of any shape or removed, an element removed, doubled or moved under
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from topoaudit.errors import InputError
 from topoaudit.model.report import SourceInfo, report_from_json
 from topoaudit.parse.nccl_xml import parse_nccl_xml
-from topoaudit.parse.text import decode_capture
+from topoaudit.parse.text import decode_capture, printable
 from topoaudit.pipeline import analyze
 from topoaudit.probe.snapshot import snapshot_from_json
 from topoaudit.render import render
@@ -102,7 +102,8 @@ def damaged_xml(damage: XmlDamage) -> str:
 def test_any_nccl_xml_is_read_or_refused_and_what_is_read_is_judged_and_written(damage: XmlDamage) -> None:
     try:
         parsed = parse_nccl_xml(damaged_xml(damage), "topo.xml")
-    except InputError:
+    except InputError as exc:
+        assert printable(str(exc), 10_000) == str(exc)  # a sentence quoting the file cannot drive a terminal
         return
     if parsed.machine.gpus:
         report = analyze(parsed.machine, source=SourceInfo("nccl-xml", "topo.xml"), input_issues=parsed.input_issues())
@@ -151,7 +152,8 @@ def test_any_saved_report_or_snapshot_text_is_read_or_refused(damage: JsonDamage
             render(report_from_json(text, "r.json"), "json")
         else:
             snapshot_from_json(text, "s.json")
-    except InputError:
+    except InputError as exc:
+        assert printable(str(exc), 10_000) == str(exc)
         return
 
 
