@@ -131,6 +131,13 @@ def write_corpus(folder: Path | None) -> list[Case]:
     for path in sorted(HOSTILE.glob("ncclxml-*-constructed.xml")):
         code = expected.get(path.name.removeprefix("ncclxml-").removesuffix("-constructed.xml"), 0)
         cases.append(Case(path.name, ("analyze", str(path)), code))
+    plain = (
+        ("json-nested-3000.json", "[" * 3000 + "]" * 3000),
+        ("json-integer-5000-digits.json", '{"a": ' + "9" * 5000 + "}"),
+    )
+    for name, body in plain:  # JSON that is no report nor snapshot: the loader's own check reads it
+        _write(folder, name, body)
+        cases.append(Case(name, ("analyze", "{dir}/" + name), 4, "the JSON"))
     gb300, g5 = PROVIDER / "oci-gb300-2host-mnnvl-constructed.xml", PROVIDER / "aws-g5.48xlarge-static.xml"
     cases.append(Case(gb300.name, ("analyze", str(gb300)), 0, "2 hosts"))
     cases.append(Case(g5.name, ("analyze", str(g5)), 4, "no GPUs"))
@@ -174,6 +181,10 @@ def _fleet_cases(folder: Path | None) -> list[Case]:
 
 
 NEEDS_WIRING = {
+    "json-nested-3000.json": "loaders.load_text checks JSON that is not a report with json.loads and lets its "
+    "RecursionError out; model.codec.read_json says it in one sentence",
+    "json-integer-5000-digits.json": "loaders.load_text lets json.loads's ValueError out; model.codec.read_json "
+    "says it in one sentence",
     "fleet: a link that loops beside two nodes": "app.fleet reads the entry through loaders.load_path, which lets "
     "ELOOP's OSError out (or records NodeInput.error)",
     "analyze: a link that loops": "loaders.load_path lets ELOOP's OSError out; parse.text.read_capture_file names it",
