@@ -102,13 +102,15 @@ def test_junit_counts_pasted_p2p_as_judged() -> None:
 
 
 EVERY_CAPTURE = sorted(
-    p for p in CAPTURES.iterdir() if p.name != "PROVENANCE.tsv" and not p.name.startswith("billion-laughs")
-)
+    p
+    for p in CAPTURES.iterdir()
+    if p.is_file() and p.name != "PROVENANCE.tsv" and not p.name.startswith("billion-laughs")
+)  # provider/ holds the providers' topology files, with their own PROVENANCE.tsv
 
 
 def test_every_capture_fixture_has_provenance() -> None:
     listed = {line.split("\t")[0] for line in (CAPTURES / "PROVENANCE.tsv").read_text().splitlines()[1:]}
-    assert {p.name for p in CAPTURES.iterdir() if p.name != "PROVENANCE.tsv"} <= listed
+    assert {p.name for p in CAPTURES.iterdir() if p.is_file() and p.name != "PROVENANCE.tsv"} <= listed
 
 
 @pytest.mark.parametrize("path", EVERY_CAPTURE, ids=lambda p: p.stem)

@@ -4,6 +4,12 @@ One encoder and one decoder driven by type hints, so a new field is serialised w
 a saved report decodes back into the very objects the renderers take. Absent values travel as
 ``{"status": "unsupported"|"failed", "source": ..., "reason": ...}``; enums by value (``PathLevel`` by
 name); tuples as lists.
+
+A saved document is an attachment from someone else, so reading it is bounded: :func:`read_json` turns what
+``json.loads`` cannot take (nesting past its recursion limit, an integer of thousands of digits) into one
+sentence, the decoder refuses integers beyond 64 bits and free-form values nested deeper than
+:data:`MAX_DEPTH`, and a number that is not finite (NaN, infinity) is written as a failed value with its
+reason, never as the bare ``NaN`` that is not JSON.
 """
 
 from __future__ import annotations
@@ -11,18 +17,61 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import json
+import math
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, Union
 
+from topoaudit.errors import InputError
 from topoaudit.model.values import Failed, Unsupported, absent_from_dict, absent_to_dict
 
 T = TypeVar("T")
 
+MAX_DEPTH = 64
+"""Nesting allowed inside a free-form value (a finding's evidence, a report's extras); topoaudit writes a few."""
+INT_LIMIT = 2**64
+"""No count, size or index topoaudit records reaches 2**64; a larger integer is damage, not a figure."""
+NOT_FINITE_SOURCE = "json"
+
 
 class DecodeError(ValueError):
     """The data does not fit the expected shape; the message names the field path."""
+
+
+def read_json(text: str, name: str, what: str) -> Any:
+    """Read a saved JSON document; InputError with one sentence for any text ``json.loads`` refuses.
+
+    ``what`` names the document the user was meant to give ("report.json", "snapshot").
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}: not JSON (line {exc.lineno}: {exc.msg}); give a topoaudit {what}") from None
+    except RecursionError:
+        raise InputError(
+            f"{name}: the JSON is nested more than a thousand levels deep; a topoaudit {what} nests a few, "
+            "so this is not one"
+        ) from None
+    except ValueError:  # an integer literal longer than Python converts (4,300 digits)
+        raise InputError(
+            f"{name}: the JSON holds an integer thousands of digits long; no figure in a topoaudit {what} is, "
+            "so this is not one"
+        ) from None
+
+
+def shown(data: Any, limit: int = 60) -> str:
+    """Quote ``data`` for an error sentence: its ``repr``, which escapes control characters, cut to ``limit``."""
+    if isinstance(data, int) and not isinstance(data, bool) and not -INT_LIMIT < data < INT_LIMIT:
+        return f"an integer of {len(str(abs(data)))} digits"
+    text = repr(data) if not isinstance(data, (dict, list)) or len(data) < 8 else f"a {type(data).__name__}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def not_finite(value: float) -> Failed:
+    """Return the absent value a NaN or infinite float is written as."""
+    return Failed(NOT_FINITE_SOURCE, f"not a finite number ({value})")
 
 
 def encode(value: Any) -> Any:
@@ -35,6 +84,10 @@ def encode(value: Any) -> Any:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _encode_float(value: float) -> Any:
+    return value if value - value == 0.0 else absent_to_dict(not_finite(value))
 
 
 def _encode_absent(value: Any) -> Any:
@@ -54,7 +107,9 @@ def _encoder_for(cls: type) -> Callable[[Any], Any]:
 
     Decided once per type, as a report holds many thousands of links and GPUs of the same few types.
     """
-    if cls in (str, bool, float, int, type(None)):
+    if cls is float:
+        return _encode_float
+    if cls in (str, bool, int, type(None)):
         return _same
     if cls in (Unsupported, Failed):
         return _encode_absent
@@ -68,13 +123,15 @@ def _encoder_for(cls: type) -> Callable[[Any], Any]:
         return _encode_sequence
     if issubclass(cls, dict):
         return _encode_mapping
-    if issubclass(cls, (str, int, float)):  # a subclass of a scalar (not an enum) is written as its value
+    if issubclass(cls, float):  # a subclass of a scalar (not an enum) is written as its value
+        return _encode_float
+    if issubclass(cls, (str, int)):
         return _same
     return _same
 
 
 _ENCODERS: dict[type, Callable[[Any], Any]] = {}
-_PLAIN = frozenset((str, int, float, bool, type(None)))
+_PLAIN = frozenset((str, int, bool, type(None)))  # a float is checked: NaN and infinity are not JSON
 
 
 def _dataclass_encoder(cls: type) -> Callable[[Any], Any]:
@@ -94,6 +151,8 @@ def _dataclass_encoder(cls: type) -> Callable[[Any], Any]:
             return lambda value: {n: encode(getattr(value, n)) for n in names}
         if hints.get(name) in _PLAIN:
             members.append(f"{name!r}: (x if (x := value.{name}).__class__ in plain else encode(x))")
+        elif hints.get(name) is float:  # x - x is 0.0 for every finite float, NaN otherwise
+            members.append(f"{name!r}: (x if (x := value.{name}).__class__ is float and x - x == 0.0 else encode(x))")
         else:
             members.append(f"{name!r}: encode(value.{name})")
     source = "def encode_fields(value):\n    return {" + ", ".join(members) + "}\n"
@@ -130,6 +189,9 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
     """Decode with field paths in every error (the reference :func:`_decoder_for` follows)."""
     origin = typing.get_origin(tp)
     if tp is Any:
+        why = _unbounded(data)
+        if why:
+            raise DecodeError(f"{path}: {why}")
         return data
     if origin in (Union, types.UnionType):
         absent = absent_from_dict(data)
@@ -144,7 +206,7 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
                 return _decode(option, data, path)
             except DecodeError as exc:
                 errors.append(str(exc))
-        raise DecodeError(f"{path}: {data!r} fits none of {tp}" + (f" ({errors[0]})" if errors else ""))
+        raise DecodeError(f"{path}: {shown(data)} fits none of {tp}" + (f" ({errors[0]})" if errors else ""))
     if tp is type(None):
         if data is not None:
             raise DecodeError(f"{path}: expected null")
@@ -166,13 +228,13 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
     if isinstance(tp, type) and issubclass(tp, enum.IntEnum):
         try:
             return tp[data]
-        except KeyError as exc:
-            raise DecodeError(f"{path}: unknown {tp.__name__} {data!r}") from exc
+        except (KeyError, TypeError) as exc:
+            raise DecodeError(f"{path}: unknown {tp.__name__} {shown(data)}") from exc
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         try:
             return tp(data)
-        except ValueError as exc:
-            raise DecodeError(f"{path}: unknown {tp.__name__} {data!r}") from exc
+        except (ValueError, TypeError) as exc:
+            raise DecodeError(f"{path}: unknown {tp.__name__} {shown(data)}") from exc
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise DecodeError(f"{path}: expected an object for {tp.__name__}")
@@ -185,10 +247,66 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
                 raise DecodeError(f"{path}: missing field {f.name!r}")
         return tp(**kwargs)
     if tp is float and isinstance(data, (int, float)) and not isinstance(data, bool):
-        return float(data)
+        return _float(data)
+    if tp is float and _is_absent(data):
+        return _not_finite_back(data)
+    if tp is int and type(data) is int and not -INT_LIMIT < data < INT_LIMIT:
+        raise DecodeError(f"{path}: {shown(data)} is beyond any count, size or index")
     if tp in (int, str, bool) and type(data) is tp:
         return data
-    raise DecodeError(f"{path}: expected {getattr(tp, '__name__', tp)}, got {data!r}")
+    raise DecodeError(f"{path}: expected {getattr(tp, '__name__', tp)}, got {shown(data)}")
+
+
+def _float(data: int | float) -> float:
+    try:
+        return float(data)
+    except OverflowError:  # an integer beyond the largest float
+        return math.inf if data > 0 else -math.inf
+
+
+_NOT_FINITE = {f"not a finite number ({v})": v for v in (math.inf, -math.inf)}
+
+
+def _not_finite_back(data: dict[str, Any]) -> float:
+    """Read back a plain float field written as absent because it was not finite.
+
+    An infinity comes back as the infinity it was, anything else as NaN (a figure the report does not have).
+    """
+    return _NOT_FINITE.get(data["reason"], math.nan) if data["reason"].__class__ is str else math.nan
+
+
+def _is_absent(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("status") in _ABSENT_STATUS and "reason" in data
+
+
+def _unbounded(data: Any) -> str:
+    """Say why a free-form value cannot be rendered safely ("" when it can).
+
+    It may nest past :data:`MAX_DEPTH` or hold an integer past :data:`INT_LIMIT`. Walked with a stack, not
+    recursion: the depth is what is checked.
+    """
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        kind = value.__class__
+        if kind is dict:
+            children: Any = value.values()
+        elif kind is list:
+            children = value
+        elif kind is int and not -INT_LIMIT < value < INT_LIMIT:
+            return f"{shown(value)} is beyond any figure"
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return f"nested more than {MAX_DEPTH} levels deep"
+        stack.extend((child, depth + 1) for child in children)
+    return ""
+
+
+def _bounded_any(data: Any) -> Any:
+    if data.__class__ in (dict, list, int) and _unbounded(data):
+        raise _REFUSED
+    return data
 
 
 # --- compiled decoders: the same rules as _decode, decided once per type ----------------------------
@@ -218,7 +336,7 @@ def _decoder_for(tp: Any) -> _Decoder:
     """One function decoding every value of type ``tp`` exactly as :func:`_decode` does, minus the paths."""
     origin = typing.get_origin(tp)
     if tp is Any:
-        return _same
+        return _bounded_any
     if origin in (Union, types.UnionType):
         return _union_decoder(tp)
     if tp is type(None):
@@ -243,7 +361,7 @@ def _decoder_for(tp: Any) -> _Decoder:
         def decode_int_enum(data: Any) -> Any:
             try:
                 return by_name(data)
-            except KeyError:
+            except (KeyError, TypeError):  # TypeError: an object or a list where a name belongs
                 raise _REFUSED from None
 
         return decode_int_enum
@@ -253,7 +371,7 @@ def _decoder_for(tp: Any) -> _Decoder:
         def decode_enum(data: Any) -> Any:
             try:
                 return enum_type(data)
-            except ValueError:
+            except (ValueError, TypeError):
                 raise _REFUSED from None
 
         return decode_enum
@@ -266,11 +384,21 @@ def _decoder_for(tp: Any) -> _Decoder:
             if kind is float:
                 return data
             if isinstance(data, (int, float)) and not isinstance(data, bool):
-                return float(data)
+                return _float(data)
+            if _is_absent(data):
+                return _not_finite_back(data)
             raise _REFUSED
 
         return decode_float
-    if tp in (int, str, bool):
+    if tp is int:
+
+        def decode_int(data: Any) -> Any:
+            if data.__class__ is int and -INT_LIMIT < data < INT_LIMIT:
+                return data
+            raise _REFUSED
+
+        return decode_int
+    if tp in (str, bool):
         scalar = tp
 
         def decode_scalar(data: Any) -> Any:
@@ -391,7 +519,7 @@ def _dataclass_decoder(cls: Any) -> _Decoder:
 def _compile_dataclass(cls: Any) -> _Decoder:
     hints = _hints(cls)
     scope: dict[str, Any] = {"cls": cls, "refused": _REFUSED, "dict": dict, "float": float, "str": str}
-    scope.update(int=int, bool=bool, isinstance=isinstance, decode_float=_decoder(float))
+    scope.update(int=int, bool=bool, isinstance=isinstance, decode_float=_decoder(float), limit=INT_LIMIT)
     lines = ["def decode_fields(data):", "    if not isinstance(data, dict):", "        raise refused", "    kw = {}"]
     for k, f in enumerate(dataclasses.fields(cls)):
         if not f.name.isidentifier():
@@ -399,8 +527,12 @@ def _compile_dataclass(cls: Any) -> _Decoder:
         hint = hints[f.name]
         lines.append(f"    if {f.name!r} in data:")
         lines.append(f"        x = data[{f.name!r}]")
-        if hint in (str, int, bool):
+        if hint in (str, bool):
             lines.append(f"        if x.__class__ is not {hint.__name__}:")
+            lines.append("            raise refused")
+            lines.append(f"        kw[{f.name!r}] = x")
+        elif hint is int:
+            lines.append("        if x.__class__ is not int or not -limit < x < limit:")
             lines.append("            raise refused")
             lines.append(f"        kw[{f.name!r}] = x")
         elif hint is float:

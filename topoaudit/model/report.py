@@ -7,16 +7,16 @@ saved report re-renders on any machine without a GPU.
 
 from __future__ import annotations
 
-import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.codec import DecodeError, decode, encode
-from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.codec import DecodeError, decode, encode, read_json, shown
+from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
 from topoaudit.model.machine import Machine
 from topoaudit.model.topology import Bottleneck, Domain, Placement
-from topoaudit.model.values import NO_POLICY, Probed, Unsupported
+from topoaudit.model.values import NO_POLICY, Failed, Probed, Unsupported
 
 if TYPE_CHECKING:  # bound by _bind_section_types() when a saved report is read
     from topoaudit.model.bench import BenchResult
@@ -133,11 +133,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 
 def report_from_json(text: str, name: str) -> Report:
     """Read a saved report's JSON text; InputError naming ``name`` when it is not JSON or not a report."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: not JSON (line {exc.lineno}: {exc.msg}); give a topoaudit report.json") from exc
-    return report_from_dict(data)
+    return report_from_dict(read_json(text, name, "report.json"))
 
 
 def report_from_dict(data: Any) -> Report:
@@ -147,7 +143,7 @@ def report_from_dict(data: Any) -> Report:
     version = data["schema_version"]
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise InputError(
-            f"report schema_version {version!r} is newer than this topoaudit understands ({SCHEMA_VERSION})",
+            f"report schema_version {shown(version)} is newer than this topoaudit understands ({SCHEMA_VERSION})",
             hint="upgrade topoaudit to re-render it",
         )
     body = {k: v for k, v in data.items() if k not in _MACHINE_KEYS and k not in ("machine_source", "verdict")}
@@ -158,7 +154,54 @@ def report_from_dict(data: Any) -> Report:
         report: Report = decode(Report, body)
     except DecodeError as exc:
         raise InputError(f"the report is damaged: {exc}") from exc
+    contradiction = gate_contradiction(report, data.get("verdict", report.gate.verdict))
+    if contradiction:
+        raise InputError(
+            f"the report contradicts itself: {contradiction}; a report changed after topoaudit wrote it is "
+            "evidence of nothing, so it is not read",
+            hint="ask for the report as it was written, or audit the machine again",
+        )
     return report
+
+
+INTERRUPTED_EXIT = 130  # a stopped bench ends so whatever it found (topoaudit.exitcodes.ExitCode.INTERRUPTED)
+
+
+def gate_contradiction(report: Report, top_verdict: object) -> str:
+    """Say what in a report's gate its own findings and options contradict ("" when nothing does).
+
+    The verdict is the worst finding's severity and the exit code follows from the findings at or above
+    ``--fail-on`` (1), else an incomplete audit under ``--strict`` (3), else 0; a stopped bench exits 130
+    whatever it found. A saved report is an attachment from someone else: one edited from FAIL to PASS
+    must not render as PASS, nor exit 0 under ``report``.
+    """
+    gate, options = report.gate, report.options
+    worst = verdict_of(report.findings)
+    verdict = "pass" if worst is None or worst == Severity.INFO else worst.value
+    at_or_above = sorted({f.code for f in report.findings if f.severity.rank >= options.fail_on.rank})
+    if gate.verdict != verdict:
+        worst_codes = sorted({f.code for f in report.findings if f.severity == worst})
+        why = f"{_codes(worst_codes)} at {verdict}" if verdict != "pass" else "no warn or fail finding"
+        return f"its gate says {shown(gate.verdict)} but its findings make it {verdict} ({why})"
+    if top_verdict != gate.verdict:
+        return f"its verdict says {shown(top_verdict)} but its gate says {gate.verdict}"
+    lost = any(isinstance(g.status, Failed) for g in report.machine.gpus)
+    incomplete = bool(report.skipped or lost or any(i.action == "recovered" for i in report.input_issues))
+    expected = 1 if at_or_above else 3 if incomplete and options.strict else 0
+    if gate.exit_code not in (expected, INTERRUPTED_EXIT):
+        why = (
+            f"{_codes(at_or_above)} at or above --fail-on {options.fail_on.value}"
+            if at_or_above
+            else f"no finding at or above --fail-on {options.fail_on.value}"
+        )
+        return f"its gate exits {shown(gate.exit_code)} but its findings make it exit {expected} ({why})"
+    return ""
+
+
+def _codes(codes: list[str]) -> str:
+    """Name finding codes in a sentence: a code of the registry's shape as it is, anything else quoted."""
+    named = [c if re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", c) else shown(c, 40) for c in codes[:5]]
+    return ", ".join(named) + (f" and {len(codes) - 5} more" if len(codes) > 5 else "")
 
 
 def _bind_section_types() -> None:
@@ -179,3 +222,40 @@ def _bind_section_types() -> None:
     bind_host_checks_type()
     globals().update(BenchResult=BenchResult, NcclView=NcclView, Captures=Captures, DeployPlan=DeployPlan)
     globals().update(Policy=Policy, PolicyOutcome=PolicyOutcome)
+
+
+# --- whose bundle a folder holds ------------------------------------------------------------------------
+
+
+def bundle_conflict(saved_text: str, report: Report) -> str:
+    """Say why a bundle (its ``report.json`` text) may not be replaced by one of ``report``; "" for the same host.
+
+    ``--out DIR`` replaces an earlier bundle whole; one of another host is someone's evidence. The host is
+    told by its name, else by its GPUs' UUIDs, else by the input both were read from; a redacted bundle
+    (its names replaced by tokens) or one that cannot be read cannot be told apart, so it is not replaced
+    either. ``report`` is the report as it will be written (redacted when the new bundle is).
+    """
+    try:
+        saved = report_from_json(saved_text, "report.json")
+    except InputError as exc:
+        return f"its report.json cannot be read ({exc}), so whose it is cannot be told"
+    if "redaction" in saved.extras or "redaction" in report.extras:
+        return "its host's names are replaced by tokens (a redacted bundle), so whose it is cannot be told"
+    theirs, ours = _identity(saved), _identity(report)
+    if theirs[0] == ours[0] and theirs[1] == ours[1]:
+        return ""
+    if theirs[0] == ours[0]:
+        return f"it holds the bundle of {theirs[2]}, and this report is of {ours[2]}"
+    return f"it holds the bundle of {theirs[2]}, and this report, of {ours[2]}, cannot be shown to be the same host"
+
+
+def _identity(report: Report) -> tuple[str, object, str]:
+    """How a report names its host: (what, the value compared, the words for a sentence)."""
+    host = report.machine.host.hostname
+    if isinstance(host, str) and host.strip():
+        short = host.strip().lower().split(".", 1)[0]
+        return "host", short, f"host {shown(host, 60)}"
+    uuids = frozenset(g.uuid for g in report.machine.gpus if isinstance(g.uuid, str))
+    if uuids:
+        return "gpus", uuids, f"the GPUs {shown(sorted(uuids)[0], 60)}{' ...' if len(uuids) > 1 else ''}"
+    return "input", report.source.name, f"the input {shown(report.source.name, 60)}"

@@ -100,7 +100,7 @@ class Placement:
 def format_gpus(gpus: Iterable[int]) -> str:
     """Write a GPU set as people do: {0-3} for a contiguous run of three or more, {0,2,5} otherwise."""
     g = sorted(gpus)
-    if len(g) > 2 and g == list(range(g[0], g[-1] + 1)):
+    if len(g) > 2 and g[-1] - g[0] == len(g) - 1 and len(set(g)) == len(g):  # no list as long as the span
         return f"{{{g[0]}-{g[-1]}}}"
     return "{" + ",".join(map(str, g)) + "}"
 

@@ -9,6 +9,8 @@ each pair, NVLink counts -- plus the facts only NCCL has (:mod:`topoaudit.model.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -30,7 +32,10 @@ from topoaudit.model.nccl_topo import (
     NcclNvlink,
     NcclTopology,
 )
+from topoaudit.model.report import InputIssue
+from topoaudit.model.topology import MAX_NVLINKS_PER_GPU
 from topoaudit.model.values import Probed, Unsupported
+from topoaudit.parse.text import printable
 
 SOURCE = "nccl-xml"
 
@@ -53,9 +58,26 @@ PCI_DEVICE_NAMES = {
 SM_ARCHITECTURES = {60: "Pascal", 70: "Volta", 75: "Turing", 80: "Ampere", 86: "Ampere", 89: "Ada Lovelace",
                     90: "Hopper", 100: "Blackwell", 103: "Blackwell", 120: "Blackwell"}  # fmt: skip
 
+# what hardware has: a value past these is damage, read as not given (NCCL reads attributes into C ints)
+MAX_DEV = 4096  # CUDA device numbers of one host
+MAX_PCIE_WIDTH = 32  # lanes
+MAX_LINK_MBPS = 1_000_000  # a C2C link's bw, MB/s per link (Grace: about 45,000)
+MAX_NET_MBPS = 3_200_000  # a NIC port's speed, Mb/s (800G today)
+MAX_CPUMASK_HEX = 2048  # hex digits of a cpumask: Linux's NR_CPUS is at most 8192
+
 NVSWITCH_CLASS = "0x068000"
 CPU_LINK_CLASS = "0x068001"
 BRIDGE_CLASS = "0x0604"
+
+
+@dataclass(frozen=True)
+class PciDevice:
+    """One ``<pci>`` of the file: what the file says it is and where it places it."""
+
+    bus_id: str
+    kind: str  # "gpu" | "nic" | "bridge" | "other" (a class the file gives) | "unknown" (a bus id alone)
+    numa_id: int  # the <cpu> it hangs off; -1 when the file cannot place it
+    parent: str  # the bus id of the <pci> it sits under, "" directly under the CPU
 
 
 @dataclass(frozen=True)
@@ -65,6 +87,15 @@ class ParsedNcclXml:
     topology: NcclTopology
     machine: Machine
     notes: tuple[tuple[int, str], ...] = ()  # (line, what could not be used)
+    host_hash: str = ""  # NCCL's host_hash of the host read ("" when the file names none)
+    devices: tuple[PciDevice, ...] = ()  # every <pci> of the host, in file order
+    damage: tuple[tuple[int, str], ...] = ()  # the notes on damage read around (a count no GPU has): recovered
+
+    def input_issues(self) -> tuple[InputIssue, ...]:
+        """The notes as a report's input issues: damage read around is recovered (the audit is incomplete and
+        says the input was damaged), the rest ignored."""
+        return tuple(InputIssue(line, "recovered" if (line, note) in self.damage else "ignored", note)
+                     for line, note in self.notes)  # fmt: skip
 
 
 def looks_like_nccl_xml(text: str) -> bool:
@@ -101,36 +132,98 @@ def parse_xml_safely(text: str, name: str) -> ET.Element:
 
 
 def parse_nccl_xml(text: str, name: str) -> ParsedNcclXml:
-    """Read one NCCL topology or graph XML file."""
+    """Read one NCCL topology or graph XML file: for a multi-host dump, its first host that has a GPU."""
+    hosts = parse_nccl_xml_hosts(text, name)
+    shown = next((h for h in hosts if h.machine.gpus), hosts[0])
+    if len(hosts) == 1:
+        return shown
+    others = "; ".join(
+        f"host_hash {h.host_hash or 'not given'} with {len(h.machine.gpus)}" for h in hosts if h is not shown
+    )
+    note = (
+        f"the dump holds {len(hosts)} hosts (NCCL fuses the hosts of a multi-node NVLink domain into one file, "
+        f"each <cpu> naming its host_hash): this report is of host_hash {shown.host_hash or 'not given'}, "
+        f"with {len(shown.machine.gpus)} GPU(s); the other host(s), read the same way: {others} GPU(s)"
+    )
+    return dataclasses.replace(shown, notes=((_line_of(text, "<system"), note), *shown.notes))
+
+
+def parse_nccl_xml_hosts(text: str, name: str) -> tuple[ParsedNcclXml, ...]:
+    """Read one NCCL XML file host by host: a multi-node NVLink dump holds several hosts, each ``<cpu>`` naming
+    its ``host_hash`` (NCCL's xml.cc); bus ids and ``dev`` numbers repeat from host to host. A graph dump or a
+    single-host file is one reading."""
     root = parse_xml_safely(text, name)
     if root.tag == "graphs":
-        return _graphs(root)
+        return (_graphs(root),)
     if root.tag != "system":
-        raise InputError(f"{name}: an XML file whose root is <{root.tag}>, not NCCL's <system> or <graphs>")
-    return _system(root, name, text)
+        raise InputError(
+            f"{name}: an XML file whose root is <{printable(root.tag, 60)}>, not NCCL's <system> or <graphs>"
+        )
+    by_host: dict[str, list[ET.Element]] = {}
+    for cpu in root:
+        if cpu.tag == "cpu":
+            by_host.setdefault(cpu.get("host_hash", "").strip().lower(), []).append(cpu)
+    if len(by_host) <= 1:
+        return (_system(root, name, text, next(iter(by_host), "")),)
+    hosts = []
+    for host_hash, cpus in by_host.items():  # each host alone, as NCCL keys its nodes by host
+        system = ET.Element(root.tag, root.attrib)
+        system.extend(cpus)
+        hosts.append(_system(system, name, text, host_hash))
+    return tuple(hosts)
 
 
 # --- NCCL_TOPO_DUMP_FILE / NCCL_TOPO_FILE ---------------------------------------------------------
 
 
-def _system(root: ET.Element, name: str, text: str) -> ParsedNcclXml:
+@dataclass(frozen=True)
+class _GpuElement:
+    """One GPU in the file: the element standing for its PCI function, and its ``<gpu>`` when there is one."""
+
+    function: ET.Element  # the <pci> holding the <gpu>; a hand-written file's GPU <pci>; a stray <gpu> itself
+    gpu: ET.Element | None
+    order: int  # place in the file
+
+
+def _gpu_elements(root: ET.Element, parents: dict[ET.Element, ET.Element]) -> list[_GpuElement]:
+    """Every GPU where NCCL reads one (topo.cc ncclTopoAddPci): each ``<gpu>`` child of a ``<pci>``, whatever the
+    ``<pci>``'s class (a bridge included). Also a hand-written file's GPU function (class 0x03...) without one,
+    and a ``<gpu>`` outside any ``<pci>``, which NCCL ignores but a person meant as a GPU."""
+    found: list[_GpuElement] = []
+    for element in root.iter():
+        if element.tag == "pci":
+            gpus = [child for child in element if child.tag == "gpu"]
+            if gpus:
+                found += [_GpuElement(element, gpu, len(found) + k) for k, gpu in enumerate(gpus)]
+            elif element.get("class", "").startswith("0x03"):
+                found.append(_GpuElement(element, None, len(found)))
+        elif element.tag == "gpu" and element in parents and parents[element].tag != "pci":
+            found.append(_GpuElement(element, element, len(found)))
+    return found
+
+
+def _system(root: ET.Element, name: str, text: str, host_hash: str = "") -> ParsedNcclXml:
     version = root.get("version", "")
     parents = {child: parent for parent in root.iter() for child in parent}
-    gpu_elements = [e for e in root.iter("pci") if e.get("class", "").startswith("0x03")]
-    gpu_elements += [e for e in root.iter("gpu") if parents.get(e) is None or parents[e].tag != "pci"]
-    if not gpu_elements:
-        raise InputError(f"{name}: an NCCL topology file with no GPU in it")
-    indexed = sorted(_gpu_index(e, i) for i, e in enumerate(gpu_elements))
-    if len({i for i, _ in indexed}) != len(indexed):
-        raise InputError(f"{name}: two GPUs in the NCCL topology file share one dev index")
-    nics = _nic_elements(root)
-    busid_to_gpu = {(e.get("busid") or "").lower(): i for i, e in indexed if e.tag == "pci"}
-    notes: list[tuple[int, str]] = []
     root_line = _line_of(text, "<system")
+    devices = _devices(root, parents)
+    found = _gpu_elements(root, parents)
+    if not found:
+        return _no_gpu(root, name, host_hash, version, devices, root_line)
+    indexed = sorted(((_gpu_index(g), g) for g in found), key=lambda pair: (pair[0], pair[1].order))
+    twice = sorted({i for i, _ in indexed if sum(1 for j, _ in indexed if j == i) > 1})
+    if twice:
+        raise InputError(f"{name}: two GPUs of one host in the NCCL topology file share dev {twice[0]}")
+    nics = _nic_elements(root)
+    busid_to_gpu = {(g.function.get("busid") or "").lower(): i for i, g in indexed if g.function.tag == "pci"}
+    notes: list[tuple[int, str]] = []
+    damage: list[tuple[int, str]] = []  # attributes no hardware has: read around, and said so
     rccl = version == "2" or any(e.get("gcn") or e.get("arch") or e.find("xgmi") is not None for e in root.iter("gpu"))
-    gpus = tuple(_nccl_gpu(i, e, parents, busid_to_gpu, rccl) for i, e in indexed)
-    nets = tuple(_nccl_net(f"NIC{k}", e, parents) for k, e in enumerate(nics))
-    describes_nvlink = any(True for _ in root.iter("nvlink"))
+    read = [_nccl_gpu(i, g, parents, busid_to_gpu, rccl, damage, text) for i, g in indexed]
+    gpus = tuple(gpu for gpu, _ in read)
+    unreadable = any(damaged for _, damaged in read)  # a count no GPU has: NVLink is not judged from the file
+    nets = tuple(_nccl_net(f"NIC{k}", e, parents, damage, text) for k, e in enumerate(nics))
+    describes_nvlink = any(True for _ in root.iter("nvlink")) and not unreadable
     topology = NcclTopology(
         kind="topology",
         version=version,
@@ -141,7 +234,7 @@ def _system(root: ET.Element, name: str, text: str) -> ParsedNcclXml:
         describes_nvlink=describes_nvlink,
     )
     links: list[Link] = []
-    positions = {i: _position(e, parents) for i, e in indexed}
+    positions = {i: _position(g.function, parents) for i, g in indexed}
     for k, nic in enumerate(nics):
         nic_position = _position(nic, parents)
         for i, _ in indexed:
@@ -156,6 +249,8 @@ def _system(root: ET.Element, name: str, text: str) -> ParsedNcclXml:
                 "only for NVLink, so none is judged from it",
             )
         )
+    elif unreadable:
+        pass  # the note on the count says GPU-to-GPU paths are not judged
     elif not describes_nvlink:
         notes.append(
             (
@@ -171,8 +266,8 @@ def _system(root: ET.Element, name: str, text: str) -> ParsedNcclXml:
         notes.append(
             (
                 _line_of(text, f'target="{link.target}"') or root_line,
-                f"GPU{gpu.index}'s NVLink target {link.target} is {where}: which GPUs are NVLink peers cannot be "
-                "told from this file, so GPU-to-GPU paths are not judged from it",
+                f"GPU{gpu.index}'s NVLink target {printable(link.target, 40)} is {where}: which GPUs are NVLink "
+                "peers cannot be told from this file, so GPU-to-GPU paths are not judged from it",
             )
         )
     else:
@@ -181,19 +276,65 @@ def _system(root: ET.Element, name: str, text: str) -> ParsedNcclXml:
     machine = Machine(
         source=SOURCE,
         gpus=tuple(
-            _machine_gpu(g, e, _cpu_affinity(e, parents), rccl) for g, (_, e) in zip(gpus, indexed, strict=True)
+            _machine_gpu(g, e.function, _cpu_affinity(e.function, parents), rccl)
+            for g, (_, e) in zip(gpus, indexed, strict=True)
         ),
         nics=tuple(_machine_nic(n, numa) for n, numa in zip(nets, (_numa_of(e, parents) for e in nics), strict=True)),
         links=tuple(sorted(links, key=lambda lk: (lk.a, lk.b))),
         nvswitches=tuple(switches),
     )
-    return ParsedNcclXml(topology, machine, tuple(notes))
+    return ParsedNcclXml(topology, machine, (*damage, *notes), host_hash, devices, tuple(damage))
 
 
-def _gpu_index(element: ET.Element, order: int) -> tuple[int, ET.Element]:
-    gpu = element if element.tag == "gpu" else element.find("gpu")
-    dev = gpu.get("dev") if gpu is not None else None
-    return (_int(dev, order), element)
+def _no_gpu(
+    root: ET.Element, name: str, host_hash: str, version: str, devices: tuple[PciDevice, ...], line: int
+) -> ParsedNcclXml:
+    """A file that names no GPU: what it places where, when it places anything (NCCL reads it and fills in the
+    devices from the machine it runs on), else InputError."""
+    if not devices:
+        raise InputError(f"{name}: an NCCL topology file with no GPU and no PCI device in it")
+    bare = sum(1 for d in devices if d.kind == "unknown")
+    numa = sorted({d.numa_id for d in devices})
+    what = f"{len(devices)} PCI device(s) on NUMA node(s) {', '.join(map(str, numa))}"
+    if bare:
+        what += (
+            f", {bare} of them by bus id alone (no class, no <gpu> or <nic>: NCCL learns what each is from the "
+            "machine it runs on)"
+        )
+    note = (line, f"the file names no GPU: it places {what}; no GPU can be judged from it")
+    topology = NcclTopology(
+        kind="topology",
+        version=version,
+        flavour="nccl",
+        cpu_numa_ids=tuple(_int(c.get("numaid"), -1) for c in root.iter("cpu")),
+    )
+    return ParsedNcclXml(topology, Machine(source=SOURCE, gpus=()), (note,), host_hash, devices)
+
+
+def _devices(root: ET.Element, parents: dict[ET.Element, ET.Element]) -> tuple[PciDevice, ...]:
+    """Every ``<pci>`` of the file, in file order, with what the file says it is and where it places it."""
+    out = []
+    for element in root.iter("pci"):
+        cls = element.get("class", "")
+        children = {child.tag for child in element}
+        kind = (
+            "gpu" if "gpu" in children or cls.startswith("0x03")
+            else "nic" if "nic" in children or cls.startswith("0x02")
+            else "bridge" if cls.startswith(BRIDGE_CLASS)
+            else "other" if cls
+            else "unknown"
+        )  # fmt: skip
+        above = parents.get(element)
+        parent = (above.get("busid") or "").lower() if above is not None and above.tag == "pci" else ""
+        out.append(PciDevice((element.get("busid") or "").lower(), kind, _numa_of(element, parents), parent))
+    return tuple(out)
+
+
+def _gpu_index(gpu: _GpuElement) -> int:
+    """NCCL's ``dev`` (the CUDA device number), else the GPU's place in the file."""
+    dev = gpu.gpu.get("dev") if gpu.gpu is not None else None
+    index = _int(dev, gpu.order)
+    return index if 0 <= index < MAX_DEV else gpu.order
 
 
 def _nic_elements(root: ET.Element) -> list[ET.Element]:
@@ -207,10 +348,13 @@ def _nic_elements(root: ET.Element) -> list[ET.Element]:
 
 
 def _int(value: str | None, default: int) -> int:
+    """An integer attribute as NCCL reads one (``strtol`` base 0, then an ``int``): ``default`` for anything
+    that is not an integer or does not fit 32 bits."""
     try:
-        return int(value, 0) if value else default
+        number = int(value, 0) if value else default
     except ValueError:
         return default
+    return number if -(2**31) <= number < 2**31 else default
 
 
 def _position(element: ET.Element, parents: dict[ET.Element, ET.Element]) -> list[ET.Element]:
@@ -248,56 +392,131 @@ def _numa_of(element: ET.Element, parents: dict[ET.Element, ET.Element]) -> int:
 
 
 def _nccl_gpu(
-    index: int, element: ET.Element, parents: dict[ET.Element, ET.Element], busid_to_gpu: dict[str, int], rccl: bool
-) -> NcclGpu:
-    pci = element if element.tag == "pci" else parents.get(element, element)
-    gpu = element if element.tag == "gpu" else element.find("gpu")
+    index: int,
+    found: _GpuElement,
+    parents: dict[ET.Element, ET.Element],
+    busid_to_gpu: dict[str, int],
+    rccl: bool,
+    notes: list[tuple[int, str]],
+    text: str,
+) -> tuple[NcclGpu, bool]:
+    """NCCL's view of one GPU, and whether one of its NVLink counts could not be read."""
+    pci, gpu = found.function, found.gpu
     attrs = gpu.attrib if gpu is not None else {}
     busid = (pci.get("busid") or "").lower() if pci.tag == "pci" else ""
     sm = _int(attrs.get("sm"), 0)
     # RCCL writes AMD's GPU-to-GPU links as <xgmi target count>, the same shape as NCCL's <nvlink>
-    found = [n for n in gpu if n.tag in ("nvlink", "xgmi")] if gpu is not None else []
-    links = tuple(_nvlink(n, busid, busid_to_gpu) for n in found)
+    found_links = [n for n in gpu if n.tag in ("nvlink", "xgmi")] if gpu is not None else []
+    links = []
+    for element in found_links:
+        link = _nvlink(element, busid, busid_to_gpu, index, notes, text)
+        if link is not None:
+            links.append(link)
     count = sum(n.count for n in links)
+    unreadable = len(links) < len(found_links)
+    if not unreadable and not rccl and count > MAX_NVLINKS_PER_GPU:
+        notes.append(
+            (
+                _line_of(text, f'busid="{busid}"') if busid else 0,
+                f"GPU{index}'s NVLink counts add up to {count}, more than any GPU has ({MAX_NVLINKS_PER_GPU}): "
+                "GPU-to-GPU paths are not judged from this file",
+            )
+        )
+        unreadable = True
     per_link = next((bw for floor, bw in NVLINK_GBPS_PER_LINK if sm >= floor), 0.0)
     speed = pci.get("link_speed", "") if pci.tag == "pci" else ""
     width = _int(pci.get("link_width"), 0) if pci.tag == "pci" else 0
+    width = width if 0 <= width <= MAX_PCIE_WIDTH else 0  # NCCL counts an unknown width as 16 lanes
     not_in_file = Unsupported(SOURCE, "not in the file")
-    c2c_links, c2c_gbps = _c2c(gpu)
-    return NcclGpu(
+    c2c_links, c2c_gbps = _c2c(gpu, index, notes, text)
+    nvlink_gbps: Probed[float] = (
+        Unsupported(SOURCE, "RCCL's sm is not an NVIDIA generation")
+        if rccl
+        else Unsupported(SOURCE, "an NVLink count in the file cannot be read")
+        if unreadable
+        else round(count * per_link, 1)
+        if sm
+        else Unsupported(SOURCE, "no sm in the file")
+    )
+    rank = _int(attrs.get("rank"), -1)
+    read = NcclGpu(
         index=index,
         pci_bus_id=busid,
-        sm=sm if sm else not_in_file,
-        rank=_int(attrs.get("rank"), -1) if "rank" in attrs else not_in_file,
+        sm=sm if sm > 0 else not_in_file,
+        rank=rank if "rank" in attrs else not_in_file,
         gdr=attrs.get("gdr") == "1" if "gdr" in attrs else not_in_file,
-        numa_id=_numa_of(element, parents),
+        numa_id=_numa_of(pci, parents),
         link_speed=speed,
         link_width=width,
         pci_gbps=nccl_pci_gbps(speed, width),
-        nvlinks=links,
-        nvlink_gbps=Unsupported(SOURCE, "RCCL's sm is not an NVIDIA generation")
-        if rccl
-        else round(count * per_link, 1)
-        if sm
-        else Unsupported(SOURCE, "no sm in the file"),
+        nvlinks=tuple(links),
+        nvlink_gbps=nvlink_gbps,
         arch=attrs.get("gcn") or attrs.get("arch") or Unsupported(SOURCE, "NCCL does not write it"),
         c2c_links=c2c_links,
         c2c_gbps=c2c_gbps,
     )
+    return read, unreadable
 
 
-def _c2c(gpu: ET.Element | None) -> tuple[int, Probed[float]]:
+def _c2c(gpu: ET.Element | None, index: int, notes: list[tuple[int, str]], text: str) -> tuple[int, Probed[float]]:
     """Grace C2C links (``<c2c bw count>``, bw in MB/s per link) and their bandwidth together in GB/s."""
     links = [c for c in gpu if c.tag == "c2c"] if gpu is not None else []
     if not links:
         return 0, NO_C2C
-    count = sum(_int(c.get("count"), 0) for c in links)
-    total_mbps = sum(_int(c.get("bw"), 0) * _int(c.get("count"), 0) for c in links)
-    return count, total_mbps / 1000 if total_mbps else Unsupported(SOURCE, "no bw on the <c2c> link")
+    counts = [_count(c.get("count")) for c in links]
+    rates = [_int(c.get("bw"), -1) for c in links]
+    if any(n is None for n in counts) or any(not 0 < bw <= MAX_LINK_MBPS for bw in rates):
+        bad = next(c for c, n, bw in zip(links, counts, rates, strict=True) if n is None or not 0 < bw <= MAX_LINK_MBPS)
+        notes.append(
+            (
+                _line_of(text, "<c2c"),
+                f"GPU{index}'s <c2c> link has {_attrs(bad, 'count', 'bw')}: a count from 1 to {MAX_NVLINKS_PER_GPU} "
+                f"and a bw (MB/s per link) up to {MAX_LINK_MBPS} are what Grace's C2C has; its bandwidth is not read",
+            )
+        )
+        return 0, Unsupported(SOURCE, "the <c2c> link's count or bw cannot be read")
+    count = sum(n for n in counts if n is not None)
+    total_mbps = sum(bw * (n or 0) for bw, n in zip(rates, counts, strict=True))
+    return count, total_mbps / 1000
 
 
-def _nvlink(element: ET.Element, own_busid: str, busid_to_gpu: dict[str, int]) -> NcclNvlink:
+def _count(value: str | None) -> int | None:
+    """A link count as the hardware can have it (1 to 18), None for anything else (absent, 0, 10**21, "x")."""
+    if value is None or not value.strip().isdigit():
+        return None
+    number = int(value) if len(value.strip()) <= 4 else MAX_NVLINKS_PER_GPU + 1
+    return number if 1 <= number <= MAX_NVLINKS_PER_GPU else None
+
+
+def _attrs(element: ET.Element, *names: str) -> str:
+    """``count="999..."`` and ``no bw``: the attributes as the file has them, quoted for a sentence."""
+    return " and ".join(
+        f'{n}="{printable(element.get(n, ""), 30)}"' if n in element.attrib else f"no {n}" for n in names
+    )
+
+
+def _nvlink(
+    element: ET.Element,
+    own_busid: str,
+    busid_to_gpu: dict[str, int],
+    index: int,
+    notes: list[tuple[int, str]],
+    text: str,
+) -> NcclNvlink | None:
+    """One ``<nvlink>`` (or ``<xgmi>``); None, with a note, when its count is missing or not one hardware has."""
     target = (element.get("target") or "").lower()
+    count = _count(element.get("count"))
+    if count is None:
+        notes.append(
+            (
+                _line_of(text, f'target="{element.get("target", "")}"') if target else _line_of(text, "<nvlink"),
+                f"GPU{index}'s <{element.tag}> to {printable(target, 40) or 'no target'} has "
+                f"{_attrs(element, 'count')}; NCCL requires a count, and no GPU has more than "
+                f"{MAX_NVLINKS_PER_GPU} links: the file is damaged or edited, so GPU-to-GPU NVLink paths are not "
+                "judged from it",
+            )
+        )
+        return None
     tclass = element.get("tclass", "")
     if target.startswith(HIDDEN_TARGET_PREFIX):
         kind = "hidden"
@@ -311,10 +530,12 @@ def _nvlink(element: ET.Element, own_busid: str, busid_to_gpu: dict[str, int]) -
         kind = "gpu"
     else:
         kind = "unknown"
-    return NcclNvlink(target, _int(element.get("count"), 0), tclass, kind)
+    return NcclNvlink(target, count, tclass, kind)
 
 
-def _nccl_net(label: str, element: ET.Element, parents: dict[ET.Element, ET.Element]) -> NcclNet:
+def _nccl_net(
+    label: str, element: ET.Element, parents: dict[ET.Element, ET.Element], notes: list[tuple[int, str]], text: str
+) -> NcclNet:
     pci = element
     while pci.tag != "pci" and pci in parents:
         pci = parents[pci]
@@ -322,12 +543,22 @@ def _nccl_net(label: str, element: ET.Element, parents: dict[ET.Element, ET.Elem
     if element.tag != "net":
         absent = Unsupported(SOURCE, "a NIC function without a <net> in the file")
         return NcclNet(label, absent, busid, absent, absent, absent)
-    speed = _int(element.get("speed"), 0)
+    speed = _int(element.get("speed"), -1 if "speed" in element.attrib else 0)  # -1: not an integer NCCL reads
+    given: Probed[int] = speed if "speed" in element.attrib else Unsupported(SOURCE, "no speed in the file")
+    if "speed" in element.attrib and not 0 <= speed <= MAX_NET_MBPS:
+        notes.append(
+            (
+                _line_of(text, f'name="{element.get("name", "")}"') or _line_of(text, "<net"),
+                f"{label}'s speed {_attrs(element, 'speed')} is not a NIC speed (0 to {MAX_NET_MBPS} Mb/s); it is "
+                "not read",
+            )
+        )
+        given, speed = Unsupported(SOURCE, "a speed no NIC has"), 0
     return NcclNet(
         label=label,
         name=element.get("name") or Unsupported(SOURCE, "no name in the file"),
         pci_bus_id=busid,
-        speed_megabits_per_s=speed if "speed" in element.attrib else Unsupported(SOURCE, "no speed in the file"),
+        speed_megabits_per_s=given,
         net_gbps=(speed if speed > 0 else NET_UNKNOWN_SPEED_MBPS) / 8000,
         gdr=element.get("gdr") == "1" if "gdr" in element.attrib else Unsupported(SOURCE, "no gdr in the file"),
     )
@@ -370,11 +601,15 @@ def _cpu_affinity(element: ET.Element, parents: dict[ET.Element, ET.Element]) ->
     while element in parents and element.tag != "cpu":
         element = parents[element]
     mask = element.get("affinity", "") if element.tag == "cpu" else ""
+    digits = mask.replace(",", "")
+    if len(digits) > MAX_CPUMASK_HEX:
+        return Unsupported(SOURCE, f"an affinity mask of {len(digits)} hex digits, more CPUs than Linux counts")
     try:
-        bits = int(mask.replace(",", ""), 16)
+        bits = int(digits, 16)
     except ValueError:
-        return Unsupported(SOURCE, "no CPU affinity mask in the file" if not mask else f"affinity {mask!r} unreadable")
-    return tuple(i for i in range(bits.bit_length()) if bits >> i & 1)
+        why = f"affinity {printable(mask, 40)!r} unreadable" if mask else "no CPU affinity mask in the file"
+        return Unsupported(SOURCE, why)
+    return tuple(i for i, bit in enumerate(reversed(f"{bits:b}")) if bit == "1")
 
 
 def _machine_gpu(gpu: NcclGpu, element: ET.Element, cpus: Probed[tuple[int, ...]], rccl: bool) -> Gpu:
@@ -440,9 +675,10 @@ def _graphs(root: ET.Element) -> ParsedNcclXml:
 def _graph(element: ET.Element) -> NcclGraph:
     def speed(key: str) -> Probed[float]:
         try:
-            return float(element.get(key, ""))
+            value = float(element.get(key, ""))
         except ValueError:
             return Unsupported(SOURCE, f"no {key} in the file")
+        return value if math.isfinite(value) and value >= 0 else Unsupported(SOURCE, f"{key} is not a speed")
 
     pattern = _int(element.get("pattern"), 0)
     orders = tuple(

@@ -1,5 +1,9 @@
 """Captured command output as text: the bytes a user hands over, and the captures that hold only a failure.
 
+Reading is bounded the same way whatever the bytes come from: a file or standard input larger than
+:data:`MAX_INPUT_BYTES` is refused after reading one byte more than that, never read whole; a path that
+cannot be read (a symbolic link that loops, a folder, a device) is named in one sentence.
+
 Windows PowerShell's ``>`` and ``Out-File`` write UTF-16 with a byte-order mark, so a capture copied off a
 jump host is often UTF-16; read as UTF-8 it looks like binary data. And a capture taken where nvidia-smi
 cannot work holds its error message instead of a matrix; that deserves its own sentence, not "not a format
@@ -9,7 +13,17 @@ topoaudit reads".
 from __future__ import annotations
 
 import codecs
+import errno
+import os
 import re
+import stat
+import unicodedata
+from typing import BinaryIO
+
+from topoaudit.errors import InputError
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+"""The largest capture topoaudit reads, from a file or from standard input alike."""
 
 # Longest BOM first: the UTF-32 LE mark begins with the UTF-16 LE one.
 _BOMS = (
@@ -110,3 +124,72 @@ def capture_failure(text: str) -> str | None:
                 "Fix nvidia-smi on that machine and capture `nvidia-smi topo -m` again"
             )
     return None
+
+
+# --- reading, bounded -------------------------------------------------------------------------------------
+
+
+def read_capped(stream: BinaryIO, name: str, cap: int = MAX_INPUT_BYTES) -> bytes:
+    """Every byte of ``stream`` (standard input), reading at most ``cap`` + 1 of them; InputError past ``cap``.
+
+    A 200 MB log piped in is refused after 64 MiB, as a file of that size is, not read whole into memory.
+    """
+    data = stream.read(cap + 1)
+    if len(data) > cap:
+        raise InputError(f"{name}: larger than {_mib(cap)}; not a capture topoaudit reads")
+    return data
+
+
+def read_capture_file(path: str, cap: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the capture at ``path``, at most ``cap``; InputError naming the file for anything else.
+
+    Every way a path can fail to be a readable file is a sentence: no such file, a folder, a symbolic link
+    that loops or leads nowhere, no permission, a device or pipe that never ends.
+    """
+    try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(f"{path}: is a directory, not a capture file")
+        if stat.S_ISREG(info.st_mode) and info.st_size > cap:
+            raise InputError(f"{path}: larger than {_mib(cap)}; not a capture topoaudit reads")
+        with open(path, "rb") as handle:
+            data = handle.read(cap + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: {unreadable(exc)}") from None
+    if len(data) > cap:  # a file that grew, or a device that never ends
+        raise InputError(f"{path}: larger than {_mib(cap)}; not a capture topoaudit reads")
+    return data
+
+
+def unreadable(exc: OSError) -> str:
+    """Why a path cannot be read, as the end of a sentence that begins with the path."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file (or a symbolic link to a file that does not exist)"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, not a capture file"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link that loops back on itself (too many levels of symbolic links)"
+    return f"cannot read it ({exc.strerror or type(exc).__name__})"
+
+
+def _mib(n: int) -> str:
+    return f"{n // 2**20} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+# --- quoting input in a sentence -------------------------------------------------------------------------
+
+_ASCII_PRINTABLE = re.compile(r"[\x20-\x7e]*")
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """``text`` fit to quote in an error sentence on a terminal: control, format and line-separator characters
+    (C0, C1, DEL, ESC sequences, U+2028/2029, bidirectional overrides) become U+FFFD; cut to ``limit``.
+
+    A sentence that quotes a file's line would otherwise carry the file's escape sequences to the terminal.
+    """
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    if _ASCII_PRINTABLE.fullmatch(text):  # the common case: nothing to replace
+        return text
+    return "".join("\ufffd" if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") else ch for ch in text)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.codec import DecodeError, decode, encode
+from topoaudit.model.codec import DecodeError, decode, encode, read_json, shown
 from topoaudit.model.host_checks import KernelEvent, RdmaPort
 from topoaudit.model.values import Probed, Unsupported
 
@@ -226,7 +226,7 @@ def snapshot_from_dict(data: Any, name: str = "snapshot") -> Snapshot:
         raise InputError(f'{name}: not a topoaudit snapshot (no "kind": "{SNAPSHOT_KIND}")')
     version = data.get("schema_version")
     if not isinstance(version, int) or version < 1:
-        raise InputError(f"{name}: snapshot schema_version {version!r} is not a version topoaudit ever wrote")
+        raise InputError(f"{name}: snapshot schema_version {shown(version)} is not a version topoaudit ever wrote")
     if version > SNAPSHOT_SCHEMA_VERSION:
         raise InputError(
             f"{name}: snapshot schema_version {version} is newer than this topoaudit reads "
@@ -243,11 +243,7 @@ def snapshot_from_dict(data: Any, name: str = "snapshot") -> Snapshot:
 
 def snapshot_from_json(text: str, name: str = "snapshot") -> Snapshot:
     """Read a saved snapshot; invalid JSON is an InputError naming the line, not a traceback."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
-    return snapshot_from_dict(data, name)
+    return snapshot_from_dict(read_json(text, name, "snapshot"), name)
 
 
 def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:

@@ -6,15 +6,21 @@ matrix, the bench plots and pairwise heatmap (when the report has a bench), the 
 could not be learned. The page comes from a Jinja2 template with autoescape on, so every string from the
 report is escaped by construction; the pictures are built with ElementTree. A Content Security Policy
 forbids scripts and remote loads as a second wall.
+
+A page is for a person: a report listing more NICs, NVSwitches or input issues than any box has (a damaged
+or hostile one: 120,000 NICs) shows the first :data:`MAX_LISTED` of each and says what it left out, so the
+page still renders in a second; the JSON report keeps them all.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import jinja2
 from markupsafe import Markup
 
+from topoaudit.model.nccl_topo import Captures, NcclTopology
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
 from topoaudit.render.bench_rows import plot_title
@@ -48,7 +54,12 @@ def _template() -> jinja2.Template:
     return environment().get_template("report.html.j2")
 
 
+MAX_LISTED = 256
+"""NICs, NCCL's NICs, NVSwitches and input issues a page lists (a real box has a few dozen at most)."""
+
+
 def render(report: Report, options: RenderOptions) -> str:
+    report, left_out = shortened(report)
     v = view(report)
     host = report.machine.host.hostname
     title = f"topoaudit {v.verdict.upper()}: " + (host if isinstance(host, str) else report.source.name)
@@ -66,4 +77,33 @@ def render(report: Report, options: RenderOptions) -> str:
         topology=Markup(topology_svg(report)) if v.links_known else "",
         plots=plots,
         heatmap=heatmap,
+        left_out=left_out,
     )
+
+
+def shortened(report: Report, most: int = MAX_LISTED) -> tuple[Report, str]:
+    """The report with at most ``most`` NICs (and their links), NCCL NICs, NVSwitches and input issues, and the
+    sentence saying what was left out ("" when nothing was). Findings and the gate are never shortened."""
+    machine, cut = report.machine, []
+    if len(machine.nics) > most:
+        dropped = {nic.label for nic in machine.nics[most:]}
+        links = tuple(lk for lk in machine.links if lk.a not in dropped and lk.b not in dropped)
+        machine = dataclasses.replace(machine, nics=machine.nics[:most], links=links)
+        cut.append(f"{len(dropped):,} of its {len(report.machine.nics):,} NICs and their links")
+    if len(machine.nvswitches) > most:
+        cut.append(f"{len(machine.nvswitches) - most:,} of its {len(machine.nvswitches):,} NVSwitches")
+        machine = dataclasses.replace(machine, nvswitches=machine.nvswitches[:most])
+    issues = report.input_issues
+    if len(issues) > most:
+        cut.append(f"{len(issues) - most:,} of its {len(issues):,} input issues")
+        issues = issues[:most]
+    captures = report.captures
+    topo = captures.nccl_topology if isinstance(captures, Captures) else None
+    if isinstance(captures, Captures) and isinstance(topo, NcclTopology) and len(topo.nets) > most:
+        cut.append(f"{len(topo.nets) - most:,} of the {len(topo.nets):,} NICs in NCCL's topology")
+        captures = dataclasses.replace(captures, nccl_topology=dataclasses.replace(topo, nets=topo.nets[:most]))
+    if not cut:
+        return report, ""
+    shorter = dataclasses.replace(report, machine=machine, input_issues=issues, captures=captures)
+    sentence = f"This page lists part of the report: it leaves out {'; '.join(cut)}. The JSON report holds them all."
+    return shorter, sentence

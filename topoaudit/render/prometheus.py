@@ -10,6 +10,7 @@ source cannot give has no sample at all.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
@@ -36,12 +37,19 @@ def render(report: Report, options: RenderOptions) -> str:
     return generate_latest(registry).decode("utf-8")
 
 
+_BUS_ID = re.compile(r"(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}\.[0-7])")
+
+
 def dcgm_bus_id(bus_id: str) -> str:
-    """``0000:3b:00.0`` -> ``00000000:3B:00.0``: the NVML spelling dcgm-exporter puts in ``pci_bus_id``."""
-    domain, _, rest = bus_id.rpartition(":")
-    domain, _, bus = domain.rpartition(":") if domain.count(":") else ("", "", domain)
-    head = domain if domain else "0"
-    return f"{int(head, 16):08X}:{bus.upper()}:{rest.upper()}"
+    """``0000:3b:00.0`` -> ``00000000:3B:00.0``: the NVML spelling dcgm-exporter puts in ``pci_bus_id``.
+
+    A value that is not a PCI bus id (a damaged or edited report) is kept as it is: it joins nothing either way.
+    """
+    found = _BUS_ID.fullmatch(bus_id.strip())
+    if found is None:
+        return bus_id
+    domain, bus, rest = found.groups()
+    return f"{int(domain or '0', 16):08X}:{bus.upper():0>2}:{rest.upper():0>4}"
 
 
 class _ReportCollector(Collector):

@@ -15,28 +15,37 @@ AXIS = "#546e7a"
 
 
 def _nice_max(v: float) -> float:
-    if v <= 0:
+    """The axis top above ``v``: 1, 2, 2.5 or 5 times a power of ten (``v`` itself near the float limit)."""
+    if not math.isfinite(v) or v <= 0:
         return 1.0
-    exp = 10 ** math.floor(math.log10(v))
+    exp = 10.0 ** math.floor(math.log10(v))
     for m in (1, 2, 2.5, 5, 10):
-        if m * exp >= v:
-            return float(m * exp)
-    return float(10 * exp)
+        top = m * exp
+        if top >= v:
+            return top if math.isfinite(top) else v
+    return v
+
+
+def _plotted(value: float) -> bool:
+    """A figure a plot can place: finite and not negative (a saved report may hold anything)."""
+    return math.isfinite(value) and value >= 0
 
 
 def busbw_plot(groups: tuple[BenchGroup, ...], title: str) -> str:
     """busbw (GB/s) vs message size for one or more groups, each group's expected busbw as a dashed line."""
     w, h, left, right, top, bottom = 550, 290, 58, 132, 28, 42
     pw, ph = w - left - right, h - top - bottom
-    rows = [(g, r) for g in groups for r in g.rows if r.size_bytes > 0]
+    every = [r for g in groups for r in g.rows]
+    rows = [(g, r) for g in groups for r in g.rows if r.size_bytes > 0 and _plotted(r.busbw_gbps)]
+    left_out = len(every) - len(rows)
     if not rows:
         return ""
     sizes = [r.size_bytes for _, r in rows]
     lo, hi = math.log2(min(sizes)), math.log2(max(sizes))
     if hi - lo < 1:
         lo, hi = lo - 1, hi + 1
-    expected = [g.expected_busbw_gbps for g in groups if isinstance(g.expected_busbw_gbps, float)]
-    ymax = _nice_max(max([r.busbw_gbps for _, r in rows] + [e * 1.05 for e in expected]))
+    expected = [e for g in groups if isinstance(e := g.expected_busbw_gbps, float) and _plotted(e)]
+    ymax = _nice_max(max([r.busbw_gbps for _, r in rows] + [min(e * 1.05, e + 1e300) for e in expected]))
 
     def x(size: float) -> float:
         return left + (math.log2(size) - lo) / (hi - lo) * pw
@@ -46,6 +55,9 @@ def busbw_plot(groups: tuple[BenchGroup, ...], title: str) -> str:
 
     root = svg_root(w, h, "plot", title)
     sub(root, "text", title, x=left, y=16, font_size=13, font_weight="bold", fill="#212121")
+    if left_out:
+        note = f"{left_out} row(s) not drawn: no size, or a bus bandwidth that is negative or not a number"
+        sub(root, "text", note, class_="left-out", x=left, y=h - 22, font_size=10, fill="#c62828")
     for t in range(6):  # y grid
         v = ymax * t / 5
         sub(root, "line", x1=left, y1=y(v), x2=left + pw, y2=y(v), stroke="#e0e0e0", stroke_width=1)
@@ -62,12 +74,11 @@ def busbw_plot(groups: tuple[BenchGroup, ...], title: str) -> str:
         fill="#37474f", transform=f"rotate(-90 14 {top + ph / 2:.1f})")  # fmt: skip
     for k, g in enumerate(groups):
         color = SERIES[k % len(SERIES)]
-        if isinstance(g.expected_busbw_gbps, float):
-            e = g.expected_busbw_gbps
+        if isinstance(e := g.expected_busbw_gbps, float) and _plotted(e):
             line = sub(root, "line", class_="expected", x1=left, y1=y(e), x2=left + pw, y2=y(e), stroke=color,
                        stroke_dasharray="5 4", stroke_width=1.2)  # fmt: skip
             sub(line, "title", f"{g.name}: expected {e:g} GB/s ({g.expected_basis})")
-        pts = [(x(r.size_bytes), y(r.busbw_gbps)) for r in g.rows if r.size_bytes > 0]
+        pts = [(x(r.size_bytes), y(r.busbw_gbps)) for r in g.rows if r.size_bytes > 0 and _plotted(r.busbw_gbps)]
         if pts:
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
             sub(root, "polyline", points=path, fill="none", stroke=color, stroke_width=2)
@@ -99,14 +110,19 @@ def pair_heatmap(bench: BenchResult) -> str:
     if not bench.pairs:
         return ""
     ranks = sorted({p.a for p in bench.pairs} | {p.b for p in bench.pairs})
-    value = {(p.a, p.b): p.busbw_gbps for p in bench.pairs} | {(p.b, p.a): p.busbw_gbps for p in bench.pairs}
-    best = max(value.values()) or 1.0
+    shown = [p for p in bench.pairs if _plotted(p.busbw_gbps)]
+    value = {(p.a, p.b): p.busbw_gbps for p in shown} | {(p.b, p.a): p.busbw_gbps for p in shown}
+    best = max(value.values(), default=0.0) or 1.0
     cell = 46 if len(ranks) <= 16 else 26
     left, top = 52, 40
-    w, h = left + cell * len(ranks) + 10, top + cell * len(ranks) + 10
+    grey = len(bench.pairs) - len(shown)
+    w, h = left + cell * len(ranks) + 10, top + cell * len(ranks) + 10 + (18 if grey else 0)
     title = "Pairwise bus bandwidth (GB/s)"
-    root = svg_root(w, h, "heatmap", title)
+    root = svg_root(max(w, 420) if grey else w, h, "heatmap", title)
     sub(root, "text", title, x=0, y=14, font_size=13, font_weight="bold", fill="#212121")
+    if grey:
+        note = f"{grey} pair(s) grey: a bus bandwidth that is negative or not a number"
+        sub(root, "text", note, class_="left-out", x=0, y=h - 6, font_size=10, fill="#c62828")
     for k, r in enumerate(ranks):
         sub(root, "text", r, x=left + cell * k + cell / 2, y=top - 6, text_anchor="middle", font_size=10.5,
             fill="#37474f")  # fmt: skip

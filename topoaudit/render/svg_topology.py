@@ -19,8 +19,11 @@ from dataclasses import dataclass, field
 from topoaudit.model.machine import Gpu, Link, Machine, PathLevel
 from topoaudit.model.report import Report
 from topoaudit.model.topology import Domain
-from topoaudit.model.values import Failed
+from topoaudit.model.values import Failed, Unsupported
 from topoaudit.render.common import cpu_list, xml_text
+
+# a GPU a saved report's domains name but its GPU list does not (an edited or damaged report): drawn, marked
+NOT_LISTED = Unsupported("report", "a domain names this GPU; the report's GPU list does not")
 
 GPU_W, GPU_H = 92, 44
 PAD = 16  # inside a cluster
@@ -204,11 +207,13 @@ def _gpu_box(parent: ET.Element, gpu: Gpu, x: float, y: float) -> None:
     numa = _numa_of(gpu)
     fill = NUMA_FILL[numa % len(NUMA_FILL)] if numa is not None else "#ffffff"
     stroke = NUMA_STROKE[numa % len(NUMA_STROKE)] if numa is not None else "#455a64"
-    lost = isinstance(gpu.status, Failed)
+    lost, listed = isinstance(gpu.status, Failed), gpu.status is not NOT_LISTED
+    if not listed:
+        fill, stroke = "#ffffff", "#9e9e9e"
     tip = gpu.label + (f" · {gpu.name}" if isinstance(gpu.name, str) else "")
     tip += f" · {gpu.pci_bus_id}" if isinstance(gpu.pci_bus_id, str) else ""
     tip += f" · NUMA {numa}" if numa is not None else ""
-    tip += " · LOST" if lost else ""
+    tip += " · LOST" if lost else "" if listed else " · not among the report's GPUs"
     g = sub(parent, "g", class_="gpu", data_gpu=gpu.index)
     sub(g, "title", tip)
     dash = {"stroke_dasharray": "4 3"} if lost else {}
@@ -217,6 +222,7 @@ def _gpu_box(parent: ET.Element, gpu: Gpu, x: float, y: float) -> None:
     sub(g, "text", gpu.label, x=x + GPU_W / 2, y=y + 18, text_anchor="middle", font_size=14, font_weight="bold",
         fill="#212121")  # fmt: skip
     caption = "lost" if lost else _short_bus(gpu.pci_bus_id) or (f"NUMA {numa}" if numa is not None else "")
+    caption = caption if listed else "not listed"
     if caption:
         sub(g, "text", caption, x=x + GPU_W / 2, y=y + 35, text_anchor="middle", font_size=11, fill="#455a64")
 
@@ -232,7 +238,9 @@ def _draw_cluster(
         stroke=NVLINK_COLOR if nv else "#9e9e9e", stroke_width=1.5)  # fmt: skip
     sub(g, "text", _domain_title(d), x=ox + 12, y=oy + 19, font_size=13, font_weight="bold",
         fill="#1b5e20" if nv else "#616161")  # fmt: skip
-    gpus = {gpu.index: gpu for gpu in machine.gpus}
+    gpus: dict[int, Gpu] = {}
+    for gpu in machine.gpus:  # a saved report may repeat an index: the first GPU listed is drawn
+        gpus.setdefault(gpu.index, gpu)
     if c.kind == "switch":
         _draw_switch(g, c, most)
     elif c.kind == "ring":
@@ -241,7 +249,7 @@ def _draw_cluster(
         _draw_loners(g, c, pairs)
     for index in d.gpus:
         px, py = c.pos[index]
-        _gpu_box(g, gpus[index], ox + px, oy + py)
+        _gpu_box(g, gpus.get(index) or Gpu(index=index, status=NOT_LISTED), ox + px, oy + py)
 
 
 def _draw_switch(parent: ET.Element, c: _Cluster, most: dict[int, int]) -> None:
