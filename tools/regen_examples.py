@@ -38,7 +38,6 @@ def example_report(name: str) -> Report:
         input_issues=loaded.issues,
         extras=loaded.extras,
         bench=loaded.bench,
-        imported_findings=loaded.findings,
         generated_at=GENERATED_AT,
     )
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import BENCH_NOT_RUN, CAPTURES_NOT_GIVEN, NCCL_LOG_NOT_GIVEN, InputIssue, SourceInfo
 from topoaudit.model.values import Unsupported
+from topoaudit.rules.base import INSPECTOR_NOT_GIVEN, RAS_NOT_GIVEN, facts_in_extras
 
 if TYPE_CHECKING:  # imported by the loaders of the inputs that have them, not by a matrix's
     from topoaudit.model.bench import BenchResult
@@ -37,10 +37,11 @@ class Loaded:
     source: SourceInfo
     issues: tuple[InputIssue, ...] = ()
     extras: dict[str, Any] = field(default_factory=dict)
-    findings: tuple[Finding, ...] = ()
     bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an imported nccl-tests run, not yet judged
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN  # NCCL's own view from an NCCL_DEBUG=INFO log
     captures: Captures | Unsupported = CAPTURES_NOT_GIVEN  # NCCL XML dumps, nvbandwidth matrices
+    inspector: dict[str, Any] | Unsupported = INSPECTOR_NOT_GIVEN  # NCCL Inspector, summarized per communicator
+    ras: dict[str, Any] | Unsupported = RAS_NOT_GIVEN  # an NCCL RAS dump, in the form the report keeps
     saved: Report | None = None  # the input was a saved report: what it was asked and decided (fleet keeps it)
 
 
@@ -64,6 +65,7 @@ def _load_report(text: str, name: str) -> Loaded:
         extras=dict(report.extras),
         bench=report.bench,  # a saved sweep is judged again with the rest of the report
         saved=report,
+        **facts_in_extras(report.extras),
     )
 
 
@@ -335,7 +337,7 @@ def _load_nccl_inspector(text: str, name: str) -> Loaded:
         Machine(source="nccl-inspector", gpus=tuple(Gpu(index=i) for i in range(gpus_per_host(parsed)))),
         SourceInfo("nccl-inspector", name, description=description),
         _ignored(parsed.notes),
-        extras={"nccl_inspector": summary},
+        inspector=summary,
     )
 
 
@@ -360,7 +362,7 @@ def _load_nccl_ras(text: str, name: str) -> Loaded:
         f"{len(dump.hosts)} host(s) named"
     )
     source = SourceInfo("nccl-ras", name, description=description)
-    return Loaded(machine_from_ras(dump), source, extras={"nccl_ras": ras_to_dict(dump)})
+    return Loaded(machine_from_ras(dump), source, ras=ras_to_dict(dump))
 
 
 # --- topoaudit snapshot ---

@@ -271,10 +271,11 @@ def judge(
         bench=bench if bench is not None else loaded.bench,
         expect_busbw_gbps=expect_busbw_gbps,
         plan_request=plan_request,
-        imported_findings=loaded.findings,
         extras=loaded.extras,
         nccl=loaded.nccl,
         captures=loaded.captures,
+        inspector=loaded.inspector,
+        ras=loaded.ras,
     )
 
 

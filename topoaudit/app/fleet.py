@@ -186,8 +186,9 @@ def _judge(loaded: Loaded, options: AuditOptions) -> Report:
         options=options,
         input_issues=loaded.issues,
         bench=loaded.bench,
-        imported_findings=loaded.findings,
         extras=loaded.extras,
         nccl=loaded.nccl,
         captures=loaded.captures,
+        inspector=loaded.inspector,
+        ras=loaded.ras,
     )
