@@ -40,7 +40,7 @@ def test_analyze_and_help_import_neither_torch_nor_pynvml() -> None:
     probe = (
         "import sys\n"
         "from topoaudit.cli import cli\n"
-        "from topoaudit.loaders import load_example\n"
+        "from topoaudit.readers import load_example\n"
         "from topoaudit.pipeline import analyze\n"
         "from topoaudit.render import render\n"
         "l = load_example('hgx-h100')\n"

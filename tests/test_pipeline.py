@@ -10,7 +10,6 @@ from pathlib import Path
 from builders import machine, nvswitch8, split_4_4
 
 from topoaudit.judge.policy import parse_policy
-from topoaudit.loaders import load_path
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow
 from topoaudit.model.finding import Severity
 from topoaudit.model.plan import DeployPlan, PlanRequest
@@ -18,6 +17,7 @@ from topoaudit.model.policy import PolicyOutcome
 from topoaudit.model.report import AuditOptions, SourceInfo, report_to_dict
 from topoaudit.model.values import Unsupported
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_path
 
 SRC = SourceInfo("test", "one-pass")
 NCCL_DIR = Path(__file__).parent / "fixtures" / "nccltests"

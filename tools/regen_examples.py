@@ -18,9 +18,9 @@ from pathlib import Path
 from topoaudit.app.common import input_evidence
 from topoaudit.bundle import bundle_files, manifest
 from topoaudit.examples import examples
-from topoaudit.loaders import load_example
 from topoaudit.model.report import AuditOptions, Report
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_example
 from topoaudit.render import FORMATS, RenderOptions, render
 
 GENERATED_AT = "2026-01-01T00:00:00+00:00"

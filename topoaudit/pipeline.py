@@ -9,6 +9,7 @@ then the gate once.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import re
 from collections.abc import Iterable
@@ -18,6 +19,7 @@ from topoaudit import __version__
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.errors import ConfigError, UsageError
 from topoaudit.judge.gate import decide_gate
+from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Skipped, worst_first
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import (
@@ -34,7 +36,7 @@ from topoaudit.model.report import (
 )
 from topoaudit.model.topology import Bottleneck, Domain, Placement, bottleneck, gpu_pair_links, nvlink_domains, place_tp
 from topoaudit.model.values import NO_POLICY, Probed, Unsupported
-from topoaudit.rules.base import INSPECTOR_NOT_GIVEN, RAS_NOT_GIVEN, RuleContext, fact_extras
+from topoaudit.rules.base import RuleContext, fact_extras
 from topoaudit.rules.registry import run_rules
 
 if TYPE_CHECKING:  # loaded with the inputs and options that carry them, not with a pasted matrix
@@ -58,44 +60,59 @@ def analyze(
     generated_at: str | None = None,
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN,
     captures: Captures | Unsupported = CAPTURES_NOT_GIVEN,
-    inspector: dict[str, Any] | Unsupported = INSPECTOR_NOT_GIVEN,
-    ras: dict[str, Any] | Unsupported = RAS_NOT_GIVEN,
 ) -> Report:
-    """Judge one machine and every fact gathered about it, once, and return the complete report.
+    """Judge one machine and the facts gathered beside it: :func:`analyze_facts` for a caller holding them loose.
 
-    ``bench`` is a measured or imported all-reduce sweep (with ``expect_busbw_gbps`` as the user's floor for
-    the whole-machine plateau); ``plan_request`` asks for a deploy plan checked against the machine's domains;
-    ``nccl`` is NCCL's own view from an NCCL_DEBUG=INFO log; ``captures`` are NCCL's XML dumps and measured
-    matrices; ``inspector`` and ``ras`` are NCCL Inspector's and NCCL RAS's output. ``extras`` are facts a
-    source reports as they are (the probe's summary). The rules, the policy and the gate each run exactly once.
+    ``bench`` is a measured or imported all-reduce sweep, ``nccl`` NCCL's own view from an NCCL_DEBUG=INFO log,
+    ``captures`` NCCL's XML dumps and measured matrices; ``extras`` are facts a source reports as they are.
+    """
+    facts = Facts(machine, source, tuple(input_issues), dict(extras or {}), bench, nccl, captures)
+    return analyze_facts(
+        facts,
+        options=options,
+        expect_busbw_gbps=expect_busbw_gbps,
+        plan_request=plan_request,
+        generated_at=generated_at,
+    )
+
+
+def analyze_facts(
+    facts: Facts,
+    *,
+    options: AuditOptions | None = None,
+    expect_busbw_gbps: float | None = None,
+    plan_request: PlanRequest | None = None,
+    generated_at: str | None = None,
+) -> Report:
+    """Judge everything an input held, once, and return the complete report.
+
+    ``expect_busbw_gbps`` is the user's floor for the whole-machine plateau of a sweep; ``plan_request`` asks for a
+    deploy plan checked against the machine's domains. The rules, the policy and the gate each run exactly once.
     """
     options = options or AuditOptions()
+    machine = facts.machine
     domains = nvlink_domains(machine)
     placements = _placements(machine, domains, options)
     gpu_model = _gpu_model(machine, options, plan_request)
     spec = find_gpu(gpu_model) if isinstance(gpu_model, str) else None
+    held = {f.name: getattr(facts, f.name) for f in dataclasses.fields(facts)}
+    held["bench"] = _with_expectations(facts.bench, spec)  # each group's expected figure, shown and judged beside it
     ctx = RuleContext(
-        machine,
-        domains,
-        tuple(p for p in placements if p.tp in _requested_tp(options)),
-        options,
-        spec,
+        **held,
+        domains=domains,
+        placements=tuple(p for p in placements if p.tp in _requested_tp(options)),
+        options=options,
+        spec=spec,
         gpu_model=gpu_model,
-        input_issues=tuple(input_issues),
-        bench=_with_expectations(bench, spec),
         expect_busbw_gbps=expect_busbw_gbps,
-        nccl=nccl,
-        captures=captures,
-        inspector=inspector,
-        ras=ras,
-        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, source, gpu_model, domains),
-        oracle=_oracle(inspector),
+        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts.source, gpu_model, domains),
+        oracle=_oracle(facts.inspector),
     )
     findings, skipped = run_rules(ctx)
     judged, policy_outcome = _policy_step(worst_first(findings), ctx)
     judged = worst_first(judged)
     gate = _gate(judged, skipped, ctx, policy_outcome)
-    return _report(ctx, source, placements, judged, skipped, gate, policy_outcome, extras, generated_at)
+    return _report(ctx, placements, judged, skipped, gate, policy_outcome, generated_at)
 
 
 def _with_expectations(bench: BenchResult | Unsupported, spec: GpuSpec | None) -> BenchResult | Unsupported:
@@ -144,7 +161,7 @@ def _gate(
     judged: tuple[Finding, ...], skipped: tuple[Skipped, ...], ctx: RuleContext, policy: PolicyOutcome | Unsupported
 ) -> Gate:
     """The verdict and exit code; a bench stopped by Ctrl-C or SIGTERM ends with exit 130."""
-    gate = decide_gate(judged, skipped, ctx.input_issues, ctx.machine, ctx.options, policy)
+    gate = decide_gate(judged, skipped, ctx.issues, ctx.machine, ctx.options, policy)
     if not isinstance(ctx.bench, Unsupported):
         from topoaudit.bench.judge import interrupted_gate
 
@@ -154,13 +171,11 @@ def _gate(
 
 def _report(
     ctx: RuleContext,
-    source: SourceInfo,
     placements: tuple[Placement, ...],
     findings: tuple[Finding, ...],
     skipped: tuple[Skipped, ...],
     gate: Gate,
     policy: PolicyOutcome | Unsupported,
-    extras: dict[str, Any] | None,
     generated_at: str | None,
 ) -> Report:
     """The report: the facts, what the pipeline made of them, and what was judged and decided."""
@@ -168,7 +183,7 @@ def _report(
         schema_version=SCHEMA_VERSION,
         tool_version=__version__,
         generated_at=generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        source=source,
+        source=ctx.source,
         options=ctx.options,
         machine=ctx.machine,
         gpu_model=ctx.gpu_model,
@@ -178,9 +193,9 @@ def _report(
         placements=placements,
         findings=findings,
         skipped=skipped,
-        input_issues=ctx.input_issues,
+        input_issues=ctx.issues,
         gate=gate,
-        extras={**(extras or {}), **fact_extras(ctx)},
+        extras={**ctx.extras, **fact_extras(ctx)},
         plan=ctx.plan,
         bench=ctx.bench,
         policy=policy,

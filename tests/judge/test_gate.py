@@ -13,13 +13,13 @@ from cli_runner import Run
 
 from topoaudit.exitcodes import ExitCode
 from topoaudit.judge.gate import decide_gate
-from topoaudit.loaders import load_path
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Gpu, Machine
 from topoaudit.model.policy import PolicyOutcome
 from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Gate, InputIssue
 from topoaudit.model.values import Failed
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_path
 
 BOX = machine(2, nvswitch8)
 TOPO = Path(__file__).parents[1] / "fixtures" / "topo"

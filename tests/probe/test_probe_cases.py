@@ -365,7 +365,7 @@ def test_analyzing_a_snapshot_imports_neither_pynvml_nor_torch() -> None:
 
     script = (
         "import sys\n"
-        "from topoaudit.loaders import load_path\n"
+        "from topoaudit.readers import load_path\n"
         "from topoaudit.pipeline import analyze\n"
         f"l = load_path({str(REAL / 'snapshot-h200-vm-1gpu.json')!r})\n"
         "analyze(l.machine, source=l.source)\n"

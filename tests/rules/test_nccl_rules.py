@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from topoaudit.loaders import load_text
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.report import AuditOptions, Report
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl"
 

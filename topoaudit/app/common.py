@@ -15,8 +15,8 @@ from topoaudit.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from topoaudit.examples import Example
-    from topoaudit.loaders import Loaded
     from topoaudit.model.bench import BenchResult
+    from topoaudit.model.facts import Facts
     from topoaudit.model.machine import Machine
     from topoaudit.model.plan import PlanRequest
     from topoaudit.model.policy import Policy
@@ -134,8 +134,8 @@ def input_evidence(path: str | None, example: str | None) -> dict[str, str | byt
     return {}
 
 
-def load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Loaded, dict[str, str | bytes]]:
-    from topoaudit.loaders import load_example, load_path, load_text
+def load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Facts, dict[str, str | bytes]]:
+    from topoaudit.readers import load_example, load_path, load_text
 
     if bool(source.path) == bool(source.example):
         raise UsageError("give either PATH or --example NAME (see --example list)")
@@ -251,7 +251,7 @@ def audit_options(gate: GateRequest) -> AuditOptions:
 
 
 def judge(
-    loaded: Loaded,
+    loaded: Facts,
     gate: GateRequest,
     plan_request: PlanRequest | None,
     *,
@@ -259,23 +259,13 @@ def judge(
     expect_busbw_gbps: float | None = None,
 ) -> Report:
     """The one call into the pipeline: the machine, a bench and a plan request judged together, once."""
-    from topoaudit.pipeline import analyze
+    from topoaudit.pipeline import analyze_facts
 
     if not loaded.machine.gpus and bench is None:
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
-    return analyze(
-        loaded.machine,
-        source=loaded.source,
-        options=audit_options(gate),
-        input_issues=loaded.issues,
-        bench=bench if bench is not None else loaded.bench,
-        expect_busbw_gbps=expect_busbw_gbps,
-        plan_request=plan_request,
-        extras=loaded.extras,
-        nccl=loaded.nccl,
-        captures=loaded.captures,
-        inspector=loaded.inspector,
-        ras=loaded.ras,
+    facts = loaded if bench is None else replace(loaded, bench=bench)
+    return analyze_facts(
+        facts, options=audit_options(gate), expect_busbw_gbps=expect_busbw_gbps, plan_request=plan_request
     )
 
 

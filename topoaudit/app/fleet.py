@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from topoaudit.fleet.inputs import NodeInput
     from topoaudit.fleet.summary import NodeSummary
-    from topoaudit.loaders import Loaded
+    from topoaudit.model.facts import Facts
     from topoaudit.model.fleet import FleetReport
     from topoaudit.model.report import AuditOptions, Report
 
@@ -173,22 +173,11 @@ def _why_it_differs(saved: Report, report: Report, overridden: list[str]) -> str
     return f"saved {saved.gate.verdict.upper()}, judged {report.gate.verdict.upper()} here: {because}"
 
 
-def _judge(loaded: Loaded, options: AuditOptions) -> Report:
+def _judge(loaded: Facts, options: AuditOptions) -> Report:
     """``common.judge`` with the node's own options (a saved report keeps what it was asked)."""
     from topoaudit.errors import InputError
-    from topoaudit.pipeline import analyze
+    from topoaudit.pipeline import analyze_facts
 
     if not loaded.machine.gpus:
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
-    return analyze(
-        loaded.machine,
-        source=loaded.source,
-        options=options,
-        input_issues=loaded.issues,
-        bench=loaded.bench,
-        extras=loaded.extras,
-        nccl=loaded.nccl,
-        captures=loaded.captures,
-        inspector=loaded.inspector,
-        ras=loaded.ras,
-    )
+    return analyze_facts(loaded, options=options)

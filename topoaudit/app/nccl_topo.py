@@ -87,7 +87,7 @@ def _topology(request: NcclTopoRequest) -> tuple[TopologyFile, str]:
     if looks_like_snapshot(text):
         snapshot = snapshot_from_json(text, name)
         return from_snapshot(snapshot, name), snapshot.taken_at
-    from topoaudit.loaders import load_text
+    from topoaudit.readers import load_text
 
     loaded = load_text(text, name)
     taken_at = loaded.saved.generated_at if loaded.saved is not None else ""

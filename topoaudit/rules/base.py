@@ -1,8 +1,4 @@
-"""What every rule shares: the context it reads and the helpers that word its findings.
-
-These live apart from :mod:`topoaudit.rules` so that rule modules, the judge and the pipeline can import
-them without importing the list of rules, which itself imports every rule module.
-"""
+"""What every rule shares: the context it reads (every fact of one audit) and the helpers that word its findings."""
 
 from __future__ import annotations
 
@@ -11,55 +7,34 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.catalog import GpuSpec
+from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Severity, Skipped
-from topoaudit.model.machine import Machine
-from topoaudit.model.report import (
-    BENCH_NOT_RUN,
-    CAPTURES_NOT_GIVEN,
-    NCCL_LOG_NOT_GIVEN,
-    NOT_REQUESTED,
-    AuditOptions,
-    InputIssue,
-    Report,
-)
+from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Report
 from topoaudit.model.topology import Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
 from topoaudit.rules.codes import info
 
-if TYPE_CHECKING:  # the facts only some inputs hold; a pasted matrix loads none of their models
-    from topoaudit.model.bench import BenchResult
-    from topoaudit.model.nccl import NcclView
-    from topoaudit.model.nccl_topo import Captures
+if TYPE_CHECKING:  # a deploy plan comes with its own model; a pasted matrix never loads it
     from topoaudit.model.plan import DeployPlan
-
-INSPECTOR_NOT_GIVEN = Unsupported("nccl-inspector", "no NCCL Inspector output in the input")
-RAS_NOT_GIVEN = Unsupported("nccl-ras", "no NCCL RAS output in the input")
 
 Oracle = Callable[..., Any]
 """``bench.oracle.expected_busbw``, handed in by the pipeline (rules sit below the bench in the layers)."""
 
 
-@dataclass(frozen=True)
-class RuleContext:
-    """Every fact one audit judges, once: the machine and what the pipeline made of it, and each other input.
+@dataclass(frozen=True, kw_only=True)
+class RuleContext(Facts):
+    """Every fact one audit judges, once: what the input held, and what the pipeline made of it.
 
-    The first five are what the topology and probe rules read; the rest are the other families' facts, each
-    one field, absent ones an ``Unsupported`` that says why.
+    The fields of :class:`~topoaudit.model.facts.Facts` (each kind of fact one field) come first; those below are
+    the pipeline's: the NVLink domains, the placements asked for, the catalog entry, the deploy plan.
     """
 
-    machine: Machine
     domains: tuple[Domain, ...]
     placements: tuple[Placement, ...]  # the placements of the TP size asked for (--tp)
     options: AuditOptions
     spec: GpuSpec | None  # the catalog entry of the GPU model, when known
     gpu_model: Probed[str] = NOT_REQUESTED  # the model the box is judged as
-    input_issues: tuple[InputIssue, ...] = ()  # what reading the input recovered or ignored
-    bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an all-reduce sweep, with each group's expected figure
     expect_busbw_gbps: float | None = None  # the user's floor for the whole-machine plateau (--expect-busbw)
-    nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN  # NCCL's own view, from an NCCL_DEBUG=INFO log
-    captures: Captures | Unsupported = CAPTURES_NOT_GIVEN  # NCCL's XML dumps, nvbandwidth and p2p matrices
-    inspector: dict[str, Any] | Unsupported = INSPECTOR_NOT_GIVEN  # NCCL Inspector, summarized per communicator
-    ras: dict[str, Any] | Unsupported = RAS_NOT_GIVEN  # an NCCL RAS dump, in the form the report keeps
     plan: DeployPlan | Unsupported = NOT_REQUESTED  # the deploy plan checked against this machine
     oracle: Oracle | None = None  # what an NCCL collective should reach on a shape (bench.oracle)
 
@@ -88,16 +63,18 @@ def context_of_report(report: Report) -> RuleContext:
 
     spec = find_gpu(report.catalog_entry) if isinstance(report.catalog_entry, str) else None
     return RuleContext(
-        report.machine,
-        report.domains,
-        tuple(p for p in report.placements if p.tp == report.options.tp),
-        report.options,
-        spec,
-        gpu_model=report.gpu_model,
-        input_issues=report.input_issues,
+        machine=report.machine,
+        source=report.source,
+        issues=report.input_issues,
+        extras=report.extras,
         bench=report.bench,
         nccl=report.nccl,
         captures=report.captures,
+        domains=report.domains,
+        placements=tuple(p for p in report.placements if p.tp == report.options.tp),
+        options=report.options,
+        spec=spec,
+        gpu_model=report.gpu_model,
         plan=report.plan,
         **facts_in_extras(report.extras),
     )

@@ -27,7 +27,7 @@ def input_recovered(ctx: RuleContext) -> Iterable[Finding]:
     A truncated or re-typed ``topo -m`` is read where its symmetric matrix makes the missing cells unambiguous;
     every recovered place is an input issue of the report, and ``--strict`` exits 3 on it.
     """
-    recovered = [i for i in ctx.input_issues if i.action == "recovered"]
+    recovered = [i for i in ctx.issues if i.action == "recovered"]
     if not recovered:
         return
     yield finding(
