@@ -7,11 +7,12 @@ from typing import Any
 
 import click
 
+from topoaudit import formats
 from topoaudit.app.common import GateRequest, OutputRequest
 from topoaudit.cli.options import format_option, gate_options, terminal_width, typed, use_color
 
-FLEET_FORMATS = ("console", "html", "json", "junit", "markdown")
-"""The ``--format`` choices (``topoaudit.render.fleet_formats.FLEET_FORMATS``, named here for a cheap --help)."""
+FLEET_FORMATS = formats.choices(formats.FLEET_FORMATS)
+"""The ``--format`` choices (``topoaudit.formats``)."""
 
 
 def _output(values: dict[str, Any]) -> OutputRequest:
