@@ -13,7 +13,7 @@ from test_scenarios import audit, run
 
 from topoaudit.errors import InputError
 from topoaudit.probe.collect import probe
-from topoaudit.probe.crosscheck import parse_nvlink_status
+from topoaudit.probe.crosscheck import link_states as parse_nvlink_status
 from topoaudit.probe.snapshot import (
     SNAPSHOT_SCHEMA_VERSION,
     snapshot_from_json,
