@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 from topoaudit.app.common import input_evidence
-from topoaudit.bundle import bundle_files, manifest
 from topoaudit.examples import examples
 from topoaudit.model.report import AuditOptions, Report
+from topoaudit.outputs.bundle import bundle_files, manifest
 from topoaudit.pipeline import analyze
 from topoaudit.readers import load_example
 from topoaudit.render import FORMATS, RenderOptions, render

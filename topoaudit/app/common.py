@@ -97,12 +97,12 @@ def publish(report: Report, out: OutputRequest, evidence: Evidence | None = None
 
     files = 0
     if out.out_dir:
-        from topoaudit.bundle import write_bundle
+        from topoaudit.outputs.bundle import write_bundle
 
         bundle = write_bundle(report, out.out_dir, evidence or {}, redact=out.redact)
         report, files = bundle.report, len(bundle.files)
     elif out.redact:
-        from topoaudit.redact import redact_report
+        from topoaudit.outputs.redact import redact_report
 
         report = redact_report(report)
     options = RenderOptions(color=out.color and out.fmt == "console", width=out.width, verbose=out.verbose)
@@ -114,7 +114,7 @@ def publish(report: Report, out: OutputRequest, evidence: Evidence | None = None
 
 def write_text_file(path: str, text: str) -> None:
     """Write a report atomically; OutputError (exit 4) naming the path when it cannot be written."""
-    from topoaudit.outputs import write_file
+    from topoaudit.outputs.files import write_file
 
     write_file(path, text)
 
