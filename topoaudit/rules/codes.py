@@ -2,7 +2,7 @@
 
 A rule declares its codes in its ``@rule(Code(...))`` decorator (:mod:`topoaudit.rules.registry`); a data file
 (a catalog of signatures) declares its entries' codes through the same :func:`declare_code`. Everything that
-lists codes reads them from here: the README's finding table, the docs, JUnit's test cases, the policy's known
+lists codes reads them from here: the docs' finding table (docs/findings.md), JUnit's test cases, the policy's known
 codes, the remedy script's allowed commands.
 
 Codes are a stable contract (tests and CI pipelines match on them); never rename one.

@@ -16,25 +16,26 @@ from topoaudit.rules.needs import BENCH, CAPTURES, FLEET, NCCL_INSPECTOR, NCCL_L
 
 @dataclass(frozen=True)
 class Family:
-    """A module that declares rules, and what the input must hold for any of them to run."""
+    """A module that declares rules, what its findings are about, and what the input must hold for any to run."""
 
     module: str
+    title: str  # what its findings are about, as the docs group them
     needs: tuple[Need, ...] = ()
 
 
 FAMILIES: tuple[Family, ...] = (
-    Family("topoaudit.rules.topology_rules"),
-    Family("topoaudit.rules.probe_rules"),
-    Family("topoaudit.judge.expectations"),
-    Family("topoaudit.bench.judge", (BENCH,)),
-    Family("topoaudit.fleet.node_pairs", (BENCH,)),
-    Family("topoaudit.rules.nccl_rules", (NCCL_LOG,)),
-    Family("topoaudit.rules.capture_rules", (CAPTURES,)),
-    Family("topoaudit.rules.inspector_rules", (NCCL_INSPECTOR,)),
-    Family("topoaudit.rules.ras_rules", (NCCL_RAS,)),
-    Family("topoaudit.rules.input_rules"),
-    Family("topoaudit.judge.plan_fit", (PLAN,)),
-    Family("topoaudit.fleet.assemble", (FLEET,)),
+    Family("topoaudit.rules.topology_rules", "The NVLink and PCIe topology"),
+    Family("topoaudit.rules.probe_rules", "What only a live probe sees: links, fabric, PCIe path, RDMA, host"),
+    Family("topoaudit.judge.expectations", "What the box was expected to be"),
+    Family("topoaudit.bench.judge", "The all-reduce bench", (BENCH,)),
+    Family("topoaudit.fleet.node_pairs", "A node-pair sweep across nodes", (BENCH,)),
+    Family("topoaudit.rules.nccl_rules", "NCCL's own view: an NCCL_DEBUG=INFO log", (NCCL_LOG,)),
+    Family("topoaudit.rules.capture_rules", "NCCL's topology dump and measured matrices", (CAPTURES,)),
+    Family("topoaudit.rules.inspector_rules", "NCCL Inspector", (NCCL_INSPECTOR,)),
+    Family("topoaudit.rules.ras_rules", "NCCL RAS", (NCCL_RAS,)),
+    Family("topoaudit.rules.input_rules", "The input itself"),
+    Family("topoaudit.judge.plan_fit", "The deploy plan", (PLAN,)),
+    Family("topoaudit.fleet.assemble", "The fleet: many node reports compared", (FLEET,)),
 )
 """Every module that declares findings, in the order its findings are shown (worst first, then this order)."""
 
