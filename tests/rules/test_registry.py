@@ -42,6 +42,7 @@ def test_a_code_raised_but_not_declared_stops_the_judge() -> None:
             audit("topo-h100-8gpu-stas-ht-1.txt")
     finally:
         registry._RULES.remove(entry)
+        registry._IN_ORDER.clear()
     with pytest.raises(KeyError):
         finding("no-such-code", "a code nobody declared")
 
@@ -92,6 +93,7 @@ def test_a_finding_carrying_a_command_its_code_does_not_declare_stops_the_judge(
             audit("topo-h100-8gpu-stas-ht-1.txt")
     finally:
         registry._RULES.remove(entry)
+        registry._IN_ORDER.clear()
 
 
 def test_needs_say_why_a_code_was_not_judged() -> None:

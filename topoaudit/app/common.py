@@ -269,6 +269,13 @@ def judge(
     )
 
 
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity: a Slurm step or a container's cpuset), at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 def planner_call(call: Callable[[], _T]) -> _T:
     """A planner refusal caused by option values is a usage error (exit 2), said in one sentence."""
     from topoaudit.errors import ConfigError

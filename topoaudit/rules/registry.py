@@ -47,6 +47,7 @@ class Rule:
 
 
 _RULES: list[Rule] = []
+_IN_ORDER: list[tuple[Rule, ...]] = []  # _RULES in display order, made again when a rule is registered
 
 
 def register_rule(function: RuleFunction, codes: Iterable[str], needs: Iterable[Need] = ()) -> Rule:
@@ -60,6 +61,7 @@ def register_rule(function: RuleFunction, codes: Iterable[str], needs: Iterable[
         _RULES.append(entry)
     else:  # a module imported again (importlib.reload): the new function takes the old one's place
         _RULES[known] = entry
+    _IN_ORDER.clear()
     return entry
 
 
@@ -115,12 +117,14 @@ def _docstring(function: Callable[..., object]) -> str:
 def rules() -> tuple[Rule, ...]:
     """Every registered rule, in display order (the order of :data:`FAMILIES`, then of definition)."""
     load_all()
-    return _ordered(_RULES)
+    return _ordered()
 
 
-def _ordered(entries: Iterable[Rule]) -> tuple[Rule, ...]:
-    rank = {f.module: i for i, f in enumerate(FAMILIES)}
-    return tuple(sorted(entries, key=lambda r: rank.get(r.module, len(rank))))
+def _ordered() -> tuple[Rule, ...]:
+    if not _IN_ORDER:
+        rank = {f.module: i for i, f in enumerate(FAMILIES)}
+        _IN_ORDER.append(tuple(sorted(_RULES, key=lambda r: rank.get(r.module, len(rank)))))
+    return _IN_ORDER[0]
 
 
 def codes_raised_in(module: str) -> frozenset[str]:
@@ -131,7 +135,7 @@ def codes_raised_in(module: str) -> frozenset[str]:
 def rules_for(ctx: RuleContext) -> Iterator[Rule]:
     """Yield the rules with something to judge in ``ctx``, loading only the families whose facts it holds."""
     load(f for f in FAMILIES if not first_missing(f.needs, ctx))
-    for entry in _ordered(_RULES):
+    for entry in _ordered():
         if not entry.missing(ctx):
             yield entry
 
