@@ -44,10 +44,10 @@ def measure(repeat: int) -> dict[str, dict[str, float]]:
     """Seconds and megabytes per step for each box, the best of ``repeat`` runs (this process's code)."""
     import itertools
 
-    from topoaudit.loaders import load_text
     from topoaudit.model.machine import Gpu, Link, Machine, level_from_code
     from topoaudit.model.report import SourceInfo
     from topoaudit.pipeline import analyze
+    from topoaudit.readers import load_text
     from topoaudit.render import render
 
     def nvl72_racks(n: int, domain: int, down: frozenset[tuple[int, int]] = frozenset()) -> Machine:

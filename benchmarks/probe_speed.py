@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "probe"))
 import pytest
 from fakebox import make_box
 
-from topoaudit.loaders import loaded_from_snapshot
 from topoaudit.pipeline import analyze
 from topoaudit.probe.collect import probe
+from topoaudit.readers.snapshot import facts_of_snapshot
 
 
 def main() -> None:
@@ -45,7 +45,7 @@ def main() -> None:
         snap = probe(box.root)
         rows["probe (with nvidia-smi)"].append(time.perf_counter() - t)
         t = time.perf_counter()
-        loaded = loaded_from_snapshot(snap, "bench", "live")
+        loaded = facts_of_snapshot(snap, "bench", "live")
         analyze(loaded.machine, source=loaded.source)
         rows["analyze"].append(time.perf_counter() - t)
     mp.undo()

@@ -18,6 +18,7 @@ from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import raised_codes
 from cli_runner import Run, run_cli  # importable once tests/ is on the path
 
 # Property tests: random and remembered locally (they keep finding new cases), fixed in CI so that a run
@@ -75,3 +76,19 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, N
         reason = _skip_reason(report)
         if _REQUIRED_IN_CI.search(reason):
             _fail_in_ci(report, reason)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    raised_codes.start()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A whole-suite run fails when a declared finding code was never raised by any test."""
+    if exitstatus != 0 or not raised_codes.whole_suite(session):
+        return
+    missing = raised_codes.never_raised()
+    if missing:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"declared finding codes no test raised: {', '.join(missing)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

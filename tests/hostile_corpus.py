@@ -37,7 +37,7 @@ def _report() -> dict[str, Any]:
 
 def _example_report() -> dict[str, Any]:
     """The bundled HGX H100 example saved as a report: its domains name GPUs 0-7."""
-    from topoaudit.loaders import load_example
+    from topoaudit.readers import load_example
     from topoaudit.pipeline import analyze
     from topoaudit.render import render
 

@@ -31,6 +31,7 @@ def _tool(name: str) -> Any:
 
 
 regen = _tool("regen_examples")
+docs = _tool("regen_docs")  # the tables of docs/ made from topoaudit's registries
 example_report = regen.example_report
 expected_files, stale, BUNDLED, DEFAULT_DIR = regen.expected_files, regen.stale, regen.BUNDLED, regen.DEFAULT_DIR
 

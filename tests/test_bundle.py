@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import report_samples as rs
 
-from topoaudit import outputs
-from topoaudit.bundle import MANIFEST, safe_name, verify_bundle, write_bundle
 from topoaudit.errors import OutputError
+from topoaudit.outputs import files as outputs
+from topoaudit.outputs.bundle import MANIFEST, safe_name, verify_bundle, write_bundle
 
 
 def test_bundle_has_every_format_the_evidence_and_a_checking_manifest(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""Contracts documented in one place each: README tables against the exit-code enum and code registry,
-and the import layering that keeps non-measuring commands fast."""
+"""Contracts documented in one place each: the docs' tables against the exit-code enum and the code registry
+(and generated from them, never stale), and the import layering that keeps non-measuring commands fast."""
 
 from __future__ import annotations
 
@@ -8,14 +8,31 @@ import subprocess
 import sys
 from pathlib import Path
 
+from report_samples import docs
+
 from topoaudit.exitcodes import EXIT_CODE_MEANINGS, ExitCode
 from topoaudit.rules.codes import CODES
 
+DOCS = Path(__file__).parents[1] / "docs"
 README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
 
 
 def _section(marker: str) -> str:
-    return README.split(f"<!-- {marker}:start -->")[1].split(f"<!-- {marker}:end -->")[0]
+    """A table of docs/ made from the registries (tools/regen_docs.py)."""
+    file, _ = docs.PARTS[marker]
+    return docs.section((DOCS / file).read_text(encoding="utf-8"), marker)
+
+
+def test_the_docs_tables_are_what_the_registries_say() -> None:
+    assert docs.stale() == [], "regenerate with `python tools/regen_docs.py`"
+
+
+def test_the_readme_is_a_front_door_that_links_the_reference() -> None:
+    assert len(README) <= 15_000
+    for page in ("commands", "inputs", "findings", "formats", "json", "fleet", "slurm", "kubernetes", "prometheus",
+                 "policy", "design"):  # fmt: skip
+        assert f"(docs/{page}.md)" in README, page
+        assert (DOCS / f"{page}.md").is_file(), page
 
 
 def test_readme_exit_code_table_matches_the_enum() -> None:
@@ -40,7 +57,7 @@ def test_analyze_and_help_import_neither_torch_nor_pynvml() -> None:
     probe = (
         "import sys\n"
         "from topoaudit.cli import cli\n"
-        "from topoaudit.loaders import load_example\n"
+        "from topoaudit.readers import load_example\n"
         "from topoaudit.pipeline import analyze\n"
         "from topoaudit.render import render\n"
         "l = load_example('hgx-h100')\n"

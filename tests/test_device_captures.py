@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from topoaudit.parse.topo_matrix import parse_topo_matrix
-from topoaudit.probe.crosscheck import parse_nvlink_status
+from topoaudit.probe.crosscheck import link_states as parse_nvlink_status
 
 DEVICE = Path(__file__).parent / "fixtures" / "h200-device"
 

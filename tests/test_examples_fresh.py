@@ -7,8 +7,8 @@ from pathlib import Path
 
 from report_samples import BUNDLED, DEFAULT_DIR, expected_files, stale
 
-from topoaudit.bundle import verify_bundle
 from topoaudit.examples import examples
+from topoaudit.outputs.bundle import verify_bundle
 from topoaudit.render import FORMATS
 
 ROOT = Path(__file__).parents[1] / "reports" / "examples"

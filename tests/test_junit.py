@@ -11,8 +11,12 @@ from report_samples import example_report
 from topoaudit.model.finding import Severity, Skipped
 from topoaudit.model.report import AuditOptions
 from topoaudit.render import render
-from topoaudit.render.junit import PROBE_ONLY_CODES, PROBED_SOURCES
 from topoaudit.rules.codes import CODES
+from topoaudit.rules.needs import PROBE_SOURCES
+from topoaudit.rules.registry import codes_raised_in
+
+PROBE_ONLY_CODES = codes_raised_in("topoaudit.rules.probe_rules")  # each judged from a probe's facts
+PROBED_SOURCES = frozenset(PROBE_SOURCES)
 
 
 def _suite(report: object) -> ET.Element:

@@ -12,7 +12,7 @@ import pytest
 
 from topoaudit.errors import OutputError
 from topoaudit.exitcodes import ExitCode
-from topoaudit.outputs import write_directory, write_file
+from topoaudit.outputs.files import write_directory, write_file
 
 
 def test_a_file_is_written_whole_with_no_temporary_left(tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def _in_private_tmpfs(tmp_path: Path, mount_options: str, code: str) -> subproce
 WRITE_AND_REPORT = """
 import sys
 from topoaudit.errors import OutputError
-from topoaudit.outputs import write_file
+from topoaudit.outputs.files import write_file
 try:
     write_file(sys.argv[1] if len(sys.argv) > 1 else {target!r}, "x" * 200_000)
 except OutputError as exc:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import report_samples as rs
 
-from topoaudit.bundle import verify_bundle, write_bundle
 from topoaudit.model.report import Report, report_from_dict
-from topoaudit.redact import Redactor, redact_report
+from topoaudit.outputs.bundle import verify_bundle, write_bundle
+from topoaudit.outputs.redact import Redactor, redact_report
 from topoaudit.render import FORMATS, render
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 from topoaudit.app.common import input_evidence
-from topoaudit.bundle import bundle_files, manifest
 from topoaudit.examples import examples
-from topoaudit.loaders import load_example
 from topoaudit.model.report import AuditOptions, Report
+from topoaudit.outputs.bundle import bundle_files, manifest
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_example
 from topoaudit.render import FORMATS, RenderOptions, render
 
 GENERATED_AT = "2026-01-01T00:00:00+00:00"
@@ -38,7 +38,6 @@ def example_report(name: str) -> Report:
         input_issues=loaded.issues,
         extras=loaded.extras,
         bench=loaded.bench,
-        imported_findings=loaded.findings,
         generated_at=GENERATED_AT,
     )
 

@@ -43,9 +43,3 @@ class OutputError(TopoauditError):
     """A report or bundle cannot be written where the user asked (missing parent, read-only, full, a file)."""
 
     exit_code = ExitCode.UNUSABLE
-
-
-class Interrupted(TopoauditError):
-    """The run was stopped by Ctrl-C or SIGTERM before it finished."""
-
-    exit_code = ExitCode.INTERRUPTED

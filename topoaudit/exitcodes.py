@@ -1,4 +1,4 @@
-"""The one table of exit codes. README's table is tested against this enum.
+"""The one table of exit codes; the table of docs/commands.md is made from it (tools/regen_docs.py).
 
 Severity ("did the audit find problems") and completeness ("could the audit run") are separate
 axes, so a CI pipeline can tell a bad box from a broken tool.

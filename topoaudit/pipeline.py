@@ -1,11 +1,15 @@
 """collect -> model -> judge -> report, as plain functions over frozen dataclasses.
 
 ``analyze`` is the one place a Machine becomes a Report; the CLI, the probe's ``audit`` and the tests all
-go through it, so a pasted matrix, a snapshot and a live probe are judged by the same rules.
+go through it, so a pasted matrix, a snapshot and a live probe are judged by the same rules. It models the
+machine once (its GPU model, NVLink domains, placements, a bench's expected figures, a deploy plan) into one
+:class:`~topoaudit.rules.base.RuleContext`, runs every registered rule over it once, then the policy once,
+then the gate once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import re
 from collections.abc import Iterable
@@ -14,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from topoaudit import __version__
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.errors import ConfigError, UsageError
-from topoaudit.judge.expectations import Expectations, check_expectations
 from topoaudit.judge.gate import decide_gate
-from topoaudit.model.finding import Finding, worst_first
+from topoaudit.model.facts import Facts
+from topoaudit.model.finding import Finding, Skipped, worst_first
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
@@ -25,14 +29,15 @@ from topoaudit.model.report import (
     NOT_REQUESTED,
     SCHEMA_VERSION,
     AuditOptions,
+    Gate,
     InputIssue,
     Report,
     SourceInfo,
 )
-from topoaudit.model.topology import Domain, bottleneck, gpu_pair_links, nvlink_domains, place_tp
-from topoaudit.model.values import NO_POLICY, Unsupported
-from topoaudit.rules import run_rules
-from topoaudit.rules.base import RuleContext, finding
+from topoaudit.model.topology import Bottleneck, Domain, Placement, bottleneck, gpu_pair_links, nvlink_domains, place_tp
+from topoaudit.model.values import NO_POLICY, Probed, Unsupported
+from topoaudit.rules.base import RuleContext, fact_extras
+from topoaudit.rules.registry import run_rules
 
 if TYPE_CHECKING:  # loaded with the inputs and options that carry them, not with a pasted matrix
     from topoaudit.model.bench import BenchResult
@@ -51,139 +56,160 @@ def analyze(
     bench: BenchResult | Unsupported = BENCH_NOT_RUN,
     expect_busbw_gbps: float | None = None,
     plan_request: PlanRequest | None = None,
-    imported_findings: Iterable[Finding] = (),
     extras: dict[str, Any] | None = None,
     generated_at: str | None = None,
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN,
     captures: Captures | Unsupported = CAPTURES_NOT_GIVEN,
 ) -> Report:
-    """Judge one machine and every fact gathered about it, once, and return the complete report.
+    """Judge one machine and the facts gathered beside it: :func:`analyze_facts` for a caller holding them loose.
 
-    ``bench`` is a measured or imported all-reduce sweep (judged here, with ``expect_busbw_gbps`` as the
-    user's floor for the whole-machine plateau); ``plan_request`` asks for a deploy plan checked against the
-    machine's domains; ``imported_findings`` are findings a loaded source brings with it; ``nccl`` is NCCL's own
-    view from an NCCL_DEBUG=INFO log, judged against the machine; ``captures`` are NCCL's XML dumps and
-    nvbandwidth matrices, judged beside the machine they describe. The rules, the bench
-    judge, the plan's finding, the policy and the gate each run exactly once, in that order.
+    ``bench`` is a measured or imported all-reduce sweep, ``nccl`` NCCL's own view from an NCCL_DEBUG=INFO log,
+    ``captures`` NCCL's XML dumps and measured matrices; ``extras`` are facts a source reports as they are.
+    """
+    facts = Facts(machine, source, tuple(input_issues), dict(extras or {}), bench, nccl, captures)
+    return analyze_facts(
+        facts,
+        options=options,
+        expect_busbw_gbps=expect_busbw_gbps,
+        plan_request=plan_request,
+        generated_at=generated_at,
+    )
+
+
+def analyze_facts(
+    facts: Facts,
+    *,
+    options: AuditOptions | None = None,
+    expect_busbw_gbps: float | None = None,
+    plan_request: PlanRequest | None = None,
+    generated_at: str | None = None,
+) -> Report:
+    """Judge everything an input held, once, and return the complete report.
+
+    ``expect_busbw_gbps`` is the user's floor for the whole-machine plateau of a sweep; ``plan_request`` asks for a
+    deploy plan checked against the machine's domains. The rules, the policy and the gate each run exactly once.
     """
     options = options or AuditOptions()
-    issues = tuple(input_issues)
+    machine = facts.machine
+    domains = nvlink_domains(machine)
+    placements = _placements(machine, domains, options)
     gpu_model = _gpu_model(machine, options, plan_request)
     spec = find_gpu(gpu_model) if isinstance(gpu_model, str) else None
-    catalog_entry: str | Unsupported = (
-        spec.key
-        if spec
-        else Unsupported("catalog", f"no catalog entry for {gpu_model!r}")
-        if isinstance(gpu_model, str)
-        else Unsupported("catalog", "not looked up: the GPU model is unknown")
+    held = {f.name: getattr(facts, f.name) for f in dataclasses.fields(facts)}
+    held["bench"] = _with_expectations(facts.bench, spec)  # each group's expected figure, shown and judged beside it
+    ctx = RuleContext(
+        **held,
+        domains=domains,
+        placements=tuple(p for p in placements if p.tp in _requested_tp(options)),
+        options=options,
+        spec=spec,
+        gpu_model=gpu_model,
+        expect_busbw_gbps=expect_busbw_gbps,
+        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts.source, gpu_model, domains),
+        oracle=_oracle(facts.inspector),
     )
-    domains = nvlink_domains(machine)
-    n = len(machine.gpus)
-    # Placements for the TP sizes people deploy (2..8) and the one asked for; never hundreds of rows.
-    sizes = sorted({tp for tp in (2, 4, 8) if tp <= n} | _requested_tp(options))
-    # A source that names GPUs but no links between them (an nccl-tests log) says nothing about the fabric:
-    # no placements or ring bottlenecks are claimed from it.
-    links_known = n < 2 or bool(gpu_pair_links(machine))
-    placements = tuple(place_tp(machine, domains, tp) for tp in sizes) if links_known else ()
-    requested = tuple(p for p in placements if p.tp in _requested_tp(options))
-    bottlenecks = (
-        (
-            bottleneck(machine, [g.index for g in machine.gpus]),
-            *(bottleneck(machine, d.gpus) for d in domains if d.size >= 2 and len(domains) > 1),
-        )
-        if links_known
-        else ()
-    )
-    findings, skipped = run_rules(RuleContext(machine, domains, requested, options, spec))
-    stated = check_expectations(Expectations.of_options(options), machine, domains, spec, bench)
-    found = [*findings, *stated.findings, *imported_findings]
-    if not isinstance(bench, Unsupported):
-        from topoaudit.bench.judge import judge_bench, with_expectations
-
-        bench = with_expectations(bench, spec)  # each group's expected figure and its source, shown beside it
-        found += judge_bench(bench, spec=spec, expect_busbw_gbps=expect_busbw_gbps)
-        from topoaudit.fleet.node_pairs import judge_node_pairs
-
-        found += judge_node_pairs(bench)
-    if not isinstance(nccl, Unsupported):
-        from topoaudit.rules.nccl_rules import judge_nccl
-
-        found += judge_nccl(nccl, machine, domains, spec, options)
-    if not isinstance(captures, Unsupported):
-        from topoaudit.rules.capture_rules import judge_captures
-
-        found += judge_captures(captures, machine, spec, None if isinstance(bench, Unsupported) else bench)
-    if extras and "nccl_inspector" in extras:  # NCCL Inspector's per-collective busbw, held to the oracle
-        from topoaudit.bench.oracle import expected_busbw
-        from topoaudit.rules.inspector_rules import judge_inspector
-
-        found += judge_inspector(extras["nccl_inspector"], spec, expected_busbw)
-    if extras and "nccl_ras" in extras:  # NCCL RAS: communicators with missing ranks or rank errors
-        from topoaudit.rules.ras_rules import judge_ras_extra
-
-        found += judge_ras_extra(extras["nccl_ras"])
-    found += [*_input_findings(issues), *_model_findings(machine, gpu_model, spec)]
-    plan: DeployPlan | Unsupported = NOT_REQUESTED
-    if plan_request is not None:
-        from topoaudit.judge.plan_fit import plan_finding
-
-        plan = _plan(plan_request, source, gpu_model, domains)
-        crossing = plan_finding(plan)
-        if crossing is not None:
-            found.append(crossing)
-    judged, policy_outcome = _policy_step(options, tuple(found), machine, domains, spec, bench)
+    findings, skipped = run_rules(ctx)
+    judged, policy_outcome = _policy_step(worst_first(findings), ctx)
     judged = worst_first(judged)
-    gate = decide_gate(judged, skipped, issues, machine, options, policy_outcome)
-    if not isinstance(bench, Unsupported):  # a bench stopped by Ctrl-C or SIGTERM ends with exit 130
+    gate = _gate(judged, skipped, ctx, policy_outcome)
+    return _report(ctx, placements, judged, skipped, gate, policy_outcome, generated_at)
+
+
+def _with_expectations(bench: BenchResult | Unsupported, spec: GpuSpec | None) -> BenchResult | Unsupported:
+    """The sweep with each group's expected figure and its source, shown beside it and judged against it."""
+    if isinstance(bench, Unsupported):
+        return bench
+    from topoaudit.bench.judge import with_expectations
+
+    return with_expectations(bench, spec)
+
+
+def _oracle(inspector: dict[str, Any] | Unsupported) -> Any:
+    """The bandwidth oracle NCCL Inspector's busbw is held to (loaded only with Inspector output)."""
+    if isinstance(inspector, Unsupported):
+        return None
+    from topoaudit.bench.oracle import expected_busbw
+
+    return expected_busbw
+
+
+def _links_known(machine: Machine) -> bool:
+    """Whether the source describes the fabric: a source that names GPUs but no links between them (an
+    nccl-tests log) says nothing about it, so no placements or ring bottlenecks are claimed from it."""
+    return len(machine.gpus) < 2 or bool(gpu_pair_links(machine))
+
+
+def _placements(machine: Machine, domains: tuple[Domain, ...], options: AuditOptions) -> tuple[Placement, ...]:
+    """Placements for the TP sizes people deploy (2..8) and the one asked for; never hundreds of rows."""
+    if not _links_known(machine):
+        return ()
+    sizes = sorted({tp for tp in (2, 4, 8) if tp <= len(machine.gpus)} | _requested_tp(options))
+    return tuple(place_tp(machine, domains, tp) for tp in sizes)
+
+
+def _bottlenecks(machine: Machine, domains: tuple[Domain, ...]) -> tuple[Bottleneck, ...]:
+    """The slowest hop of a ring over the whole machine, then over each domain of 2+ GPUs of a split box."""
+    if not _links_known(machine):
+        return ()
+    return (
+        bottleneck(machine, [g.index for g in machine.gpus]),
+        *(bottleneck(machine, d.gpus) for d in domains if d.size >= 2 and len(domains) > 1),
+    )
+
+
+def _gate(
+    judged: tuple[Finding, ...], skipped: tuple[Skipped, ...], ctx: RuleContext, policy: PolicyOutcome | Unsupported
+) -> Gate:
+    """The verdict and exit code; a bench stopped by Ctrl-C or SIGTERM ends with exit 130."""
+    gate = decide_gate(judged, skipped, ctx.issues, ctx.machine, ctx.options, policy)
+    if not isinstance(ctx.bench, Unsupported):
         from topoaudit.bench.judge import interrupted_gate
 
-        gate = interrupted_gate(gate, bench)
+        gate = interrupted_gate(gate, ctx.bench)
+    return gate
+
+
+def _report(
+    ctx: RuleContext,
+    placements: tuple[Placement, ...],
+    findings: tuple[Finding, ...],
+    skipped: tuple[Skipped, ...],
+    gate: Gate,
+    policy: PolicyOutcome | Unsupported,
+    generated_at: str | None,
+) -> Report:
+    """The report: the facts, what the pipeline made of them, and what was judged and decided."""
     return Report(
         schema_version=SCHEMA_VERSION,
         tool_version=__version__,
         generated_at=generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        source=source,
-        options=options,
-        machine=machine,
-        gpu_model=gpu_model,
-        catalog_entry=catalog_entry,
-        domains=domains,
-        bottlenecks=bottlenecks,
+        source=ctx.source,
+        options=ctx.options,
+        machine=ctx.machine,
+        gpu_model=ctx.gpu_model,
+        catalog_entry=_catalog_entry(ctx.spec, ctx.gpu_model),
+        domains=ctx.domains,
+        bottlenecks=_bottlenecks(ctx.machine, ctx.domains),
         placements=placements,
-        findings=judged,
+        findings=findings,
         skipped=skipped,
-        input_issues=issues,
+        input_issues=ctx.issues,
         gate=gate,
-        extras=dict(extras or {}),
-        plan=plan,
-        bench=bench,
-        policy=policy_outcome,
-        nccl=nccl,
-        captures=captures,
+        extras={**ctx.extras, **fact_extras(ctx)},
+        plan=ctx.plan,
+        bench=ctx.bench,
+        policy=policy,
+        nccl=ctx.nccl,
+        captures=ctx.captures,
     )
 
 
-def _input_findings(issues: tuple[InputIssue, ...]) -> list[Finding]:
-    recovered = [i for i in issues if i.action == "recovered"]
-    if not recovered:
-        return []
-    return [
-        finding(
-            "input-recovered",
-            f"The input was damaged; {len(recovered)} place(s) recovered. First, line {recovered[0].line}: "
-            f"{recovered[0].message.rstrip('.')}.",
-            lines=[i.line for i in recovered],
-        )
-    ]
-
-
-def _model_findings(machine: Machine, gpu_model: str | Unsupported, spec: GpuSpec | None) -> list[Finding]:
-    if spec is not None or not machine.gpus:
-        return []
-    why = "; expectations come from link counts alone."
+def _catalog_entry(spec: GpuSpec | None, gpu_model: Probed[str]) -> str | Unsupported:
+    if spec is not None:
+        return spec.key
     if isinstance(gpu_model, str):
-        return [finding("model-unknown", f"GPU model {gpu_model!r} not in the catalog{why}", gpu_model=gpu_model)]
-    return [finding("model-unknown", f"GPU model not in the input{why}", gpu_model_reason=gpu_model.reason)]
+        return Unsupported("catalog", f"no catalog entry for {gpu_model!r}")
+    return Unsupported("catalog", "not looked up: the GPU model is unknown")
 
 
 def _plan(
@@ -219,19 +245,15 @@ def _plan_card(asked: str | None, machine_model: str | Unsupported) -> str | Non
 
 
 def _policy_step(
-    options: AuditOptions,
-    findings: tuple[Finding, ...],
-    machine: Machine,
-    domains: tuple[Domain, ...],
-    spec: GpuSpec | None,
-    bench: BenchResult | Unsupported,
+    findings: tuple[Finding, ...], ctx: RuleContext
 ) -> tuple[tuple[Finding, ...], PolicyOutcome | Unsupported]:
     """Apply ``options.policy`` (expectations, severity overrides, ignores); unchanged without a policy."""
-    if isinstance(options.policy, Unsupported):
+    policy = ctx.options.policy
+    if isinstance(policy, Unsupported):
         return findings, NO_POLICY
     from topoaudit.judge.policy import apply_policy
 
-    return apply_policy(options.policy, findings, machine=machine, domains=domains, spec=spec, bench=bench)
+    return apply_policy(policy, findings, machine=ctx.machine, domains=ctx.domains, spec=ctx.spec, bench=ctx.bench)
 
 
 def _gpu_model(machine: Machine, options: AuditOptions, plan_request: PlanRequest | None) -> str | Unsupported:

@@ -25,11 +25,11 @@ from topoaudit.catalog import (
     parse_size,
     render_doc,
 )
-from topoaudit.loaders import load_path
 from topoaudit.model.finding import Severity
 from topoaudit.model.machine import Gpu, Link, Machine, level_from_code
 from topoaudit.model.report import AuditOptions, SourceInfo
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_path
 
 ROOT = Path(__file__).parents[2]
 SRC = SourceInfo("test", "catalog")

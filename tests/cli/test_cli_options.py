@@ -13,8 +13,8 @@ from topoaudit.app import analyze as analyze_use_case
 from topoaudit.app import audit as audit_use_case
 from topoaudit.app import bench as bench_use_case
 from topoaudit.app.common import Judged
-from topoaudit.bundle import verify_bundle
 from topoaudit.model.report import SourceInfo
+from topoaudit.outputs.bundle import verify_bundle
 
 Run = Callable[..., tuple[int, str, str]]  # the `run` fixture of tests/cli/conftest.py
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import report_samples as rs
 
-from topoaudit.bundle import verify_bundle
+from topoaudit.outputs.bundle import verify_bundle
 from topoaudit.render import render
 
 TOPO = Path(__file__).parents[1] / "fixtures" / "topo"

@@ -64,7 +64,7 @@ def test_plan_without_a_machine_reads_no_capture_and_no_policy() -> None:
     modules = loaded_after("plan", "--params", "744B", "--precision", "int4", "--gpu", "H200", "--format", "json")
     assert heavy_in(modules, ("torch", "pynvml", "rich.console", "jinja2")) == []
     assert (
-        heavy_in(modules, ("topoaudit.loaders", "topoaudit.parse", "topoaudit.judge.policy", "topoaudit.probe")) == []
+        heavy_in(modules, ("topoaudit.readers", "topoaudit.parse", "topoaudit.judge.policy", "topoaudit.probe")) == []
     )
     assert heavy_in(modules, ("topoaudit.model.bench", "topoaudit.model.nccl", "topoaudit.model.nccl_topo")) == []
     assert heavy_in(modules, ("topoaudit.model.host_checks", "topoaudit.model.policy", *OTHER_USE_CASES["plan"])) == []

@@ -81,6 +81,23 @@ def test_a_bench_result_with_a_slow_node_gets_a_failing_finding_naming_it() -> N
     assert judge_node_pairs(BenchResult("topoaudit", "all_reduce", "gloo", 4, (), ranks, groups[:1], "complete")) == ()
 
 
+def test_a_pair_slow_between_nodes_fast_with_others_is_the_link_between_them() -> None:
+    hosts = ["hA", "hB", "hC", "hD"]
+    ranks = tuple(RankInfo(k, 0, host, "cpu") for k, host in enumerate(hosts))
+    fast, slow = 16e3, 700e3
+    groups = (
+        _group("nodes hA+hD", (0, 3), fast),
+        _group("nodes hB+hC", (1, 2), slow),  # hB is fast with hD, hC with hA: the path between them is slow
+        _group("nodes hA+hC", (0, 2), fast),
+        _group("nodes hB+hD", (1, 3), fast),
+    )
+    findings = judge_node_pairs(
+        BenchResult("topoaudit", "all_reduce", "gloo", 4, tuple(hosts), ranks, groups, "complete")
+    )
+    assert [(f.code, str(f.severity)) for f in findings] == [("bench-node-link-slow", "warn")]
+    assert "hB" in findings[0].message and "hC" in findings[0].message
+
+
 def test_findings_move_to_the_nodes_they_name_and_a_slow_link_only_warns() -> None:
     from topoaudit.fleet.node_pairs import fleet_findings, unreported_nodes
     from topoaudit.model.finding import Finding, Severity

@@ -1,6 +1,6 @@
 """The gate on its own: which verdict the findings give, and which exit code that verdict and the audit's
 completeness give under ``--fail-on`` and ``--strict``. A CI job reads only the exit code, so each row of
-the README's exit-code table is pinned here against the enum in topoaudit/exitcodes.py."""
+the exit-code table of docs/commands.md is pinned here against the enum in topoaudit/exitcodes.py."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from cli_runner import Run
 
 from topoaudit.exitcodes import ExitCode
 from topoaudit.judge.gate import decide_gate
-from topoaudit.loaders import load_path
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Gpu, Machine
 from topoaudit.model.policy import PolicyOutcome
 from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Gate, InputIssue
 from topoaudit.model.values import Failed
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_path
 
 BOX = machine(2, nvswitch8)
 TOPO = Path(__file__).parents[1] / "fixtures" / "topo"
@@ -138,7 +138,7 @@ def test_a_policy_adds_its_summary_to_the_reason_without_changing_the_exit_code(
 
 
 def test_the_gate_exit_codes_are_the_enums_values() -> None:
-    """The README's exit-code table is the enum's; the gate answers only with its first three codes."""
+    """The docs' exit-code table is the enum's; the gate answers only with its first three codes."""
     assert (ExitCode.OK, ExitCode.FINDINGS, ExitCode.INCOMPLETE) == (0, 1, 3)
 
 

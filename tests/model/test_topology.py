@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topoaudit import examples
-from topoaudit.loaders import load_path
 from topoaudit.model import topology
 from topoaudit.model.machine import Gpu, Link, Machine, NvLinkPort, PathLevel, level_from_code
 from topoaudit.model.report import SourceInfo
@@ -27,6 +26,7 @@ from topoaudit.model.topology import (
     place_tp,
 )
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_path
 
 
 def test_nvswitch_box_is_one_domain_of_eight() -> None:

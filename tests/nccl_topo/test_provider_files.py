@@ -18,8 +18,8 @@ from topofiles import (
     switch_groups,
 )
 
-from topoaudit.loaders import load_path
 from topoaudit.model.topology import nvlink_domains
+from topoaudit.readers import load_path
 
 Run = Callable[..., tuple[int, str, str]]
 VMS = sorted(PROVIDER_FILES)

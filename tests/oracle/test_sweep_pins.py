@@ -158,9 +158,9 @@ def test_a_healthy_ring_beside_its_copies_agrees(tmp_path: Path, capsys: pytest.
 
 
 def test_the_cross_tool_check_says_when_it_could_not_judge(tmp_path: Path) -> None:
-    from topoaudit.loaders import load_path
     from topoaudit.pipeline import analyze
-    from topoaudit.rules.capture_rules import capture_judgement
+    from topoaudit.readers import load_path
+    from topoaudit.render.junit import not_judged as capture_judgement
 
     alone = tmp_path / "nvbandwidth.txt"
     alone.write_text(H100_NVBANDWIDTH.read_text())

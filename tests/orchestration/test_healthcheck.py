@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from fakebox import make_box
 
+from topoaudit.app.healthcheck import NodeState, _fields
 from topoaudit.cli import main
 from topoaudit.fleet.drain import MAX_REASON_CHARS, reason_line
-from topoaudit.healthcheck import NodeState, _fields
 
 
 def healthcheck(capsys: pytest.CaptureFixture[str], root: Path, cache: Path, *args: str) -> tuple[int, str, str]:

@@ -35,7 +35,7 @@ TORCH_MODULE = 'import pytest\npytest.importorskip("torch_that_is_not_installed"
 
 
 def _pytest(tmp_path: Path, ci: str | None, *args: str) -> subprocess.CompletedProcess[str]:
-    for helper in ("conftest.py", "cli_runner.py"):
+    for helper in ("conftest.py", "cli_runner.py", "raised_codes.py"):
         shutil.copy(TESTS / helper, tmp_path / helper)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:

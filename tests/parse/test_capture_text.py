@@ -14,9 +14,9 @@ import pytest
 from topoaudit.cli import main
 from topoaudit.errors import InputError
 from topoaudit.exitcodes import ExitCode
-from topoaudit.loaders import load_path
 from topoaudit.parse.text import capture_failure, decode_capture, exact_capture_text
 from topoaudit.parse.topo_matrix import TopoParseError, looks_like_topo_matrix, parse_topo_matrix
+from topoaudit.readers import load_path
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 PASTE = FIXTURES / "topo" / "topo-8xa100sxm4-80g-8nic-roce-deepep-1.txt"

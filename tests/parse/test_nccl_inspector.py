@@ -254,6 +254,6 @@ def test_gpu_and_cpu_timed_collectives_are_never_summarized_together() -> None:
 )
 @pytest.mark.parametrize("path", [PROM_README, PROM_229, PROM_230], ids=lambda p: p.name)
 def test_the_prometheus_textfile_loads_as_inspector_output(path: Path) -> None:
-    from topoaudit.loaders import load_path
+    from topoaudit.readers import load_path
 
     assert load_path(str(path)).source.kind == "nccl-inspector"

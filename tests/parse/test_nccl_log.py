@@ -11,10 +11,10 @@ import pytest
 
 from topoaudit.cli import main
 from topoaudit.errors import InputError
-from topoaudit.loaders import load_text
 from topoaudit.model.nccl import NcclView
 from topoaudit.model.report import report_from_dict, report_to_dict
 from topoaudit.parse.nccl_log import bus_id_from_nccl, looks_like_nccl_log, parse_nccl_log
+from topoaudit.readers import load_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from topoaudit.loaders import load_text
 from topoaudit.model.nccl import NcclView
 from topoaudit.model.nccl_bandwidth import explain, net_gbps, nvlink_gbps, pci_gbps
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_text
 from topoaudit.render.rows import view
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl"

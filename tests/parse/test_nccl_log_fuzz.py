@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from topoaudit.errors import InputError
-from topoaudit.loaders import load_text
 from topoaudit.model.report import report_from_dict, report_to_dict
 from topoaudit.parse.nccl_log import parse_nccl_log
+from topoaudit.readers import load_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl"
 

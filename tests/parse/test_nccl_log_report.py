@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from topoaudit.loaders import load_text
 from topoaudit.model.report import Report, report_from_dict, report_to_dict
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_text
 from topoaudit.render import RenderOptions, render
 from topoaudit.render.rows import view
 

@@ -11,8 +11,8 @@ import pytest
 
 from tests.cli_runner import Run
 from topoaudit.errors import InputError
-from topoaudit.loaders import load_path, load_text
 from topoaudit.parse.nccl_ras import looks_like_nccl_ras, parse_nccl_ras, ras_from_dict, ras_to_dict
+from topoaudit.readers import load_path, load_text
 from topoaudit.rules.ras_rules import judge_ras
 
 RAS = Path(__file__).parents[1] / "fixtures" / "ras"

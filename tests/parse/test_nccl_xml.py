@@ -10,11 +10,11 @@ import pytest
 from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import MachineInput
 from topoaudit.errors import InputError
-from topoaudit.loaders import load_path
 from topoaudit.model.machine import PathLevel
 from topoaudit.model.nccl_topo import Captures, NcclTopology
 from topoaudit.model.report import Report, report_from_dict
 from topoaudit.parse.nccl_xml import nccl_pci_gbps, parse_nccl_xml
+from topoaudit.readers import load_path
 from topoaudit.render import render
 
 CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
@@ -157,7 +157,7 @@ def test_malformed_xml_names_the_line() -> None:
 
 def test_other_xml_roots_are_not_taken_for_nccl() -> None:
     with pytest.raises(InputError, match="not a format topoaudit reads"):
-        from topoaudit.loaders import load_text
+        from topoaudit.readers import load_text
 
         load_text('<?xml version="1.0"?>\n<nvidia_smi_log></nvidia_smi_log>\n', "smi.xml")
 

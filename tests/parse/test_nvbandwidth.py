@@ -10,7 +10,7 @@ from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import MachineInput
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures
 from topoaudit.model.report import Report
-from topoaudit.rules.capture_rules import capture_judgement
+from topoaudit.render.junit import not_judged as capture_judgement
 
 CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
 REAL = sorted(CAPTURES.glob("nvbandwidth-*-1.txt"))

@@ -13,7 +13,7 @@ from test_scenarios import audit, run
 
 from topoaudit.errors import InputError
 from topoaudit.probe.collect import probe
-from topoaudit.probe.crosscheck import parse_nvlink_status
+from topoaudit.probe.crosscheck import link_states as parse_nvlink_status
 from topoaudit.probe.snapshot import (
     SNAPSHOT_SCHEMA_VERSION,
     snapshot_from_json,
@@ -365,7 +365,7 @@ def test_analyzing_a_snapshot_imports_neither_pynvml_nor_torch() -> None:
 
     script = (
         "import sys\n"
-        "from topoaudit.loaders import load_path\n"
+        "from topoaudit.readers import load_path\n"
         "from topoaudit.pipeline import analyze\n"
         f"l = load_path({str(REAL / 'snapshot-h200-vm-1gpu.json')!r})\n"
         "analyze(l.machine, source=l.source)\n"

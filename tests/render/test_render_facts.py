@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from builders import machine
 
-from topoaudit.loaders import load_path
 from topoaudit.model.machine import P2PStatus
 from topoaudit.model.report import AuditOptions, Report, SourceInfo, report_from_dict
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_path
 from topoaudit.render import RenderOptions, render
 from topoaudit.render.cells import Cell, Table
 from topoaudit.render.rows import view

@@ -9,11 +9,11 @@ import pytest
 from rich.console import Console
 
 from topoaudit.catalog import find_gpu
-from topoaudit.loaders import load_path
 from topoaudit.model.plan import MachineDomains, PlanRequest
 from topoaudit.model.report import AuditOptions, Report
 from topoaudit.pipeline import analyze
 from topoaudit.plan.sizing import plan_deployment
+from topoaudit.readers import load_path
 from topoaudit.render import RenderOptions, render
 from topoaudit.render.console import plan_section
 

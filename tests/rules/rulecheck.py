@@ -12,13 +12,12 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from topoaudit.catalog import find_gpu
-from topoaudit.loaders import load_text
 from topoaudit.model.finding import Finding
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import AuditOptions, Report, SourceInfo
 from topoaudit.pipeline import analyze
-from topoaudit.rules.base import Rule, RuleContext
+from topoaudit.readers import load_text
+from topoaudit.rules.base import Rule, RuleContext, context_of_report
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "rules"
 
@@ -77,6 +76,4 @@ def check(rule_or_codes: Rule | str | Iterable[str] | None, source: Input, **opt
 
 
 def _run_one(rule: Callable[[RuleContext], Iterable[object]], report: Report) -> list[object]:
-    requested = tuple(p for p in report.placements if p.tp == report.options.tp)
-    spec = find_gpu(report.catalog_entry) if isinstance(report.catalog_entry, str) else None
-    return list(rule(RuleContext(report.machine, report.domains, requested, report.options, spec)))
+    return list(rule(context_of_report(report)))

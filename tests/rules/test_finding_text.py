@@ -15,10 +15,10 @@ from builders import machine
 
 from topoaudit import examples
 from topoaudit.catalog import all_gpus
-from topoaudit.loaders import load_path
 from topoaudit.model.machine import P2PStatus
 from topoaudit.model.report import AuditOptions, SourceInfo
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_path
 from topoaudit.rules.base import first_few
 
 TOPO = Path(__file__).parents[1] / "fixtures" / "topo"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from topoaudit.bench.oracle import expected_busbw
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.model.network import NicSet
 from topoaudit.parse.nccl_inspector import parse_inspector, summarize
-from topoaudit.rules.inspector_rules import inspector_judgement, judge_inspector
+from topoaudit.rules.inspector_rules import judge_inspector
+from topoaudit.rules.needs import NCCL_INSPECTOR
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "inspector"
 
@@ -53,7 +55,7 @@ def test_cpu_timed_collectives_are_not_judged() -> None:
     assert judge_inspector(summary, _spec("H100-SXM"), expected_busbw) == []
     assert judge_inspector(summary, None, None) == []  # one host, and the CPU-timed row is no second opinion
     cpu_only = {**summary, "communicators": [r for r in summary["communicators"] if r["timing_source"] != "kernel_gpu"]}
-    why = inspector_judgement("nccl-inspector-busbw-low", {"nccl_inspector": cpu_only})
+    why = NCCL_INSPECTOR.missing(SimpleNamespace(inspector=cpu_only))  # type: ignore[arg-type]
     assert why == "the NCCL Inspector output has no all-reduce of 256 MiB or more timed on the GPU to judge"
 
 

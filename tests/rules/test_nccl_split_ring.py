@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from topoaudit.loaders import load_text
 from topoaudit.model.finding import Severity
 from topoaudit.model.report import AuditOptions, Report
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl"
 SPLIT = "constructed-2.20.5-split-box-8rank-shm-hops.txt"

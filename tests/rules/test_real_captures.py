@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from cli_runner import Run
 
-from topoaudit.loaders import load_path
 from topoaudit.model.report import AuditOptions, report_from_dict
 from topoaudit.pipeline import analyze
+from topoaudit.readers import load_path
 from topoaudit.render import render
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

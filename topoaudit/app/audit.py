@@ -49,11 +49,11 @@ def audit(request: AuditRequest, progress: Progress | None = None) -> Judged | N
     if request.demo:
         loaded, evidence = load_machine(MachineInput(example=DEMO_EXAMPLE), keep_evidence=True)
     else:
-        from topoaudit.loaders import loaded_from_snapshot
         from topoaudit.probe.snapshot import snapshot_to_json
+        from topoaudit.readers.snapshot import facts_of_snapshot
 
         snapshot = _probe(request.probe)
-        loaded = loaded_from_snapshot(snapshot, "this machine", kind="live")
+        loaded = facts_of_snapshot(snapshot, "this machine", kind="live")
         evidence = {"snapshot.json": snapshot_to_json(snapshot)}
         for record in snapshot.commands:
             if isinstance(record.text, str):

@@ -9,8 +9,8 @@ from topoaudit.app.common import GateRequest, Judged, Progress, judge
 
 if TYPE_CHECKING:
     from topoaudit.bench.config import BenchConfig
-    from topoaudit.loaders import Loaded
     from topoaudit.model.bench import BenchResult
+    from topoaudit.model.facts import Facts
     from topoaudit.model.machine import Machine
 
 
@@ -44,10 +44,10 @@ def bench(request: BenchRequest, progress: Progress | None = None) -> Judged | N
     measured, nccl_files = run_sweep(request.sweep, machine, progress)
     if measured is None:
         return None
-    from topoaudit.loaders import Loaded
+    from topoaudit.model.facts import Facts
     from topoaudit.model.report import SourceInfo
 
-    loaded = Loaded(
+    loaded = Facts(
         machine if machine is not None and machine.gpus else _machine_from(measured),
         SourceInfo("bench", "live", description=f"all-reduce bench over {measured.world_size} rank(s)"),
     )
@@ -113,7 +113,7 @@ def run_sweep(
     return run_bench_with_nccl_view(bench_config(sweep, machine), progress)
 
 
-def with_nccl_view(loaded: Loaded, nccl_files: dict[str, bytes]) -> Loaded:
+def with_nccl_view(loaded: Facts, nccl_files: dict[str, bytes]) -> Facts:
     """The bench's NCCL log read into the report's NCCL view, beside the measured busbw."""
     if not nccl_files:
         return loaded
@@ -125,7 +125,7 @@ def with_nccl_view(loaded: Loaded, nccl_files: dict[str, bytes]) -> Loaded:
 
 
 def _topology(path: str) -> Machine:
-    from topoaudit.loaders import load_path
+    from topoaudit.readers import load_path
 
     return load_path(path).machine
 
@@ -135,10 +135,10 @@ def _probed_machine() -> Machine | None:
     from topoaudit.errors import TopoauditError
 
     try:
-        from topoaudit.loaders import loaded_from_snapshot
         from topoaudit.probe.collect import probe as collect
+        from topoaudit.readers.snapshot import facts_of_snapshot
 
-        return loaded_from_snapshot(collect("/"), "this machine", kind="live").machine
+        return facts_of_snapshot(collect("/"), "this machine", kind="live").machine
     except (ImportError, TopoauditError):  # no pynvml, no driver, no GPU: the bench runs without expectations
         return None
 

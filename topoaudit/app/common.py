@@ -15,8 +15,8 @@ from topoaudit.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from topoaudit.examples import Example
-    from topoaudit.loaders import Loaded
     from topoaudit.model.bench import BenchResult
+    from topoaudit.model.facts import Facts
     from topoaudit.model.machine import Machine
     from topoaudit.model.plan import PlanRequest
     from topoaudit.model.policy import Policy
@@ -97,12 +97,12 @@ def publish(report: Report, out: OutputRequest, evidence: Evidence | None = None
 
     files = 0
     if out.out_dir:
-        from topoaudit.bundle import write_bundle
+        from topoaudit.outputs.bundle import write_bundle
 
         bundle = write_bundle(report, out.out_dir, evidence or {}, redact=out.redact)
         report, files = bundle.report, len(bundle.files)
     elif out.redact:
-        from topoaudit.redact import redact_report
+        from topoaudit.outputs.redact import redact_report
 
         report = redact_report(report)
     options = RenderOptions(color=out.color and out.fmt == "console", width=out.width, verbose=out.verbose)
@@ -114,7 +114,7 @@ def publish(report: Report, out: OutputRequest, evidence: Evidence | None = None
 
 def write_text_file(path: str, text: str) -> None:
     """Write a report atomically; OutputError (exit 4) naming the path when it cannot be written."""
-    from topoaudit.outputs import write_file
+    from topoaudit.outputs.files import write_file
 
     write_file(path, text)
 
@@ -134,8 +134,8 @@ def input_evidence(path: str | None, example: str | None) -> dict[str, str | byt
     return {}
 
 
-def load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Loaded, dict[str, str | bytes]]:
-    from topoaudit.loaders import load_example, load_path, load_text
+def load_machine(source: MachineInput, keep_evidence: bool) -> tuple[Facts, dict[str, str | bytes]]:
+    from topoaudit.readers import load_example, load_path, load_text
 
     if bool(source.path) == bool(source.example):
         raise UsageError("give either PATH or --example NAME (see --example list)")
@@ -251,7 +251,7 @@ def audit_options(gate: GateRequest) -> AuditOptions:
 
 
 def judge(
-    loaded: Loaded,
+    loaded: Facts,
     gate: GateRequest,
     plan_request: PlanRequest | None,
     *,
@@ -259,23 +259,21 @@ def judge(
     expect_busbw_gbps: float | None = None,
 ) -> Report:
     """The one call into the pipeline: the machine, a bench and a plan request judged together, once."""
-    from topoaudit.pipeline import analyze
+    from topoaudit.pipeline import analyze_facts
 
     if not loaded.machine.gpus and bench is None:
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
-    return analyze(
-        loaded.machine,
-        source=loaded.source,
-        options=audit_options(gate),
-        input_issues=loaded.issues,
-        bench=bench if bench is not None else loaded.bench,
-        expect_busbw_gbps=expect_busbw_gbps,
-        plan_request=plan_request,
-        imported_findings=loaded.findings,
-        extras=loaded.extras,
-        nccl=loaded.nccl,
-        captures=loaded.captures,
+    facts = loaded if bench is None else replace(loaded, bench=bench)
+    return analyze_facts(
+        facts, options=audit_options(gate), expect_busbw_gbps=expect_busbw_gbps, plan_request=plan_request
     )
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity: a Slurm step or a container's cpuset), at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def planner_call(call: Callable[[], _T]) -> _T:

@@ -175,67 +175,14 @@ def assemble(
     pairs: list[PairBw] = []
     for spec in plan.groups:
         recs = sorted(by_group.get(spec.name, []), key=lambda r: r["size"])
-        n = len(spec.ranks)
-        rows = tuple(_row(rec, n) for rec in recs)
-        # One rank moves no data (NCCL returns without touching the fabric: 0.07 us per call on an H200),
-        # so a "bandwidth" would be bytes / launch overhead. Only its latency means anything.
-        curve = [(r.size_bytes, r.busbw_gbps) for r in rows] if n > 1 else []
-        plat, top = plateau(curve), peak(curve)
-        no_bw = ONE_RANK if n < 2 else None
-        small = [t for rec in recs if rec["size"] <= formulas.LATENCY_MAX_BYTES for t in rec["trial_us"]]
         expected, basis = _expectation(spec, machine, gpu_of, hosts, backend)
-        ratio: float | Unsupported = Unsupported("bench", "no expectation or no plateau")
-        if isinstance(expected, float) and plat is not None and expected > 0:
-            ratio = round(plat[1] / expected, 3)
-        err = failed_groups.get(spec.name)
-        groups.append(
-            BenchGroup(
-                name=spec.name,
-                kind=spec.kind,
-                ranks=spec.ranks,
-                gpus=tuple(gpu_label.get(r, f"rank{r}") for r in spec.ranks),
-                rows=rows,
-                skipped_sizes=tuple(skipped) if spec.sweep else (),
-                plateau_busbw_gbps=round(plat[1], 3)
-                if plat
-                else no_bw or Unsupported("bench", "no size >= 1 MiB measured"),
-                plateau_size_bytes=plat[0] if plat else no_bw or Unsupported("bench", "no size >= 1 MiB measured"),
-                peak_busbw_gbps=round(top[1], 3) if top else no_bw or Unsupported("bench", "nothing measured"),
-                peak_size_bytes=top[0] if top else no_bw or Unsupported("bench", "nothing measured"),
-                latency_p50_us=round(formulas.percentile(small, 50), 2) if small else _no_small,
-                latency_p99_us=round(formulas.percentile(small, 99), 2) if small else _no_small,
-                expected_busbw_gbps=expected,
-                expected_basis=basis,
-                ratio=ratio,
-                error=f"{err.kind} at {format_size(err.size_bytes)}: {err.message}" if err else "",
-            )
-        )
-        if spec.kind == "pair" and rows:
-            # The pair's capability is its best trial: a slow trial says another process took the CPU or
-            # the link for a moment, not that the path is slow (the median split loopback pairs 2.2x apart
-            # on a loaded 2-core runner).
-            row = rows[-1]
-            fastest_us = row.min_us if isinstance(row.min_us, float) else row.time_us
-            pairs.append(PairBw(spec.ranks[0], spec.ranks[1], algbw_gbps(row.size_bytes, fastest_us), row.size_bytes))
-    all_ranks = tuple(sorted(r.rank for r in ranks)) or tuple(range(world))
-    n_pairs = world * (world - 1) // 2
-    measured: tuple[tuple[int, ...], ...] | Unsupported
-    if world >= 2 and len(pairs) == n_pairs:
-        measured = islands(all_ranks, tuple(pairs))
-    else:
-        measured = Unsupported("bench", "needs every pair measured (--groups pairs)")
-    expected_islands: tuple[tuple[int, ...], ...] | Unsupported = (
-        plan.domains if plan.domains else Unsupported("bench", "NVLink domains of these ranks unknown")
-    )
+        group = _group(spec, recs, skipped, expected, basis, gpu_label, failed_groups.get(spec.name))
+        groups.append(group)
+        if spec.kind == "pair" and group.rows:
+            pairs.append(_pair_figure(spec, group.rows[-1]))
     status = "complete"
     if errors:
         status = "partial" if records else "failed"
-    notes = list(plan.notes)
-    if plan.domain_basis == "host":
-        notes.append("CPU ranks: each host counts as one domain")
-    for g in groups:
-        if isinstance(g.ratio, float) and g.ratio > 1.15:
-            notes.append(f"{g.name}: above the ring model ({g.ratio:.2f}x); NVLS or tree can exceed it")
     timed = sum(float(rec.get("timed_s", 0.0)) for rec in records)
     return BenchResult(
         source="topoaudit",
@@ -247,14 +194,87 @@ def assemble(
         groups=tuple(groups),
         status=status,
         pairs=tuple(pairs),
-        measured_islands=measured,
-        expected_islands=expected_islands,
+        measured_islands=_measured_islands(world, ranks, pairs),
+        expected_islands=plan.domains
+        if plan.domains
+        else Unsupported("bench", "NVLink domains of these ranks unknown"),
         errors=tuple(errors),
-        notes=tuple(notes),
+        notes=_notes(plan, groups),
         environment=environment,
         wall_s=round(wall_s, 3),
         timed_s=round(timed, 6),
     )
+
+
+def _group(
+    spec: GroupSpec,
+    recs: list[dict[str, Any]],
+    skipped: list[SkippedSize],
+    expected: float | Unsupported,
+    basis: str,
+    gpu_label: dict[int, str],
+    err: RankError | None,
+) -> BenchGroup:
+    """One group's rows, plateau, peak, small-message latency and its ratio to the expected figure."""
+    n = len(spec.ranks)
+    rows = tuple(_row(rec, n) for rec in recs)
+    # One rank moves no data (NCCL returns without touching the fabric: 0.07 us per call on an H200),
+    # so a "bandwidth" would be bytes / launch overhead. Only its latency means anything.
+    curve = [(r.size_bytes, r.busbw_gbps) for r in rows] if n > 1 else []
+    plat, top = plateau(curve), peak(curve)
+    no_bw = ONE_RANK if n < 2 else None
+    small = [t for rec in recs if rec["size"] <= formulas.LATENCY_MAX_BYTES for t in rec["trial_us"]]
+    ratio: float | Unsupported = Unsupported("bench", "no expectation or no plateau")
+    if isinstance(expected, float) and plat is not None and expected > 0:
+        ratio = round(plat[1] / expected, 3)
+    return BenchGroup(
+        name=spec.name,
+        kind=spec.kind,
+        ranks=spec.ranks,
+        gpus=tuple(gpu_label.get(r, f"rank{r}") for r in spec.ranks),
+        rows=rows,
+        skipped_sizes=tuple(skipped) if spec.sweep else (),
+        plateau_busbw_gbps=round(plat[1], 3) if plat else no_bw or Unsupported("bench", "no size >= 1 MiB measured"),
+        plateau_size_bytes=plat[0] if plat else no_bw or Unsupported("bench", "no size >= 1 MiB measured"),
+        peak_busbw_gbps=round(top[1], 3) if top else no_bw or Unsupported("bench", "nothing measured"),
+        peak_size_bytes=top[0] if top else no_bw or Unsupported("bench", "nothing measured"),
+        latency_p50_us=round(formulas.percentile(small, 50), 2) if small else _no_small,
+        latency_p99_us=round(formulas.percentile(small, 99), 2) if small else _no_small,
+        expected_busbw_gbps=expected,
+        expected_basis=basis,
+        ratio=ratio,
+        error=f"{err.kind} at {format_size(err.size_bytes)}: {err.message}" if err else "",
+    )
+
+
+def _pair_figure(spec: GroupSpec, row: BenchRow) -> PairBw:
+    """A pair's capability is its best trial at its largest size.
+
+    A slow trial says another process took the CPU or the link for a moment, not that the path is slow (the
+    median split loopback pairs 2.2x apart on a loaded 2-core runner).
+    """
+    fastest_us = row.min_us if isinstance(row.min_us, float) else row.time_us
+    return PairBw(spec.ranks[0], spec.ranks[1], algbw_gbps(row.size_bytes, fastest_us), row.size_bytes)
+
+
+def _measured_islands(
+    world: int, ranks: tuple[RankInfo, ...], pairs: list[PairBw]
+) -> tuple[tuple[int, ...], ...] | Unsupported:
+    """The fast islands the pair sweep measured; only when every pair was measured (--groups pairs)."""
+    all_ranks = tuple(sorted(r.rank for r in ranks)) or tuple(range(world))
+    if world >= 2 and len(pairs) == world * (world - 1) // 2:
+        return islands(all_ranks, tuple(pairs))
+    return Unsupported("bench", "needs every pair measured (--groups pairs)")
+
+
+def _notes(plan: Plan, groups: list[BenchGroup]) -> tuple[str, ...]:
+    notes = list(plan.notes)
+    if plan.domain_basis == "host":
+        notes.append("CPU ranks: each host counts as one domain")
+    for g in groups:
+        if isinstance(g.ratio, float) and g.ratio > 1.15:
+            notes.append(f"{g.name}: above the ring model ({g.ratio:.2f}x); NVLS or tree can exceed it")
+    return tuple(notes)
 
 
 _no_small = Unsupported("bench", "no size <= 64 KiB measured")

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 
 from topoaudit.bench.expect import const
-from topoaudit.bench.islands import same_partition
 from topoaudit.catalog import GpuSpec, find_gpu
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.bench import BenchGroup, BenchResult
@@ -22,7 +21,10 @@ from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.network import NcclVersion, RunFacts, parse_nccl_version
 from topoaudit.model.report import Gate
 from topoaudit.model.values import Unsupported
-from topoaudit.rules.codes import info
+from topoaudit.rules.base import RuleContext
+from topoaudit.rules.codes import Code, info
+from topoaudit.rules.needs import BENCH
+from topoaudit.rules.registry import rule
 from topoaudit.units import format_size
 
 INTERRUPTED = "interrupted"
@@ -72,6 +74,8 @@ def judge_bench(
     if expect_busbw_gbps:
         out.extend(_below_user_gate(result, expect_busbw_gbps))
     measured, expected = result.measured_islands, result.expected_islands
+    from topoaudit.bench.islands import same_partition  # the graph library loads only for a measured sweep
+
     if isinstance(measured, tuple) and isinstance(expected, tuple) and not same_partition(measured, expected):
         out.append(
             _finding(
@@ -544,3 +548,95 @@ __all__ = [
     "was_interrupted",
     "with_expectations",
 ]
+
+
+# --- the bench's findings, declared for the judge's one run over every rule ---------------------------------
+
+
+@rule(
+    Code(
+        "bench-data-corruption",
+        "fail",
+        title="An all-reduce returned wrong data (element-wise check of a known pattern)",
+        remedy=(
+            "Do not run jobs on these GPUs: check IOMMU/ACS settings (PCIe P2P can drop writes silently), `dmesg` for "
+            "DMAR/Xid errors, and rerun with NCCL_P2P_DISABLE=1 to localise the path."
+        ),
+    ),
+    Code(
+        "bench-below-expected",
+        "warn",
+        title="A group's large-message busbw is below what its links should carry (or below --expect-busbw)",
+        remedy=(
+            "Compare the group's links with `nvidia-smi nvlink -s` / PCIe width; rerun with NCCL_DEBUG=INFO "
+            "NCCL_DEBUG_SUBSYS=INIT,GRAPH to see the transport NCCL chose (SHM means no P2P)."
+        ),
+    ),
+    Code(
+        "bench-sizes-too-small",
+        "warn",
+        title=(
+            "A sweep's busbw is still rising at its largest size: the plateau was not reached, so it is not judged low"
+        ),
+        remedy=(
+            "Rerun with larger sizes (`bench --max-bytes 16G`, nccl-tests `-e 16G`) until two doublings agree within a "
+            "few percent; the published figures are taken at 8-16 GiB."
+        ),
+    ),
+    Code(
+        "measured-topology-mismatch",
+        "warn",
+        title="The measured fast islands differ from the NVLink domains the topology reports",
+        remedy=(
+            "A link that the driver reports is not carrying traffic (or a VM hides one): check peer access (`nvidia-smi"
+            " topo -p2p r`), NCCL_P2P_LEVEL, and the NVLink state of the GPUs that disagree."
+        ),
+    ),
+    Code(
+        "bench-timeout",
+        "fail",
+        title="A collective did not finish within the timeout",
+        remedy=(
+            "A rank or link is wedged: rerun the named group with NCCL_DEBUG=INFO; check for Xid errors and for a GPU "
+            "stuck at 100% utilisation; raise --timeout only for very large sizes on slow links."
+        ),
+    ),
+    Code(
+        "bench-rank-failed",
+        "fail",
+        title="A bench rank failed or died; the results are partial",
+        remedy=(
+            "Read the rank's error in the report; rerun with --groups all to see whether it is tied to one subgroup or "
+            "size."
+        ),
+    ),
+    Code(
+        "bench-incomplete",
+        "warn",
+        title="The bench stopped early or could not measure what the gate needs",
+        remedy="Rerun without interruption; include sizes of at least 1 MiB so a plateau exists.",
+    ),
+    Code(
+        "bench-oversubscribed",
+        "warn",
+        title="More bench ranks than CPU cores: the figures measure the scheduler, not the links",
+        remedy="Run at most one rank per core (--nproc no larger than `nproc`), or on a machine with more cores.",
+    ),
+    Code(
+        "bench-size-skipped",
+        "info",
+        title="Some message sizes did not fit in free memory and were skipped",
+        remedy="Free GPU memory (stop other processes) or lower --max-bytes.",
+    ),
+    needs=(BENCH,),
+)
+def bench_findings(ctx: RuleContext) -> tuple[Finding, ...]:
+    """Judge an all-reduce sweep (``topoaudit bench``, ``audit --bench``, or a pasted nccl-tests run).
+
+    Wrong data from a known pattern, a group's large-message busbw below what its links or the catalog's
+    measured band say it should carry (or below ``--expect-busbw``), a sweep still rising at its largest size,
+    measured fast islands that differ from the NVLink domains, collectives that timed out, ranks that failed,
+    a run stopped early, more ranks than cores, sizes that did not fit in memory.
+    """
+    assert isinstance(ctx.bench, BenchResult)
+    return judge_bench(ctx.bench, spec=ctx.spec, expect_busbw_gbps=ctx.expect_busbw_gbps)

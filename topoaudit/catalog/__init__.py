@@ -27,9 +27,6 @@ from typing import Any
 
 from topoaudit.units import format_size, parse_size
 
-BUILDS = ("nvswitch", "bridge", "mesh", "pcie", "superchip")
-"""``build``: how GPUs of the standard node reach each other (the judge's coarse switch)."""
-
 LAYOUTS = {
     "nvswitch": ("nvswitch", "all GPUs of the node on NVSwitches (one domain, NV# = links per GPU)"),
     "nvl72": ("nvswitch", "rack-scale NVSwitch domain of 72 GPUs; trays of 4 GPUs"),
@@ -54,9 +51,6 @@ NVLINK_RATE_GBPS = {1: 20.0, 2: 25.0, 3: 25.0, 4: 25.0, 5: 50.0}
 Sources: open-mpi/hwloc#574 (NVLink 1: 20, NVLink 2-4: 25 per direction); `nvidia-smi nvlink -s` per-link figures
 in bottlerocket-os/bottlerocket#4418 (26.562) and NVIDIA/k8s-test-infra#371 (53.125); NVLink 5 is 1.8 TB/s over
 18 links, both directions (NVIDIA HGX B200 datasheet)."""
-
-_CITED = ("memory_gb", "nvlinks_per_gpu", "nvlink_rate_gbps", "build", "pcie_generation", "pcie_host_gbps")
-"""Scalar figures that need a ``[gpu.KEY.cite]`` entry whenever the entry states them (non-zero)."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,4 @@
-"""`topoaudit analyze`: judge a captured machine (pasted topo -m, snapshot, saved report, nccl-tests output,
-or a bundled example)."""
+"""`topoaudit analyze`: judge a captured machine (any input :mod:`topoaudit.readers` reads, or a bundled example)."""
 
 from __future__ import annotations
 
@@ -9,12 +8,28 @@ import click
 
 from topoaudit.app.common import GateRequest, OutputRequest
 from topoaudit.cli.options import EXAMPLE_HELP, gate_options, output_options, plan_options, print_examples, show_report
+from topoaudit.readers import inputs_sentence
 
 if TYPE_CHECKING:
     from topoaudit.model.plan import PlanRequest
 
 
-@click.command()
+HELP = f"""Analyse PATH (or - for standard input): {inputs_sentence()}; a report.json may also be given as the
+--out bundle directory holding it. Pasted together, a `nvidia-smi topo -m` and a capture of the same box are read
+as one input.
+
+\b
+Examples:
+  nvidia-smi topo -m > topo.txt && topoaudit analyze topo.txt
+  nvidia-smi topo -m | topoaudit analyze -
+  topoaudit analyze topo.txt --expect-domain 8 --tp 8     # gate: exit 1 if TP=8 leaves NVLink
+  all_reduce_perf -b 8 -e 4G -f 2 -g 8 > nccl.txt && topoaudit analyze nccl.txt
+  NCCL_DEBUG=INFO torchrun ... > nccl.log 2>&1 && topoaudit analyze nccl.log   # NCCL's transports
+  topoaudit analyze --example h200-nvl-split --format json
+"""
+
+
+@click.command(help=HELP)
 @click.argument("path", required=False, type=click.Path(allow_dash=True))
 @click.option("--example", metavar="NAME", help=EXAMPLE_HELP)
 @gate_options
@@ -29,19 +44,7 @@ def analyze(
     plan: PlanRequest | None,
     out: OutputRequest,
 ) -> None:
-    """Analyse PATH (or - for standard input): `nvidia-smi topo -m` text, a topoaudit snapshot or
-    report.json (or the --out bundle directory holding it), the output of an nccl-tests run
-    (all_reduce_perf ...), or an NCCL_DEBUG=INFO log.
-
-    \b
-    Examples:
-      nvidia-smi topo -m > topo.txt && topoaudit analyze topo.txt
-      nvidia-smi topo -m | topoaudit analyze -
-      topoaudit analyze topo.txt --expect-domain 8 --tp 8     # gate: exit 1 if TP=8 leaves NVLink
-      all_reduce_perf -b 8 -e 4G -f 2 -g 8 > nccl.txt && topoaudit analyze nccl.txt
-      NCCL_DEBUG=INFO torchrun ... > nccl.log 2>&1 && topoaudit analyze nccl.log   # NCCL's transports
-      topoaudit analyze --example h200-nvl-split --format json
-    """
+    """Judge a captured machine (the help above lists what it reads)."""
     from topoaudit.app import analyze as use_case
     from topoaudit.app.common import MachineInput, publish
 

@@ -7,11 +7,12 @@ from typing import Any
 
 import click
 
-from topoaudit.app.common import GateRequest, OutputRequest
+from topoaudit import formats
+from topoaudit.app.common import GateRequest, OutputRequest, available_cores
 from topoaudit.cli.options import format_option, gate_options, terminal_width, typed, use_color
 
-FLEET_FORMATS = ("console", "html", "json", "junit", "markdown")
-"""The ``--format`` choices (``topoaudit.render.fleet_formats.FLEET_FORMATS``, named here for a cheap --help)."""
+FLEET_FORMATS = formats.choices(formats.FLEET_FORMATS)
+"""The ``--format`` choices (``topoaudit.formats``)."""
 
 
 def _output(values: dict[str, Any]) -> OutputRequest:
@@ -62,7 +63,11 @@ fleet_output = typed(
 )
 @click.option("--apply", is_flag=True, help="Run the drain commands with scontrol (default: print them only).")
 @click.option(
-    "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Processes judging nodes at once."
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes judging nodes at once.  [default: the CPU cores this process may run on]",
 )
 @fleet_output
 @click.pass_context
@@ -74,7 +79,7 @@ def fleet(
     max_age_h: float,
     rack_gpus: int,
     apply: bool,
-    jobs: int,
+    jobs: int | None,
     out: OutputRequest,
 ) -> None:
     """Judge many node reports alike and give one verdict: PATH is a node report, snapshot, bundle or
@@ -103,7 +108,7 @@ def fleet(
         max_report_age_s=max_age_h * 3600,
         rack_gpus=rack_gpus,
         apply=apply,
-        jobs=jobs,
+        jobs=jobs or available_cores(),
     )
     report = use_case.fleet(request)
     text = render_fleet(report, out.fmt, RenderOptions(color=out.color, width=out.width))

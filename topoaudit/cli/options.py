@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from topoaudit import formats
 from topoaudit.app.common import GateRequest, OutputRequest
 from topoaudit.errors import ConfigError
 
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 T = TypeVar("T")
 
-REPORT_FORMATS = ("console", "html", "json", "junit", "k8s-labels", "markdown", "prometheus", "remedy")
-"""The ``--format`` choices (``topoaudit.render.FORMATS``, named here so ``--help`` does not load renderers)."""
+REPORT_FORMATS = formats.choices(formats.REPORT_FORMATS)
+"""The ``--format`` choices of the commands that judge one machine (``topoaudit.formats``)."""
 SEVERITIES = ("info", "warn", "fail")
 DEFAULT_KV_HEADROOM = 0.25
 DEFAULT_RESERVE_GB = 2.0

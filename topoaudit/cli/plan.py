@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from topoaudit import formats
 from topoaudit.app.common import OutputRequest
 from topoaudit.cli.options import plan_output_options, planner_options, print_examples
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from topoaudit.model.plan import PlanRequest
     from topoaudit.model.report import Report
 
-PLAN_FORMATS = ("console", "json", "markdown")
+PLAN_FORMATS = formats.choices(formats.REPORT_FORMATS, plan=True)
 
 
 @click.command("plan")

@@ -33,6 +33,9 @@ from topoaudit.model.fleet import (
     Rack,
     Tray,
 )
+from topoaudit.rules.codes import Code
+from topoaudit.rules.needs import FLEET
+from topoaudit.rules.registry import declares
 
 
 @dataclass
@@ -93,16 +96,9 @@ def assemble(
     findings += _stale(fleet.nodes, options)
     findings += [_unreadable(n) for n in fleet.nodes if n.error]
     findings += [f for n in fleet.nodes for f in n.named_elsewhere]  # a node-pair sweep names its slow node
-    reported = set(hosts) | {h.split(".", 1)[0] for h in hosts}  # gpu01 is reported by gpu01.cluster.local
-    missing = [h for h in options.expected_nodes if h not in reported and h.split(".", 1)[0] not in reported]
+    missing = _missing(hosts, options)
     findings += [
-        FleetFinding(
-            "fleet-node-missing",
-            Severity.FAIL,
-            (h,),
-            f"{h} was expected and never reported",
-            {"host": h},
-        )
+        FleetFinding("fleet-node-missing", Severity.FAIL, (h,), f"{h} was expected and never reported", {"host": h})
         for h in missing
     ]
     racks, unassigned, in_node = assemble_racks(fleet.trays, options.rack_gpus)
@@ -149,6 +145,21 @@ def assemble(
 # --- the fleet's rules -----------------------------------------------------------------------------
 
 
+@declares(
+    Code(
+        "fleet-node-missing",
+        "fail",
+        title="A node expected in the fleet never reported",
+        remedy="Find out why the node did not run its audit (down, unreachable, job failed) before using it.",
+    ),
+    needs=(FLEET,),
+)
+def _missing(hosts: list[str], options: FleetOptions) -> list[str]:
+    """Fail each node ``--expect-nodes`` names that never reported (down, unreachable, its job failed)."""
+    reported = set(hosts) | {h.split(".", 1)[0] for h in hosts}  # gpu01 is reported by gpu01.cluster.local
+    return [h for h in options.expected_nodes if h not in reported and h.split(".", 1)[0] not in reported]
+
+
 def _outliers(
     fleet: _Fleet, hosts: list[str], options: FleetOptions
 ) -> tuple[list[Outlier], dict[str, tuple[FigureStats, ...]]]:
@@ -166,7 +177,24 @@ def _outliers(
     return found, stats
 
 
+@declares(
+    Code(
+        "fleet-figure-outlier",
+        "warn",
+        title="A node's measured figure is far from its hardware group's median (median/MAD rule; fail below 0.9x)",
+        remedy=(
+            "Rerun the node's audit to rule out a noisy run; a figure that stays low marks the node to drain and hand "
+            "back (the drain list has the command)."
+        ),
+    ),
+    needs=(FLEET,),
+)
 def _outlier_finding(o: Outlier, options: FleetOptions) -> FleetFinding:
+    """Flag a node whose measured figure is far from its hardware group's median (median/MAD rule).
+
+    Figures are compared within nodes of the same hardware (GPU model and count, domains, NICs, driver): a busbw
+    under 0.9x of the group's median fails (a latency above 1/0.9x), a smaller outlier warns.
+    """
     bad_side = "high" if o.unit in LOWER_IS_BETTER_UNITS else "low"
     far = o.ratio < options.outlier_fail_ratio if bad_side == "low" else o.ratio > 1 / options.outlier_fail_ratio
     severity = Severity.FAIL if o.direction == bad_side and far else Severity.WARN
@@ -179,7 +207,20 @@ def _outlier_finding(o: Outlier, options: FleetOptions) -> FleetFinding:
     )
 
 
+@declares(
+    Code(
+        "fleet-duplicate-identity",
+        "fail",
+        title="Two node reports claim one GPU UUID or serial (or one host name)",
+        remedy=(
+            "Two reports describe one machine: check which node really holds the GPU (a copied report, a wrong host "
+            "name, or a virtualised GPU shown twice) and audit that node again."
+        ),
+    ),
+    needs=(FLEET,),
+)
 def _duplicates(fleet: _Fleet, hosts: list[str]) -> list[FleetFinding]:
+    """Fail reports that claim one GPU UUID or serial, or one host name: two reports describe one machine."""
     found = []
     # one finding per set of nodes sharing identities: a copied report repeats every GPU's UUID and serial
     shared: dict[tuple[str, ...], list[tuple[str, str]]] = {}
@@ -224,7 +265,17 @@ def _id_counts(ids: list[tuple[str, str]]) -> str:
     return ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in kinds.items())
 
 
+@declares(
+    Code(
+        "fleet-stale-report",
+        "warn",
+        title="A node's report is much older than the others",
+        remedy="Audit the node again so the fleet verdict describes the machine as it is now.",
+    ),
+    needs=(FLEET,),
+)
 def _stale(nodes: list[NodeSummary], options: FleetOptions) -> list[FleetFinding]:
+    """Warn about a node whose report is much older than the newest: it may not describe the node as it is now."""
     times = {n.host: t for n in nodes if (t := _epoch(n.captured_at)) is not None}
     if not times:
         return []
@@ -242,11 +293,50 @@ def _stale(nodes: list[NodeSummary], options: FleetOptions) -> list[FleetFinding
     ]
 
 
+@declares(
+    Code(
+        "fleet-node-unreadable",
+        "fail",
+        title="A node's input could not be read or judged",
+        remedy=(
+            "Capture the node again (`topoaudit audit --out DIR` or `topoaudit probe`); the message says what was wrong"
+            " with the file."
+        ),
+    ),
+    needs=(FLEET,),
+)
 def _unreadable(node: NodeSummary) -> FleetFinding:
+    """Fail a node whose input could not be read or judged; the message says what was wrong with the file."""
     return FleetFinding("fleet-node-unreadable", Severity.FAIL, (node.host,), node.error, {"input": node.input})
 
 
+@declares(
+    Code(
+        "fleet-rack-incomplete",
+        "fail",
+        title="An NVL rack's NVLink domain holds fewer GPUs than the rack is sold with (72 or 36)",
+        remedy=(
+            "Trays are missing from the fabric or did not report: check each tray's fabric state and the IMEX/fabric "
+            "manager, and audit the missing trays."
+        ),
+    ),
+    Code(
+        "fleet-tray-mismatch",
+        "fail",
+        title="An NVL tray's fabric state, status or health differs from its rack's (or it names no rack)",
+        remedy=(
+            "Drain the tray and check its fabric registration (`nvidia-smi -q -d FABRIC`), NVLink cabling and firmware "
+            "against its rack siblings."
+        ),
+    ),
+    needs=(FLEET,),
+)
 def _rack_findings(racks: list[Rack], unassigned: list[Tray]) -> list[FleetFinding]:
+    """Judge NVL racks assembled from their trays' fabric cluster and clique.
+
+    A rack whose NVLink domain holds fewer GPUs than it is sold with (72 or 36) fails; so does a tray whose fabric
+    state, status or health differs from its rack's, or that names no rack at all.
+    """
     found = []
     for rack in racks:
         key = f"rack {rack.cluster_uuid} clique {rack.clique_id}"
@@ -293,6 +383,18 @@ MINORITY_RATIO = 3
 """A hardware group at most a third the size of the largest is a minority (three H100 nodes and one V100)."""
 
 
+@declares(
+    Code(
+        "fleet-hardware-minority",
+        "warn",
+        title="A few nodes of the fleet report other hardware than most (GPU model or count, NVLink domains, NICs)",
+        remedy=(
+            "Check that the odd nodes belong in this fleet (a wrong partition, a swapped board, a lagging driver); a "
+            "policy's `gpu_models`/`gpus` or `--expect-nodes` states what the fleet should be."
+        ),
+    ),
+    needs=(FLEET,),
+)
 def _minority_groups(fleet: _Fleet, hosts: list[str]) -> list[FleetFinding]:
     """Nodes whose hardware differs from most of the fleet's: a warning naming each odd node."""
     if len(fleet.groups) < 2:

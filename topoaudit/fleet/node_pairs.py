@@ -17,7 +17,10 @@ from topoaudit.model.bench import BenchResult
 from topoaudit.model.busbw import busbw_gbps
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.fleet import FleetFinding, NodeResult
-from topoaudit.rules.base import finding
+from topoaudit.rules.base import RuleContext, finding
+from topoaudit.rules.codes import Code
+from topoaudit.rules.needs import BENCH
+from topoaudit.rules.registry import rule
 
 NODE_PAIR_CODES = frozenset({"bench-node-slow", "bench-node-link-slow"})
 """Findings of a node-pair sweep: they name other nodes than the one whose report carries them."""
@@ -115,6 +118,38 @@ def pair_figures(result: BenchResult) -> tuple[NodePairFigure, ...]:
             continue
         out.append(NodePairFigure(nodes[0], nodes[1], round(busbw, 6)))
     return tuple(out)
+
+
+@rule(
+    Code(
+        "bench-node-slow",
+        "fail",
+        title="A node is slow with every partner in the node-pair sweep: the node is the bottleneck",
+        remedy=(
+            "Take the node out of the job; check its NICs (`ibstat`, link rate and errors), its PCIe width to the NICs "
+            "and its GPUDirect RDMA state, then rerun `topoaudit bench --groups nodepairs`."
+        ),
+    ),
+    Code(
+        "bench-node-link-slow",
+        "warn",
+        title="A pair of nodes is slow while each node is fast with another: the path between them",
+        remedy=(
+            "Check the switch ports and cables between the two nodes (the fabric's routing, a degraded uplink); the "
+            "nodes themselves measured fast with other partners."
+        ),
+    ),
+    needs=(BENCH,),
+)
+def node_pairs(ctx: RuleContext) -> tuple[Finding, ...]:
+    """Name the node that is slow with every partner in a node-pair sweep, or the pair slow between fast nodes.
+
+    ``bench --groups nodepairs`` measures rounds of disjoint node pairs: a node slow with each partner is the
+    bottleneck (its NICs, their PCIe width, GPUDirect RDMA); a pair slow while each node is fast with another
+    is the path between them (switch ports, cables, routing).
+    """
+    assert isinstance(ctx.bench, BenchResult)
+    return judge_node_pairs(ctx.bench)
 
 
 def judge_node_pairs(result: BenchResult) -> tuple[Finding, ...]:

@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from topoaudit.fleet.summary import TrayFabric
 from topoaudit.model.fleet import FabricScope, Rack, Tray
 
-RACK_SIZES = (72, 36)
-
 
 @dataclass(frozen=True)
 class _Scope:

@@ -20,7 +20,9 @@ from topoaudit.model.values import NOT_SET, Probed, Unsupported, is_absent
 if TYPE_CHECKING:  # a bench result comes with its own module; a pasted matrix never loads it
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.policy import BusbwExpectation, Policy
-from topoaudit.rules.base import finding
+from topoaudit.rules.base import RuleContext, finding
+from topoaudit.rules.codes import Code
+from topoaudit.rules.registry import rule
 from topoaudit.units import format_size
 
 
@@ -80,6 +82,25 @@ def check_expectations(
     not_checked: list[str] = []
     found = tuple(_expectations(want, machine, domains, spec, bench, met, not_checked))
     return Checked(found, tuple(met), tuple(not_checked))
+
+
+@rule(
+    Code(
+        "expectation-not-met",
+        "fail",
+        title="The machine does not match what was expected (--expect-gpus / --expect-domain, or a policy)",
+        remedy="The instance is not the advertised shape: attach this report to a provider ticket.",
+    ),
+)
+def stated_expectations(ctx: RuleContext) -> Iterable[Finding]:
+    """Fail what the user said the box must be and it is not: ``--expect-gpus N``, ``--expect-domain N``.
+
+    A policy states the same expectations and more (GPU models, domain sizes, NIC locality, busbw floors,
+    latency); the policy step checks those, with the policy's name in each message.
+    """
+    return check_expectations(
+        Expectations.of_options(ctx.options), ctx.machine, ctx.domains, ctx.spec, ctx.bench
+    ).findings
 
 
 def _expect(want: Expectations, message: str, **evidence: Any) -> Finding:
@@ -185,13 +206,13 @@ def _bench_expectations(
         if not is_absent(want.max_latency_us):
             not_checked.append(f"latency of {want.latency_group} <= {want.max_latency_us:g} us: no bench results")
         return
-    for rule in wanted:
-        groups = [g for g in bench.groups if rule.group in (g.name, g.kind)]
+    for busbw in wanted:
+        groups = [g for g in bench.groups if busbw.group in (g.name, g.kind)]
         if not groups:
-            not_checked.append(f"{_describe(rule)}: the bench has no group {rule.group!r}")
+            not_checked.append(f"{_describe(busbw)}: the bench has no group {busbw.group!r}")
             continue
         for group in groups:
-            floor = rule.min_gbps
+            floor = busbw.min_gbps
             basis = "policy" if want.policy else "expected"
             if floor < 0:
                 band = spec.band(len(group.ranks)) if spec else None
@@ -199,10 +220,10 @@ def _bench_expectations(
                     not_checked.append(f"busbw of {group.name}: the catalog has no figure for {len(group.ranks)} GPUs")
                     continue
                 floor, basis = band.min_gbps, f"catalog {spec.key if spec else ''} {band.algo} floor"
-            value, at = _busbw_at(group, rule.size_bytes)
-            label = f"busbw of {group.name}" + (f" at {format_size(rule.size_bytes)}" if rule.size_bytes else "")
+            value, at = _busbw_at(group, busbw.size_bytes)
+            label = f"busbw of {group.name}" + (f" at {format_size(busbw.size_bytes)}" if busbw.size_bytes else "")
             if value is None:
-                not_checked.append(f"{label}: not measured{' at that size' if rule.size_bytes else ''}")
+                not_checked.append(f"{label}: not measured{' at that size' if busbw.size_bytes else ''}")
             elif value < floor:
                 yield _expect(
                     want,

@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding
 from topoaudit.model.plan import DeployPlan
 from topoaudit.plan.sizing import binding_limit
-from topoaudit.rules.base import finding
+from topoaudit.rules.base import RuleContext, finding
+from topoaudit.rules.needs import PLAN
+from topoaudit.rules.registry import rule
 
 FINDING_CODE = "tp-group-crosses-domain"
+
+
+@rule(FINDING_CODE, needs=(PLAN,))
+def plan_fits(ctx: RuleContext) -> Iterable[Finding]:
+    """Fail a deploy plan whose tensor-parallel group cannot stay inside one NVLink domain of this machine.
+
+    The plan (``--plan-params`` ...) sizes the model onto cards; checked against the audited machine's domains,
+    a TP group larger than the largest domain runs every layer's all-reduce over the slowest hop between them.
+    """
+    assert isinstance(ctx.plan, DeployPlan)
+    crossing = plan_finding(ctx.plan)
+    if crossing is not None:
+        yield crossing
 
 
 def plan_finding(plan: DeployPlan) -> Finding | None:

@@ -438,6 +438,8 @@ def _union_decoder(tp: Any) -> _Decoder:
     takes_absent = any(o in (Unsupported, Failed) for o in options)
     takes_none = type(None) in options
     tried = [o for o in options if o not in (Unsupported, Failed) and o is not type(None)]
+    if takes_absent and len(tried) == 1 and tried[0] in (str, int, bool, float):
+        return _probed_scalar_decoder(tried[0], options, takes_none)
     decoders: list[_Decoder] = []
 
     def decode_union(data: Any) -> Any:
@@ -457,6 +459,35 @@ def _union_decoder(tp: Any) -> _Decoder:
         raise _REFUSED
 
     return decode_union
+
+
+def _probed_scalar_decoder(scalar: type, options: tuple[Any, ...], takes_none: bool) -> _Decoder:
+    """Decode a measured or absent scalar (``Probed[float]``), the most common field of a report.
+
+    Its value is checked first, by class alone, then the absent value: the general union decoder's answers, sooner.
+    """
+    as_float = scalar is float
+
+    def decode_probed(data: Any) -> Any:
+        kind = data.__class__
+        if kind is scalar:
+            return data
+        if kind is dict:
+            status = data.get("status")
+            if (status == "unsupported" or status == "failed") and "reason" in data:
+                key = (status, data.get("source", ""), data["reason"])
+                known = _ABSENTS.get(key) if key[1].__class__ is str and key[2].__class__ is str else None
+                absent = known or _absent(data)
+                if type(absent) in options:
+                    return absent
+            raise _REFUSED
+        if as_float and kind is int:
+            return float(data)
+        if data is None and takes_none:
+            return None
+        raise _REFUSED
+
+    return decode_probed
 
 
 def _sequence_decoder(item_t: Any) -> _Decoder:

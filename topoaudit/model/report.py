@@ -32,6 +32,8 @@ NOT_REQUESTED = Unsupported(source="options", reason="not requested")
 BENCH_NOT_RUN = Unsupported(source="bench", reason="not run")
 NCCL_LOG_NOT_GIVEN = Unsupported(source="nccl-log", reason="no NCCL_DEBUG=INFO log in the input")
 CAPTURES_NOT_GIVEN = Unsupported(source="captures", reason="no NCCL XML dump or nvbandwidth output in the input")
+INSPECTOR_NOT_GIVEN = Unsupported("nccl-inspector", "no NCCL Inspector output in the input")
+RAS_NOT_GIVEN = Unsupported("nccl-ras", "no NCCL RAS output in the input")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from topoaudit.catalog import GpuSpec, all_gpus
 from topoaudit.errors import ConfigError
@@ -369,14 +370,121 @@ def _alternatives(
     return (*on_hand, *rent, *elsewhere)
 
 
+@dataclass(frozen=True)
+class _Weights:
+    """What the weights take, and from what: a parameter count x a precision, or GB given."""
+
+    params_b: float | Unsupported
+    active_params_b: float | Unsupported
+    precision: str | Unsupported
+    bytes_per_param: float | Unsupported
+    precision_basis: str | Unsupported
+    gb: float
+    basis: str
+
+
+@dataclass(frozen=True)
+class _Footprint:
+    """Weights + KV cache (computed from a shape, or a headroom fraction) + a safety margin."""
+
+    kv_gb: float
+    kv_method: str
+    kv_headroom_fraction: float | Unsupported
+    kv_shape: KvShape | Unsupported
+    margin: float
+    margin_gb: float
+    gb: float
+
+
+@dataclass(frozen=True)
+class _Cards:
+    """How many cards the footprint needs, and the TP x PP split of them."""
+
+    card_gb: float
+    usable: float
+    by_memory: int
+    for_weights: int
+    heads: int | None
+    tp: int
+    rule: str
+    pp: int
+    per_card: float
+    utilisation: float
+
+    @property
+    def cards(self) -> int:
+        return self.tp * self.pp
+
+
 def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains | None = None) -> DeployPlan:
     """Size ``request`` on ``spec`` cards and check the TP group against the standard node and ``machine``.
 
     ConfigError (exit 4 through the CLI's error handler) on impossible inputs: no size given, both a
-    parameter count and weights in GB, negative fractions, a reserve larger than the card.
+    parameter count and weights in GB, negative fractions, a reserve larger than the card. Each stage adds the
+    steps of its arithmetic to the plan, in order.
     """
     steps: list[str] = []
-    # --- weights
+    weights = _weights(request, steps)
+    footprint = _footprint(request, weights.gb, steps)
+    cards = _cards(request, spec, weights.gb, footprint.gb, steps)
+    standard, machine_fit = _domain_fits(spec, machine, cards, steps)
+    checked = machine_fit if isinstance(machine_fit, DomainFit) else standard
+    alternatives: tuple[Alternative, ...] = ()
+    if not checked.fits_one_domain:
+        steps.append(binding_limit(cards.by_memory, cards.tp, cards.rule, max(checked.domain_sizes, default=0)))
+        alternatives = _alternatives(
+            spec=spec,
+            footprint_gb=footprint.gb,
+            cards_by_memory=cards.by_memory,
+            heads=cards.heads,
+            reserve_gb=request.reserve_gb,
+            checked=checked,
+        )
+    verdict = (
+        "crosses-domain"
+        if not checked.fits_one_domain
+        else "at-edge-of-domain"
+        if checked.at_edge
+        else "fits-one-domain"
+    )
+    return DeployPlan(
+        params_b=weights.params_b,
+        active_params_b=weights.active_params_b,
+        precision=weights.precision,
+        bytes_per_param=weights.bytes_per_param,
+        precision_basis=weights.precision_basis,
+        weights_gb=round(weights.gb, 3),
+        weights_basis=weights.basis,
+        kv_method=footprint.kv_method,
+        kv_headroom_fraction=footprint.kv_headroom_fraction,
+        kv_shape=footprint.kv_shape,
+        kv_cache_gb=round(footprint.kv_gb, 3),
+        safety_margin_fraction=footprint.margin,
+        safety_margin_gb=round(footprint.margin_gb, 3),
+        footprint_gb=round(footprint.gb, 3),
+        gpu_key=spec.key,
+        gpu_name=spec.name,
+        card_memory_gb=cards.card_gb,
+        runtime_reserve_gb=request.reserve_gb,
+        usable_per_card_gb=cards.usable,
+        cards_for_weights=cards.for_weights,
+        cards_by_memory=cards.by_memory,
+        tp_size=cards.tp,
+        tp_rule=cards.rule,
+        pp_size=cards.pp,
+        cards=cards.cards,
+        per_card_gb=round(cards.per_card, 3),
+        card_utilisation=round(cards.utilisation, 4),
+        standard_node=standard,
+        machine=machine_fit,
+        alternatives=alternatives,
+        steps=tuple(steps),
+        verdict=verdict,
+    )
+
+
+def _weights(request: PlanRequest, steps: list[str]) -> _Weights:
+    """The weights' GB: given, or parameters x the precision's bytes per parameter; the active count checked."""
     if request.weights_gb is not None and request.params_b is not None and request.precision is not None:
         raise ConfigError("give either a parameter count with a precision or the weights in GB, not both")
     params_b: float | Unsupported = Unsupported("plan", "not given")
@@ -423,7 +531,11 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
             f"memory is sized on {total} parameters: every expert stays resident; the "
             f"{_fmt_params(active)} active per token set compute per token, not memory"
         )
-    # --- KV cache / activations
+    return _Weights(params_b, active, precision, bpp, basis, weights_gb, weights_basis)
+
+
+def _footprint(request: PlanRequest, weights_gb: float, steps: list[str]) -> _Footprint:
+    """KV cache and activations (from the model's shape, or a fraction of the weights), then the safety margin."""
     headroom_fraction: float | Unsupported
     kv_shape: KvShape | Unsupported
     if request.kv_shape is not None:
@@ -460,7 +572,11 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
     steps.append(f"safety margin = {margin:.0%} x {_fmt(weights_gb + kv_gb)} GB = {_fmt(margin_gb)} GB{why}")
     footprint = weights_gb + kv_gb + margin_gb
     steps.append(f"footprint = {_fmt(weights_gb)} + {_fmt(kv_gb)} + {_fmt(margin_gb)} = {_fmt(footprint)} GB")
-    # --- cards
+    return _Footprint(kv_gb, kv_method, headroom_fraction, kv_shape, margin, margin_gb, footprint)
+
+
+def _cards(request: PlanRequest, spec: GpuSpec, weights_gb: float, footprint: float, steps: list[str]) -> _Cards:
+    """Cards by memory (each less the runtime reserve), then the TP size the head count allows and PP for the rest."""
     if not (request.reserve_gb >= 0):
         raise ConfigError(f"the runtime reserve must be zero or more GB, not {request.reserve_gb:g}")
     card_gb = spec.memory_bytes / GB
@@ -507,84 +623,44 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
         )
     else:
         steps.append(f"the weights fit one {spec.name}, but weights + KV cache need {by_memory} cards")
-    # --- domain fit
-    memory = f"{_fmt(per_card)} of {_fmt(usable)} GB"
+    return _Cards(card_gb, usable, by_memory, for_weights, heads, tp, rule, pp, per_card, utilisation)
+
+
+def _domain_fits(
+    spec: GpuSpec, machine: MachineDomains | None, cards: _Cards, steps: list[str]
+) -> tuple[DomainFit, DomainFit | Unsupported]:
+    """The TP group against the model's standard node and, when one was audited, against the machine's domains."""
+    memory = f"{_fmt(cards.per_card)} of {_fmt(cards.usable)} GB"
     standard = _fit(
         target=_standard_label(spec),
         kind="standard-node",
         domains=standard_domains(spec),
-        tp=tp,
-        pp=pp,
-        utilisation=utilisation,
+        tp=cards.tp,
+        pp=cards.pp,
+        utilisation=cards.utilisation,
         memory=memory,
     )
     steps.append(standard.verdict)
-    machine_fit: DomainFit | Unsupported = Unsupported("plan", "no audited machine given")
-    if machine is not None:
-        if not machine.domains:
-            raise ConfigError(f"the machine {machine.label!r} has no GPUs to plan on")
-        label = f"audited machine {machine.label}"
-        machine_fit = _fit(
-            target=label, kind="machine", domains=machine.domains, tp=tp, pp=pp, utilisation=utilisation, memory=memory
-        )
-        sizes = "+".join(str(len(d)) for d in machine.domains)
-        steps.append(f"{label}: {machine.gpu_count} GPUs in NVLink domains of {sizes}")
-        if machine.gpu_model and not _same_model(machine.gpu_model, spec):
-            steps.append(f"note: the machine reports {machine.gpu_model!r}, the plan is sized for {spec.name}")
-        steps.append(machine_fit.verdict)
-    checked = machine_fit if isinstance(machine_fit, DomainFit) else standard
-    alternatives: tuple[Alternative, ...] = ()
-    if not checked.fits_one_domain:
-        steps.append(binding_limit(by_memory, tp, rule, max(checked.domain_sizes, default=0)))
-        alternatives = _alternatives(
-            spec=spec,
-            footprint_gb=footprint,
-            cards_by_memory=by_memory,
-            heads=heads,
-            reserve_gb=request.reserve_gb,
-            checked=checked,
-        )
-    verdict = (
-        "crosses-domain"
-        if not checked.fits_one_domain
-        else "at-edge-of-domain"
-        if checked.at_edge
-        else "fits-one-domain"
+    if machine is None:
+        return standard, Unsupported("plan", "no audited machine given")
+    if not machine.domains:
+        raise ConfigError(f"the machine {machine.label!r} has no GPUs to plan on")
+    label = f"audited machine {machine.label}"
+    machine_fit = _fit(
+        target=label,
+        kind="machine",
+        domains=machine.domains,
+        tp=cards.tp,
+        pp=cards.pp,
+        utilisation=cards.utilisation,
+        memory=memory,
     )
-    return DeployPlan(
-        params_b=params_b,
-        active_params_b=active,
-        precision=precision,
-        bytes_per_param=bpp,
-        precision_basis=basis,
-        weights_gb=round(weights_gb, 3),
-        weights_basis=weights_basis,
-        kv_method=kv_method,
-        kv_headroom_fraction=headroom_fraction,
-        kv_shape=kv_shape,
-        kv_cache_gb=round(kv_gb, 3),
-        safety_margin_fraction=margin,
-        safety_margin_gb=round(margin_gb, 3),
-        footprint_gb=round(footprint, 3),
-        gpu_key=spec.key,
-        gpu_name=spec.name,
-        card_memory_gb=card_gb,
-        runtime_reserve_gb=request.reserve_gb,
-        usable_per_card_gb=usable,
-        cards_for_weights=for_weights,
-        cards_by_memory=by_memory,
-        tp_size=tp,
-        tp_rule=rule,
-        pp_size=pp,
-        cards=cards,
-        per_card_gb=round(per_card, 3),
-        card_utilisation=round(utilisation, 4),
-        standard_node=standard,
-        machine=machine_fit,
-        alternatives=alternatives,
-        steps=tuple(steps),
-        verdict=verdict,
-    )
+    sizes = "+".join(str(len(d)) for d in machine.domains)
+    steps.append(f"{label}: {machine.gpu_count} GPUs in NVLink domains of {sizes}")
+    if machine.gpu_model and not _same_model(machine.gpu_model, spec):
+        steps.append(f"note: the machine reports {machine.gpu_model!r}, the plan is sized for {spec.name}")
+    steps.append(machine_fit.verdict)
+    return standard, machine_fit
 
 
 def _same_model(product: str, spec: GpuSpec) -> bool:

@@ -7,8 +7,6 @@ that could not be captured is recorded as such, not as a disagreement.
 
 from __future__ import annotations
 
-import re
-
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, Link, PathLevel, SourceDisagreement
 from topoaudit.model.values import Failed, Probed, Unsupported
@@ -17,31 +15,26 @@ from topoaudit.probe.snapshot import Snapshot
 TOPO_M = "nvidia-smi topo -m"
 NVLINK_S = "nvidia-smi nvlink -s"
 
-ALL_LINKS = -1  # key for "every link of this GPU"
-_GPU_HEADER = re.compile(r"^GPU (\d+): (.*?)(?: \(UUID: ([^)]*)\))?\s*$")
-_LINK_LINE = re.compile(r"^\s*Link (\d+): (.*?)\s*$")
+ALL_LINKS = -1  # key for "every link of this GPU" (NVML's "all links are inactive"), as the nvlink parser keys it
 
 
-def parse_nvlink_status(text: str) -> dict[int, dict[int, str]]:
-    """``nvidia-smi nvlink -s`` -> {gpu: {link: "active" | "inactive"}}; GPUs without link lines map to {}."""
-    out: dict[int, dict[int, str]] = {}
-    current: int | None = None
-    for line in text.splitlines():
-        header = _GPU_HEADER.match(line.strip())
-        if header:
-            current = int(header.group(1))
-            out[current] = {}
-            continue
-        if current is not None and "all links are inactive" in line.lower():
-            out[current][ALL_LINKS] = (
-                "inactive"  # "NVML: Unable to retrieve NVLink information as all links are inActive"
-            )
-            continue
-        link = _LINK_LINE.match(line)
-        if link and current is not None:
-            state = "inactive" if "inactive" in link.group(2).lower() else "active"
-            out[current][int(link.group(1))] = state
-    return out
+def link_states(text: str) -> dict[int, dict[int, str]]:
+    """``nvidia-smi nvlink -s`` -> {gpu: {link: "active" | "inactive"}}, read by the one nvlink parser.
+
+    GPUs without link lines map to {}; an empty or unreadable capture states nothing ({}).
+    """
+    from topoaudit.parse.nvlink_status import parse_nvlink_status
+
+    try:
+        parsed = parse_nvlink_status(text, NVLINK_S)
+    except InputError:
+        return {}
+    return {
+        g.index: {p.link: p.state for p in g.nvlink_ports if isinstance(p.state, str)}
+        if isinstance(g.nvlink_ports, tuple)
+        else {}
+        for g in parsed.machine.gpus
+    }
 
 
 def cross_check(snapshot: Snapshot, gpus: tuple[Gpu, ...], links: list[Link]) -> Probed[tuple[SourceDisagreement, ...]]:
@@ -89,7 +82,7 @@ def _check_topo(text: str, gpus: tuple[Gpu, ...], links: list[Link]) -> list[Sou
 
 def _check_nvlink(text: str, gpus: tuple[Gpu, ...]) -> list[SourceDisagreement]:
     out: list[SourceDisagreement] = []
-    stated = parse_nvlink_status(text)
+    stated = link_states(text)
     for gpu in gpus:
         if gpu.index not in stated or isinstance(gpu.status, Failed) or not isinstance(gpu.nvlink_ports, tuple):
             continue

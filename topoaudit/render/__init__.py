@@ -1,7 +1,7 @@
 """Renderers: one module per format, one signature: ``render(report, options) -> str``.
 
-The CLI's ``--format`` choices come from ``FORMATS``; modules load lazily so ``--format json`` never
-imports rich.
+The formats are listed in :mod:`topoaudit.formats` (a format is its module and one line there); modules load
+lazily so ``--format json`` never imports rich.
 """
 
 from __future__ import annotations
@@ -9,8 +9,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from topoaudit.model.report import Report
+from topoaudit.formats import REPORT_FORMATS
+
+if TYPE_CHECKING:
+    from topoaudit.model.report import Report
 
 
 @dataclass(frozen=True)
@@ -23,16 +27,7 @@ class RenderOptions:
     picture: str = ""  # Markdown: file name of the topology SVG next to it (set by the bundle writer)
 
 
-FORMATS: dict[str, str] = {
-    "console": "topoaudit.render.console",
-    "json": "topoaudit.render.json",
-    "markdown": "topoaudit.render.markdown",
-    "html": "topoaudit.render.html",
-    "junit": "topoaudit.render.junit",
-    "prometheus": "topoaudit.render.prometheus",
-    "k8s-labels": "topoaudit.render.k8s_labels",
-    "remedy": "topoaudit.render.remedy",
-}
+FORMATS: dict[str, str] = {f.name: f.module for f in REPORT_FORMATS}
 """Format name -> module with a ``render(report, options) -> str`` function."""
 
 

@@ -1,4 +1,4 @@
-"""The canonical JSON report (see README "JSON report").
+"""The canonical JSON report (see docs/json.md).
 
 Written exactly as ``json.dumps(..., indent=2, ensure_ascii=False)`` writes it, but several times faster
 on a big box: objects and arrays whose members are all plain values (every link, every GPU's list of

@@ -1,12 +1,12 @@
 """JUnit XML, so CI systems show the gate natively.
 
-One ``<testcase>`` per registered finding code (``classname`` ``topoaudit.<area>``): a ``<failure>`` for
-every finding at or above ``--fail-on`` (``fail`` by default), passed with the message in
-``<system-out>`` for a finding below it, passed and empty when the code was judged and did not fire, and
-``<skipped>`` with the reason when it could not be judged: the judge skipped its rule, its stage did not run
-(bench codes without a bench), or the input lacks the facts it needs (probe-only codes on a pasted
-matrix). A code is never "passed" without having been judged. Plus a test case for each skipped rule that
-is not a code, and a ``gate`` test case that fails exactly when the exit code is not 0.
+One ``<testcase>`` per registered finding code (``classname`` ``topoaudit.<area>``), in the order the judge runs
+its rules: a ``<failure>`` for every finding at or above ``--fail-on`` (``fail`` by default), passed with the
+message in ``<system-out>`` for a finding below it, passed and empty when the code was judged and did not fire,
+and ``<skipped>`` with the reason when it could not be judged: the judge skipped its rule, or the input lacks
+the facts its rules need (:mod:`topoaudit.rules.needs`: bench codes without a bench, probe-only codes on a
+pasted matrix). A code is never "passed" without having been judged. Plus a test case for each skipped rule
+that is not a code, and a ``gate`` test case that fails exactly when the exit code is not 0.
 """
 
 from __future__ import annotations
@@ -14,47 +14,15 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding
-from topoaudit.model.nccl import NcclView
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import xml_text as x
-from topoaudit.rules.capture_rules import capture_judgement
+from topoaudit.rules.base import RuleContext, context_of_report
 from topoaudit.rules.codes import CODES
-from topoaudit.rules.inspector_rules import inspector_judgement
-from topoaudit.rules.nccl_rules import LOG_CODES
-from topoaudit.rules.ras_rules import ras_judgement
+from topoaudit.rules.registry import judgement
 
 _BENCH_PREFIXES = ("bench-", "measured-")
-
-# Codes judged only from facts a live probe (or its snapshot) records -- NVLink port state and counters,
-# fabric state and health, P2P status, the PCIe path, RDMA ports, the kernel log, the NCCL environment, GPU
-# visibility, NVML against nvidia-smi -- and the machine sources that carry those facts.
-PROBE_ONLY_CODES = frozenset(
-    {
-        "fabric-not-ready",
-        "nvlink-link-down",
-        "nvlink-errors",
-        "p2p-unavailable",
-        "pcie-link-degraded",
-        "nccl-env-override",
-        "gpu-visibility-restricted",
-        "probe-sources-disagree",
-        "host-virtual-machine",
-        "fabric-unhealthy",
-        "pcie-path-degraded",
-        "pcie-aer-errors",
-        "pcie-acs-redirect",
-        "rdma-port-down",
-        "rdma-port-slow",
-        "rdma-link-layer-mixed",
-        "rdma-port-errors",
-        "gpudirect-rdma-unavailable",
-        "kernel-gpu-error",
-    }
-)
-PROBED_SOURCES = frozenset({"nvml"})
 
 
 def area_of(code: str) -> str:
@@ -75,8 +43,7 @@ def render(report: Report, options: RenderOptions) -> str:
     for f in report.findings:
         by_code.setdefault(f.code, []).append(f)
     codes = list(CODES) + sorted(c for c in by_code if c not in CODES)
-    has_bench = isinstance(report.bench, BenchResult)
-    probed = report.machine.source in PROBED_SOURCES
+    ctx = context_of_report(report)
     skip_reasons: dict[str, list[str]] = {}
     for s in report.skipped:
         skip_reasons.setdefault(s.rule, []).append(s.reason)
@@ -120,7 +87,7 @@ def render(report: Report, options: RenderOptions) -> str:
             first = failing[0]
             el = ET.SubElement(tc, "failure", {"message": x(first.message), "type": first.severity.value})
             el.text = x("\n\n".join(_detail(f) for f in failing))
-        elif not found and (reason := _not_judged(code, area, has_bench, probed, report, skip_reasons)):
+        elif not found and (reason := _not_judged(code, ctx, skip_reasons)):
             skipped += 1
             ET.SubElement(tc, "skipped", {"message": x(reason)})
         if passing:
@@ -150,30 +117,19 @@ def render(report: Report, options: RenderOptions) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _not_judged(
-    code: str, area: str, has_bench: bool, probed: bool, report: Report, skip_reasons: dict[str, list[str]]
-) -> str:
+def not_judged(code: str, report: Report) -> str:
+    """Why ``code`` could not be judged on ``report`` ("" when it was): what its skipped case says."""
+    skip_reasons: dict[str, list[str]] = {}
+    for s in report.skipped:
+        skip_reasons.setdefault(s.rule, []).append(s.reason)
+    return _not_judged(code, context_of_report(report), skip_reasons)
+
+
+def _not_judged(code: str, ctx: RuleContext, skip_reasons: dict[str, list[str]]) -> str:
     """Why ``code`` could not be judged on this report ("" when it was judged)."""
     if code in skip_reasons:
         return "; ".join(skip_reasons[code])
-    if code.startswith("fleet-"):
-        return "judged across many nodes by `topoaudit fleet`, not on one node's report"
-    if (captured := capture_judgement(code, report)) is not None:  # a pasted capture's facts
-        return captured
-    if (inspected := inspector_judgement(code, report.extras)) is not None:
-        return inspected
-    if (ras := ras_judgement(code, report.extras)) is not None:
-        return ras
-    if area == "bench" and not has_bench:
-        return "no bench in this report (run `topoaudit bench` to measure)"
-    if code in LOG_CODES and not isinstance(report.nccl, NcclView):
-        return "judged from an NCCL_DEBUG=INFO log; this report has none"
-    if code in PROBE_ONLY_CODES and not probed:
-        return (
-            f"needs facts only a live probe records (`topoaudit audit` or a snapshot); "
-            f"a {report.machine.source} source does not have them"
-        )
-    return ""
+    return judgement(code, ctx) if code in CODES else ""
 
 
 def _summary(report: Report) -> str:

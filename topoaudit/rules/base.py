@@ -1,34 +1,83 @@
-"""What every rule shares: the context it reads and the helpers that word its findings.
-
-These live apart from :mod:`topoaudit.rules` so that rule modules, the judge and the pipeline can import
-them without importing the list of rules, which itself imports every rule module.
-"""
+"""What every rule shares: the context it reads (every fact of one audit) and the helpers that word its findings."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from topoaudit.catalog import GpuSpec
+from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Severity, Skipped
-from topoaudit.model.machine import Machine
-from topoaudit.model.report import AuditOptions
+from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Report
 from topoaudit.model.topology import Domain, Placement
+from topoaudit.model.values import Probed, Unsupported
 from topoaudit.rules.codes import info
 
+if TYPE_CHECKING:  # a deploy plan comes with its own model; a pasted matrix never loads it
+    from topoaudit.model.plan import DeployPlan
 
-@dataclass(frozen=True)
-class RuleContext:
-    """What every rule sees: the machine, its domains, the requested placements, the options, the catalog."""
+Oracle = Callable[..., Any]
+"""``bench.oracle.expected_busbw``, handed in by the pipeline (rules sit below the bench in the layers)."""
 
-    machine: Machine
+
+@dataclass(frozen=True, kw_only=True)
+class RuleContext(Facts):
+    """Every fact one audit judges, once: what the input held, and what the pipeline made of it.
+
+    The fields of :class:`~topoaudit.model.facts.Facts` (each kind of fact one field) come first; those below are
+    the pipeline's: the NVLink domains, the placements asked for, the catalog entry, the deploy plan.
+    """
+
     domains: tuple[Domain, ...]
-    placements: tuple[Placement, ...]
+    placements: tuple[Placement, ...]  # the placements of the TP size asked for (--tp)
     options: AuditOptions
     spec: GpuSpec | None  # the catalog entry of the GPU model, when known
+    gpu_model: Probed[str] = NOT_REQUESTED  # the model the box is judged as
+    expect_busbw_gbps: float | None = None  # the user's floor for the whole-machine plateau (--expect-busbw)
+    plan: DeployPlan | Unsupported = NOT_REQUESTED  # the deploy plan checked against this machine
+    oracle: Oracle | None = None  # what an NCCL collective should reach on a shape (bench.oracle)
 
 
 Rule = Callable[[RuleContext], Iterable["Finding | Skipped"]]
+
+_EXTRAS_KEYS = {"inspector": "nccl_inspector", "ras": "nccl_ras"}
+"""The facts a report keeps among its ``extras`` (JSON-ready summaries), by RuleContext field."""
+
+
+def fact_extras(ctx: RuleContext) -> dict[str, Any]:
+    """Return the facts of ``ctx`` a report keeps in its extras, under their JSON names."""
+    return {
+        key: value for field, key in _EXTRAS_KEYS.items() if not isinstance(value := getattr(ctx, field), Unsupported)
+    }
+
+
+def facts_in_extras(extras: dict[str, Any]) -> dict[str, Any]:
+    """Return the RuleContext fields a saved report's extras hold (the inverse of :func:`fact_extras`)."""
+    return {field: extras[key] for field, key in _EXTRAS_KEYS.items() if isinstance(extras.get(key), dict)}
+
+
+def context_of_report(report: Report) -> RuleContext:
+    """Rebuild the context a report was judged in, so a saved report says what was judged on it."""
+    from topoaudit.catalog import find_gpu
+
+    spec = find_gpu(report.catalog_entry) if isinstance(report.catalog_entry, str) else None
+    return RuleContext(
+        machine=report.machine,
+        source=report.source,
+        issues=report.input_issues,
+        extras=report.extras,
+        bench=report.bench,
+        nccl=report.nccl,
+        captures=report.captures,
+        domains=report.domains,
+        placements=tuple(p for p in report.placements if p.tp == report.options.tp),
+        options=report.options,
+        spec=spec,
+        gpu_model=report.gpu_model,
+        plan=report.plan,
+        **facts_in_extras(report.extras),
+    )
 
 
 def finding(code: str, message: str, *, severity: Severity | None = None, **evidence: object) -> Finding:

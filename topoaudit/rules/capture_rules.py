@@ -2,12 +2,12 @@
 
 What a capture shares with a probe is judged by the probe and topology rules through the Machine; these
 rules read the rest: the NVLinks NCCL counted per GPU, the signs of a VM's flattened view, and copy
-bandwidth measured between GPU pairs.
+bandwidth measured between GPU pairs. They run when the input holds captures (the registry loads this module
+only then), each on the kind of capture it reads.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from statistics import median
 
@@ -16,57 +16,24 @@ from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Link, Machine, PathLevel
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
-from topoaudit.model.report import Report
 from topoaudit.model.topology import gpu_pair_links
-from topoaudit.rules.base import finding, first_few
+from topoaudit.rules.base import RuleContext, finding, first_few
+from topoaudit.rules.codes import Code
+from topoaudit.rules.needs import (
+    CAPTURES,
+    COPIES_AND_SWEEP,
+    GPU_LINKS,
+    NCCL_TOPOLOGY_DUMP,
+    NVBANDWIDTH,
+    NVBANDWIDTH_COPIES,
+    NVBANDWIDTH_COPY_TESTS,
+    NVLINK_PORTS,
+    P2P_STATUS,
+)
+from topoaudit.rules.registry import rule
 
-TOPOLOGY_DUMP_CODES = frozenset({"nccl-topo-nvlinks-low", "nccl-topo-flattened"})
-"""Judged only from an NCCL_TOPO_DUMP_FILE: not judged on a report without one."""
-NVBANDWIDTH_CODES = frozenset({"nvbandwidth-pair-low"})
-"""Judged only from nvbandwidth matrices."""
-NVBANDWIDTH_LINK_CODES = frozenset({"nvbandwidth-below-links"})
-AGREEMENT_CODES = frozenset({"bandwidth-tools-disagree"})
-"""Judged only where nvbandwidth's copies and an nccl-tests sweep of the same box are in one report."""
-"""Judged only from nvbandwidth's GPU-to-GPU copies with `nvidia-smi topo -m` pasted before them (the links)."""
-# The probe's codes a pasted capture gives the facts for, by the machine source it loads as.
-CAPTURE_JUDGES = {"nvidia-smi-nvlink": frozenset({"nvlink-link-down", "nvlink-errors"})}
+_LINK_TESTS = NVBANDWIDTH_COPY_TESTS
 
-
-def capture_judgement(code: str, report: Report) -> str | None:
-    """Tell whether a report built from a capture could judge ``code``.
-
-    "" when ``code`` was judged from it, the reason when it could not be, None when the captures have no say
-    (the caller decides as for any other source).
-    """
-    captures = report.captures if isinstance(report.captures, Captures) else Captures()
-    if code in TOPOLOGY_DUMP_CODES:
-        dump = captures.nccl_topology
-        judged = isinstance(dump, NcclTopology) and dump.kind == "topology"
-        return "" if judged else "judged from an NCCL topology dump (NCCL_TOPO_DUMP_FILE); this report has none"
-    if code in NVBANDWIDTH_CODES:
-        judged = any(m.tool == "nvbandwidth" for m in captures.bandwidth)
-        return "" if judged else "judged from nvbandwidth output; this report has none"
-    if code in NVBANDWIDTH_LINK_CODES:
-        copies = any(m.tool == "nvbandwidth" and _LINK_TESTS.match(m.test) for m in captures.bandwidth)
-        if not copies:
-            return "judged from nvbandwidth's device_to_device_memcpy tests; this report has none"
-        if not gpu_pair_links(report.machine):
-            return "judged against the NVLinks of `nvidia-smi topo -m` pasted before nvbandwidth's output; none was"
-        return ""
-    if code in AGREEMENT_CODES:
-        copies = any(m.tool == "nvbandwidth" and _LINK_TESTS.match(m.test) for m in captures.bandwidth)
-        if not copies or not isinstance(report.bench, BenchResult):
-            return "judged where nvbandwidth's GPU copies and an nccl-tests sweep of the same box are given together"
-        return ""
-    if code in CAPTURE_JUDGES.get(report.machine.source, ()):
-        return ""
-    if code == "p2p-unavailable" and report.machine.p2p:
-        return ""
-    return None
-
-
-# GPU-to-GPU copies of one pair at a time, one direction: what the pair's NVLinks carry each way.
-_LINK_TESTS = re.compile(r"device_to_device_memcpy_(read|write)_(ce|sm)$")
 # Healthy boxes copy at 0.82-0.86 of their links' rate (H100 NV18 371 of 450 GB/s, B300 NV18 765 of 900, H100 NVL
 # NV12 257 of 300); Azure's health check fails an H100 pair under 335 GB/s (0.74).
 LINKS_WARN_BELOW = 0.7
@@ -77,59 +44,111 @@ PAIR_BELOW_SIBLINGS = 0.75
 # Below half of its siblings a pair has lost most of its links (Azure's H100 gate: 335 GB/s, seen failing at 162).
 PAIR_FAILS_BELOW = 0.5
 
+# nccl-tests' busbw against nvbandwidth's one-way copy of the slowest pair of the same GPUs. Healthy boxes keep
+# a ring all-reduce at 0.85-0.98 of the copy (8x A100 ring 235 vs ~276 per pair, nvbandwidth README example and
+# the catalog's A100 band; 8x H100 ring ~370 vs 376-395, NVIDIA/nccl-tests#212 and fixture
+# nvbandwidth-8xh100-v0.10-multirun-separators-latency-1), NVLS up to ~1.25 (H100/H200 ~480 over the same copy,
+# NVIDIA/nccl-tests#212), a send/recv at about the copy (NVIDIA/nccl#1264: 380 GB/s one way on H100).
+AGREE_LOW = 0.5
+"""Below half of the copy, NCCL is not moving what the links carry (users report 80 against nvbandwidth's 260)."""
 
-def judge_captures(
-    captures: Captures, machine: Machine, spec: GpuSpec | None, bench: BenchResult | None = None
-) -> list[Finding]:
-    """Every finding the captures support, in display order.
+AGREE_HIGH = 1.5
+"""Above 1.5x the copy no NCCL algorithm explains it: nvbandwidth's pair was slow (or measured another box)."""
 
-    With an nccl-tests sweep of the same box beside them, also whether the two tools agree.
-    """
-    found: list[Finding] = []
-    if bench is not None:
-        found += _tools_disagree(captures, bench)
-    if isinstance(captures.nccl_topology, NcclTopology) and captures.nccl_topology.kind == "topology":
-        found += _nvlinks_low(captures.nccl_topology, spec)
-        found += _flattened(captures.nccl_topology)
-    for matrix in captures.bandwidth:
-        if matrix.tool == "nvbandwidth":
-            found += _bandwidth_pair_low(matrix, machine)
-            if _LINK_TESTS.match(matrix.test):
-                found += _bandwidth_below_links(matrix, machine, spec)
-    found += _p2p_without_topology(machine)
-    found += _all_links_inactive(machine, spec)
-    return found
+_AGREE_COLLECTIVES = ("all_reduce", "sendrecv", "all_gather", "reduce_scatter")
 
 
-def _all_links_inactive(machine: Machine, spec: GpuSpec | None) -> list[Finding]:
-    """Flag a GPU for which ``nvidia-smi nvlink -s`` prints NVML's "all links are inactive" sentence.
+def _captures(ctx: RuleContext) -> Captures:
+    """Return the captures the rules here judge (the registry runs them only when the input holds some)."""
+    assert isinstance(ctx.captures, Captures)
+    return ctx.captures
 
-    The probe's link-down rule compares active ports with the model's design count; a paste of this
-    sentence names no ports, so it is judged here: an NVLink model with no active link has lost its fabric.
-    """
-    dead = [
-        g.label
-        for g in machine.gpus
-        if isinstance(g.nvlink_ports, tuple) and any(p.link < 0 and p.state == "inactive" for p in g.nvlink_ports)
-    ]
-    if not dead or (spec is not None and spec.nvlink_generation == 0):
+
+def _dump(ctx: RuleContext) -> NcclTopology:
+    dump = _captures(ctx).nccl_topology
+    assert isinstance(dump, NcclTopology)
+    return dump
+
+
+@rule(
+    Code(
+        "bandwidth-tools-disagree",
+        "warn",
+        title="nvbandwidth and nccl-tests measured the same GPUs far apart, beyond the ratio the two tools keep",
+        remedy=(
+            "Rerun both on the idle box; when NCCL is the low one read its transport (NCCL_DEBUG=INFO: SHM or NET where"
+            " P2P was expected), when nvbandwidth is, check the pair's links (`nvidia-smi nvlink -s`)."
+        ),
+    ),
+    needs=(COPIES_AND_SWEEP, CAPTURES),
+)
+def tools_disagree(ctx: RuleContext) -> list[Finding]:
+    """Name a group whose nccl-tests plateau and nvbandwidth copy of the same GPUs are far beyond their ratio."""
+    captures, bench = _captures(ctx), ctx.bench
+    assert isinstance(bench, BenchResult)
+    if bench.source != "nccl-tests" or bench.collective not in _AGREE_COLLECTIVES or len(bench.hosts) != 1:
         return []
-    return [
-        finding(
-            "nvlink-link-down",
-            f"NVML reports every NVLink inactive on {', '.join(dead)}: the GPU is cut off from its NVLink peers.",
-            severity=Severity.FAIL if spec is not None else Severity.WARN,
-            gpus=dead,
-        )
-    ]
+    copies = [m for m in captures.bandwidth if m.tool == "nvbandwidth" and _LINK_TESTS.match(m.test)]
+    if not copies:
+        return []
+    devices = {r.rank: r.local_rank for r in bench.ranks}
+    out: list[Finding] = []
+    for group in bench.groups:
+        plateau = group.plateau_busbw_gbps
+        gpus = sorted({devices[r] for r in group.ranks if r in devices})
+        if not isinstance(plateau, float) or len(gpus) < 2:
+            continue
+        for matrix in copies:
+            cells = [(r, c, v) for r, c, v in _measured(matrix) if (p := _gpu_pair(r, c)) and set(p) <= set(gpus)]
+            if not cells:
+                continue
+            row, column, slowest = min(cells, key=lambda x: x[2])
+            ratio = plateau / slowest
+            if AGREE_LOW <= ratio <= AGREE_HIGH:
+                continue
+            low = "nccl-tests" if ratio < AGREE_LOW else "nvbandwidth"
+            out.append(
+                finding(
+                    "bandwidth-tools-disagree",
+                    f"nccl-tests {bench.collective} over GPUs {','.join(map(str, gpus))} plateaus at {plateau:g} GB/s "
+                    f"busbw while nvbandwidth {matrix.test} copies {row}->{column} (their slowest pair) at "
+                    f"{slowest:g} GB/s: {ratio:.2f}x, outside the {AGREE_LOW:g}-{AGREE_HIGH:g}x the two tools keep on "
+                    f"a healthy box; {low} is the low one",
+                    group=group.name,
+                    gpus=gpus,
+                    nccl_tests_busbw_gbps=plateau,
+                    nvbandwidth_gbps=slowest,
+                    nvbandwidth_test=matrix.test,
+                    nvbandwidth_pair=[row, column],
+                    ratio=round(ratio, 3),
+                    agree_low=AGREE_LOW,
+                    agree_high=AGREE_HIGH,
+                    low_tool=low,
+                )
+            )
+            break  # one finding per group: the first copy test that disagrees
+    return out
 
 
-def _nvlinks_low(topology: NcclTopology, spec: GpuSpec | None) -> list[Finding]:
+@rule(
+    Code(
+        "nccl-topo-nvlinks-low",
+        "warn",
+        title="NCCL counts fewer NVLinks for a GPU than its siblings have (or than its model has)",
+        remedy=(
+            "Check the GPU's links with `nvidia-smi nvlink -s` and `-e`: an inactive link or rising error counters need"
+            " a GPU reset (`nvidia-smi -r`), a reboot, or the provider's baseboard service."
+        ),
+    ),
+    needs=(NCCL_TOPOLOGY_DUMP, CAPTURES),
+)
+def nvlinks_low(ctx: RuleContext) -> list[Finding]:
     """NCCL counts fewer NVLinks for a GPU than its siblings have (an HGX H100 GPU has 18 over four switches).
 
     Compared with the catalog's count for the model when it is known (H100 NVL: 12 by design), else with
     the best GPU in the file. A file that names no NVLink at all says nothing here.
     """
+    topology, spec = _dump(ctx), ctx.spec
     if not topology.describes_nvlink or not topology.gpus or topology.flavour == "rccl":
         return []
     counts = {g.index: g.nvlink_count for g in topology.gpus}
@@ -155,13 +174,27 @@ def _nvlinks_low(topology: NcclTopology, spec: GpuSpec | None) -> list[Finding]:
     ]
 
 
-def _flattened(topology: NcclTopology) -> list[Finding]:
+@rule(
+    Code(
+        "nccl-topo-flattened",
+        "warn",
+        title="NCCL sees a flattened virtual-machine topology (no NUMA node, no PCIe speed or width)",
+        remedy=(
+            "Give NCCL the real topology: set NCCL_TOPO_FILE to the provider's topology file for this VM size (or one "
+            "written from the host's `nvidia-smi topo -m`), so rings and GPUDirect RDMA choices rest on facts rather "
+            "than defaults."
+        ),
+    ),
+    needs=(NCCL_TOPOLOGY_DUMP, CAPTURES),
+)
+def flattened(ctx: RuleContext) -> list[Finding]:
     """NCCL sees a VM's flattened topology: no NUMA node, no PCIe link speed or width.
 
     NCCL then assumes 16 lanes at its default per-lane speed and places every GPU and NIC on one CPU, so its
     rings and GPUDirect RDMA choices rest on guesses. An invisible NVSwitch (NCCL's ``fffffff:`` target) is
     listed beside them; alone it is normal on GB200 trays.
     """
+    topology = _dump(ctx)
     signs: list[str] = []
     if any(n < 0 for n in topology.cpu_numa_ids):
         signs.append('cpu numaid="-1" (NCCL cannot tell which socket a device hangs off)')
@@ -183,6 +216,46 @@ def _flattened(topology: NcclTopology) -> list[Finding]:
             signs=signs,
         )
     ]
+
+
+@rule(
+    Code(
+        "nvbandwidth-pair-low",
+        "warn",
+        title="A GPU pair copies far below the other pairs in nvbandwidth",
+        remedy=(
+            "Compare the pair's path in `nvidia-smi topo -m` and its links in `nvidia-smi nvlink -s`/`-e`; rerun "
+            "nvbandwidth on an idle box, and reset or service the GPUs whose links are degraded."
+        ),
+    ),
+    Code(
+        "nvbandwidth-below-links",
+        "warn",
+        needs=(NVBANDWIDTH_COPIES, GPU_LINKS),
+        title="GPU pairs copy far below what their NVLinks carry in nvbandwidth",
+        remedy=(
+            "Check that every link is up at full speed (`nvidia-smi nvlink -s`, `-e`), that peer access is on "
+            "(`nvidia-smi topo -p2p r`) and, behind NVSwitches, that the fabric manager runs; rerun nvbandwidth on an "
+            "idle box, and have the provider service the GPUs or baseboard if the pairs stay slow."
+        ),
+    ),
+    needs=(NVBANDWIDTH, CAPTURES),
+)
+def nvbandwidth_pairs(ctx: RuleContext) -> list[Finding]:
+    """Judge each nvbandwidth matrix: pairs far below their siblings, and GPU copies far below their NVLinks.
+
+    On a uniform fabric every pair copies at about the same rate: one slow pair is a degraded link, a pair routed
+    over PCIe, or a GPU throttled during the run. The sibling comparison cannot see a box slow everywhere; the
+    link count can, where ``nvidia-smi topo -m`` is pasted with the run: NV18 on an H100 carries 18 x 25 GB/s
+    each way, and a healthy copy reaches 0.8 of it.
+    """
+    found: list[Finding] = []
+    for matrix in _captures(ctx).bandwidth:
+        if matrix.tool == "nvbandwidth":
+            found += _bandwidth_pair_low(matrix, ctx.machine)
+            if _LINK_TESTS.match(matrix.test):
+                found += _bandwidth_below_links(matrix, ctx.machine, ctx.spec)
+    return found
 
 
 def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Finding]:
@@ -304,12 +377,14 @@ def _over(path: str) -> str:
     return f" over {PathLevel[path].label}" if path in PathLevel.__members__ else ""
 
 
-def _p2p_without_topology(machine: Machine) -> list[Finding]:
+@rule("p2p-unavailable", needs=(P2P_STATUS, CAPTURES))
+def p2p_without_topology(ctx: RuleContext) -> list[Finding]:
     """P2P statuses pasted without the topology (``nvidia-smi topo -p2p`` or p2pBandwidthLatencyTest alone).
 
     With a ``topo -m`` beside them the probe's rule judges each pair against its path; alone, a pair
     without peer access is still worth saying, with the path left for the user to paste.
     """
+    machine = ctx.machine
     if not machine.p2p or gpu_pair_links(machine):
         return []
     bad = [
@@ -337,59 +412,26 @@ def _p2p_without_topology(machine: Machine) -> list[Finding]:
     ]
 
 
-# nccl-tests' busbw against nvbandwidth's one-way copy of the slowest pair of the same GPUs. Healthy boxes keep
-# a ring all-reduce at 0.85-0.98 of the copy (8x A100 ring 235 vs ~276 per pair, nvbandwidth README example and
-# the catalog's A100 band; 8x H100 ring ~370 vs 376-395, NVIDIA/nccl-tests#212 and fixture
-# nvbandwidth-8xh100-v0.10-multirun-separators-latency-1), NVLS up to ~1.25 (H100/H200 ~480 over the same copy,
-# NVIDIA/nccl-tests#212), a send/recv at about the copy (NVIDIA/nccl#1264: 380 GB/s one way on H100).
-AGREE_LOW = 0.5
-"""Below half of the copy, NCCL is not moving what the links carry (users report 80 against nvbandwidth's 260)."""
-AGREE_HIGH = 1.5
-"""Above 1.5x the copy no NCCL algorithm explains it: nvbandwidth's pair was slow (or measured another box)."""
-_AGREE_COLLECTIVES = ("all_reduce", "sendrecv", "all_gather", "reduce_scatter")
+@rule("nvlink-link-down", needs=(NVLINK_PORTS, CAPTURES))
+def all_links_inactive(ctx: RuleContext) -> list[Finding]:
+    """Flag a GPU for which ``nvidia-smi nvlink -s`` prints NVML's "all links are inactive" sentence.
 
-
-def _tools_disagree(captures: Captures, bench: BenchResult) -> list[Finding]:
-    """Name a group whose nccl-tests plateau and nvbandwidth copy of the same GPUs are far beyond their ratio."""
-    if bench.source != "nccl-tests" or bench.collective not in _AGREE_COLLECTIVES or len(bench.hosts) != 1:
+    The probe's link-down rule compares active ports with the model's design count; a paste of this
+    sentence names no ports, so it is judged here: an NVLink model with no active link has lost its fabric.
+    """
+    machine, spec = ctx.machine, ctx.spec
+    dead = [
+        g.label
+        for g in machine.gpus
+        if isinstance(g.nvlink_ports, tuple) and any(p.link < 0 and p.state == "inactive" for p in g.nvlink_ports)
+    ]
+    if not dead or (spec is not None and spec.nvlink_generation == 0):
         return []
-    copies = [m for m in captures.bandwidth if m.tool == "nvbandwidth" and _LINK_TESTS.match(m.test)]
-    if not copies:
-        return []
-    devices = {r.rank: r.local_rank for r in bench.ranks}
-    out: list[Finding] = []
-    for group in bench.groups:
-        plateau = group.plateau_busbw_gbps
-        gpus = sorted({devices[r] for r in group.ranks if r in devices})
-        if not isinstance(plateau, float) or len(gpus) < 2:
-            continue
-        for matrix in copies:
-            cells = [(r, c, v) for r, c, v in _measured(matrix) if (p := _gpu_pair(r, c)) and set(p) <= set(gpus)]
-            if not cells:
-                continue
-            row, column, slowest = min(cells, key=lambda x: x[2])
-            ratio = plateau / slowest
-            if AGREE_LOW <= ratio <= AGREE_HIGH:
-                continue
-            low = "nccl-tests" if ratio < AGREE_LOW else "nvbandwidth"
-            out.append(
-                finding(
-                    "bandwidth-tools-disagree",
-                    f"nccl-tests {bench.collective} over GPUs {','.join(map(str, gpus))} plateaus at {plateau:g} GB/s "
-                    f"busbw while nvbandwidth {matrix.test} copies {row}->{column} (their slowest pair) at "
-                    f"{slowest:g} GB/s: {ratio:.2f}x, outside the {AGREE_LOW:g}-{AGREE_HIGH:g}x the two tools keep on "
-                    f"a healthy box; {low} is the low one",
-                    group=group.name,
-                    gpus=gpus,
-                    nccl_tests_busbw_gbps=plateau,
-                    nvbandwidth_gbps=slowest,
-                    nvbandwidth_test=matrix.test,
-                    nvbandwidth_pair=[row, column],
-                    ratio=round(ratio, 3),
-                    agree_low=AGREE_LOW,
-                    agree_high=AGREE_HIGH,
-                    low_tool=low,
-                )
-            )
-            break  # one finding per group: the first copy test that disagrees
-    return out
+    return [
+        finding(
+            "nvlink-link-down",
+            f"NVML reports every NVLink inactive on {', '.join(dead)}: the GPU is cut off from its NVLink peers.",
+            severity=Severity.FAIL if spec is not None else Severity.WARN,
+            gpus=dead,
+        )
+    ]

@@ -13,25 +13,43 @@ not judged.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 from typing import Any
 
 from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding
 from topoaudit.model.network import NcclVersion, NicSet
 from topoaudit.model.values import Unsupported
-from topoaudit.rules.base import finding, first_few
-
-INSPECTOR_CODES = frozenset({"nccl-inspector-busbw-low"})
-"""The codes judged only from NCCL Inspector output."""
+from topoaudit.rules.base import Oracle, RuleContext, finding, first_few
+from topoaudit.rules.codes import Code
+from topoaudit.rules.needs import CPU_TIMED, NCCL_INSPECTOR
+from topoaudit.rules.registry import rule
 
 LOW_RATIO = 0.7
 """Under this fraction of the other hosts' median, a host's busbw is low (where no figure applies; a figure
 carries its own tolerance, taken from healthy public runs: ``bench/oracle.tolerance``)."""
 
 
-Oracle = Callable[..., Any]
-"""``bench.oracle.expected_busbw``, handed in by the pipeline (rules sit below bench in the layers)."""
+@rule(
+    Code(
+        "nccl-inspector-busbw-low",
+        "warn",
+        title="NCCL Inspector shows a host's all-reduce busbw far below the expected figure or the other hosts",
+        remedy=(
+            "Run nccl-tests' all_reduce_perf on the named host alone and check its links (`nvidia-smi nvlink -s`, `-e`)"
+            " and, across nodes, its NICs; drain the host from jobs that span it until its busbw recovers."
+        ),
+    ),
+    needs=(NCCL_INSPECTOR,),
+)
+def inspector_busbw(ctx: RuleContext) -> list[Finding]:
+    """Flag a host whose all-reduce busbw at large messages is far below what its communicator should reach.
+
+    Each all-reduce communicator in NCCL Inspector's per-collective records is held to the bandwidth oracle's
+    figure for its GPU model and shape (under 0.7x of it is low); where the model is unknown, or the oracle has
+    no figure for the shape, hosts running communicators of one shape are compared with each other.
+    """
+    assert not isinstance(ctx.inspector, Unsupported)
+    return judge_inspector(ctx.inspector, ctx.spec, ctx.oracle)
 
 
 def judge_inspector(
@@ -90,10 +108,6 @@ def _large_all_reduce(summary: dict[str, Any]) -> list[dict[str, Any]]:
         and isinstance(r.get("large_median_busbw_gbps"), (int, float))
         and r.get("timing_source") not in CPU_TIMED
     ]
-
-
-CPU_TIMED = ("kernel_cpu", "collective_cpu")
-"""coll_timing_source values the CPU timed (NVIDIA/nccl plugins/profiler/inspector/inspector.cc)."""
 
 
 def _shape(row: dict[str, Any]) -> str:
@@ -162,17 +176,3 @@ def _compare_hosts(rows: list[dict[str, Any]]) -> list[Finding]:
 def _comm(row: dict[str, Any]) -> str:
     name = row["comm_name"]
     return row["comm_id"] if name == "unknown" or row["comm_id"].startswith(name) else f"{row['comm_id']} ({name})"
-
-
-def inspector_judgement(code: str, extras: dict[str, Any]) -> str | None:
-    """Why ``code`` was not judged on a report (None when it was, or is not an Inspector code)."""
-    if code not in INSPECTOR_CODES:
-        return None
-    summary = extras.get("nccl_inspector")
-    if not isinstance(summary, dict):
-        return "judged from NCCL Inspector output; this report has none"
-    if not _large_all_reduce(summary):
-        mib = summary.get("large_message_bytes", 0) // (1024 * 1024)
-        cpu = " timed on the GPU" if summary.get("cpu_timed_records") else ""
-        return f"the NCCL Inspector output has no all-reduce of {mib} MiB or more{cpu} to judge"
-    return None

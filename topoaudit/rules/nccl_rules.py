@@ -17,24 +17,12 @@ from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine, PathLevel
 from topoaudit.model.nccl import PATTERN_NAMES, LogLine, NcclTransport, NcclView, rank_gpu
-from topoaudit.model.report import AuditOptions
-from topoaudit.model.topology import Domain, format_gpus
-from topoaudit.rules.base import as_sentence, finding
+from topoaudit.model.topology import format_gpus
+from topoaudit.rules.base import RuleContext, as_sentence, finding
+from topoaudit.rules.codes import Code
+from topoaudit.rules.needs import NCCL_LOG
 from topoaudit.rules.probe_rules import PEERMEM_COMMANDS, fabric_manager_commands, with_fabric_remedy
-
-LOG_CODES = frozenset(
-    {
-        "nccl-ring-split",
-        "nccl-transport-below-topology",
-        "nccl-graph-below-topology",
-        "nccl-p2p-disabled",
-        "nccl-nvls-off",
-        "nccl-gdr-disabled",
-        "nccl-fabric-manager-down",
-        "nccl-nvls-invalid-argument",
-    }
-)
-"""The codes judged only from an NCCL_DEBUG=INFO log: not judged on a report without one."""
+from topoaudit.rules.registry import rule
 
 EVIDENCE_LINES = 6
 PAIRS_IN_MESSAGE = 6
@@ -48,26 +36,14 @@ SLOW_GRAPH_PATHS = ("PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET")
 bridge, the CPU interconnect, the network. LOC, NVL, NVB and C2C stay on the GPUs' own links."""
 
 _CUDA_802 = re.compile(r"system not yet initialized|\b802\b", re.IGNORECASE)
+
 _INVALID_ARGUMENT = re.compile(r"invalid argument", re.IGNORECASE)
 
 
-def judge_nccl(
-    view: NcclView,
-    machine: Machine,
-    domains: tuple[Domain, ...],
-    spec: GpuSpec | None,
-    options: AuditOptions | None = None,
-) -> list[Finding]:
-    """Every finding NCCL's log supports about this machine and its NVLink domains."""
-    return [
-        *_ring_split(view, machine, options),
-        *_transports_below_topology(view, machine, spec),
-        *_graph_below_topology(view, machine, domains),
-        *_p2p_disabled(view),
-        *_nvls_off(view, machine, spec),
-        *_gdr_disabled(view),
-        *_known_warnings(view, spec),
-    ]
+def _log(ctx: RuleContext) -> NcclView:
+    """Return the NCCL view the rules here judge (the registry runs them only when the input holds one)."""
+    assert isinstance(ctx.nccl, NcclView)
+    return ctx.nccl
 
 
 def quote(lines: Iterable[LogLine]) -> list[str]:
@@ -83,220 +59,6 @@ def same_host(view: NcclView, a: int, b: int) -> bool:
     """Tell whether the log places two ranks on one host; False when it does not say."""
     ra, rb = view.rank(a), view.rank(b)
     return ra is not None and rb is not None and isinstance(ra.host, str) and ra.host == rb.host
-
-
-def _transports_below_topology(view: NcclView, machine: Machine, spec: GpuSpec | None) -> Iterator[Finding]:
-    """Report transports slower than the topology allows: one finding per kind of shortfall.
-
-    The kinds are NVLink peers, PCIe peers, the network inside a host, the catalog's NVSwitch node; each
-    finding names its rank pairs, so a split box reads as one problem, not one per ring hop.
-    """
-    slow: dict[tuple[int, int], list[NcclTransport]] = {}
-    for t in view.transports:
-        if t.kind in ("SHM", "NET"):
-            slow.setdefault((min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank)), []).append(t)
-    groups: dict[str, list[tuple[str, dict[str, object], list[NcclTransport]]]] = {}
-    for (a, b), transports in sorted(slow.items()):
-        gpu_a, gpu_b = rank_gpu(view.rank(a), machine), rank_gpu(view.rank(b), machine)
-        link = machine.link(f"GPU{gpu_a}", f"GPU{gpu_b}") if gpu_a is not None and gpu_b is not None else None
-        vias = sorted({t.via for t in transports})
-        rank_a = view.rank(a)
-        host = rank_a.host if rank_a is not None and isinstance(rank_a.host, str) else ""
-        pair: dict[str, object] = {"ranks": [a, b], "transports": vias}
-        if link is not None:
-            pair |= {"gpus": [gpu_a, gpu_b], "link": link.code}
-        if host:
-            pair["host"] = host
-        where = f"rank {a} (GPU{gpu_a}) - rank {b} (GPU{gpu_b})" if link is not None else f"rank {a} - rank {b}"
-        text = f"{where} via {', '.join(vias)}"
-        if link is not None and link.level in PEER_LEVELS:
-            kind = "nvlink" if link.level == PathLevel.NVLINK else "pcie"
-            text += f" ({link.code})"
-        elif not machine.links and spec is not None and spec.build == "nvswitch" and same_host(view, a, b):
-            kind = "catalog"
-        elif any(t.kind == "NET" for t in transports) and (same_host(view, a, b) or link is not None):
-            kind = "network"
-            text += f" ({link.code})" if link is not None else ""
-        else:
-            continue
-        groups.setdefault(kind, []).append((text, pair, transports))
-    for kind, items in groups.items():
-        shown = "; ".join(text for text, _, _ in items[:PAIRS_IN_MESSAGE])
-        if len(items) > PAIRS_IN_MESSAGE:
-            shown += f"; and {len(items) - PAIRS_IN_MESSAGE} more"
-        count = f"{len(items)} rank pair(s)"
-        if kind == "nvlink":
-            message = f"NCCL avoids NVLink between {count} whose GPUs are NVLink peers: {shown}."
-        elif kind == "pcie":
-            message = f"NCCL avoids peer access between {count} whose GPUs share a PCIe switch: {shown}."
-        elif kind == "catalog":
-            assert spec is not None
-            message = (
-                f"NCCL avoids peer access between {count} of one host, but on a {spec.name} node every GPU shares "
-                f"NVLink through the NVSwitches (by the catalog: paste `nvidia-smi topo -m` with the log to check "
-                f"this box's links): {shown}."
-            )
-        else:
-            message = (
-                f"NCCL sends traffic between {count} of one host through the network, using neither peer access nor "
-                f"shared memory: {shown}."
-            )
-        extra: dict[str, object] = {"severity_reason": "the GPUs share NVLink"} if kind == "nvlink" else {}
-        if kind == "catalog":
-            extra["link"] = f"NVSwitch (catalog: {spec.key})" if spec is not None else ""
-        yield finding(
-            "nccl-transport-below-topology",
-            message,
-            severity=Severity.FAIL if kind == "nvlink" else None,
-            pairs=[pair for _, pair, _ in items],
-            log_lines=quote(t.first for _, _, transports in items for t in transports),
-            **extra,
-        )
-
-
-def _graph_below_topology(view: NcclView, machine: Machine, domains: tuple[Domain, ...]) -> Iterator[Finding]:
-    """Report NCCL graphs that run over PCIe or the CPU inside a node whose GPUs share one NVLink domain.
-
-    A ``via P2P`` transport does not say whether peer access goes over NVLink or PCIe; the path type of the
-    graph NCCL searched (``Pattern 4, ..., type SYS/PIX``, printed with NCCL_DEBUG_SUBSYS=GRAPH) does. On a
-    box split into NVLink domains a slower path is expected and the topology rules name the split, so only
-    GPUs of one domain are judged.
-    """
-    slow = [p for p in view.patterns if p.intra_path in SLOW_GRAPH_PATHS]
-    gpus = sorted({g for r in view.ranks if (g := rank_gpu(r, machine)) is not None})
-    if not slow or len(gpus) < 2:
-        return
-    domain = next((d for d in domains if set(gpus) <= set(d.gpus) and d.build != "unknown"), None)
-    if domain is None or domain.size < 2:
-        return
-    shown = "; ".join(
-        f"{PATTERN_NAMES.get(p.pattern, f'pattern {p.pattern}')} over {p.intra_path} "
-        f"({p.channels} channel(s) at {p.intra_gbps:g} GB/s, line {p.evidence.line})"
-        for p in slow[:PAIRS_IN_MESSAGE]
-    )
-    if len(slow) > PAIRS_IN_MESSAGE:
-        shown += f"; and {len(slow) - PAIRS_IN_MESSAGE} more"
-    yield finding(
-        "nccl-graph-below-topology",
-        f"NCCL's graphs inside the node leave NVLink although GPUs {format_gpus(gpus)} share one NVLink domain "
-        f"({domain.build}): {shown}.",
-        severity=Severity.FAIL,
-        gpus=gpus,
-        domain=list(domain.gpus),
-        patterns=[
-            {
-                "pattern": PATTERN_NAMES.get(p.pattern, str(p.pattern)),
-                "path": p.intra_path,
-                "channels": p.channels,
-                "gbps": p.intra_gbps,
-            }
-            for p in slow
-        ],
-        log_lines=quote(p.evidence for p in slow),
-    )
-
-
-def _p2p_disabled(view: NcclView) -> Iterator[Finding]:
-    if not view.p2p_disabled:
-        return
-    nvlink = [p for p in view.p2p_disabled if p.nvlink]
-    pairs = sorted({(p.gpu_a, p.gpu_b) for p in view.p2p_disabled})
-    shown = ", ".join(f"GPU{a}-GPU{b}" for a, b in pairs[:8]) + (
-        f" and {len(pairs) - 8} more" if len(pairs) > 8 else ""
-    )
-    kind = "NVLink-connected GPUs" if nvlink else "connected GPUs"
-    yield finding(
-        "nccl-p2p-disabled",
-        f"NCCL reports P2P disabled between {kind}: {shown}"
-        + (" (NCCL stops: it calls this a hardware issue)." if nvlink else "; it falls back to host memory."),
-        severity=Severity.FAIL if nvlink else None,
-        gpu_pairs=[list(p) for p in pairs],
-        log_lines=quote(p.evidence for p in view.p2p_disabled),
-        **({"severity_reason": "P2P refused between NVLink-connected GPUs"} if nvlink else {}),
-    )
-
-
-def nvswitch_box(machine: Machine, spec: GpuSpec | None) -> bool:
-    """Tell whether this is an NVSwitch Hopper or Blackwell box, where NCCL should use NVLS.
-
-    It is when the catalog says so for the model, the probe saw NVSwitches, or the matrix shows NV18 pairs.
-    """
-    if spec is not None:
-        return spec.build == "nvswitch" and spec.nvlink_generation >= 4
-    # NV18 between GPUs is the per-GPU count of NVLink4/5 shared through NVSwitches (HGX H100/H200/B200)
-    return bool(machine.nvswitches) or any(link.nvlinks >= 18 for link in machine.links)
-
-
-def _nvls_off(view: NcclView, machine: Machine, spec: GpuSpec | None) -> Iterator[Finding]:
-    if not nvswitch_box(machine, spec):
-        return
-    said_off = [s.evidence for s in view.nvls_support if not s.available]
-    zero_channels = [c.evidence for c in view.channel_counts if isinstance(c.nvls, int) and c.nvls == 0]
-    multi_gpu = (
-        any(isinstance(r.local_ranks, int) and r.local_ranks > 1 for r in view.ranks)
-        or len({(t.src_rank, t.dst_rank) for t in view.transports if t.kind == "P2P"}) > 0
-    )
-    if not (said_off or zero_channels) or not multi_gpu:
-        return
-    model = spec.name if spec is not None else "an NVSwitch box"
-    yield finding(
-        "nccl-nvls-off",
-        f"NCCL runs without NVLS on {model}: "
-        + ("multicast support is not available" if said_off else "it built 0 NVLS channels")
-        + "; all-reduce falls back to rings.",
-        log_lines=quote([*said_off, *zero_channels]),
-    )
-
-
-def _gdr_disabled(view: NcclView) -> Iterator[Finding]:
-    multi_node = len(view.hosts) > 1 or any(
-        isinstance(r.nodes_in_comm, int) and r.nodes_in_comm > 1 for r in view.ranks
-    )
-    net = [t for t in view.transports if t.kind == "NET"]
-    if not (multi_node or net):
-        return
-    off = [g for g in view.gdr if not g.enabled]
-    plain_net = [t for t in net if not t.gdr and not t.via.startswith("NET/Socket")]
-    if not off and not plain_net:
-        return
-    hcas = sorted({g.hca for g in off})
-    what = f"for HCA {', '.join(hcas)}" if hcas else f"on {len(plain_net)} network connection(s) without /GDRDMA"
-    gdr_off = finding(
-        "nccl-gdr-disabled",
-        f"NCCL has GPUDirect RDMA disabled {what}: inter-node traffic is copied through host memory.",
-        hcas=hcas,
-        log_lines=quote([*(g.evidence for g in off), *(t.first for t in plain_net)]),
-    )
-    yield dataclasses.replace(gdr_off, remedy_commands=PEERMEM_COMMANDS)
-
-
-def _known_warnings(view: NcclView, spec: GpuSpec | None) -> Iterator[Finding]:
-    fm = [w.evidence for w in view.warnings if _CUDA_802.search(w.message) and "cuda" in w.message.lower()]
-    if fm:
-        tray = spec is not None and spec.layout == "nvl72"
-        fm_down = finding(
-            "nccl-fabric-manager-down",
-            "NCCL failed with CUDA error 802 ('system not yet initialized'): "
-            + (
-                "this tray's GPUs are not registered with the rack's NVLink fabric, so they cannot use NVLink."
-                if tray
-                else "the NVSwitch fabric manager is not running, so the GPUs cannot use NVLink."
-            ),
-            log_lines=quote(fm),
-        )
-        yield with_fabric_remedy(fm_down, spec, fabric_manager_commands(spec))
-    nvls = [
-        w.evidence
-        for w in view.warnings
-        if _INVALID_ARGUMENT.search(w.message) and ("nvls" in w.source_location.lower() or "NVLS" in w.message)
-    ]
-    if nvls:
-        yield finding(
-            "nccl-nvls-invalid-argument",
-            "NCCL's NVLS setup failed with 'invalid argument', the signature of a fabric manager restarted while "
-            "processes held the GPUs.",
-            log_lines=quote(nvls),
-        )
 
 
 SLOW_KINDS = ("SHM", "NET")
@@ -352,12 +114,37 @@ def _hops(view: NcclView) -> list[tuple[int, int, str, LogLine]]:
     return hops
 
 
-def _ring_split(view: NcclView, machine: Machine, options: AuditOptions | None) -> Iterator[Finding]:
+def format_ranks(ranks: list[int]) -> str:
+    """``0-3`` for a run of ranks, ``0,2,5`` otherwise."""
+    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"{ranks[0]}-{ranks[-1]}"
+    return ",".join(map(str, ranks))
+
+
+@rule(
+    Code(
+        "nccl-ring-split",
+        "warn",
+        title=(
+            "NCCL's rings or trees inside one host mix peer access (P2P) with host memory or the network: the GPUs form"
+            " P2P islands and every all-reduce runs at the slowest hop"
+        ),
+        remedy=(
+            "The hops between the islands go through host memory (SHM) or the network: paste `nvidia-smi topo -m` with "
+            "the log to see whether the GPUs are split by design (two NVLink islands, CPU sockets) or P2P was refused "
+            "(NCCL_P2P_DISABLE / NCCL_P2P_LEVEL, ACS, the IOMMU, ranks in separate containers); keep a tensor-parallel "
+            "group inside one island."
+        ),
+    ),
+    needs=(NCCL_LOG,),
+)
+def ring_split(ctx: RuleContext) -> Iterator[Finding]:
     """Report rings and trees inside one host whose hops mix P2P with SHM or the network (the log alone).
 
     With a topology beside the log, nccl-transport-below-topology compares each pair against its link and
     the topology rules name the split; this rule speaks only when the log is all there is.
     """
+    view, machine, options = _log(ctx), ctx.machine, ctx.options
     if machine.links:
         return
     by_pair: dict[tuple[int, int], list[NcclTransport]] = {}
@@ -439,8 +226,344 @@ def _ring_split(view: NcclView, machine: Machine, options: AuditOptions | None) 
     )
 
 
-def format_ranks(ranks: list[int]) -> str:
-    """``0-3`` for a run of ranks, ``0,2,5`` otherwise."""
-    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
-        return f"{ranks[0]}-{ranks[-1]}"
-    return ",".join(map(str, ranks))
+@rule(
+    Code(
+        "nccl-transport-below-topology",
+        "warn",
+        title=(
+            "NCCL connected two GPUs of one host through host memory or the network although they are NVLink or PCIe "
+            "peers"
+        ),
+        remedy=(
+            "NCCL could not use peer access between them: check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL / NCCL_SHM_DISABLE in"
+            " the job's environment, ACS and the IOMMU (`nvidia-smi topo -p2p r`), and that the ranks share one "
+            "container (IPC namespace) on the host; GeForce cards report P2P unsupported (GNS) by design."
+        ),
+    ),
+    needs=(NCCL_LOG,),
+)
+def transports_below_topology(ctx: RuleContext) -> Iterator[Finding]:
+    """Report transports slower than the topology allows: one finding per kind of shortfall.
+
+    The kinds are NVLink peers, PCIe peers, the network inside a host, the catalog's NVSwitch node; each
+    finding names its rank pairs, so a split box reads as one problem, not one per ring hop.
+    """
+    view, machine, spec = _log(ctx), ctx.machine, ctx.spec
+    slow: dict[tuple[int, int], list[NcclTransport]] = {}
+    for t in view.transports:
+        if t.kind in ("SHM", "NET"):
+            slow.setdefault((min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank)), []).append(t)
+    groups: dict[str, list[tuple[str, dict[str, object], list[NcclTransport]]]] = {}
+    for (a, b), transports in sorted(slow.items()):
+        gpu_a, gpu_b = rank_gpu(view.rank(a), machine), rank_gpu(view.rank(b), machine)
+        link = machine.link(f"GPU{gpu_a}", f"GPU{gpu_b}") if gpu_a is not None and gpu_b is not None else None
+        vias = sorted({t.via for t in transports})
+        rank_a = view.rank(a)
+        host = rank_a.host if rank_a is not None and isinstance(rank_a.host, str) else ""
+        pair: dict[str, object] = {"ranks": [a, b], "transports": vias}
+        if link is not None:
+            pair |= {"gpus": [gpu_a, gpu_b], "link": link.code}
+        if host:
+            pair["host"] = host
+        where = f"rank {a} (GPU{gpu_a}) - rank {b} (GPU{gpu_b})" if link is not None else f"rank {a} - rank {b}"
+        text = f"{where} via {', '.join(vias)}"
+        if link is not None and link.level in PEER_LEVELS:
+            kind = "nvlink" if link.level == PathLevel.NVLINK else "pcie"
+            text += f" ({link.code})"
+        elif not machine.links and spec is not None and spec.build == "nvswitch" and same_host(view, a, b):
+            kind = "catalog"
+        elif any(t.kind == "NET" for t in transports) and (same_host(view, a, b) or link is not None):
+            kind = "network"
+            text += f" ({link.code})" if link is not None else ""
+        else:
+            continue
+        groups.setdefault(kind, []).append((text, pair, transports))
+    for kind, items in groups.items():
+        shown = "; ".join(text for text, _, _ in items[:PAIRS_IN_MESSAGE])
+        if len(items) > PAIRS_IN_MESSAGE:
+            shown += f"; and {len(items) - PAIRS_IN_MESSAGE} more"
+        count = f"{len(items)} rank pair(s)"
+        if kind == "nvlink":
+            message = f"NCCL avoids NVLink between {count} whose GPUs are NVLink peers: {shown}."
+        elif kind == "pcie":
+            message = f"NCCL avoids peer access between {count} whose GPUs share a PCIe switch: {shown}."
+        elif kind == "catalog":
+            assert spec is not None
+            message = (
+                f"NCCL avoids peer access between {count} of one host, but on a {spec.name} node every GPU shares "
+                f"NVLink through the NVSwitches (by the catalog: paste `nvidia-smi topo -m` with the log to check "
+                f"this box's links): {shown}."
+            )
+        else:
+            message = (
+                f"NCCL sends traffic between {count} of one host through the network, using neither peer access nor "
+                f"shared memory: {shown}."
+            )
+        extra: dict[str, object] = {"severity_reason": "the GPUs share NVLink"} if kind == "nvlink" else {}
+        if kind == "catalog":
+            extra["link"] = f"NVSwitch (catalog: {spec.key})" if spec is not None else ""
+        yield finding(
+            "nccl-transport-below-topology",
+            message,
+            severity=Severity.FAIL if kind == "nvlink" else None,
+            pairs=[pair for _, pair, _ in items],
+            log_lines=quote(t.first for _, _, transports in items for t in transports),
+            **extra,
+        )
+
+
+@rule(
+    Code(
+        "nccl-graph-below-topology",
+        "fail",
+        title="NCCL's ring or tree inside a node runs over PCIe or the CPU although its GPUs share NVLink",
+        remedy=(
+            "NCCL does not see the GPUs' NVLinks: check that every link is up (`nvidia-smi nvlink -s`), that peer "
+            "access works (`nvidia-smi topo -p2p n`), that NCCL_P2P_LEVEL or an NCCL_TOPO_FILE does not hide NVLink, "
+            "and, in a VM, that the hypervisor passes NVLink through (a VM that hides it needs the provider's topology "
+            "file or a bare-metal node)."
+        ),
+    ),
+    needs=(NCCL_LOG,),
+)
+def graph_below_topology(ctx: RuleContext) -> Iterator[Finding]:
+    """Report NCCL graphs that run over PCIe or the CPU inside a node whose GPUs share one NVLink domain.
+
+    A ``via P2P`` transport does not say whether peer access goes over NVLink or PCIe; the path type of the
+    graph NCCL searched (``Pattern 4, ..., type SYS/PIX``, printed with NCCL_DEBUG_SUBSYS=GRAPH) does. On a
+    box split into NVLink domains a slower path is expected and the topology rules name the split, so only
+    GPUs of one domain are judged.
+    """
+    view, machine, domains = _log(ctx), ctx.machine, ctx.domains
+    slow = [p for p in view.patterns if p.intra_path in SLOW_GRAPH_PATHS]
+    gpus = sorted({g for r in view.ranks if (g := rank_gpu(r, machine)) is not None})
+    if not slow or len(gpus) < 2:
+        return
+    domain = next((d for d in domains if set(gpus) <= set(d.gpus) and d.build != "unknown"), None)
+    if domain is None or domain.size < 2:
+        return
+    shown = "; ".join(
+        f"{PATTERN_NAMES.get(p.pattern, f'pattern {p.pattern}')} over {p.intra_path} "
+        f"({p.channels} channel(s) at {p.intra_gbps:g} GB/s, line {p.evidence.line})"
+        for p in slow[:PAIRS_IN_MESSAGE]
+    )
+    if len(slow) > PAIRS_IN_MESSAGE:
+        shown += f"; and {len(slow) - PAIRS_IN_MESSAGE} more"
+    yield finding(
+        "nccl-graph-below-topology",
+        f"NCCL's graphs inside the node leave NVLink although GPUs {format_gpus(gpus)} share one NVLink domain "
+        f"({domain.build}): {shown}.",
+        severity=Severity.FAIL,
+        gpus=gpus,
+        domain=list(domain.gpus),
+        patterns=[
+            {
+                "pattern": PATTERN_NAMES.get(p.pattern, str(p.pattern)),
+                "path": p.intra_path,
+                "channels": p.channels,
+                "gbps": p.intra_gbps,
+            }
+            for p in slow
+        ],
+        log_lines=quote(p.evidence for p in slow),
+    )
+
+
+@rule(
+    Code(
+        "nccl-p2p-disabled",
+        "warn",
+        title="NCCL reports P2P disabled between GPUs it sees as connected",
+        remedy=(
+            "NVML reports peer access unavailable for the pair: disable ACS on the PCIe bridges above the GPUs or set "
+            "the IOMMU to passthrough (iommu=pt), check `nvidia-smi topo -p2p r`; between NVLink-connected GPUs it "
+            "points at a hardware or fabric fault: reset the GPUs or ask the provider to check the baseboard."
+        ),
+    ),
+    needs=(NCCL_LOG,),
+)
+def p2p_disabled(ctx: RuleContext) -> Iterator[Finding]:
+    """Report GPU pairs NCCL says it cannot use peer access between, although it sees them connected.
+
+    Between NVLink-connected GPUs NCCL stops and calls it a hardware issue (fail); elsewhere it falls back to
+    host memory (warn).
+    """
+    view = _log(ctx)
+    if not view.p2p_disabled:
+        return
+    nvlink = [p for p in view.p2p_disabled if p.nvlink]
+    pairs = sorted({(p.gpu_a, p.gpu_b) for p in view.p2p_disabled})
+    shown = ", ".join(f"GPU{a}-GPU{b}" for a, b in pairs[:8]) + (
+        f" and {len(pairs) - 8} more" if len(pairs) > 8 else ""
+    )
+    kind = "NVLink-connected GPUs" if nvlink else "connected GPUs"
+    yield finding(
+        "nccl-p2p-disabled",
+        f"NCCL reports P2P disabled between {kind}: {shown}"
+        + (" (NCCL stops: it calls this a hardware issue)." if nvlink else "; it falls back to host memory."),
+        severity=Severity.FAIL if nvlink else None,
+        gpu_pairs=[list(p) for p in pairs],
+        log_lines=quote(p.evidence for p in view.p2p_disabled),
+        **({"severity_reason": "P2P refused between NVLink-connected GPUs"} if nvlink else {}),
+    )
+
+
+def nvswitch_box(machine: Machine, spec: GpuSpec | None) -> bool:
+    """Tell whether this is an NVSwitch Hopper or Blackwell box, where NCCL should use NVLS.
+
+    It is when the catalog says so for the model, the probe saw NVSwitches, or the matrix shows NV18 pairs.
+    """
+    if spec is not None:
+        return spec.build == "nvswitch" and spec.nvlink_generation >= 4
+    # NV18 between GPUs is the per-GPU count of NVLink4/5 shared through NVSwitches (HGX H100/H200/B200)
+    return bool(machine.nvswitches) or any(link.nvlinks >= 18 for link in machine.links)
+
+
+@rule(
+    Code(
+        "nccl-nvls-off",
+        "warn",
+        title="NVLink SHARP (NVLS) is off on an NVSwitch Hopper or Blackwell box",
+        remedy=(
+            "All-reduce runs on rings at about 370 instead of about 480 GB/s on 8x H100: check that the fabric manager "
+            "is running and healthy (`nvidia-smi -q | grep -A4 Fabric`), that NCCL_NVLS_ENABLE is not 0, and that NCCL "
+            "is 2.17 or newer with CUDA 12.1+ and driver 530+."
+        ),
+    ),
+    needs=(NCCL_LOG,),
+)
+def nvls_off(ctx: RuleContext) -> Iterator[Finding]:
+    """Report NVLink SHARP (NVLS) off on an NVSwitch Hopper or Blackwell box running more than one GPU.
+
+    NCCL says multicast is not available, or builds 0 NVLS channels: all-reduce falls back to rings at about
+    three quarters of the bandwidth.
+    """
+    view, machine, spec = _log(ctx), ctx.machine, ctx.spec
+    if not nvswitch_box(machine, spec):
+        return
+    said_off = [s.evidence for s in view.nvls_support if not s.available]
+    zero_channels = [c.evidence for c in view.channel_counts if isinstance(c.nvls, int) and c.nvls == 0]
+    multi_gpu = (
+        any(isinstance(r.local_ranks, int) and r.local_ranks > 1 for r in view.ranks)
+        or len({(t.src_rank, t.dst_rank) for t in view.transports if t.kind == "P2P"}) > 0
+    )
+    if not (said_off or zero_channels) or not multi_gpu:
+        return
+    model = spec.name if spec is not None else "an NVSwitch box"
+    yield finding(
+        "nccl-nvls-off",
+        f"NCCL runs without NVLS on {model}: "
+        + ("multicast support is not available" if said_off else "it built 0 NVLS channels")
+        + "; all-reduce falls back to rings.",
+        log_lines=quote([*said_off, *zero_channels]),
+    )
+
+
+@rule(
+    Code(
+        "nccl-gdr-disabled",
+        "warn",
+        title="GPUDirect RDMA is off for traffic between nodes",
+        remedy=(
+            "Network traffic is staged through host memory: load nvidia_peermem (or use DMA-BUF: kernel 5.12+, open "
+            "driver), check ACS/IOMMU on the GPU-NIC path, and that NCCL_NET_GDR_LEVEL is not lowered."
+        ),
+        remedy_actions=(
+            "module-load",
+            "module-load-at-boot",
+        ),
+    ),
+    needs=(NCCL_LOG,),
+)
+def gdr_disabled(ctx: RuleContext) -> Iterator[Finding]:
+    """Report GPUDirect RDMA off between nodes: NCCL copies every inter-node message through host memory.
+
+    Named from NCCL's "GPU Direct RDMA Disabled" lines, or from network connections without ``/GDRDMA``.
+    """
+    view = _log(ctx)
+    multi_node = len(view.hosts) > 1 or any(
+        isinstance(r.nodes_in_comm, int) and r.nodes_in_comm > 1 for r in view.ranks
+    )
+    net = [t for t in view.transports if t.kind == "NET"]
+    if not (multi_node or net):
+        return
+    off = [g for g in view.gdr if not g.enabled]
+    plain_net = [t for t in net if not t.gdr and not t.via.startswith("NET/Socket")]
+    if not off and not plain_net:
+        return
+    hcas = sorted({g.hca for g in off})
+    what = f"for HCA {', '.join(hcas)}" if hcas else f"on {len(plain_net)} network connection(s) without /GDRDMA"
+    gdr_off = finding(
+        "nccl-gdr-disabled",
+        f"NCCL has GPUDirect RDMA disabled {what}: inter-node traffic is copied through host memory.",
+        hcas=hcas,
+        log_lines=quote([*(g.evidence for g in off), *(t.first for t in plain_net)]),
+    )
+    yield dataclasses.replace(gdr_off, remedy_commands=PEERMEM_COMMANDS)
+
+
+@rule(
+    Code(
+        "nccl-fabric-manager-down",
+        "fail",
+        title="NCCL failed with CUDA error 802 'system not yet initialized': the fabric manager is not running",
+        remedy=(
+            "Start the fabric manager matching the driver version (`systemctl enable --now nvidia-fabricmanager`; on "
+            "Blackwell HGX it starts the NVLink subnet manager first, which needs the nvlsm package and the ib_umad "
+            "module) and rerun; check `nvidia-smi -q | grep -A4 Fabric` shows Completed/Success."
+        ),
+        remedy_actions=(
+            "package-check",
+            "module-load",
+            "module-load-at-boot",
+            "service-start",
+            "service-enable",
+        ),
+    ),
+    Code(
+        "nccl-nvls-invalid-argument",
+        "fail",
+        title=(
+            "NCCL's NVLS setup failed with 'invalid argument' (seen after a fabric manager restart with GPUs in use)"
+        ),
+        remedy=(
+            "Reset the GPUs (`nvidia-smi -r` with no process on them) or reboot the node; until then run with "
+            "NCCL_NVLS_ENABLE=0 to avoid the failure at a cost in all-reduce bandwidth."
+        ),
+    ),
+    needs=(NCCL_LOG,),
+)
+def known_warnings(ctx: RuleContext) -> Iterator[Finding]:
+    """Report NCCL WARN lines whose cause is known.
+
+    CUDA error 802 ("system not yet initialized"): the NVSwitch fabric manager is not running (on an NVL rack's
+    tray, the tray is not registered with the rack's fabric). NVLS setup failing with "invalid argument": a
+    fabric manager restarted while processes held the GPUs.
+    """
+    view, spec = _log(ctx), ctx.spec
+    fm = [w.evidence for w in view.warnings if _CUDA_802.search(w.message) and "cuda" in w.message.lower()]
+    if fm:
+        tray = spec is not None and spec.layout == "nvl72"
+        fm_down = finding(
+            "nccl-fabric-manager-down",
+            "NCCL failed with CUDA error 802 ('system not yet initialized'): "
+            + (
+                "this tray's GPUs are not registered with the rack's NVLink fabric, so they cannot use NVLink."
+                if tray
+                else "the NVSwitch fabric manager is not running, so the GPUs cannot use NVLink."
+            ),
+            log_lines=quote(fm),
+        )
+        yield with_fabric_remedy(fm_down, spec, fabric_manager_commands(spec))
+    nvls = [
+        w.evidence
+        for w in view.warnings
+        if _INVALID_ARGUMENT.search(w.message) and ("nvls" in w.source_location.lower() or "NVLS" in w.message)
+    ]
+    if nvls:
+        yield finding(
+            "nccl-nvls-invalid-argument",
+            "NCCL's NVLS setup failed with 'invalid argument', the signature of a fabric manager restarted while "
+            "processes held the GPUs.",
+            log_lines=quote(nvls),
+        )

@@ -20,23 +20,29 @@ from topoaudit.model.machine import Gpu, Machine, PathLevel
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Failed, Unsupported, is_absent
 from topoaudit.rules.base import RuleContext, finding, first_few
+from topoaudit.rules.codes import Code
+from topoaudit.rules.needs import NVLINK_PORTS, P2P_STATUS, PROBE
+from topoaudit.rules.needs import PROBE_SOURCES as PROBE_SOURCES
+from topoaudit.rules.registry import rule
 from topoaudit.rules.remedies import NCCL_VARIABLES, PCI_BUS_ID, remedy
 
 if TYPE_CHECKING:  # a machine without host checks (a pasted matrix) does not load their model
     from topoaudit.catalog import GpuSpec
     from topoaudit.model.host_checks import AcsBridge, HostChecks, PcieHop, RdmaPort
 
-PROBE_SOURCES = ("nvml",)
-# NVLink port states and counters also come from a pasted `nvidia-smi nvlink -s/-e`
-PORT_SOURCES = (*PROBE_SOURCES, "nvidia-smi-nvlink")
-
-
-def _probed(machine: Machine) -> bool:
-    return machine.source in PROBE_SOURCES
-
 
 def _live(machine: Machine) -> list[Gpu]:
     return [g for g in machine.gpus if not isinstance(g.status, Failed)]
+
+
+def _checks(machine: Machine) -> HostChecks | None:
+    checks = machine.host.checks
+    return None if isinstance(checks, (Unsupported, Failed)) else checks
+
+
+def _nic_label(machine: Machine, bus: object) -> str:
+    nic = next((n for n in machine.nics if n.pci_bus_id == bus), None)
+    return str(nic.device) if nic is not None and isinstance(nic.device, str) else str(bus)
 
 
 # --- the remedy as commands for this box (printed by `--format remedy`, never run by topoaudit) ----------
@@ -72,93 +78,67 @@ def _link_check(bus: str, who: str, slots: object) -> list[RemedyCommand]:
     return [remedy("pcie-link-check", device=bus, who=who, slot=slot or "")]
 
 
-def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """NVLink ports down.
+NVL_TRAY_FABRIC_REMEDY = (
+    "This is a compute tray of an NVLink rack: the rack's NVLink switch trays run the fabric manager, not this "
+    "tray. Ask the rack's administrator to check the switch trays' fabric and this tray's partition; on the tray, "
+    "`nvidia-smi -q | grep -A10 Fabric` must show Completed/Success with a non-zero CliqueId and ClusterUUID, and "
+    "`nvidia-imex-ctl -N` every node Connected for multi-node NVLink."
+)
 
-    Fewer active ports than the model has active by design (H100 NVL: 12 of 18), or, for a model the
-    catalog does not know, fewer than the best GPU of the same box. A box where no GPU has an active port
-    is left to ``nvlink-absent`` (no bridge, fabric not up, a VM).
+
+def fabric_manager_commands(spec: GpuSpec | None) -> list[RemedyCommand]:
+    """What NVIDIA documents to bring the NVLink fabric up on this platform (probe facts and CUDA error 802).
+
+    HGX/DGX Ampere and Hopper: start and enable ``nvidia-fabricmanager``. Blackwell HGX (NVLink 5 on NVSwitch): the
+    same service starts the NVLink subnet manager first, which needs the ``nvlsm`` package and ``ib_umad`` loaded.
+    A compute tray of an NVL rack runs no fabric manager (its switch trays do): no command, the remedy says whom
+    to ask (:data:`NVL_TRAY_FABRIC_REMEDY`).
     """
-    machine = ctx.machine
-    if machine.source not in PORT_SOURCES:
-        return
-    spec = ctx.spec
-    has_nvlink = spec is not None and spec.nvlink_generation > 0
-    counted: dict[int, tuple[int, list[int]]] = {}
-    live = _live(machine)
-    for gpu in live:
-        ports = gpu.nvlink_ports
-        # A lone GPU whose NVLink is not reported (a 1-GPU VM of an NVLink model) has nothing to link to.
-        if isinstance(ports, Failed) or (isinstance(ports, Unsupported) and has_nvlink and len(live) > 1):
-            yield Skipped("nvlink-link-down", f"{gpu.label} NVLink state unknown: {ports}")
-            continue
-        if not isinstance(ports, tuple) or not ports:
-            continue
-        unknown = [p for p in ports if is_absent(p.state)]
-        if unknown:
-            yield Skipped("nvlink-link-down", f"{gpu.label} NVLink {unknown[0].link} state unknown: {unknown[0].state}")
-        active = sum(1 for p in ports if p.state == "active")
-        counted[gpu.index] = (active, [p.link for p in ports if p.state == "inactive"])
-    if not counted or not any(active for active, _ in counted.values()):
-        return
-    best = max(active for active, _ in counted.values())
-    expected = spec.nvlinks_per_gpu if has_nvlink and spec is not None else best
-    low = {i: (a, down) for i, (a, down) in counted.items() if a < expected and down}
-    if not low:
-        return
-    severity = Severity.FAIL if has_nvlink else Severity.WARN
-    versus = f"{spec.name} has {expected} active by design" if has_nvlink and spec else f"the best GPU here has {best}"
-    shown = "; ".join(
-        f"GPU{i}: {a}/{expected} active, down: {','.join(map(str, down[:8]))}" for i, (a, down) in sorted(low.items())
+    if spec is not None and spec.layout == "nvl72":
+        return []
+    blackwell = (
+        [
+            remedy("package-check", package="nvlsm"),
+            remedy("module-load", module="ib_umad"),
+            remedy("module-load-at-boot", module="ib_umad"),
+        ]
+        if spec is not None and spec.nvlink_generation >= 5
+        else []
     )
-    yield finding(
-        "nvlink-link-down",
-        f"{len(low)} GPU(s) have NVLink ports down ({versus}): {shown}.",
-        severity=severity,
-        gpus={f"GPU{i}": {"active": a, "expected": expected, "down_links": down} for i, (a, down) in low.items()},
-    )
+    return [
+        *blackwell,
+        remedy("service-start", service="nvidia-fabricmanager"),
+        remedy("service-enable", service="nvidia-fabricmanager"),
+    ]
 
 
-_COUNTERS = ("replay_errors", "recovery_errors", "crc_flit_errors", "crc_data_errors")
+def with_fabric_remedy(f: Finding, spec: GpuSpec | None, commands: Sequence[RemedyCommand]) -> Finding:
+    """The finding with the platform's fabric commands, and on an NVL rack tray the remedy naming who runs it."""
+    if spec is not None and spec.layout == "nvl72":
+        f = dataclasses.replace(f, remedy=NVL_TRAY_FABRIC_REMEDY)
+    return _with_commands(f, commands)
 
 
-def nvlink_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Non-zero NVLink error counters (replay, recovery, CRC) since the driver loaded.
-
-    A marginal link retrains or retransmits, often before it goes down.
-    """
-    if ctx.machine.source not in PORT_SOURCES:
-        return
-    bad: dict[str, dict[str, dict[str, int]]] = {}
-    unsupported = 0
-    ports_seen = 0
-    for gpu in _live(ctx.machine):
-        if not isinstance(gpu.nvlink_ports, tuple):
-            continue
-        for port in gpu.nvlink_ports:
-            ports_seen += 1
-            values = {c: getattr(port, c) for c in _COUNTERS}
-            if all(is_absent(v) for v in values.values()):
-                unsupported += 1
-                continue
-            nonzero = {c.removesuffix("_errors"): v for c, v in values.items() if isinstance(v, int) and v > 0}
-            if nonzero:
-                bad.setdefault(gpu.label, {})[f"link{port.link}"] = nonzero
-    if ports_seen and unsupported == ports_seen:
-        yield Skipped("nvlink-errors", "NVLink error counters are not supported by this GPU/driver")
-    if not bad:
-        return
-    shown = "; ".join(
-        f"{g} " + ", ".join(f"{link} " + " ".join(f"{k}={v}" for k, v in c.items()) for link, c in links.items())
-        for g, links in bad.items()
-    )
-    yield finding(
-        "nvlink-errors",
-        f"NVLink error counters are non-zero on {sum(len(v) for v in bad.values())} port(s): {shown}.",
-        counters=bad,
-    )
-
-
+@rule(
+    Code(
+        "fabric-not-ready",
+        "fail",
+        title="GPUs on an NVSwitch system are not registered with the fabric",
+        remedy=(
+            "Start the fabric manager (`systemctl enable --now nvidia-fabricmanager`, matching the driver version; on "
+            "Blackwell HGX it needs the nvlsm package and the ib_umad module) and check `nvidia-smi -q | grep -A4 "
+            "Fabric`."
+        ),
+        remedy_actions=(
+            "package-check",
+            "module-load",
+            "module-load-at-boot",
+            "service-start",
+            "service-enable",
+        ),
+    ),
+    needs=(PROBE,),
+)
 def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """An NVSwitch system whose GPUs are not registered with the fabric.
 
@@ -166,8 +146,6 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     not yet initialized".
     """
     machine = ctx.machine
-    if not _probed(machine):
-        return
     live = _live(machine)
     switched = bool(machine.nvswitches) or (ctx.spec is not None and ctx.spec.build == "nvswitch" and len(live) > 1)
     if not switched:
@@ -218,47 +196,191 @@ def fabric_not_ready(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             yield Skipped("fabric-not-ready", f"fabric state not available: {unknown[0]}")
 
 
-NVL_TRAY_FABRIC_REMEDY = (
-    "This is a compute tray of an NVLink rack: the rack's NVLink switch trays run the fabric manager, not this "
-    "tray. Ask the rack's administrator to check the switch trays' fabric and this tray's partition; on the tray, "
-    "`nvidia-smi -q | grep -A10 Fabric` must show Completed/Success with a non-zero CliqueId and ClusterUUID, and "
-    "`nvidia-imex-ctl -N` every node Connected for multi-node NVLink."
+_ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+
+
+@rule(
+    Code(
+        "fabric-unhealthy",
+        "fail",
+        title="GPUs report NVLink fabric problems (health summary, health mask, or an all-zero cluster UUID)",
+        remedy=(
+            "Check `nvidia-smi -q` (Fabric: Health) on each GPU named; restart the fabric manager/NVLSM, reseat or "
+            "replace the tray's NVLink cabling, and drain the node until the summary is Healthy."
+        ),
+    ),
+    needs=(PROBE,),
 )
+def fabric_unhealthy(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """NVSwitch-fabric health (NVML fabric info v3): a health summary other than healthy, a health-mask
+    problem (degraded bandwidth, route recovery, route unhealthy, access-timeout recovery, incorrect
+    configuration), or a GPU that reports health but an all-zero cluster UUID (its rack cannot be told).
 
-
-def fabric_manager_commands(spec: GpuSpec | None) -> list[RemedyCommand]:
-    """What NVIDIA documents to bring the NVLink fabric up on this platform (probe facts and CUDA error 802).
-
-    HGX/DGX Ampere and Hopper: start and enable ``nvidia-fabricmanager``. Blackwell HGX (NVLink 5 on NVSwitch): the
-    same service starts the NVLink subnet manager first, which needs the ``nvlsm`` package and ``ib_umad`` loaded.
-    A compute tray of an NVL rack runs no fabric manager (its switch trays do): no command, the remedy says whom
-    to ask (:data:`NVL_TRAY_FABRIC_REMEDY`).
+    Limited capacity alone is a warning; the rest fail.
     """
-    if spec is not None and spec.layout == "nvl72":
-        return []
-    blackwell = (
-        [
-            remedy("package-check", package="nvlsm"),
-            remedy("module-load", module="ib_umad"),
-            remedy("module-load-at-boot", module="ib_umad"),
-        ]
-        if spec is not None and spec.nvlink_generation >= 5
-        else []
+    machine = ctx.machine
+    checks = _checks(machine)
+    if checks is None or not isinstance(checks.fabric_health, tuple):
+        return
+    gpus = {g.index: g for g in machine.gpus}
+    bad: dict[str, list[str]] = {}
+    severity = Severity.WARN
+    for h in checks.fabric_health:
+        gpu = gpus.get(h.gpu)
+        problems = list(h.problems)
+        if isinstance(h.summary, str) and h.summary not in ("healthy", "not-supported"):
+            problems.insert(0, f"summary {h.summary}")
+        reports_health = isinstance(h.summary, str) and h.summary != "not-supported"
+        if (
+            reports_health
+            and gpu is not None
+            and gpu.fabric.state == "completed"
+            and gpu.fabric.cluster_uuid == _ZERO_UUID
+        ):
+            problems.append("all-zero cluster UUID")
+        if problems:
+            bad[f"GPU{h.gpu}"] = problems
+            if problems != ["summary limited-capacity"]:
+                severity = Severity.FAIL
+    if not bad:
+        return
+    yield finding(
+        "fabric-unhealthy",
+        f"{len(bad)} GPU(s) report NVLink fabric problems: "
+        + first_few([f"{g}: {', '.join(p)}" for g, p in sorted(bad.items())], 6, "; ")
+        + ".",
+        severity=severity,
+        gpus=bad,
+        cliques=sorted(
+            {
+                f"{g.fabric.cluster_uuid}/{g.fabric.clique_id}"
+                for g in machine.gpus
+                if isinstance(g.fabric.clique_id, int)
+            }
+        ),
     )
-    return [
-        *blackwell,
-        remedy("service-start", service="nvidia-fabricmanager"),
-        remedy("service-enable", service="nvidia-fabricmanager"),
-    ]
 
 
-def with_fabric_remedy(f: Finding, spec: GpuSpec | None, commands: Sequence[RemedyCommand]) -> Finding:
-    """The finding with the platform's fabric commands, and on an NVL rack tray the remedy naming who runs it."""
-    if spec is not None and spec.layout == "nvl72":
-        f = dataclasses.replace(f, remedy=NVL_TRAY_FABRIC_REMEDY)
-    return _with_commands(f, commands)
+@rule(
+    Code(
+        "nvlink-link-down",
+        "fail",
+        title="NVLink ports are down (fewer active than the model has, or than sibling GPUs)",
+        remedy=(
+            "Run `nvidia-smi nvlink -s` and `nvidia-smi nvlink -e`; reseat the bridge or ask the provider to replace "
+            "the baseboard or GPU; a reboot may retrain a link that dropped."
+        ),
+    ),
+    needs=(NVLINK_PORTS,),
+)
+def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """NVLink ports down.
+
+    Fewer active ports than the model has active by design (H100 NVL: 12 of 18), or, for a model the
+    catalog does not know, fewer than the best GPU of the same box. A box where no GPU has an active port
+    is left to ``nvlink-absent`` (no bridge, fabric not up, a VM).
+    """
+    machine = ctx.machine
+    spec = ctx.spec
+    has_nvlink = spec is not None and spec.nvlink_generation > 0
+    counted: dict[int, tuple[int, list[int]]] = {}
+    live = _live(machine)
+    for gpu in live:
+        ports = gpu.nvlink_ports
+        # A lone GPU whose NVLink is not reported (a 1-GPU VM of an NVLink model) has nothing to link to.
+        if isinstance(ports, Failed) or (isinstance(ports, Unsupported) and has_nvlink and len(live) > 1):
+            yield Skipped("nvlink-link-down", f"{gpu.label} NVLink state unknown: {ports}")
+            continue
+        if not isinstance(ports, tuple) or not ports:
+            continue
+        unknown = [p for p in ports if is_absent(p.state)]
+        if unknown:
+            yield Skipped("nvlink-link-down", f"{gpu.label} NVLink {unknown[0].link} state unknown: {unknown[0].state}")
+        active = sum(1 for p in ports if p.state == "active")
+        counted[gpu.index] = (active, [p.link for p in ports if p.state == "inactive"])
+    if not counted or not any(active for active, _ in counted.values()):
+        return
+    best = max(active for active, _ in counted.values())
+    expected = spec.nvlinks_per_gpu if has_nvlink and spec is not None else best
+    low = {i: (a, down) for i, (a, down) in counted.items() if a < expected and down}
+    if not low:
+        return
+    severity = Severity.FAIL if has_nvlink else Severity.WARN
+    versus = f"{spec.name} has {expected} active by design" if has_nvlink and spec else f"the best GPU here has {best}"
+    shown = "; ".join(
+        f"GPU{i}: {a}/{expected} active, down: {','.join(map(str, down[:8]))}" for i, (a, down) in sorted(low.items())
+    )
+    yield finding(
+        "nvlink-link-down",
+        f"{len(low)} GPU(s) have NVLink ports down ({versus}): {shown}.",
+        severity=severity,
+        gpus={f"GPU{i}": {"active": a, "expected": expected, "down_links": down} for i, (a, down) in low.items()},
+    )
 
 
+_COUNTERS = ("replay_errors", "recovery_errors", "crc_flit_errors", "crc_data_errors")
+
+
+@rule(
+    Code(
+        "nvlink-errors",
+        "warn",
+        title="NVLink error counters (replay, recovery, CRC) are non-zero",
+        remedy=(
+            "Watch whether they grow (`nvidia-smi nvlink -e` twice under load); a growing count predicts a link going "
+            "down: plan a drain and a hardware ticket."
+        ),
+    ),
+    needs=(NVLINK_PORTS,),
+)
+def nvlink_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Non-zero NVLink error counters (replay, recovery, CRC) since the driver loaded.
+
+    A marginal link retrains or retransmits, often before it goes down.
+    """
+    bad: dict[str, dict[str, dict[str, int]]] = {}
+    unsupported = 0
+    ports_seen = 0
+    for gpu in _live(ctx.machine):
+        if not isinstance(gpu.nvlink_ports, tuple):
+            continue
+        for port in gpu.nvlink_ports:
+            ports_seen += 1
+            values = {c: getattr(port, c) for c in _COUNTERS}
+            if all(is_absent(v) for v in values.values()):
+                unsupported += 1
+                continue
+            nonzero = {c.removesuffix("_errors"): v for c, v in values.items() if isinstance(v, int) and v > 0}
+            if nonzero:
+                bad.setdefault(gpu.label, {})[f"link{port.link}"] = nonzero
+    if ports_seen and unsupported == ports_seen:
+        yield Skipped("nvlink-errors", "NVLink error counters are not supported by this GPU/driver")
+    if not bad:
+        return
+    shown = "; ".join(
+        f"{g} " + ", ".join(f"{link} " + " ".join(f"{k}={v}" for k, v in c.items()) for link, c in links.items())
+        for g, links in bad.items()
+    )
+    yield finding(
+        "nvlink-errors",
+        f"NVLink error counters are non-zero on {sum(len(v) for v in bad.values())} port(s): {shown}.",
+        counters=bad,
+    )
+
+
+@rule(
+    Code(
+        "p2p-unavailable",
+        "warn",
+        title="P2P is unavailable between GPUs whose path should allow it",
+        remedy=(
+            "Disable ACS on the PCIe bridges above the GPUs (or set the IOMMU to passthrough: iommu=pt) and check "
+            "`nvidia-smi topo -p2p r`; in a VM ask for P2P-enabled passthrough."
+        ),
+        remedy_actions=("acs-clear",),
+    ),
+    needs=(P2P_STATUS,),
+)
 def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """GPU pairs whose P2P read/write is not OK although the path should allow it.
 
@@ -377,14 +499,122 @@ def _p2p_explanation(status: str, acs: object, iommu: object, in_vm: bool) -> di
     return {"explanation": meaning, "remedy": remedy}
 
 
+@rule(
+    Code(
+        "pcie-acs-redirect",
+        "warn",
+        title="ACS P2P redirect is on for PCIe bridges above GPUs or RDMA NICs (bare metal; info in a VM)",
+        remedy=(
+            "On bare metal clear the ACS control of each bridge named at every boot (`setpci -s BDF "
+            "ECAP_ACS+0x6.w=0000`, as NCCL's troubleshooting guide shows) or turn ACS/IO virtualisation off in the "
+            "BIOS; in a VM ACS must stay on: ask the provider for P2P-enabled passthrough."
+        ),
+        remedy_actions=("acs-clear",),
+    ),
+    needs=(PROBE,),
+)
+def pcie_acs_redirect(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """ACS P2P Request/Completion Redirect on a PCIe bridge above GPUs or RDMA NICs.
+
+    Peer traffic below the bridge (GPU to GPU, GPUDirect RDMA between a NIC and a GPU) is sent up to the root
+    complex: low bandwidth, or a hang with the IOMMU, though NVML still reports P2P as supported (ACS changes
+    the route, not the capability). NCCL's troubleshooting guide names it for both. On bare metal a warning with
+    the ``setpci`` line per bridge; in a virtual machine, where passthrough needs ACS, information only.
+    """
+    machine = ctx.machine
+    checks = _checks(machine)
+    if checks is None:
+        return
+    acs = checks.acs
+    if isinstance(acs, Failed):
+        yield Skipped("pcie-acs-redirect", f"ACS not read: {acs.reason}")
+    if not isinstance(acs, tuple):
+        return
+    failed = [b for b in acs if isinstance(b.control, Failed)]
+    if failed:
+        yield Skipped("pcie-acs-redirect", f"ACS of {len(failed)} bridge(s) unreadable: {failed[0].control}")
+    on = _redirecting(acs)
+    if not on:
+        return
+    gpus = {g.pci_bus_id: g.label for g in machine.gpus if isinstance(g.pci_bus_id, str)}
+
+    def below(b: AcsBridge) -> list[str]:
+        return [gpus.get(e) or _nic_label(machine, e) for e in b.below]
+
+    in_vm = checks.virtualization == "vm"
+    p2p_ok = bool(machine.p2p) and all(p.read == "ok" and p.write == "ok" for p in machine.p2p)
+    shown = first_few([f"{b.bridge} ({' '.join(b.enabled)}) above {first_few(below(b), 4)}" for b in on], 4, "; ")
+    if in_vm:
+        tail = (
+            " This is a virtual machine: the hypervisor needs ACS for passthrough, and the bridges a guest sees are "
+            "virtual; nothing to change here."
+        )
+    else:
+        tail = (
+            " Peer traffic between the devices below them goes up to the root complex: low bandwidth or a hang "
+            "for PCIe P2P and GPUDirect RDMA"
+            + (", although NVML reports P2P OK (ACS changes the route, not the capability)." if p2p_ok else ".")
+        )
+    yield _with_commands(
+        finding(
+            "pcie-acs-redirect",
+            f"ACS P2P redirect is on for {len(on)} PCIe bridge(s) above GPUs or RDMA NICs: {shown}.{tail}",
+            severity=Severity.INFO if in_vm else Severity.WARN,
+            bridges=[
+                {"bridge": b.bridge, "control": f"{b.control:#06x}", "enabled": list(b.enabled), "below": below(b)}
+                for b in on
+            ],
+            virtualization=str(checks.virtualization),
+            nvml_p2p="ok" if p2p_ok else "not ok on every pair" if machine.p2p else "not read",
+        ),
+        [] if in_vm else acs_clear_commands(on),
+    )
+
+
+@rule(
+    Code(
+        "host-virtual-machine",
+        "info",
+        title="The box is a virtual machine: P2P, GPUDirect RDMA and the topology are the hypervisor's",
+        remedy=(
+            "Ask the provider for GPU passthrough with P2P enabled (the GPUs' PCIe switch passed through, or NVLink); "
+            "ACS must stay on in a VM. If NCCL sees a flattened topology, give it NCCL_TOPO_FILE."
+        ),
+    ),
+    needs=(PROBE,),
+)
+def host_virtual_machine(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """This box is a virtual machine: P2P, GPUDirect RDMA and the topology NVML shows are the hypervisor's."""
+    checks = _checks(ctx.machine)
+    if checks is None or checks.virtualization != "vm":
+        return
+    yield finding(
+        "host-virtual-machine",
+        f"This is a virtual machine ({checks.virtualization_evidence}): GPU P2P, GPUDirect RDMA and the PCIe "
+        "topology seen here are what the hypervisor passes through; in a VM, ACS must stay on.",
+        evidence=str(checks.virtualization_evidence),
+    )
+
+
+@rule(
+    Code(
+        "pcie-link-degraded",
+        "warn",
+        title="A GPU's PCIe link runs below its maximum width or generation",
+        remedy=(
+            "Rerun under load (an idle GPU lowers its link generation); a narrow link under load means a badly seated "
+            "card, riser or slot: reseat it or ask the provider to move the GPU."
+        ),
+        remedy_actions=("pcie-link-check",),
+    ),
+    needs=(PROBE,),
+)
 def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """A GPU's PCIe link below its maximum.
 
     Narrower than max: warn (fail under load). Slower generation: normal power saving at idle (info), a
     fault under load (fail). A slot slower than the GPU model: warn.
     """
-    if not _probed(ctx.machine):
-        return
     spec = ctx.spec
     worst = Severity.INFO
     rows: list[dict[str, object]] = []
@@ -435,299 +665,6 @@ def pcie_link_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     )
 
 
-# NCCL variables that switch a transport off or pin the path (warn), and tuning ones (info).
-NCCL_PATH_VARS = ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
-                  "NCCL_ALGO", "NCCL_PROTO", "NCCL_NET", "NCCL_TOPO_FILE", "NCCL_NET_GDR_LEVEL",
-                  "NCCL_P2P_DIRECT_DISABLE", "NCCL_NVB_DISABLE", "NCCL_PXN_DISABLE", "NCCL_MNNVL_ENABLE",
-                  "NCCL_COLLNET_ENABLE", "NCCL_IGNORE_DISABLED_P2P", "NCCL_CUMEM_ENABLE")  # fmt: skip
-NCCL_QUIET_VARS = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_TOPO_DUMP_FILE",
-                   "NCCL_TOPO_DUMP_FILE_RANK", "NCCL_HOME", "NCCL_VERSION")  # fmt: skip
-
-
-def nccl_env_override(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """NCCL variables (in the environment or /etc/nccl.conf) that change the path NCCL takes.
-
-    A leftover ``NCCL_P2P_DISABLE=1`` turns an NVLink box into a host-memory box.
-    """
-    host = ctx.machine.host
-    if not _probed(ctx.machine):
-        return
-    found: list[tuple[str, str, str]] = []
-    for origin, lines in (("environment", host.environment), ("/etc/nccl.conf", host.nccl_conf)):
-        if not isinstance(lines, tuple):
-            continue
-        for line in lines:
-            name, _, value = line.partition("=")
-            name = name.strip()
-            if name.startswith("NCCL_") and name not in NCCL_QUIET_VARS:
-                found.append((name, value.strip(), origin))
-    if not found:
-        return
-    pinned = [f for f in found if f[0] in NCCL_PATH_VARS]
-    yield _with_commands(
-        finding(
-            "nccl-env-override",
-            f"{len(found)} NCCL setting(s) change how NCCL picks its path: "
-            + ", ".join(f"{n}={v} ({o})" for n, v, o in found[:8])
-            + ".",
-            severity=Severity.WARN if pinned else Severity.INFO,
-            settings=[{"name": n, "value": v, "origin": o} for n, v, o in found],
-        ),
-        nccl_unset_commands(pinned),
-    )
-
-
-NCCL_CONF = "/etc/nccl.conf"
-
-
-def nccl_unset_commands(settings: Iterable[tuple[str, str, str]]) -> list[RemedyCommand]:
-    """Where each variable is set, the edit that removes it there.
-
-    One ``sed`` (with a backup) for the /etc/nccl.conf lines. A variable of the environment topoaudit ran in is
-    not the script's to change (``unset`` under ``sudo bash`` reaches no job): its command lists the profile and
-    module files that set it.
-    """
-    commands, conf = [], []
-    for name, value, origin in settings:
-        if name not in NCCL_VARIABLES:
-            continue
-        if origin == NCCL_CONF:
-            conf.append(name)
-            continue
-        commands.append(remedy("environment-find", variable=name, value=value))
-    if conf:
-        commands.append(remedy("nccl-conf-delete", variables=",".join(dict.fromkeys(conf)), file=NCCL_CONF))
-    return commands
-
-
-def gpu_visibility_restricted(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Only part of the box's GPUs are visible.
-
-    NVML sees fewer NVIDIA GPUs than the PCI bus holds (a container or cgroup hides them), or
-    CUDA_VISIBLE_DEVICES narrows what CUDA programs will use.
-    """
-    machine = ctx.machine
-    if not _probed(machine):
-        return
-    host = machine.host
-    visible, total = host.visible_gpu_count, host.total_gpu_count
-    env = dict(line.partition("=")[::2] for line in host.environment) if isinstance(host.environment, tuple) else {}
-    notes = []
-    if isinstance(visible, int) and isinstance(total, int) and total > visible:
-        notes.append(f"NVML sees {visible} of the {total} NVIDIA GPUs on the PCI bus")
-    cvd = env.get("CUDA_VISIBLE_DEVICES")
-    if cvd is not None:
-        listed = [x for x in cvd.split(",") if x.strip()]
-        count = visible if isinstance(visible, int) else len(machine.gpus)
-        if len(listed) < count:
-            notes.append(f"CUDA_VISIBLE_DEVICES={cvd} exposes {len(listed)} of {count} GPUs to CUDA programs")
-    if not notes:
-        return
-    commands = []
-    if cvd is not None and len([x for x in cvd.split(",") if x.strip()]) < (
-        visible if isinstance(visible, int) else len(machine.gpus)
-    ):
-        commands.append(remedy("environment-find", variable="CUDA_VISIBLE_DEVICES", value=cvd))
-    yield _with_commands(
-        finding(
-            "gpu-visibility-restricted",
-            "Only part of this box's GPUs are visible: " + "; ".join(notes) + ".",
-            visible_gpus=visible if isinstance(visible, int) else str(visible),
-            gpus_on_bus=total if isinstance(total, int) else str(total),
-            cuda_visible_devices=cvd if cvd is not None else "unset",
-            nvidia_visible_devices=env.get("NVIDIA_VISIBLE_DEVICES", "unset"),
-        ),
-        commands,
-    )
-
-
-def probe_sources_disagree(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """NVML and ``nvidia-smi`` text answer the same question differently (link counts, link states).
-
-    One of them is stale or a link is flapping; the audit trusts NVML.
-    """
-    disagreements = ctx.machine.host.disagreements
-    if not _probed(ctx.machine) or not isinstance(disagreements, tuple) or not disagreements:
-        return
-    shown = first_few([f"{d.subject}: NVML {d.nvml}, {d.other_source} {d.other}" for d in disagreements], 6, "; ")
-    yield finding(
-        "probe-sources-disagree",
-        f"NVML and nvidia-smi disagree in {len(disagreements)} place(s): {shown}.",
-        disagreements=[
-            {"subject": d.subject, "nvml": d.nvml, "other": d.other, "other_source": d.other_source}
-            for d in disagreements
-        ],
-    )
-
-
-def _checks(machine: Machine) -> HostChecks | None:
-    checks = machine.host.checks
-    return None if isinstance(checks, (Unsupported, Failed)) else checks
-
-
-def _rdma_ports(machine: Machine) -> tuple[RdmaPort, ...] | None:
-    """The probed RDMA ports of the host; None when the host was not probed or its ports were not read."""
-    checks = _checks(machine)
-    if not _probed(machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
-        return None
-    return checks.rdma_ports
-
-
-def host_virtual_machine(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """This box is a virtual machine: P2P, GPUDirect RDMA and the topology NVML shows are the hypervisor's."""
-    checks = _checks(ctx.machine)
-    if not _probed(ctx.machine) or checks is None or checks.virtualization != "vm":
-        return
-    yield finding(
-        "host-virtual-machine",
-        f"This is a virtual machine ({checks.virtualization_evidence}): GPU P2P, GPUDirect RDMA and the PCIe "
-        "topology seen here are what the hypervisor passes through; in a VM, ACS must stay on.",
-        evidence=str(checks.virtualization_evidence),
-    )
-
-
-def _nic_label(machine: Machine, bus: object) -> str:
-    nic = next((n for n in machine.nics if n.pci_bus_id == bus), None)
-    return str(nic.device) if nic is not None and isinstance(nic.device, str) else str(bus)
-
-
-def rdma_port_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """RDMA ports that are not ACTIVE/LinkUp (a cable out, a switch port disabled, a port still polling)."""
-    ports = _rdma_ports(ctx.machine)
-    if ports is None:
-        return
-    down = [
-        p
-        for p in ports
-        if (isinstance(p.state, str) and p.state != "ACTIVE")
-        or (isinstance(p.phys_state, str) and p.phys_state != "LinkUp")
-    ]
-    if not down:
-        return
-    shown = first_few([f"{p.device}/{p.port} {p.state} ({p.phys_state})" for p in down], 8)
-    yield finding(
-        "rdma-port-down",
-        f"{len(down)} of {len(ports)} RDMA port(s) are not up: {shown}.",
-        ports=[
-            {"device": p.device, "port": p.port, "state": str(p.state), "phys_state": str(p.phys_state)} for p in down
-        ],
-    )
-
-
-def rdma_port_slow(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """An active RDMA port slower than its active siblings of the same link layer (a 200G cable in a 400G NIC)."""
-    ports = _rdma_ports(ctx.machine)
-    if ports is None:
-        return
-    active = [p for p in ports if p.state == "ACTIVE" and isinstance(p.rate_gbps, float)]
-    slow = []
-    for layer in sorted({str(p.link_layer) for p in active}):
-        same = [p for p in active if str(p.link_layer) == layer]
-        best = max(p.rate_gbps for p in same)  # type: ignore[type-var]
-        slow += [(p, best) for p in same if p.rate_gbps < best]  # type: ignore[operator]
-    if not slow:
-        return
-    shown = first_few([f"{p.device}/{p.port} at {p.rate_gbps:g} Gb/s of {best:g}" for p, best in slow], 8)
-    yield finding(
-        "rdma-port-slow",
-        f"{len(slow)} RDMA port(s) run slower than their siblings: {shown}.",
-        ports=[
-            {"device": p.device, "port": p.port, "rate_gbps": p.rate_gbps, "sibling_rate_gbps": best}
-            for p, best in slow
-        ],
-    )
-
-
-def rdma_link_layer_mixed(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Active RDMA ports of both InfiniBand and Ethernet (RoCE): NCCL's rings cross the slower fabric."""
-    ports = _rdma_ports(ctx.machine)
-    if ports is None:
-        return
-    layers: dict[str, list[str]] = {}
-    for p in ports:
-        if p.state == "ACTIVE" and isinstance(p.link_layer, str):
-            layers.setdefault(p.link_layer, []).append(f"{p.device}/{p.port}")
-    if len(layers) < 2:
-        return
-    yield finding(
-        "rdma-link-layer-mixed",
-        "Active RDMA ports use different link layers: "
-        + "; ".join(f"{layer}: {first_few(ports, 6)}" for layer, ports in sorted(layers.items()))
-        + ".",
-        link_layers=layers,
-    )
-
-
-def rdma_port_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """RDMA ports whose link went down since boot or that count symbol errors (a marginal cable or optic)."""
-    ports = _rdma_ports(ctx.machine)
-    if ports is None:
-        return
-    bad = [
-        p
-        for p in ports
-        if (isinstance(p.link_downed, int) and p.link_downed > 0)
-        or (isinstance(p.symbol_error, int) and p.symbol_error > 0)
-    ]
-    if not bad:
-        return
-    shown = first_few(
-        [f"{p.device}/{p.port} link_downed={p.link_downed} symbol_error={p.symbol_error}" for p in bad], 8
-    )
-    yield finding(
-        "rdma-port-errors",
-        f"{len(bad)} RDMA port(s) count link errors: {shown}.",
-        ports=[
-            {"device": p.device, "port": p.port, "link_downed": str(p.link_downed), "symbol_error": str(p.symbol_error)}
-            for p in bad
-        ],
-    )
-
-
-def gpudirect_rdma_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Active RDMA ports but no way for the NIC to reach GPU memory (no nvidia_peermem, no DMA-BUF).
-
-    NCCL then copies every inter-node message through host memory. The evidence lists which GPU-NIC pairs
-    are close enough (PIX/PXB) for NCCL to use GPUDirect RDMA once it is available.
-    """
-    machine = ctx.machine
-    checks = _checks(machine)
-    if not _probed(machine) or checks is None or not isinstance(checks.rdma_ports, tuple):
-        return
-    if not any(p.state == "ACTIVE" for p in checks.rdma_ports):
-        return
-    close = sorted(
-        f"{lk.a}-{_nic_label(machine, n.pci_bus_id)} {lk.level.name}"
-        for n in machine.nics
-        for lk in machine.links
-        if lk.b == n.label and lk.a.startswith("GPU") and lk.level in (PathLevel.PIX, PathLevel.PXB)
-    )
-    if checks.gpudirect_rdma != "none":
-        if isinstance(checks.gpudirect_rdma, (Unsupported, Failed)):
-            yield Skipped("gpudirect-rdma-unavailable", f"GPUDirect RDMA support unknown: {checks.gpudirect_rdma}")
-        return
-    yield _with_commands(
-        finding(
-            "gpudirect-rdma-unavailable",
-            f"RDMA ports are up but GPUDirect RDMA is not available ({checks.gpudirect_rdma_evidence}); "
-            + (
-                f"{len(close)} GPU-NIC pair(s) are close enough for it: {first_few(close, 6)}."
-                if close
-                else "no GPU shares a PCIe switch with a NIC either."
-            ),
-            close_pairs=close,
-            evidence=str(checks.gpudirect_rdma_evidence),
-        ),
-        PEERMEM_COMMANDS,
-    )
-
-
-PEERMEM_COMMANDS = (
-    remedy("module-load", module="nvidia_peermem"),
-    remedy("module-load-at-boot", module="nvidia_peermem"),
-)
-
-
 _LANE_GBPS = {2.5: 0.25, 5.0: 0.5, 8.0: 0.985, 16.0: 1.969, 32.0: 3.938, 64.0: 7.563}  # GB/s per lane, one way
 
 
@@ -737,6 +674,19 @@ def _hop_gbps(speed: object, width: object) -> float:
     return 0.0
 
 
+@rule(
+    Code(
+        "pcie-path-degraded",
+        "warn",
+        title="A PCIe hop between a GPU or NIC and its root port runs below what both ends support",
+        remedy=(
+            "Reseat the card, riser or switch board on the hop named (`lspci -vv -s BDF`: LnkSta vs LnkCap); a speed "
+            "drop on idle GPUs only may be power saving: rerun under load."
+        ),
+        remedy_actions=("pcie-link-check",),
+    ),
+    needs=(PROBE,),
+)
 def pcie_path_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """A PCIe hop above a GPU or NIC trained below the lower of its two ends' maxima; names the slowest.
 
@@ -746,7 +696,7 @@ def pcie_path_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """
     machine = ctx.machine
     checks = _checks(machine)
-    if not _probed(machine) or checks is None:
+    if checks is None:
         return
     hops = checks.pcie_hops
     if isinstance(hops, Failed):
@@ -813,6 +763,19 @@ def pcie_path_degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     )
 
 
+@rule(
+    Code(
+        "pcie-aer-errors",
+        "warn",
+        title="PCIe Advanced Error Reporting counted errors on a GPU, NIC or bridge since boot",
+        remedy=(
+            "Watch the counters (`/sys/bus/pci/devices/BDF/aer_dev_*`); rising non-fatal or fatal errors mean a "
+            "marginal slot, riser or card: reseat it or ask the provider to replace it."
+        ),
+        remedy_actions=("pcie-link-check",),
+    ),
+    needs=(PROBE,),
+)
 def pcie_aer_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """PCIe Advanced Error Reporting counted errors on a GPU, NIC or a bridge above them since boot.
 
@@ -820,7 +783,7 @@ def pcie_aer_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """
     machine = ctx.machine
     checks = _checks(machine)
-    if not _probed(machine) or checks is None or not isinstance(checks.aer, tuple):
+    if checks is None or not isinstance(checks.aer, tuple):
         return
     gpus = {g.pci_bus_id: g.label for g in machine.gpus if isinstance(g.pci_bus_id, str)}
     bad = [a for a in checks.aer if any(isinstance(v, int) and v > 0 for v in (a.correctable, a.nonfatal, a.fatal))]
@@ -862,63 +825,213 @@ def pcie_aer_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     )
 
 
-def pcie_acs_redirect(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """ACS P2P Request/Completion Redirect on a PCIe bridge above GPUs or RDMA NICs.
+def _rdma_ports(machine: Machine) -> tuple[RdmaPort, ...] | None:
+    """The probed RDMA ports of the host; None when the host was not probed or its ports were not read."""
+    checks = _checks(machine)
+    if checks is None or not isinstance(checks.rdma_ports, tuple):
+        return None
+    return checks.rdma_ports
 
-    Peer traffic below the bridge (GPU to GPU, GPUDirect RDMA between a NIC and a GPU) is sent up to the root
-    complex: low bandwidth, or a hang with the IOMMU, though NVML still reports P2P as supported (ACS changes
-    the route, not the capability). NCCL's troubleshooting guide names it for both. On bare metal a warning with
-    the ``setpci`` line per bridge; in a virtual machine, where passthrough needs ACS, information only.
+
+@rule(
+    Code(
+        "rdma-port-down",
+        "warn",
+        title="RDMA ports are not ACTIVE/LinkUp",
+        remedy=(
+            "Check the cable and the switch port (`ibstat`: State, Physical state); a Disabled port is off at the "
+            "switch, Polling means no link partner."
+        ),
+    ),
+    needs=(PROBE,),
+)
+def rdma_port_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """RDMA ports that are not ACTIVE/LinkUp (a cable out, a switch port disabled, a port still polling)."""
+    ports = _rdma_ports(ctx.machine)
+    if ports is None:
+        return
+    down = [
+        p
+        for p in ports
+        if (isinstance(p.state, str) and p.state != "ACTIVE")
+        or (isinstance(p.phys_state, str) and p.phys_state != "LinkUp")
+    ]
+    if not down:
+        return
+    shown = first_few([f"{p.device}/{p.port} {p.state} ({p.phys_state})" for p in down], 8)
+    yield finding(
+        "rdma-port-down",
+        f"{len(down)} of {len(ports)} RDMA port(s) are not up: {shown}.",
+        ports=[
+            {"device": p.device, "port": p.port, "state": str(p.state), "phys_state": str(p.phys_state)} for p in down
+        ],
+    )
+
+
+@rule(
+    Code(
+        "rdma-port-slow",
+        "warn",
+        title="An RDMA port runs slower than its siblings",
+        remedy=(
+            "Replace the cable or optic with one of the NIC's rate (a 200G cable halves a 400G NIC) and check the "
+            "switch port speed (`ibstat`: Rate)."
+        ),
+    ),
+    needs=(PROBE,),
+)
+def rdma_port_slow(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """An active RDMA port slower than its active siblings of the same link layer (a 200G cable in a 400G NIC)."""
+    ports = _rdma_ports(ctx.machine)
+    if ports is None:
+        return
+    active = [p for p in ports if p.state == "ACTIVE" and isinstance(p.rate_gbps, float)]
+    slow = []
+    for layer in sorted({str(p.link_layer) for p in active}):
+        same = [p for p in active if str(p.link_layer) == layer]
+        best = max(p.rate_gbps for p in same)  # type: ignore[type-var]
+        slow += [(p, best) for p in same if p.rate_gbps < best]  # type: ignore[operator]
+    if not slow:
+        return
+    shown = first_few([f"{p.device}/{p.port} at {p.rate_gbps:g} Gb/s of {best:g}" for p, best in slow], 8)
+    yield finding(
+        "rdma-port-slow",
+        f"{len(slow)} RDMA port(s) run slower than their siblings: {shown}.",
+        ports=[
+            {"device": p.device, "port": p.port, "rate_gbps": p.rate_gbps, "sibling_rate_gbps": best}
+            for p, best in slow
+        ],
+    )
+
+
+@rule(
+    Code(
+        "rdma-link-layer-mixed",
+        "warn",
+        title="Active RDMA ports mix InfiniBand and Ethernet (RoCE)",
+        remedy=(
+            "Give NCCL one fabric (NCCL_IB_HCA=mlx5_0,mlx5_1,...) or set the ports' link type alike (`mlxconfig ... "
+            "LINK_TYPE_P1`)."
+        ),
+    ),
+    needs=(PROBE,),
+)
+def rdma_link_layer_mixed(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Active RDMA ports of both InfiniBand and Ethernet (RoCE): NCCL's rings cross the slower fabric."""
+    ports = _rdma_ports(ctx.machine)
+    if ports is None:
+        return
+    layers: dict[str, list[str]] = {}
+    for p in ports:
+        if p.state == "ACTIVE" and isinstance(p.link_layer, str):
+            layers.setdefault(p.link_layer, []).append(f"{p.device}/{p.port}")
+    if len(layers) < 2:
+        return
+    yield finding(
+        "rdma-link-layer-mixed",
+        "Active RDMA ports use different link layers: "
+        + "; ".join(f"{layer}: {first_few(ports, 6)}" for layer, ports in sorted(layers.items()))
+        + ".",
+        link_layers=layers,
+    )
+
+
+@rule(
+    Code(
+        "rdma-port-errors",
+        "warn",
+        title="RDMA ports count link-down events or symbol errors",
+        remedy=(
+            "A flapping or marginal link: check the cable, optic and switch port (`perfquery`, `mlxlink`) and replace "
+            "what keeps counting."
+        ),
+    ),
+    needs=(PROBE,),
+)
+def rdma_port_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """RDMA ports whose link went down since boot or that count symbol errors (a marginal cable or optic)."""
+    ports = _rdma_ports(ctx.machine)
+    if ports is None:
+        return
+    bad = [
+        p
+        for p in ports
+        if (isinstance(p.link_downed, int) and p.link_downed > 0)
+        or (isinstance(p.symbol_error, int) and p.symbol_error > 0)
+    ]
+    if not bad:
+        return
+    shown = first_few(
+        [f"{p.device}/{p.port} link_downed={p.link_downed} symbol_error={p.symbol_error}" for p in bad], 8
+    )
+    yield finding(
+        "rdma-port-errors",
+        f"{len(bad)} RDMA port(s) count link errors: {shown}.",
+        ports=[
+            {"device": p.device, "port": p.port, "link_downed": str(p.link_downed), "symbol_error": str(p.symbol_error)}
+            for p in bad
+        ],
+    )
+
+
+@rule(
+    Code(
+        "gpudirect-rdma-unavailable",
+        "warn",
+        title="RDMA ports are up but NICs cannot reach GPU memory directly (no nvidia_peermem, no DMA-BUF)",
+        remedy=(
+            "Load nvidia_peermem (`modprobe nvidia_peermem`, at boot via /etc/modules-load.d) or use NVIDIA's open "
+            "kernel module on Linux 5.12+ for DMA-BUF; NCCL_DEBUG=INFO then says GPU Direct RDMA Enabled."
+        ),
+        remedy_actions=(
+            "module-load",
+            "module-load-at-boot",
+        ),
+    ),
+    needs=(PROBE,),
+)
+def gpudirect_rdma_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Active RDMA ports but no way for the NIC to reach GPU memory (no nvidia_peermem, no DMA-BUF).
+
+    NCCL then copies every inter-node message through host memory. The evidence lists which GPU-NIC pairs
+    are close enough (PIX/PXB) for NCCL to use GPUDirect RDMA once it is available.
     """
     machine = ctx.machine
     checks = _checks(machine)
-    if not _probed(machine) or checks is None:
+    if checks is None or not isinstance(checks.rdma_ports, tuple):
         return
-    acs = checks.acs
-    if isinstance(acs, Failed):
-        yield Skipped("pcie-acs-redirect", f"ACS not read: {acs.reason}")
-    if not isinstance(acs, tuple):
+    if not any(p.state == "ACTIVE" for p in checks.rdma_ports):
         return
-    failed = [b for b in acs if isinstance(b.control, Failed)]
-    if failed:
-        yield Skipped("pcie-acs-redirect", f"ACS of {len(failed)} bridge(s) unreadable: {failed[0].control}")
-    on = _redirecting(acs)
-    if not on:
+    close = sorted(
+        f"{lk.a}-{_nic_label(machine, n.pci_bus_id)} {lk.level.name}"
+        for n in machine.nics
+        for lk in machine.links
+        if lk.b == n.label and lk.a.startswith("GPU") and lk.level in (PathLevel.PIX, PathLevel.PXB)
+    )
+    if checks.gpudirect_rdma != "none":
+        if isinstance(checks.gpudirect_rdma, (Unsupported, Failed)):
+            yield Skipped("gpudirect-rdma-unavailable", f"GPUDirect RDMA support unknown: {checks.gpudirect_rdma}")
         return
-    gpus = {g.pci_bus_id: g.label for g in machine.gpus if isinstance(g.pci_bus_id, str)}
-
-    def below(b: AcsBridge) -> list[str]:
-        return [gpus.get(e) or _nic_label(machine, e) for e in b.below]
-
-    in_vm = checks.virtualization == "vm"
-    p2p_ok = bool(machine.p2p) and all(p.read == "ok" and p.write == "ok" for p in machine.p2p)
-    shown = first_few([f"{b.bridge} ({' '.join(b.enabled)}) above {first_few(below(b), 4)}" for b in on], 4, "; ")
-    if in_vm:
-        tail = (
-            " This is a virtual machine: the hypervisor needs ACS for passthrough, and the bridges a guest sees are "
-            "virtual; nothing to change here."
-        )
-    else:
-        tail = (
-            " Peer traffic between the devices below them goes up to the root complex: low bandwidth or a hang "
-            "for PCIe P2P and GPUDirect RDMA"
-            + (", although NVML reports P2P OK (ACS changes the route, not the capability)." if p2p_ok else ".")
-        )
     yield _with_commands(
         finding(
-            "pcie-acs-redirect",
-            f"ACS P2P redirect is on for {len(on)} PCIe bridge(s) above GPUs or RDMA NICs: {shown}.{tail}",
-            severity=Severity.INFO if in_vm else Severity.WARN,
-            bridges=[
-                {"bridge": b.bridge, "control": f"{b.control:#06x}", "enabled": list(b.enabled), "below": below(b)}
-                for b in on
-            ],
-            virtualization=str(checks.virtualization),
-            nvml_p2p="ok" if p2p_ok else "not ok on every pair" if machine.p2p else "not read",
+            "gpudirect-rdma-unavailable",
+            f"RDMA ports are up but GPUDirect RDMA is not available ({checks.gpudirect_rdma_evidence}); "
+            + (
+                f"{len(close)} GPU-NIC pair(s) are close enough for it: {first_few(close, 6)}."
+                if close
+                else "no GPU shares a PCIe switch with a NIC either."
+            ),
+            close_pairs=close,
+            evidence=str(checks.gpudirect_rdma_evidence),
         ),
-        [] if in_vm else acs_clear_commands(on),
+        PEERMEM_COMMANDS,
     )
 
+
+PEERMEM_COMMANDS = (
+    remedy("module-load", module="nvidia_peermem"),
+    remedy("module-load-at-boot", module="nvidia_peermem"),
+)
 
 KERNEL_SIGNATURE_MEANING = {
     "xid-79": "fell off the bus",
@@ -928,12 +1041,24 @@ KERNEL_SIGNATURE_MEANING = {
 }
 
 
+@rule(
+    Code(
+        "kernel-gpu-error",
+        "fail",
+        title="The kernel log has GPU failure lines (Xid 79/74/144-150, fallen off the bus, NVLink training)",
+        remedy=(
+            "Drain the node: Xid 79 and fallen-off-bus need a reset or reseat; Xid 74 and 144-150 an NVLink check "
+            "(`nvidia-smi nvlink -e`) and a GPU reset or reboot; repeated lines mean a hardware ticket."
+        ),
+    ),
+    needs=(PROBE,),
+)
 def kernel_gpu_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Xid 79/74, the Blackwell NVLink Xids 144-150, "fallen off the bus" and NVLink training failures in
     this boot's kernel log, each mapped to its GPU by bus id."""
     machine = ctx.machine
     checks = _checks(machine)
-    if not _probed(machine) or checks is None:
+    if checks is None:
         return
     events = checks.kernel_events
     if isinstance(events, Failed):
@@ -959,77 +1084,164 @@ def kernel_gpu_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     )
 
 
-_ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+# NCCL variables that switch a transport off or pin the path (warn), and tuning ones (info).
+NCCL_PATH_VARS = ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
+                  "NCCL_ALGO", "NCCL_PROTO", "NCCL_NET", "NCCL_TOPO_FILE", "NCCL_NET_GDR_LEVEL",
+                  "NCCL_P2P_DIRECT_DISABLE", "NCCL_NVB_DISABLE", "NCCL_PXN_DISABLE", "NCCL_MNNVL_ENABLE",
+                  "NCCL_COLLNET_ENABLE", "NCCL_IGNORE_DISABLED_P2P", "NCCL_CUMEM_ENABLE")  # fmt: skip
+
+NCCL_QUIET_VARS = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_TOPO_DUMP_FILE",
+                   "NCCL_TOPO_DUMP_FILE_RANK", "NCCL_HOME", "NCCL_VERSION")  # fmt: skip
 
 
-def fabric_unhealthy(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """NVSwitch-fabric health (NVML fabric info v3): a health summary other than healthy, a health-mask
-    problem (degraded bandwidth, route recovery, route unhealthy, access-timeout recovery, incorrect
-    configuration), or a GPU that reports health but an all-zero cluster UUID (its rack cannot be told).
-
-    Limited capacity alone is a warning; the rest fail.
-    """
-    machine = ctx.machine
-    checks = _checks(machine)
-    if not _probed(machine) or checks is None or not isinstance(checks.fabric_health, tuple):
-        return
-    gpus = {g.index: g for g in machine.gpus}
-    bad: dict[str, list[str]] = {}
-    severity = Severity.WARN
-    for h in checks.fabric_health:
-        gpu = gpus.get(h.gpu)
-        problems = list(h.problems)
-        if isinstance(h.summary, str) and h.summary not in ("healthy", "not-supported"):
-            problems.insert(0, f"summary {h.summary}")
-        reports_health = isinstance(h.summary, str) and h.summary != "not-supported"
-        if (
-            reports_health
-            and gpu is not None
-            and gpu.fabric.state == "completed"
-            and gpu.fabric.cluster_uuid == _ZERO_UUID
-        ):
-            problems.append("all-zero cluster UUID")
-        if problems:
-            bad[f"GPU{h.gpu}"] = problems
-            if problems != ["summary limited-capacity"]:
-                severity = Severity.FAIL
-    if not bad:
-        return
-    yield finding(
-        "fabric-unhealthy",
-        f"{len(bad)} GPU(s) report NVLink fabric problems: "
-        + first_few([f"{g}: {', '.join(p)}" for g, p in sorted(bad.items())], 6, "; ")
-        + ".",
-        severity=severity,
-        gpus=bad,
-        cliques=sorted(
-            {
-                f"{g.fabric.cluster_uuid}/{g.fabric.clique_id}"
-                for g in machine.gpus
-                if isinstance(g.fabric.clique_id, int)
-            }
+@rule(
+    Code(
+        "nccl-env-override",
+        "warn",
+        title="NCCL settings in the environment or /etc/nccl.conf change the path NCCL takes",
+        remedy=(
+            "Unset leftovers (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_ALGO...) unless you set them on purpose; "
+            "NCCL_DEBUG=INFO shows the transport chosen."
         ),
+        remedy_actions=(
+            "environment-find",
+            "nccl-conf-delete",
+        ),
+    ),
+    needs=(PROBE,),
+)
+def nccl_env_override(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """NCCL variables (in the environment or /etc/nccl.conf) that change the path NCCL takes.
+
+    A leftover ``NCCL_P2P_DISABLE=1`` turns an NVLink box into a host-memory box.
+    """
+    host = ctx.machine.host
+    found: list[tuple[str, str, str]] = []
+    for origin, lines in (("environment", host.environment), ("/etc/nccl.conf", host.nccl_conf)):
+        if not isinstance(lines, tuple):
+            continue
+        for line in lines:
+            name, _, value = line.partition("=")
+            name = name.strip()
+            if name.startswith("NCCL_") and name not in NCCL_QUIET_VARS:
+                found.append((name, value.strip(), origin))
+    if not found:
+        return
+    pinned = [f for f in found if f[0] in NCCL_PATH_VARS]
+    yield _with_commands(
+        finding(
+            "nccl-env-override",
+            f"{len(found)} NCCL setting(s) change how NCCL picks its path: "
+            + ", ".join(f"{n}={v} ({o})" for n, v, o in found[:8])
+            + ".",
+            severity=Severity.WARN if pinned else Severity.INFO,
+            settings=[{"name": n, "value": v, "origin": o} for n, v, o in found],
+        ),
+        nccl_unset_commands(pinned),
     )
 
 
-RULES = (
-    fabric_not_ready,
-    fabric_unhealthy,
-    nvlink_link_down,
-    nvlink_errors,
-    p2p_unavailable,
-    pcie_acs_redirect,
-    host_virtual_machine,
-    pcie_link_degraded,
-    pcie_path_degraded,
-    pcie_aer_errors,
-    rdma_port_down,
-    rdma_port_slow,
-    rdma_link_layer_mixed,
-    rdma_port_errors,
-    gpudirect_rdma_unavailable,
-    kernel_gpu_errors,
-    nccl_env_override,
-    gpu_visibility_restricted,
-    probe_sources_disagree,
+NCCL_CONF = "/etc/nccl.conf"
+
+
+def nccl_unset_commands(settings: Iterable[tuple[str, str, str]]) -> list[RemedyCommand]:
+    """Where each variable is set, the edit that removes it there.
+
+    One ``sed`` (with a backup) for the /etc/nccl.conf lines. A variable of the environment topoaudit ran in is
+    not the script's to change (``unset`` under ``sudo bash`` reaches no job): its command lists the profile and
+    module files that set it.
+    """
+    commands, conf = [], []
+    for name, value, origin in settings:
+        if name not in NCCL_VARIABLES:
+            continue
+        if origin == NCCL_CONF:
+            conf.append(name)
+            continue
+        commands.append(remedy("environment-find", variable=name, value=value))
+    if conf:
+        commands.append(remedy("nccl-conf-delete", variables=",".join(dict.fromkeys(conf)), file=NCCL_CONF))
+    return commands
+
+
+@rule(
+    Code(
+        "gpu-visibility-restricted",
+        "warn",
+        title="Only part of the box's GPUs are visible (container, cgroup or CUDA_VISIBLE_DEVICES)",
+        remedy=(
+            "Audit with every GPU visible (container flag --gpus all, unset CUDA_VISIBLE_DEVICES) to judge the whole "
+            "box, or pass --expect-gpus for the slice you rented."
+        ),
+        remedy_actions=("environment-find",),
+    ),
+    needs=(PROBE,),
 )
+def gpu_visibility_restricted(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Only part of the box's GPUs are visible.
+
+    NVML sees fewer NVIDIA GPUs than the PCI bus holds (a container or cgroup hides them), or
+    CUDA_VISIBLE_DEVICES narrows what CUDA programs will use.
+    """
+    machine = ctx.machine
+    host = machine.host
+    visible, total = host.visible_gpu_count, host.total_gpu_count
+    env = dict(line.partition("=")[::2] for line in host.environment) if isinstance(host.environment, tuple) else {}
+    notes = []
+    if isinstance(visible, int) and isinstance(total, int) and total > visible:
+        notes.append(f"NVML sees {visible} of the {total} NVIDIA GPUs on the PCI bus")
+    cvd = env.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None:
+        listed = [x for x in cvd.split(",") if x.strip()]
+        count = visible if isinstance(visible, int) else len(machine.gpus)
+        if len(listed) < count:
+            notes.append(f"CUDA_VISIBLE_DEVICES={cvd} exposes {len(listed)} of {count} GPUs to CUDA programs")
+    if not notes:
+        return
+    commands = []
+    if cvd is not None and len([x for x in cvd.split(",") if x.strip()]) < (
+        visible if isinstance(visible, int) else len(machine.gpus)
+    ):
+        commands.append(remedy("environment-find", variable="CUDA_VISIBLE_DEVICES", value=cvd))
+    yield _with_commands(
+        finding(
+            "gpu-visibility-restricted",
+            "Only part of this box's GPUs are visible: " + "; ".join(notes) + ".",
+            visible_gpus=visible if isinstance(visible, int) else str(visible),
+            gpus_on_bus=total if isinstance(total, int) else str(total),
+            cuda_visible_devices=cvd if cvd is not None else "unset",
+            nvidia_visible_devices=env.get("NVIDIA_VISIBLE_DEVICES", "unset"),
+        ),
+        commands,
+    )
+
+
+@rule(
+    Code(
+        "probe-sources-disagree",
+        "warn",
+        title="NVML and nvidia-smi text disagree about the same link or GPU",
+        remedy=(
+            "Run the audit again; a disagreement that persists points at a flapping link or a driver bug: attach the "
+            "snapshot (raw nvidia-smi texts are inside) to a ticket."
+        ),
+    ),
+    needs=(PROBE,),
+)
+def probe_sources_disagree(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """NVML and ``nvidia-smi`` text answer the same question differently (link counts, link states).
+
+    One of them is stale or a link is flapping; the audit trusts NVML.
+    """
+    disagreements = ctx.machine.host.disagreements
+    if not isinstance(disagreements, tuple) or not disagreements:
+        return
+    shown = first_few([f"{d.subject}: NVML {d.nvml}, {d.other_source} {d.other}" for d in disagreements], 6, "; ")
+    yield finding(
+        "probe-sources-disagree",
+        f"NVML and nvidia-smi disagree in {len(disagreements)} place(s): {shown}.",
+        disagreements=[
+            {"subject": d.subject, "nvml": d.nvml, "other": d.other, "other_source": d.other_source}
+            for d in disagreements
+        ],
+    )

@@ -13,13 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.values import Unsupported
 from topoaudit.parse.nccl_ras import RasCommunicator, RasDump, RasEvent, RasRank, peers_in_trouble, ras_from_dict
-from topoaudit.rules.base import finding, first_few
-
-
-def judge_ras_extra(extra: dict[str, Any]) -> list[Finding]:
-    """Judge the dump as the report's extras carry it (``nccl_ras``)."""
-    return judge_ras(ras_from_dict(extra))
+from topoaudit.rules.base import RuleContext, finding, first_few
+from topoaudit.rules.codes import Code
+from topoaudit.rules.needs import NCCL_RAS
+from topoaudit.rules.registry import rule
 
 
 def _where(r: RasRank) -> str:
@@ -124,6 +123,39 @@ def _events(dump: RasDump) -> list[Finding]:
     return found
 
 
+@rule(
+    Code(
+        "nccl-ras-ranks-missing",
+        "fail",
+        title=(
+            "NCCL RAS cannot collect data from some ranks of a communicator: an unresponsive, stopped or dead process"
+        ),
+        remedy=(
+            "On the named host, check the named process (`ps -p PID`, `py-spy dump --pid PID`, `dmesg` for Xid and OOM "
+            "kills) and rerun `ncclras`: a rank still missing after 60 s is dead; restart the job without that node."
+        ),
+    ),
+    Code(
+        "nccl-ras-rank-error",
+        "fail",
+        title="NCCL RAS reports initialization or asynchronous errors on ranks of a communicator",
+        remedy=(
+            "Read the named ranks' NCCL_DEBUG=WARN lines on their hosts for the error (ncclSystemError, "
+            "ncclRemoteError); check the host's NICs and GPUs (`dmesg` for Xid) before restarting the job there."
+        ),
+    ),
+    needs=(NCCL_RAS,),
+)
+def ras_communicators(ctx: RuleContext) -> list[Finding]:
+    """Fail a communicator RAS cannot collect data from some ranks of, or whose ranks report errors.
+
+    A rank RAS cannot reach is an unresponsive, stopped or dead process: the job hangs on it. The finding names
+    the communicator, the ranks, and the host and process behind each where RAS printed them.
+    """
+    assert not isinstance(ctx.ras, Unsupported)
+    return judge_ras(ras_from_dict(ctx.ras))
+
+
 def judge_ras(dump: RasDump) -> list[Finding]:
     """Return one finding per communicator with missing ranks or rank errors, and the monitor's troubled peers."""
     found: list[Finding] = []
@@ -134,13 +166,3 @@ def judge_ras(dump: RasDump) -> list[Finding]:
             found.append(_errors(c))
     found += _events(dump)
     return found
-
-
-RAS_CODES = frozenset({"nccl-ras-ranks-missing", "nccl-ras-rank-error"})
-
-
-def ras_judgement(code: str, extras: dict[str, Any]) -> str | None:
-    """Why ``code`` was not judged on a report (None when it was, or is not a RAS code)."""
-    if code not in RAS_CODES or isinstance(extras.get("nccl_ras"), dict):
-        return None
-    return "judged from NCCL RAS output (`ncclras`); this report has none"

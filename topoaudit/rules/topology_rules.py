@@ -1,6 +1,7 @@
 """Rules over the NVLink/PCIe topology: the split box, missing or degraded NVLink, NIC locality, TP fit.
 
-Each rule's docstring says what it checks and why it matters for a tensor-parallel deployment.
+Each rule's docstring says what it checks and why it matters for a tensor-parallel deployment; the rules run
+in the order they are written here, which is the order their findings are shown.
 """
 
 from __future__ import annotations
@@ -13,8 +14,84 @@ from topoaudit.model.machine import Link, PathLevel
 from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, on_nvlink, pairs_among
 from topoaudit.model.values import Failed
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
+from topoaudit.rules.codes import Code
+from topoaudit.rules.registry import rule
 
 
+@rule(
+    Code(
+        "gpu-lost",
+        "fail",
+        title="A GPU stopped answering during the probe (fell off the bus)",
+        remedy=(
+            "Check `nvidia-smi` and the kernel log (Xid 79); the GPU needs a reset or repair before any job can use all"
+            " GPUs."
+        ),
+    ),
+)
+def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Flag a GPU that fell off the bus while it was probed (NVML ``GPU_IS_LOST``).
+
+    Its links and NVLink ports are unknown, and the box cannot run a job on all its GPUs until it is reset
+    or repaired.
+    """
+    reasons = {g.index: g.status.reason for g in ctx.machine.gpus if isinstance(g.status, Failed)}
+    if reasons:
+        yield finding(
+            "gpu-lost",
+            f"GPU(s) {format_gpus(reasons)} stopped answering during the probe ({next(iter(reasons.values()))}); "
+            "their links could not be read.",
+            gpus=sorted(reasons),
+            reasons={str(i): r for i, r in reasons.items()},
+        )
+
+
+@rule(
+    Code(
+        "gpus-short-of-node",
+        "warn",
+        title="Fewer GPUs than any slice of the model's baseboard (7 of 8): a GPU may be missing",
+        remedy=(
+            "Compare `nvidia-smi -L` with what was rented; check the kernel log for Xid 79 (fallen off the bus) and "
+            "`lspci -d 10de:` for a GPU the driver did not claim; pass --expect-gpus N to make it a failure."
+        ),
+    ),
+)
+def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Flag a GPU count that no slice of the model's baseboard has: 7 of an 8-GPU HGX means one went missing.
+
+    Providers rent 1, 2 or 4 GPUs of a baseboard, so fewer GPUs alone is no fault; a count that does not
+    divide the baseboard's (7, 6, 5, 3 of 8) is how a GPU that fell off the bus or was never passed through
+    looks when the input only lists the GPUs it saw.
+    """
+    spec, count = ctx.spec, len(ctx.machine.gpus)
+    if sorted(g.index for g in ctx.machine.gpus) != list(range(count)):
+        return  # an excerpt ("GPU 0, GPU 1, ..., GPU 7"): the driver numbers every GPU it sees from 0
+    if spec is None or not spec.one_domain or spec.domain_size > spec.node_gpus:
+        return  # unknown model, bridged/PCIe cards, or NVL rack trays: no baseboard to count against
+    if 0 < count < spec.node_gpus and spec.node_gpus % count:
+        slices = [n for n in range(1, spec.node_gpus) if spec.node_gpus % n == 0]
+        yield finding(
+            "gpus-short-of-node",
+            f"{count} GPUs of {spec.name}, which ships {spec.node_gpus} to a baseboard; a slice of one is "
+            f"{', '.join(map(str, slices[:-1]))} or {slices[-1]} GPUs, so {spec.node_gpus - count} GPU(s) may be "
+            "missing (fallen off the bus, or not passed through to this VM).",
+            gpus=count,
+            node_gpus=spec.node_gpus,
+        )
+
+
+@rule(
+    Code(
+        "nvlink-split-domain",
+        "warn",
+        title="GPUs form several NVLink domains of 2+ GPUs",
+        remedy=(
+            "Keep each tensor-parallel group inside one domain (see placements); if the box was sold as one NVSwitch "
+            "domain, open a ticket with this report attached."
+        ),
+    ),
+)
 def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Several NVLink domains of 2+ GPUs (8 = 4+4, 2+2+2+2): TP beyond one domain runs over PCIe/SYS.
 
@@ -80,6 +157,17 @@ def _crossing(ctx: RuleContext, domains: list[Domain]) -> str:
     return min(levels, default=PathLevel.UNKNOWN).label
 
 
+@rule(
+    Code(
+        "nvlink-absent",
+        "warn",
+        title="Several GPUs and no NVLink at all",
+        remedy=(
+            "Collectives run over PCIe/host memory; size tensor parallelism accordingly or ask for an NVLink/NVSwitch "
+            "instance type."
+        ),
+    ),
+)
 def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Several GPUs and not one NVLink: every collective runs over PCIe or host memory."""
     if len(ctx.machine.gpus) < 2 or any(d.size >= 2 for d in ctx.domains):
@@ -115,27 +203,17 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     )
 
 
-def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Flag a domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh).
-
-    All-to-all traffic and some TP groups cross PCIe/SYS even though rings stay on NVLink.
-    """
-    for domain in ctx.domains:
-        if domain.build != "partial-mesh":
-            continue
-        missing = sorted(pair for pair, link in pairs_among(ctx.machine, domain.gpus) if not on_nvlink(link))
-        by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
-        yield finding(
-            "nvlink-partial-mesh",
-            f"NVLink domain {format_gpus(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
-            f"link (e.g. GPU{missing[0][0]}-GPU{missing[0][1]})"
-            + (f"; by design for {ctx.spec.name}." if by_design and ctx.spec else "."),
-            severity=Severity.INFO if by_design else None,
-            domain=list(domain.gpus),
-            pairs_without_nvlink=[list(p) for p in missing],
-        )
-
-
+@rule(
+    Code(
+        "nvlink-degraded",
+        "fail",
+        title="A GPU or GPU pair has fewer NVLinks than its siblings, or none",
+        remedy=(
+            "A link is down or a bridge is badly seated: run `nvidia-smi nvlink -s`, reseat the bridge or ask the "
+            "provider to replace the baseboard."
+        ),
+    ),
+)
 def missing_nvlink(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """GPUs with no NVLink beside GPUs that have it, and pairs without NVLink inside an NVSwitch domain.
 
@@ -245,6 +323,7 @@ def _healthy_count(counts: Iterable[int]) -> int:
     return max(tally, key=lambda n: (tally[n], n), default=0)
 
 
+@rule("nvlink-degraded")
 def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Flag a GPU pair with fewer NVLinks than its siblings: a link is down or a bridge is badly seated.
 
@@ -346,6 +425,83 @@ def _degraded_finding(
     )
 
 
+@rule(
+    Code(
+        "nvlink-partial-mesh",
+        "warn",
+        title="An NVLink domain where some GPU pairs have no direct link",
+        remedy=(
+            "Rings still run on NVLink, but pairwise traffic between unlinked GPUs crosses PCIe/SYS; prefer TP groups "
+            "that are fully linked (see placements)."
+        ),
+    ),
+)
+def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Flag a domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh).
+
+    All-to-all traffic and some TP groups cross PCIe/SYS even though rings stay on NVLink.
+    """
+    for domain in ctx.domains:
+        if domain.build != "partial-mesh":
+            continue
+        missing = sorted(pair for pair, link in pairs_among(ctx.machine, domain.gpus) if not on_nvlink(link))
+        by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
+        yield finding(
+            "nvlink-partial-mesh",
+            f"NVLink domain {format_gpus(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
+            f"link (e.g. GPU{missing[0][0]}-GPU{missing[0][1]})"
+            + (f"; by design for {ctx.spec.name}." if by_design and ctx.spec else "."),
+            severity=Severity.INFO if by_design else None,
+            domain=list(domain.gpus),
+            pairs_without_nvlink=[list(p) for p in missing],
+        )
+
+
+@rule(
+    Code(
+        "tp-group-crosses-domain",
+        "fail",
+        title="The requested tensor-parallel size cannot stay inside one NVLink domain",
+        remedy="Use a smaller TP with more replicas, or TP inside a domain and pipeline parallelism across.",
+    ),
+)
+def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Flag a requested tensor-parallel size that cannot stay inside one NVLink domain.
+
+    Every layer's all-reduce would then run over the slowest hop between domains.
+    """
+    if isinstance(ctx.options.tp, int) and not ctx.placements:
+        yield Skipped("tp-group-crosses-domain", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
+    for placement in ctx.placements:
+        if placement.fits:
+            continue
+        largest = max((d.size for d in ctx.domains), default=0)
+        why = (
+            f"the largest NVLink domain has {largest} GPU(s)"
+            if largest < placement.tp
+            else f"no {placement.tp} GPUs of the {largest}-GPU NVLink domain are linked pair by pair"
+        )
+        yield finding(
+            "tp-group-crosses-domain",
+            f"TP={placement.tp} cannot stay on NVLink: {why}. "
+            + (placement.alternatives[0] if placement.alternatives else ""),
+            tp=placement.tp,
+            largest_domain=largest,
+            alternatives=list(placement.alternatives),
+        )
+
+
+@rule(
+    Code(
+        "nic-not-local",
+        "warn",
+        title="NICs exist but a GPU has none behind its PCIe switch (PIX/PXB)",
+        remedy=(
+            "GPUDirect RDMA for that GPU crosses the host bridge or socket; check NCCL_IB_HCA / NIC mapping, or whether"
+            " a VM hides the PCIe tree."
+        ),
+    ),
+)
 def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """NICs exist but a GPU has none behind its PCIe switch (PIX/PXB).
 
@@ -381,83 +537,3 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         nics=[n.label for n in ctx.machine.nics],
         reason=why,
     )
-
-
-def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Flag a requested tensor-parallel size that cannot stay inside one NVLink domain.
-
-    Every layer's all-reduce would then run over the slowest hop between domains.
-    """
-    if isinstance(ctx.options.tp, int) and not ctx.placements:
-        yield Skipped("tp-group-crosses-domain", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
-    for placement in ctx.placements:
-        if placement.fits:
-            continue
-        largest = max((d.size for d in ctx.domains), default=0)
-        why = (
-            f"the largest NVLink domain has {largest} GPU(s)"
-            if largest < placement.tp
-            else f"no {placement.tp} GPUs of the {largest}-GPU NVLink domain are linked pair by pair"
-        )
-        yield finding(
-            "tp-group-crosses-domain",
-            f"TP={placement.tp} cannot stay on NVLink: {why}. "
-            + (placement.alternatives[0] if placement.alternatives else ""),
-            tp=placement.tp,
-            largest_domain=largest,
-            alternatives=list(placement.alternatives),
-        )
-
-
-def gpu_lost(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Flag a GPU that fell off the bus while it was probed (NVML ``GPU_IS_LOST``).
-
-    Its links and NVLink ports are unknown, and the box cannot run a job on all its GPUs until it is reset
-    or repaired.
-    """
-    reasons = {g.index: g.status.reason for g in ctx.machine.gpus if isinstance(g.status, Failed)}
-    if reasons:
-        yield finding(
-            "gpu-lost",
-            f"GPU(s) {format_gpus(reasons)} stopped answering during the probe ({next(iter(reasons.values()))}); "
-            "their links could not be read.",
-            gpus=sorted(reasons),
-            reasons={str(i): r for i, r in reasons.items()},
-        )
-
-
-def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
-    """Flag a GPU count that no slice of the model's baseboard has: 7 of an 8-GPU HGX means one went missing.
-
-    Providers rent 1, 2 or 4 GPUs of a baseboard, so fewer GPUs alone is no fault; a count that does not
-    divide the baseboard's (7, 6, 5, 3 of 8) is how a GPU that fell off the bus or was never passed through
-    looks when the input only lists the GPUs it saw.
-    """
-    spec, count = ctx.spec, len(ctx.machine.gpus)
-    if sorted(g.index for g in ctx.machine.gpus) != list(range(count)):
-        return  # an excerpt ("GPU 0, GPU 1, ..., GPU 7"): the driver numbers every GPU it sees from 0
-    if spec is None or not spec.one_domain or spec.domain_size > spec.node_gpus:
-        return  # unknown model, bridged/PCIe cards, or NVL rack trays: no baseboard to count against
-    if 0 < count < spec.node_gpus and spec.node_gpus % count:
-        slices = [n for n in range(1, spec.node_gpus) if spec.node_gpus % n == 0]
-        yield finding(
-            "gpus-short-of-node",
-            f"{count} GPUs of {spec.name}, which ships {spec.node_gpus} to a baseboard; a slice of one is "
-            f"{', '.join(map(str, slices[:-1]))} or {slices[-1]} GPUs, so {spec.node_gpus - count} GPU(s) may be "
-            "missing (fallen off the bus, or not passed through to this VM).",
-            gpus=count,
-            node_gpus=spec.node_gpus,
-        )
-
-
-RULES = (
-    gpu_lost,
-    gpus_short_of_node,
-    split_domain,
-    nvlink_absent,
-    missing_nvlink,
-    degraded,
-    partial_mesh,
-    tp_fit,
-    nic_not_local,
-)

@@ -1,4 +1,4 @@
-"""README's "Command line" section stays true to the command line."""
+"""The "Command line" section of docs/commands.md stays true to the command line."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from topoaudit.cli import COMMANDS
 
 Run = Callable[..., tuple[int, str, str]]  # the `run` fixture of tests/cli/conftest.py
 
-README = Path(__file__).parents[2] / "README.md"
+README = Path(__file__).parents[2] / "docs" / "commands.md"  # the command line's reference page
 
 
 def _section() -> str:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from topoaudit.errors import OutputError
 from topoaudit.model.report import Report
-from topoaudit.outputs import write_directory
+from topoaudit.outputs.files import write_directory
+from topoaudit.outputs.redact import Redactor, redact_report
 from topoaudit.parse.text import exact_capture_text
-from topoaudit.redact import Redactor, redact_report
 from topoaudit.render import RenderOptions, render
 from topoaudit.render.svg_topology import topology_svg
 

@@ -1,0 +1,47 @@
+"""What an input held: the machine and every other kind of fact, each one field.
+
+A reader (:mod:`topoaudit.readers`) returns the Facts of the part of a paste it read; the loader merges the parts
+of a mixed paste (a ``topo -m`` beside an NCCL log) into one Facts; the pipeline judges it. A new kind of fact is
+one field here and the reader that fills it: the judge's context carries every field (it extends this class).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from topoaudit.model.machine import Machine
+from topoaudit.model.report import (
+    BENCH_NOT_RUN,
+    CAPTURES_NOT_GIVEN,
+    INSPECTOR_NOT_GIVEN,
+    NCCL_LOG_NOT_GIVEN,
+    RAS_NOT_GIVEN,
+    InputIssue,
+    SourceInfo,
+)
+from topoaudit.model.values import Unsupported
+
+if TYPE_CHECKING:  # the models of the facts only some inputs hold; a pasted matrix loads none of them
+    from topoaudit.model.bench import BenchResult
+    from topoaudit.model.nccl import NcclView
+    from topoaudit.model.nccl_topo import Captures
+    from topoaudit.model.report import Report
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything one input (or one part of a paste) held; an absent kind of fact is an Unsupported saying why."""
+
+    machine: Machine
+    source: SourceInfo
+    issues: tuple[InputIssue, ...] = ()  # what reading recovered or ignored, by line
+    extras: dict[str, Any] = field(default_factory=dict)  # facts a source reports as they are (the probe's summary)
+    bench: BenchResult | Unsupported = BENCH_NOT_RUN  # an all-reduce sweep (a pasted nccl-tests run), not yet judged
+    nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN  # NCCL's own view, from an NCCL_DEBUG=INFO log
+    captures: Captures | Unsupported = CAPTURES_NOT_GIVEN  # NCCL's XML dumps, nvbandwidth and p2p matrices
+    inspector: dict[str, Any] | Unsupported = INSPECTOR_NOT_GIVEN  # NCCL Inspector, summarized per communicator
+    ras: dict[str, Any] | Unsupported = RAS_NOT_GIVEN  # an NCCL RAS dump, in the form the report keeps
+    saved: Report | None = None  # the input was a saved report: what it was asked and decided (the fleet keeps it)
+    used: frozenset[int] | None = None  # the 1-based lines read; None: the whole text, nothing left beside it
+    what: str = ""  # what the part is, in a few words ("`nvidia-smi topo -m`"), to name it beside another

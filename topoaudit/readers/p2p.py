@@ -1,0 +1,51 @@
+"""`nvidia-smi topo -p2p` or CUDA's p2pBandwidthLatencyTest: peer-to-peer status per GPU pair, and measured copies."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from topoaudit.readers import Reader, noted
+
+if TYPE_CHECKING:
+    from topoaudit.model.facts import Facts
+
+
+def sniff(text: str) -> bool:
+    head = text[:200_000]
+    if "P2P" not in head and " OK" not in head and "NS" not in head:  # cheap test first
+        return False
+    from topoaudit.parse.p2p_matrix import looks_like_p2p
+
+    return looks_like_p2p(text)
+
+
+def load(text: str, name: str) -> Facts:
+    """P2P statuses as the probe records them; the measured matrices go to the report's captures."""
+    from topoaudit.model.facts import Facts
+    from topoaudit.model.machine import Machine
+    from topoaudit.model.nccl_topo import Captures
+    from topoaudit.model.report import SourceInfo
+    from topoaudit.parse.p2p_matrix import parse_p2p
+
+    parsed = parse_p2p(text, name)
+    description = f"{parsed.tool} output: {len(parsed.gpus)} GPU(s), {len(parsed.statuses)} pair(s)"
+    return Facts(
+        Machine(source="p2p-capture", gpus=parsed.gpus, p2p=parsed.statuses),
+        SourceInfo("p2p-capture", name, description=description),
+        noted(parsed.notes),
+        captures=Captures(bandwidth=parsed.matrices),
+        used=parsed.used_lines,
+        what=f"`{parsed.tool}`",
+    )
+
+
+READER = Reader(
+    "p2p-capture",
+    50,
+    "`nvidia-smi topo -p2p` output",
+    sniff,
+    load,
+    beside=("topo-matrix",),
+    joins=("p2p",),
+    capture=True,
+)

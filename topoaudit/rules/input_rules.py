@@ -1,0 +1,61 @@
+"""Rules over the input itself: a damaged paste read only in part, a GPU model the catalog does not know.
+
+Neither is a fault of the box; both say how far the rest of the report can be trusted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from topoaudit.model.finding import Finding
+from topoaudit.rules.base import RuleContext, finding
+from topoaudit.rules.codes import Code
+from topoaudit.rules.registry import rule
+
+
+@rule(
+    Code(
+        "input-recovered",
+        "warn",
+        title="The input was damaged and partly recovered",
+        remedy="Re-capture `nvidia-smi topo -m` (without truncation) to audit every cell.",
+    ),
+)
+def input_recovered(ctx: RuleContext) -> Iterable[Finding]:
+    """Say that the input was damaged and partly recovered, and where first.
+
+    A truncated or re-typed ``topo -m`` is read where its symmetric matrix makes the missing cells unambiguous;
+    every recovered place is an input issue of the report, and ``--strict`` exits 3 on it.
+    """
+    recovered = [i for i in ctx.issues if i.action == "recovered"]
+    if not recovered:
+        return
+    yield finding(
+        "input-recovered",
+        f"The input was damaged; {len(recovered)} place(s) recovered. First, line {recovered[0].line}: "
+        f"{recovered[0].message.rstrip('.')}.",
+        lines=[i.line for i in recovered],
+    )
+
+
+@rule(
+    Code(
+        "model-unknown",
+        "info",
+        title="The GPU model is not in the catalog (or not in the input); expectations come from link counts alone",
+        remedy="Pass --gpu-model, or analyse a snapshot from `topoaudit probe`, for model-specific expectations.",
+    ),
+)
+def model_unknown(ctx: RuleContext) -> Iterable[Finding]:
+    """Say that the GPU model is not in the catalog, or not in the input at all.
+
+    The rules then judge from link counts alone (the box's own GPUs are the expectation); ``--gpu-model`` or a
+    probe's snapshot gives the model-specific expectations.
+    """
+    if ctx.spec is not None or not ctx.machine.gpus:
+        return
+    why = "; expectations come from link counts alone."
+    if isinstance(ctx.gpu_model, str):
+        yield finding("model-unknown", f"GPU model {ctx.gpu_model!r} not in the catalog{why}", gpu_model=ctx.gpu_model)
+    else:
+        yield finding("model-unknown", f"GPU model not in the input{why}", gpu_model_reason=ctx.gpu_model.reason)
