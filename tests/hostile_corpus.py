@@ -37,8 +37,8 @@ def _report() -> dict[str, Any]:
 
 def _example_report() -> dict[str, Any]:
     """The bundled HGX H100 example saved as a report: its domains name GPUs 0-7."""
-    from topoaudit.readers import load_example
     from topoaudit.pipeline import analyze
+    from topoaudit.readers import load_example
     from topoaudit.render import render
 
     loaded = load_example("hgx-h100")
