@@ -11,7 +11,17 @@ from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
-from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, on_nvlink, pairs_among
+from topoaudit.model.topology import (
+    Domain,
+    format_gpus,
+    gpu_pair_links,
+    gpus_with_unknown_pairs,
+    is_unknown,
+    nvlink_pairs,
+    on_nvlink,
+    pairs_among,
+    unknown_pairs,
+)
 from topoaudit.model.values import Failed
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code
@@ -102,6 +112,14 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     multi = [d for d in ctx.domains if d.size >= 2]
     if len(multi) < 2:
         return
+    between = _unknown_between(ctx, multi)
+    if between:
+        yield Skipped(
+            "nvlink-split-domain",
+            f"the source does not describe {between} GPU pair(s) between the NVLink domains it shows "
+            f"({' '.join(format_gpus(d.gpus) for d in multi)}): they may be one domain",
+        )
+        return
     shape = " + ".join(str(d.size) for d in multi)
     groups = " ".join(format_gpus(d.gpus) for d in multi)
     total = len(ctx.machine.gpus)
@@ -149,6 +167,15 @@ def _split_severity(ctx: RuleContext, multi: list[Domain], total: int) -> tuple[
     return Severity.WARN, f"{spec.name} normally forms domains of {spec.domain_size}"
 
 
+def _unknown_between(ctx: RuleContext, domains: list[Domain]) -> int:
+    """How many GPU pairs across these domains the source leaves undescribed (a ``topo -m`` cut short)."""
+    unknown = unknown_pairs(ctx.machine)
+    if not unknown:
+        return 0
+    domain_of = {g: d.id for d in domains for g in d.gpus}
+    return sum(1 for a, b in unknown if a in domain_of and b in domain_of and domain_of[a] != domain_of[b])
+
+
 def _crossing(ctx: RuleContext, domains: list[Domain]) -> str:
     """Return the fastest path between two domains (what a cross-domain ring must take at best)."""
     first, second = domains[0].gpus, domains[1].gpus
@@ -175,12 +202,15 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not gpu_pair_links(ctx.machine):  # e.g. an nccl-tests log: GPUs named, links never described
         yield Skipped("nvlink-absent", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
         return
-    levels = {lk.level for lk in gpu_pair_links(ctx.machine).values()}
-    if levels == {PathLevel.UNKNOWN}:  # e.g. another vendor's links ('HT'): present, but not readable as paths
+    described = [lk for lk in gpu_pair_links(ctx.machine).values() if not is_unknown(lk)]
+    levels = {lk.level for lk in described}
+    if levels <= {PathLevel.UNKNOWN}:  # e.g. another vendor's links ('HT'): present, but not readable as paths
         codes = sorted({lk.code for lk in gpu_pair_links(ctx.machine).values()})
         yield Skipped("nvlink-absent", f"no GPU pair's path could be read (cells {', '.join(codes[:3])})")
         return
     worst = max(levels, default=PathLevel.UNKNOWN)
+    unknown = len(unknown_pairs(ctx.machine))
+    shown = f" of the {len(described)} the paste shows ({unknown} pair(s) unknown)" if unknown else ""
     spec = ctx.spec
     if spec and spec.build == "pcie":
         severity, why = Severity.INFO, f"expected: {spec.name} has no NVLink"
@@ -194,7 +224,7 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         severity, why = Severity.WARN, "GPU model unknown"
     yield finding(
         "nvlink-absent",
-        f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair; slowest GPU path: {worst.label}. "
+        f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair{shown}; slowest GPU path: {worst.label}. "
         + as_sentence(why),
         severity=severity,
         gpus=[g.index for g in ctx.machine.gpus],
@@ -229,7 +259,12 @@ def missing_nvlink(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
     linked = [d for d in ctx.domains if d.size >= 2]
     lost = {g.index for g in ctx.machine.gpus if isinstance(g.status, Failed)}  # those are gpu-lost's
-    alone = sorted(d.gpus[0] for d in ctx.domains if d.size == 1 and d.build != "unknown" and d.gpus[0] not in lost)
+    undescribed = gpus_with_unknown_pairs(ctx.machine)  # a GPU whose peers are not all shown may be linked to them
+    alone = sorted(
+        d.gpus[0]
+        for d in ctx.domains
+        if d.size == 1 and d.build != "unknown" and d.gpus[0] not in lost and d.gpus[0] not in undescribed
+    )
     if not linked or not alone:
         return
     main = linked[0]  # domains come largest first
@@ -395,7 +430,8 @@ def _degraded_against_catalog(
         if a not in on_switch:
             totals[a] += n
             totals[b] += n
-    short = sorted((g, n) for g, n in totals.items() if n < want and g not in seen)
+    undescribed = gpus_with_unknown_pairs(ctx.machine)  # their peers are not all shown: their total is not known
+    short = sorted((g, n) for g, n in totals.items() if n < want and g not in seen and g not in undescribed)
     if short:
         shown = first_few([f"GPU{g} {n}" for g, n in short], 8)
         yield finding(
@@ -444,12 +480,22 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     for domain in ctx.domains:
         if domain.build != "partial-mesh":
             continue
-        missing = sorted(pair for pair, link in pairs_among(ctx.machine, domain.gpus) if not on_nvlink(link))
+        missing = sorted(
+            pair for pair, link in pairs_among(ctx.machine, domain.gpus) if not on_nvlink(link) and not is_unknown(link)
+        )
+        if not missing:  # every pair not shown linked is one the source does not describe
+            yield Skipped(
+                "nvlink-partial-mesh",
+                f"the source does not describe {domain.unknown_pairs} GPU pair(s) of NVLink domain "
+                f"{format_gpus(domain.gpus)}; every pair it shows is linked",
+            )
+            continue
         by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
         yield finding(
             "nvlink-partial-mesh",
             f"NVLink domain {format_gpus(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
             f"link (e.g. GPU{missing[0][0]}-GPU{missing[0][1]})"
+            + (f"; {domain.unknown_pairs} more pair(s) are not in the paste" if domain.unknown_pairs else "")
             + (f"; by design for {ctx.spec.name}." if by_design and ctx.spec else "."),
             severity=Severity.INFO if by_design else None,
             domain=list(domain.gpus),
@@ -474,6 +520,13 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         yield Skipped("tp-group-crosses-domain", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
     for placement in ctx.placements:
         if placement.fits:
+            continue
+        if placement.unknown_pairs:
+            yield Skipped(
+                "tp-group-crosses-domain",
+                f"TP={placement.tp}: the source does not describe {placement.unknown_pairs} GPU pair(s) of the NVLink "
+                f"domains large enough, so whether {placement.tp} GPUs are linked pair by pair is not known",
+            )
             continue
         largest = max((d.size for d in ctx.domains), default=0)
         why = (
