@@ -140,7 +140,7 @@ TABLE = [
     Row("rules/topo-4x2080ti-pix-one-switch-lmdeploy-1.txt", None, "warn", "", "model-unknown:info nvlink-absent:warn"),
     Row("rules/topo-8xp40-pix-pxb-two-switches-paddle-1.txt", None, "warn", "", "model-unknown:info nic-not-local:info nvlink-absent:warn"),
     # NCCL logs, nccl-tests runs and NCCL topology files
-    Row("nccl/ncclinfo-a100sxm4-2gpu-p2p-direct-read-24ch-container-1.txt", None, "warn", "", "input-recovered:warn model-unknown:info"),
+    Row("nccl/ncclinfo-a100sxm4-2gpu-p2p-direct-read-24ch-container-1.txt", None, "warn", "", "input-recovered:warn model-unknown:info nccl-env-override:info"),
     Row("nccl/ncclinfo-a100sxm4-4gpu-init-trees-rings-container-1.txt", None, "pass", "", "model-unknown:info"),
     Row("nccl/ncclinfo-hgx-a100-topo-system-tree-print-1.txt", None, "pass", "", "model-unknown:info"),
     Row("nccl/ncclinfo-ndh100v5-netib-roce-misnamed-nic-1.txt", None, "pass", "", "model-unknown:info"),

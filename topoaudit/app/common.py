@@ -261,12 +261,23 @@ def judge(
     """The one call into the pipeline: the machine, a bench and a plan request judged together, once."""
     from topoaudit.pipeline import analyze_facts
 
-    if not loaded.machine.gpus and bench is None:
+    if not loaded.machine.gpus and bench is None and not _holds_facts(loaded):
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
     facts = loaded if bench is None else replace(loaded, bench=bench)
     return analyze_facts(
         facts, options=audit_options(gate), expect_busbw_gbps=expect_busbw_gbps, plan_request=plan_request
     )
+
+
+def _holds_facts(loaded: Facts) -> bool:
+    """Whether a paste that names no GPU still holds facts the rules judge: a run's rows, footer or failure, or NCCL
+    lines that show its transports, GPUDirect RDMA, the variables it was run with or its warnings (an excerpt quoted
+    without the ``host:pid:tid [dev]`` prefix that names GPUs)."""
+    from topoaudit.model.values import Unsupported
+
+    view = loaded.nccl
+    shown = not isinstance(view, Unsupported) and bool(view.transports or view.gdr or view.settings or view.warnings)
+    return shown or not isinstance(loaded.bench, Unsupported)
 
 
 def available_cores() -> int:
