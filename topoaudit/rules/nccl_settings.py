@@ -95,12 +95,15 @@ def _older_than(version: object, release: tuple[int, ...]) -> bool | None:
     return parts < release
 
 
-def settings_finding(settings: Iterable[NcclSetting], where: str, nccl_version: object = None) -> Finding | None:
+def settings_finding(
+    settings: Iterable[NcclSetting], where: str, nccl_version: object = None, *, find_where: bool = True
+) -> Finding | None:
     """One nccl-env-override finding over the variables a run shows set; None when none of them matters.
 
-    ``where`` names the input ("NCCL's log", "the pasted command line"); ``nccl_version`` the release the input
-    names, to say when ``NCCL_P2P_LEVEL=LOC`` may be ``NCCL_P2P_DISABLE=1`` in disguise. The remedy finds where
-    each path-changing variable is set (never an ``unset`` in the script: it would change only its own shell).
+    ``where`` names the input ("NCCL's log", "The pasted command line"); ``nccl_version`` the release the input
+    names, to say when ``NCCL_P2P_LEVEL=LOC`` may be ``NCCL_P2P_DISABLE=1`` in disguise. With ``find_where`` the
+    remedy finds where each path-changing variable is set (never an ``unset`` in the script: it would change only
+    its own shell); a variable typed on a pasted command line is where it is.
     """
     judged = [(s, e) for s in settings if (e := effect(s.name, s.value)) is not None]
     if not judged:
@@ -133,5 +136,9 @@ def settings_finding(settings: Iterable[NcclSetting], where: str, nccl_version: 
             for s, e in judged
         ],
     )
-    commands = [remedy("environment-find", variable=s.name, value=s.value) for s, _ in path if s.name in NCCL_VARIABLES]
+    commands = [
+        remedy("environment-find", variable=s.name, value=s.value)
+        for s, _ in path
+        if find_where and s.name in NCCL_VARIABLES
+    ]
     return dataclasses.replace(found, remedy_commands=tuple(commands)) if commands else found
