@@ -106,7 +106,8 @@ def _topology_dump(ctx: Context) -> str:
 
 def _nvbandwidth(ctx: Context) -> str:
     judged = any(m.tool == "nvbandwidth" for m in _bandwidth(ctx))  # type: ignore[attr-defined]
-    return "" if judged else "judged from nvbandwidth output; this report has none"
+    outcomes = not isinstance(ctx.captures, Unsupported) and (ctx.captures.copy_failures or ctx.captures.waived_tests)
+    return "" if judged or outcomes else "judged from nvbandwidth output; this report has none"
 
 
 def _nvbandwidth_copies(ctx: Context) -> str:
