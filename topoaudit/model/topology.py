@@ -219,15 +219,18 @@ def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
         for gpu in group:
             joined[gpu] |= group - {gpu}
     components = sorted((tuple(sorted(c)) for c in _components(joined)), key=lambda c: (-len(c), c))
-    unknown = unknown_pairs(machine)
+    component_of = {g: number for number, gpus in enumerate(components) for g in gpus}
+    unseen_in: dict[int, int] = {}  # unknown pairs inside each component, counted in one pass
+    for a, b in unknown_pairs(machine):
+        if component_of.get(a) == component_of.get(b):
+            unseen_in[component_of[a]] = unseen_in.get(component_of[a], 0) + 1
     domains = []
     for number, gpus in enumerate(components):
         counts = [count for g in gpus for count in peers[g].values()]
         n = len(gpus)
         pairs_joined = sum(len(joined[g]) for g in gpus) // 2
         all_pairs = pairs_joined == n * (n - 1) // 2
-        members = set(gpus)
-        unseen = sum(1 for a, b in unknown if a in members and b in members) if unknown else 0
+        unseen = unseen_in.get(number, 0)
         as_shown = all_pairs or pairs_joined + unseen == n * (n - 1) // 2  # every pair the source shows is linked
         domains.append(
             Domain(
