@@ -22,6 +22,7 @@ from topoaudit.judge.gate import decide_gate
 from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Skipped, worst_first
 from topoaudit.model.machine import Machine
+from topoaudit.model.network import RunFacts, run_facts
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
     CAPTURES_NOT_GIVEN,
@@ -96,7 +97,8 @@ def analyze_facts(
     gpu_model = _gpu_model(machine, options, plan_request)
     spec = find_gpu(gpu_model) if isinstance(gpu_model, str) else None
     held = {f.name: getattr(facts, f.name) for f in dataclasses.fields(facts)}
-    held["bench"] = _with_expectations(facts.bench, spec)  # each group's expected figure, shown and judged beside it
+    run = run_facts(nics=options.nics, nccl=facts.nccl, bench=facts.bench, ras=facts.ras)  # NICs, NCCL release
+    held["bench"] = _with_expectations(facts.bench, spec, run)  # each group's expected figure, shown and judged
     ctx = RuleContext(
         **held,
         domains=domains,
@@ -107,6 +109,7 @@ def analyze_facts(
         expect_busbw_gbps=expect_busbw_gbps,
         plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts.source, gpu_model, domains),
         oracle=_oracle(facts.inspector),
+        run=run,
     )
     findings, skipped = run_rules(ctx)
     judged, policy_outcome = _policy_step(worst_first(findings), ctx)
@@ -115,13 +118,15 @@ def analyze_facts(
     return _report(ctx, placements, judged, skipped, gate, policy_outcome, generated_at)
 
 
-def _with_expectations(bench: BenchResult | Unsupported, spec: GpuSpec | None) -> BenchResult | Unsupported:
+def _with_expectations(
+    bench: BenchResult | Unsupported, spec: GpuSpec | None, run: RunFacts
+) -> BenchResult | Unsupported:
     """The sweep with each group's expected figure and its source, shown beside it and judged against it."""
     if isinstance(bench, Unsupported):
         return bench
     from topoaudit.bench.judge import with_expectations
 
-    return with_expectations(bench, spec)
+    return with_expectations(bench, spec, run)
 
 
 def _oracle(inspector: dict[str, Any] | Unsupported) -> Any:

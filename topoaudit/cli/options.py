@@ -66,6 +66,7 @@ def _gate(values: dict[str, Any]) -> GateRequest:
         fail_on=values["fail_on"],
         strict=bool(values["strict"]),
         policy=values["policy"] or None,
+        nics=values["nics"],
     )
 
 
@@ -92,6 +93,12 @@ gate_options = typed(
             metavar="FILE|builtin:NAME",
             help="Judge by a policy (expectations, severity overrides, ignores). Built in: "
             "builtin:hgx-8gpu, builtin:nvl72-tray, builtin:bridged-workstation.",
+        ),
+        click.option(
+            "--nics",
+            metavar="COUNTxGBITS",
+            help="One node's NICs, for runs across nodes: 8x400, 4x200:RoCE. Default: the NICs NCCL's log lists, "
+            "else the model's reference node, assumed (a run judged on it warns at most).",
         ),
     ],
     _gate,
