@@ -107,7 +107,7 @@ def analyze_facts(
         spec=spec,
         gpu_model=gpu_model,
         expect_busbw_gbps=expect_busbw_gbps,
-        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts.source, gpu_model, domains),
+        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts, gpu_model, domains, run, held),
         oracle=_oracle(facts.inspector),
         run=run,
     )
@@ -218,9 +218,14 @@ def _catalog_entry(spec: GpuSpec | None, gpu_model: Probed[str]) -> str | Unsupp
 
 
 def _plan(
-    request: PlanRequest, source: SourceInfo, gpu_model: str | Unsupported, domains: tuple[Domain, ...]
+    request: PlanRequest,
+    facts: Facts,
+    gpu_model: str | Unsupported,
+    domains: tuple[Domain, ...],
+    run: RunFacts,
+    held: dict[str, Any],
 ) -> DeployPlan:
-    """The deploy plan checked against this machine's domains.
+    """The deploy plan checked against this machine's domains, its all-reduces timed from the run beside it.
 
     ConfigError (exit 4) when no card can be named to size on; UsageError (exit 2) when the request itself
     cannot be planned (a TP size that divides no head count, an impossible margin).
@@ -229,9 +234,15 @@ def _plan(
     from topoaudit.plan.target import machine_domains, resolve_gpu
 
     spec = resolve_gpu(_plan_card(request.gpu, gpu_model), gpu_model)
-    audited = machine_domains(source, gpu_model, domains) if domains else None  # no GPUs: the standard node only
+    # no GPUs: the standard node only; with the model's shape, the all-reduces timed from the run beside the plan
+    audited = machine_domains(facts.source, gpu_model, domains, facts.machine) if domains else None
+    links = None
+    if request.shape is not None:
+        from topoaudit.bench.oracle import planner_links
+
+        links = planner_links(held["bench"], run.network)
     try:
-        return plan_deployment(request, spec, audited)
+        return plan_deployment(request, spec, audited, links)
     except ConfigError as exc:
         raise UsageError(str(exc), hint=exc.hint) from exc
 

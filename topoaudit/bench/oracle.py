@@ -30,7 +30,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topoaudit.bench.nccl_arithmetic import (
     COLLNET,
@@ -54,6 +54,10 @@ from topoaudit.model.nccl_bandwidth import net_gbps
 from topoaudit.model.network import NcclVersion, NicSet
 from topoaudit.model.values import Unsupported
 from topoaudit.units import format_size
+
+if TYPE_CHECKING:
+    from topoaudit.model.bench import BenchResult
+    from topoaudit.plan.comm import Links
 
 
 @dataclass(frozen=True)
@@ -779,3 +783,9 @@ __all__ = [
     "tolerance",
 ]
 
+
+def planner_links(bench: BenchResult | Unsupported, network: NicSet | None) -> Links:
+    """What the planner times a TP group's all-reduces from: this oracle, the run beside the plan, its NICs."""
+    from topoaudit.plan.comm import Links
+
+    return Links(expected_busbw, None if isinstance(bench, Unsupported) else bench, network)
