@@ -380,8 +380,8 @@ def test_a_level_typed_as_a_number_is_read_as_the_old_level() -> None:
         ("NCCL_P2P_LEVEL set by environment to SYS", Severity.INFO),  # wider than the default
         ("NCCL_BUFFSIZE set by environment to 8388608.", Severity.INFO),
         ("NCCL_NVLS_ENABLE set by environment to 0.", Severity.WARN),
-        ("NCCL_ALGO set by environment to Ring", Severity.WARN),
-        ("NCCL_PROTO set by environment to LL128", Severity.WARN),
+        ("NCCL_ALGO set by environment to Ring", Severity.INFO),  # a choice of algorithm, often to measure
+        ("NCCL_PROTO set by environment to LL128", Severity.INFO),
         ("NCCL_CUMEM_ENABLE set by environment to 0.", Severity.WARN),
         ("NCCL_NET_GDR_LEVEL set by environment to LOC", Severity.WARN),
         ("NCCL_IB_DISABLE set by environment to 1.", Severity.WARN),

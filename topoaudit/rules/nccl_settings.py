@@ -62,9 +62,9 @@ def effect(name: str, value: str) -> tuple[Severity, str] | None:
         return warn, "GPUDirect RDMA is off: traffic between nodes is staged through host memory"
     if name == "NCCL_NET_GDR_READ" and v == "0":
         return warn, "the NICs do not read GPU memory directly when sending"
-    if name in ("NCCL_ALGO", "NCCL_PROTO"):
+    if name in ("NCCL_ALGO", "NCCL_PROTO"):  # a choice among algorithms over the same links, often made to measure
         what = "algorithms" if name == "NCCL_ALGO" else "protocols"
-        return warn, f"NCCL may use only the {what} {value}, not the one its model picks"
+        return Severity.INFO, f"NCCL may use only the {what} {value}: a run's figures are that choice's"
     if name == "NCCL_NVLS_ENABLE" and v == "0":
         return warn, "NVLink SHARP (NVLS) is off: all-reduce on NVSwitch boxes runs on rings"
     if name == "NCCL_CUMEM_ENABLE" and v == "0":
