@@ -83,6 +83,7 @@ def _topology(request: NcclTopoRequest) -> tuple[TopologyFile, str]:
         snapshot = collect(probe.sysfs_root, call_timeout_s=probe.call_timeout_s, smi_timeout_s=probe.smi_timeout_s)
         return from_snapshot(snapshot, "this machine"), snapshot.taken_at
     from topoaudit.app.common import read_input
+    from topoaudit.model.values import Unsupported
     from topoaudit.probe.snapshot import looks_like_snapshot, snapshot_from_json
 
     text = read_input(request.path, STDIN_INPUT)
@@ -90,11 +91,14 @@ def _topology(request: NcclTopoRequest) -> tuple[TopologyFile, str]:
     if looks_like_snapshot(text):
         snapshot = snapshot_from_json(text, name)
         return from_snapshot(snapshot, name), snapshot.taken_at
+    from topoaudit.model.nccl_topo import Captures
     from topoaudit.readers import load_text
 
     loaded = load_text(text, name)
     taken_at = loaded.saved.generated_at if loaded.saved is not None else ""
-    return from_machine(loaded.machine, name), taken_at
+    captures = loaded.saved.captures if loaded.saved is not None else loaded.captures
+    dump = captures.nccl_topology if isinstance(captures, Captures) else None
+    return from_machine(loaded.machine, name, dump if not isinstance(dump, Unsupported) else None), taken_at
 
 
 def _header(topo: TopologyFile, version: str, taken_at: str, path: str, nvlinks: bool) -> list[str]:

@@ -269,7 +269,11 @@ def groups_from_paths(machine: Machine) -> tuple[list[set[str]], list[set[str]]]
 def chains_from_groups(
     endpoints: Sequence[Endpoint], leaves: Sequence[set[str]], parents: Sequence[set[str]] = ()
 ) -> dict[str, tuple[str, ...]]:
-    """Stand-in switch chains for grouped devices: a parent switch (PXB group) above a leaf one (PIX group)."""
+    """Stand-in switch chains for grouped devices: a parent switch (PXB group) above a leaf one (PIX group).
+
+    A device of a PXB group that shares no PIX group gets a leaf of its own below the parent: two devices
+    directly under one switch are PIX to NCCL, so putting them there would turn the box's PXB into PIX.
+    """
     chains: dict[str, tuple[str, ...]] = {}
     number = 0
     top_of: dict[str, str] = {}
@@ -277,13 +281,12 @@ def chains_from_groups(
         number += 1
         for bus in group:
             top_of[bus] = placeholder_bus(number)
-    for group in sorted(leaves, key=min):
+    alone = [{bus} for bus in top_of if not any(bus in leaf for leaf in leaves)]
+    for group in sorted([*leaves, *alone], key=min):
         number += 1
         leaf = placeholder_bus(number)
         for bus in group:
             chains[bus] = (top_of[bus], leaf) if bus in top_of else (leaf,)
-    for bus, top in top_of.items():
-        chains.setdefault(bus, (top,))
     known = {e.bus_id for e in endpoints}
     return {bus: chain for bus, chain in chains.items() if bus in known}
 
