@@ -36,7 +36,9 @@ _DEVICE = re.compile(
     r"^Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+), pciDeviceID: ([0-9a-fA-F]+), pciDomainID:\s*(\d+)"
 )
 _SAMPLE_MATRIX = re.compile(r"^(P2P Connectivity Matrix|(Uni|Bi)directional P2P=\w+ Bandwidth.*Matrix \(GB/s\))\s*$")
-_SAMPLE_ROW = re.compile(r"^\s*(\d+)\s+([\d.\s]+)$")
+_SAMPLE_ROW = re.compile(r"^\s*(\d{1,6})\s+(\S.*)$")
+MAX_GBPS = 1e6
+"""No copy moves a million GB/s: a figure above is damage (``1e308``), not a measurement."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     title = ""
     columns: list[int] = []
     rows: list[tuple[int, list[float]]] = []
+    notes: list[tuple[int, str]] = []
 
     def close() -> None:
         if not title or not rows:
@@ -175,7 +178,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             )
         )
 
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         device = _DEVICE.match(line.strip())
         if device:
             index = int(device.group(1))
@@ -187,11 +190,20 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             title, columns, rows = line.strip(), [], []
             continue
         if title and line.strip().startswith("D\\D"):
-            columns = [int(c) for c in line.split()[1:]]
+            labels = line.split()[1:]
+            if labels and all(c.isdigit() and len(c) < 6 for c in labels):
+                columns = [int(c) for c in labels]
+            else:
+                notes.append((number, f"{title}: its header names no GPU columns; matrix left out"))
+                title, columns, rows = "", [], []
             continue
         row = _SAMPLE_ROW.match(line.replace("\t", " ")) if title and columns else None
         if row:
-            rows.append((int(row.group(1)), [float(v) for v in row.group(2).split()]))
+            values, why = _sample_values(row.group(2).split(), len(columns))
+            if why:
+                notes.append((number, f"{title}: GPU {row.group(1)[:6]}'s row {why}; row left out"))
+            else:
+                rows.append((int(row.group(1)), values))
         elif title and line.strip():
             close()
             title, columns, rows = "", [], []
@@ -207,4 +219,20 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
                 # CUDA says only whether peer access works, not why; NVML's word for that is not-supported.
                 statuses.append(P2PStatus(a, b, read="ok" if can else "not-supported"))
     all_gpus = tuple(gpus.get(i, Gpu(index=i)) for i in indices)
-    return ParsedP2P(all_gpus, tuple(statuses), tuple(matrices), frozenset(), (), "p2pBandwidthLatencyTest")
+    return ParsedP2P(all_gpus, tuple(statuses), tuple(matrices), frozenset(), tuple(notes), "p2pBandwidthLatencyTest")
+
+
+def _sample_values(tokens: list[str], columns: int) -> tuple[list[float], str]:
+    """A matrix row's figures, or why they are none: one per column, each a bandwidth a copy can reach."""
+    if len(tokens) != columns:
+        return [], f"has {len(tokens)} values for {columns} columns"
+    values = []
+    for token in tokens:
+        try:
+            value = float(token)
+        except ValueError:
+            return [], f"holds {token[:20]!r}, not a figure"
+        if not 0 <= value <= MAX_GBPS:  # NaN fails too
+            return [], f"holds {token[:20]}, not a bandwidth"
+        values.append(value)
+    return values, ""
