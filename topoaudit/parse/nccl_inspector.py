@@ -156,6 +156,8 @@ def _next_object(text: str, pos: int) -> int:
     return len(text) if found < 0 else found + 1
 
 
+MAX_GBPS = 1e6
+"""No link carries a million GB/s: a figure above (``1e308``, inf, a 400-digit integer) is damage, not a measurement."""
 _INT_KEYS = (("header", "rank"), ("header", "n_ranks"), ("header", "nnodes"))
 _COLL_INT_KEYS = ("coll_sn", "coll_msg_size_bytes", "coll_exec_time_us")
 _COLL_FLOAT_KEYS = ("coll_algobw_gbs", "coll_busbw_gbs")
@@ -177,7 +179,7 @@ def _record(obj: dict[str, Any], line: int) -> InspectorRecord | str:
             return f"coll_perf.{key} is not a whole number; skipped"
     for key in _COLL_FLOAT_KEYS:
         value: Any = coll.get(key)
-        if not (_is_number(value) and value >= 0):
+        if not (_is_number(value) and 0 <= value <= MAX_GBPS):
             return f"coll_perf.{key} is not a bandwidth; skipped"
     if not isinstance(coll.get("coll"), str) or not isinstance(header.get("id"), str):
         return "coll_perf.coll or header.id is not a string; skipped"
