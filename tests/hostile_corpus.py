@@ -124,8 +124,9 @@ def write_corpus(folder: Path | None) -> list[Case]:
         cases += [Case(f"{name} ({fmt})", ("report", "{dir}/" + name, "--format", fmt), code, says) for fmt in FORMATS]
     if folder is not None:
         _write(folder, "report-120000-nics.json", _with_nics(_report()))
-    html = ("report", "{dir}/report-120000-nics.json", "--format", "html")
-    cases.append(Case("report-120000-nics.json (html)", html, 0, "119,744 of its 120,000 NICs"))
+    for fmt in ("html", "console", "markdown"):
+        args = ("report", "{dir}/report-120000-nics.json", "--format", fmt)
+        cases.append(Case(f"report-120000-nics.json ({fmt})", args, 0, "119,744 of its 120,000 NICs"))
     cases += _fleet_cases(folder)
     expected = {"gpu-under-bridge": 1, "two-gpus-one-dev": 4}  # the others pass: NVLink is not judged from them
     for path in sorted(HOSTILE.glob("ncclxml-*-constructed.xml")):
