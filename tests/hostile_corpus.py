@@ -19,7 +19,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 HOSTILE = FIXTURES / "hostile"
 REPORT = FIXTURES / "fleet" / "report-a100-8gpu-nccltests.json"  # a real saved report with an nccl-tests sweep
 SNAPSHOT = FIXTURES / "fleet" / "snapshot-h200.json"
-PROVIDER = FIXTURES / "captures" / "provider"
+CAPTURES = FIXTURES / "captures"
+PROVIDER = CAPTURES / "provider"
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,30 @@ REPORT_CASES: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], int, s
     "report-busbw-negative.json": (_with_busbw(-5.0), 0, ""),
     "report-gate-edited-to-pass.json": (_with_gate_pass, 4, "the report contradicts itself"),
 }
+NVLINK = "nvlink-2x3090-status-14gbps-clubrig-1.txt"
+P2P_SAMPLE = "p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt"
+CAPTURE_CASES: dict[str, tuple[str, str, str, int, str]] = {
+    "nvlink-link-index-5000-digits.txt": (NVLINK, "Link 1:", "Link " + "9" * 5000 + ":", 0, "names no NVLink port"),
+    "nvlink-speed-negative.txt": (NVLINK, "Link 1: 14.062", "Link 1: -14.062", 0, "WARN"),
+    "nvlink-speed-1e308.txt": (NVLINK, "Link 1: 14.062", "Link 1: 1e308", 0, "is no link speed"),
+    "p2p-gpu-label-5000-digits.txt": (
+        "p2p-2x3090-nvlink-ok-clubrig-1.txt",
+        "GPU1",
+        "GPU" + "9" * 5000,
+        4,
+        "not a format topoaudit reads",
+    ),
+    "p2p-sample-row-cut.txt": (P2P_SAMPLE, "     1  52.10 806.22", "     1  52.10", 0, "row left out"),
+    "p2p-sample-figure-1e308.txt": (P2P_SAMPLE, "     1  52.10 806.22", "     1  1e308 806.22", 0, "WARN"),
+    "inspector-busbw-400-digits.jsonl": (
+        "../inspector/constructed-two-hosts-one-slow.jsonl",
+        '"coll_busbw_gbs":4.7}',
+        '"coll_busbw_gbs":' + "9" * 400 + "}",
+        0,
+        "is not a bandwidth",
+    ),
+}
+"""A real capture with one figure no tool prints: (capture, text, its damage, exit code, what the user reads)."""
 FORMATS = ("console", "json", "markdown", "html", "junit", "prometheus", "k8s-labels", "remedy")
 
 
@@ -139,6 +164,12 @@ def write_corpus(folder: Path | None) -> list[Case]:
     for name, body in plain:  # JSON that is no report nor snapshot: the loader's own check reads it
         _write(folder, name, body)
         cases.append(Case(name, ("analyze", "{dir}/" + name), 4, "the JSON"))
+    for name, (base, before, after, code, says) in CAPTURE_CASES.items():  # real captures with one figure damaged
+        if folder is not None:
+            text = (CAPTURES / base).read_text(encoding="utf-8")
+            assert before in text, (base, before)
+            _write(folder, name, text.replace(before, after, 1))
+        cases.append(Case(name, ("analyze", "{dir}/" + name), code, says))
     gb300, g5 = PROVIDER / "oci-gb300-2host-mnnvl-constructed.xml", PROVIDER / "aws-g5.48xlarge-static.xml"
     cases.append(Case(gb300.name, ("analyze", str(gb300)), 0, "2 hosts"))
     cases.append(Case(g5.name, ("analyze", str(g5)), 4, "no GPUs"))

@@ -8,6 +8,7 @@ import pytest
 
 from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import MachineInput
+from topoaudit.errors import InputError
 from topoaudit.model.finding import Finding
 from topoaudit.model.nccl_topo import Captures
 from topoaudit.model.report import Report
@@ -131,13 +132,15 @@ def test_tabs_in_a_mixed_nine_gpu_box_are_read() -> None:
 def test_a_damaged_bandwidth_matrix_row_is_left_out_and_said(
     tmp_path: Path, damage: tuple[str, str], note: str
 ) -> None:
-    """A row cut short, or a figure no copy reaches, used to crash the reader or the console (exit 5)."""
+    """A row cut short, or a figure no copy reaches, used to crash the reader or the console (exit 5), or to end
+    the matrix there without a word."""
     text = (CAPTURES / "p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt").read_text(encoding="utf-8")
     before, after = damage
     assert text.count(before) == 1
     (tmp_path / "p2p.txt").write_text(text.replace(before, after), encoding="utf-8")
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "p2p.txt")))).report
-    assert any(note in issue.message for issue in report.input_issues), [i.message for i in report.input_issues]
+    assert any(note in i.message and i.action == "recovered" for i in report.input_issues), report.input_issues
+    assert report.gate.verdict != "pass"  # a matrix read around is an incomplete audit
     assert isinstance(report.captures, Captures)
     matrices = report.captures.bandwidth
     assert all(len(row) == len(m.columns) for m in matrices for row in m.values_gbps)
@@ -145,3 +148,11 @@ def test_a_damaged_bandwidth_matrix_row_is_left_out_and_said(
     assert (damaged is None) == ("header" in note)
     assert [len(m.rows) for m in matrices] == [2, 2, 2, 1] if damaged else [2, 2, 2]
     assert "Bidirectional P2P=Disabled" in render(report, "console")
+
+
+def test_a_gpu_label_of_5000_digits_is_no_p2p_matrix(tmp_path: Path) -> None:
+    """It used to crash the reader (exit 5)."""
+    label = "GPU" + "9" * 5000
+    (tmp_path / "p2p.txt").write_text(f"        GPU0    {label}\n GPU0     X       OK\n {label}     OK      X\n")
+    with pytest.raises(InputError, match="not a format topoaudit reads"):
+        analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "p2p.txt"))))

@@ -29,7 +29,7 @@ P2P_CODES = {
 # ``-p2p r|w|n|a``: the capability the matrix answers, as P2PStatus names it.
 MODES = {"r": "read", "w": "write", "n": "nvlink", "a": "atomics"}
 
-_HEADER = re.compile(r"^\s*(GPU\d+)(\s+GPU\d+)*\s*$")
+_HEADER = re.compile(r"^\s*(GPU\d{1,6})(\s+GPU\d{1,6})*\s*$")
 _COMMAND = re.compile(r"nvidia-smi\s+topo\s+-p2p\s+(\w+)")
 _LEGEND = re.compile(r"^\s*(Legend:|[A-Z]{1,3}\s+=\s)")
 _DEVICE = re.compile(
@@ -51,6 +51,7 @@ class ParsedP2P:
     used_lines: frozenset[int]  # 1-based lines that belong to the P2P captures
     notes: tuple[tuple[int, str], ...]
     tool: str  # "nvidia-smi topo -p2p" | "p2pBandwidthLatencyTest"
+    damaged: tuple[tuple[int, str], ...] = ()  # (line, a row or header read around): the audit is incomplete
 
 
 def looks_like_p2p(text: str) -> bool:
@@ -100,6 +101,7 @@ def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
         raise InputError(f"{name}: no `nvidia-smi topo -p2p` matrix in it")
     used: set[int] = set()
     notes: list[tuple[int, str]] = []
+    damaged: list[tuple[int, str]] = []
     pairs: dict[tuple[int, int], P2PStatus] = {}
     indices: set[int] = set()
     for header, columns, rows in blocks:
@@ -120,7 +122,9 @@ def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
             a = int(label[3:])
             indices.add(a)
             if len(cells) != len(columns):
-                notes.append((k + 1, f"{label}'s row has {len(cells)} cells for {len(columns)} columns; row left out"))
+                damaged.append(
+                    (k + 1, f"{label}'s row has {len(cells)} cells for {len(columns)} columns; row left out")
+                )
                 continue
             for column, cell in zip(columns, cells, strict=True):
                 b = int(column[3:])
@@ -137,7 +141,8 @@ def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
                 pairs[key] = status
     gpus = tuple(Gpu(index=i) for i in sorted(indices))
     statuses = tuple(pairs[k] for k in sorted(pairs))
-    return ParsedP2P(gpus, statuses, (), frozenset(k + 1 for k in used), tuple(notes), "nvidia-smi topo -p2p")
+    used_lines = frozenset(k + 1 for k in used)
+    return ParsedP2P(gpus, statuses, (), used_lines, tuple(notes), "nvidia-smi topo -p2p", tuple(damaged))
 
 
 def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
@@ -147,7 +152,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     title = ""
     columns: list[int] = []
     rows: list[tuple[int, list[float]]] = []
-    notes: list[tuple[int, str]] = []
+    damaged: list[tuple[int, str]] = []
 
     def close() -> None:
         if not title or not rows:
@@ -194,14 +199,14 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             if labels and all(c.isdigit() and len(c) < 6 for c in labels):
                 columns = [int(c) for c in labels]
             else:
-                notes.append((number, f"{title}: its header names no GPU columns; matrix left out"))
+                damaged.append((number, f"{title}: its header names no GPU columns; matrix left out"))
                 title, columns, rows = "", [], []
             continue
         row = _SAMPLE_ROW.match(line.replace("\t", " ")) if title and columns else None
         if row:
             values, why = _sample_values(row.group(2).split(), len(columns))
             if why:
-                notes.append((number, f"{title}: GPU {row.group(1)[:6]}'s row {why}; row left out"))
+                damaged.append((number, f"{title}: GPU {row.group(1)[:6]}'s row {why}; row left out"))
             else:
                 rows.append((int(row.group(1)), values))
         elif title and line.strip():
@@ -219,7 +224,9 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
                 # CUDA says only whether peer access works, not why; NVML's word for that is not-supported.
                 statuses.append(P2PStatus(a, b, read="ok" if can else "not-supported"))
     all_gpus = tuple(gpus.get(i, Gpu(index=i)) for i in indices)
-    return ParsedP2P(all_gpus, tuple(statuses), tuple(matrices), frozenset(), tuple(notes), "p2pBandwidthLatencyTest")
+    return ParsedP2P(
+        all_gpus, tuple(statuses), tuple(matrices), frozenset(), (), "p2pBandwidthLatencyTest", tuple(damaged)
+    )
 
 
 def _sample_values(tokens: list[str], columns: int) -> tuple[list[float], str]:
