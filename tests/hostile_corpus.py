@@ -123,6 +123,41 @@ CAPTURE_CASES: dict[str, tuple[str, str, str, int, str]] = {
         0,
         "is not a bandwidth",
     ),
+    "ras-summary-5000-digits.txt": (
+        "../ras/doc-healthy.txt",
+        "      4          8",
+        "      " + "9" * 5000 + "          8",
+        4,
+        "no GPUs",
+    ),
+    "ras-json-integer-5000-digits.json": (
+        "../ras/doc-missing-rank.json",
+        '"rank": 0',
+        '"rank": ' + "9" * 5000,
+        4,
+        "an integer thousands of digits",
+    ),
+    "ras-json-nested-3000.json": (
+        "../ras/doc-missing-rank.json",
+        '"nccl_version"',
+        '"x": ' + "[" * 3000 + "]" * 3000 + ', "nccl_version"',
+        4,
+        "nested more than a thousand levels deep",
+    ),
+    "inspector-integer-5000-digits.jsonl": (
+        "../inspector/constructed-two-hosts-one-slow.jsonl",
+        '"coll_busbw_gbs":4.7}',
+        '"coll_busbw_gbs":' + "9" * 5000 + "}",
+        0,
+        "an integer thousands of digits long",
+    ),
+    "inspector-nested-3000.jsonl": (
+        "../inspector/constructed-two-hosts-one-slow.jsonl",
+        '{"header"',
+        '{"x": ' + "[" * 3000 + "]" * 3000 + ', "header"',
+        0,
+        "nested more than a thousand levels deep",
+    ),
 }
 """A real capture with one figure no tool prints: (capture, text, its damage, exit code, what the user reads)."""
 FORMATS = ("console", "json", "markdown", "html", "junit", "prometheus", "k8s-labels", "remedy")

@@ -119,12 +119,12 @@ def parse_inspector(text: str, name: str = "<input>") -> InspectorLog:
         line, counted = line + text.count("\n", counted, pos), pos
         try:
             obj, stop = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             pos = _next_object(text, pos)
             last = line + text.count("\n", counted, pos) - (1 if pos < end else 0)
             last = max(last, line)
             span = f"lines {line} to {last}" if last > line else f"line {line}"
-            notes.append((line, f"{span}: not a JSON object ({exc.msg}); skipped"))
+            notes.append((line, f"{span}: not a JSON object ({_json_refusal(exc)}); skipped"))
             continue
         pos = stop
         if not isinstance(obj, dict):
@@ -142,6 +142,15 @@ def parse_inspector(text: str, name: str = "<input>") -> InspectorLog:
             versions.append(version)
         records.append(record)
     return InspectorLog(tuple(records), tuple(versions), p2p, tuple(notes))
+
+
+def _json_refusal(exc: Exception) -> str:
+    """Why ``json`` refused an object, in words: its own message, or what Python's limits met."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nested more than a thousand levels deep"
+    return "an integer thousands of digits long"  # int() refuses a literal of more than 4,300 digits
 
 
 def _skip_space(text: str, pos: int) -> int:

@@ -86,7 +86,7 @@ class RasProcess:
 def gpu_indices(text: str) -> tuple[int, ...]:
     """``"0,1,2"`` -> (0, 1, 2); ``"5 (NVML 7)"`` -> (7,): RAS prints NVML indices in brackets where they differ
     from CUDA's (rasGpuDevsToString, src/ras/client_support.cc)."""
-    m = re.fullmatch(r"\s*([\d,]+)(?:\s*\(NVML ([\d,]+)\))?\s*", text)
+    m = re.fullmatch(r"\s*(\d{1,6}(?:,\d{1,6})*)(?:\s*\(NVML (\d{1,6}(?:,\d{1,6})*)\))?\s*", text)
     if not m:
         return ()
     return tuple(int(x) for x in (m[2] or m[1]).split(",") if x)
@@ -179,6 +179,8 @@ def _parse_json(text: str, name: str) -> RasDump:
             "a truncated copy?",
             hint="capture it again with `ncclras -f json > ras.json`",
         ) from exc
+    except (RecursionError, ValueError) as exc:
+        raise InputError(f"{name}: NCCL RAS JSON output {_beyond_json(exc)}; ncclras writes neither") from None
     comms = doc.get("communicators") if isinstance(doc, dict) else None
     if not isinstance(comms, list):
         raise InputError(f"{name}: NCCL RAS JSON output without a `communicators` list")
@@ -208,6 +210,14 @@ def _parse_json(text: str, name: str) -> RasDump:
         tuple(out),
         timeouts=timeouts if isinstance(timeouts, int) else 0,
     )
+
+
+def _beyond_json(exc: Exception) -> str:
+    """What Python's JSON reader refused beyond a syntax error: nesting past the recursion limit, or an integer
+    literal of more than 4,300 digits."""
+    if isinstance(exc, RecursionError):
+        return "nested more than a thousand levels deep"
+    return "holding an integer thousands of digits long"
 
 
 def _list(c: dict[str, Any], key: str, name: str) -> list[dict[str, Any]]:
@@ -258,7 +268,7 @@ def _result(code: int) -> str:
 # --- monitor mode ----------------------------------------------------------------------------------------
 
 _EVENT_LINE = re.compile(r"^\s*\[([\d-]+ [\d:]+)\] (PEER_[A-Z_]+): ?(.*?)\s*$")
-_EVENT_PEER = re.compile(r"^Process (\d+) on node (\S+) managing GPUs? ([\d,]+(?: \(NVML [\d,]+\))?)\s*(.*)$")
+_EVENT_PEER = re.compile(r"^Process (\d{1,9}) on node (\S+) managing GPUs? ([\d,]+(?: \(NVML [\d,]+\))?)\s*(.*)$")
 _EVENT_ADDR = re.compile(r"^(\S+<\d+>)\s*(.*)$")
 
 
@@ -299,6 +309,8 @@ def _parse_json_events(text: str, name: str) -> RasDump:
                 "a truncated copy?",
                 hint="capture it again with `ncclras -m -f json > ras-events.json`",
             ) from exc
+        except (RecursionError, ValueError) as exc:
+            raise InputError(f"{name}: NCCL RAS monitor JSON {_beyond_json(exc)}; ncclras writes neither") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
             continue
         raw_peer = obj.get("peer")
@@ -326,22 +338,24 @@ def _parse_json_events(text: str, name: str) -> RasDump:
 
 # --- text -------------------------------------------------------------------------------------------------
 
-_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d-]+)\s+(\d+)\s+(\d+)\s+([A-Z]+)\s+([A-Z,]+)\s*$")
-_SUMMARY = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+_ROW = re.compile(
+    r"^\s*(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+([\d-]+)\s+(\d{1,9})\s+(\d{1,9})\s+([A-Z]+)\s+([A-Z,]+)\s*$"
+)
+_SUMMARY = re.compile(r"^\s*(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s*$")
 _COMM = re.compile(r"^(#\d+-\d+ \([0-9a-f]+\)) ([A-Z]+)\s*$")
 _SECTION = re.compile(r"^(INCOMPLETE|DEAD|TIMEOUT)\s*$")
-_PROCESS = re.compile(r"^\s+Process (\d+) on node (\S+) managing GPUs? (.+?)\s*$")
+_PROCESS = re.compile(r"^\s+Process (\d{1,9}) on node (\S+) managing GPUs? (.+?)\s*$")
 _RANK_LINE = re.compile(
-    r"^\s+Rank (\d+)(?: has .+?| reported (.+?))? -- GPU (\d+)(?: \(NVML (\d+)\))?[^,]*? managed by process (\d+) "
-    r"on node (\S+)\s*$"
+    r"^\s+Rank (\d{1,9})(?: has .+?| reported (.+?))? -- GPU (\d{1,9})(?: \(NVML (\d{1,9})\))?[^,]*? "
+    r"managed by process (\d{1,9}) on node (\S+)\s*$"
 )
-_RANK_NOT_FOUND = re.compile(r"^\s+Rank (\d+)(?: has .+?| reported (.+?))? -- \[process information not found\]")
+_RANK_NOT_FOUND = re.compile(r"^\s+Rank (\d{1,9})(?: has .+?| reported (.+?))? -- \[process information not found\]")
 _RANKS_REPORTED = re.compile(r"^\s+\d+ ranks reported (.+?)\s*$")
 _VERSION = re.compile(r"^NCCL version (\S+) compiled with CUDA")
-_MISSING_COUNT = re.compile(r"^\s+Missing communicator data from (\d+) rank")
+_MISSING_COUNT = re.compile(r"^\s+Missing communicator data from (\d{1,9}) rank")
 _MISSING_OLD = re.compile(r"^\s+The missing ranks?: ([\d, ]+)")
 _ERROR_LINE = re.compile(r"^\s+((Initialization|Asynchronous) errors? on \d+ ranks?)")
-_TIMEOUTS = re.compile(r"Encountered (\d+) communication timeouts?")
+_TIMEOUTS = re.compile(r"Encountered (\d{1,9}) communication timeouts?")
 
 
 def _parse_text(text: str, name: str) -> RasDump:
@@ -403,7 +417,7 @@ def _parse_text(text: str, name: str) -> RasDump:
             if m := _MISSING_COUNT.match(line):
                 comm_counts[block] = int(m[1])
             elif m := _MISSING_OLD.match(line):
-                for r in re.findall(r"\d+", m[1]):
+                for r in re.findall(r"\b\d{1,9}\b", m[1]):  # a rank of more digits is damage, not a rank
                     comm_missing[block].append(RasRank(int(r), NOT_IN_DUMP, problem="missing"))
             elif m := _ERROR_LINE.match(line):
                 comm_errors.setdefault(block, []).append(m[1])
