@@ -48,6 +48,41 @@ def _example_report() -> dict[str, Any]:
     return data
 
 
+def _saved_report_of(capture: Path) -> dict[str, Any]:
+    """A capture judged and saved as a report, as `analyze --format json -o` writes it."""
+    from topoaudit.app.common import GateRequest, judge
+    from topoaudit.readers import load_path
+    from topoaudit.render import render
+
+    data: dict[str, Any] = json.loads(render(judge(load_path(str(capture)), GateRequest(), None), "json"))
+    return data
+
+
+def _with_ras_rank(data: dict[str, Any]) -> dict[str, Any]:
+    data["extras"]["nccl_ras"]["communicators"][0]["ranks"][0]["rank"] = "x"
+    return data
+
+
+def _with_inspector_row(data: dict[str, Any]) -> dict[str, Any]:
+    data["extras"]["nccl_inspector"]["communicators"][0] = 1
+    return data
+
+
+EXTRAS_CASES = {
+    "report-ras-rank-not-a-number.json": (
+        FIXTURES / "ras" / "doc-missing-rank.json",
+        _with_ras_rank,
+        "a rank's number",
+    ),
+    "report-inspector-row-not-an-object.json": (
+        FIXTURES / "inspector" / "constructed-two-hosts-one-slow.jsonl",
+        _with_inspector_row,
+        "a communicator row is 1",
+    ),
+}
+"""Saved reports whose sections a rule reads again are damaged: `analyze` refuses them (exit 4)."""
+
+
 def _write(folder: Path | None, name: str, data: object) -> str:
     """Write one case into ``folder`` (None: the cases are only listed) and return its name."""
     if folder is not None:
@@ -199,6 +234,10 @@ def write_corpus(folder: Path | None) -> list[Case]:
     for name, body in plain:  # JSON that is no report nor snapshot: the loader's own check reads it
         _write(folder, name, body)
         cases.append(Case(name, ("analyze", "{dir}/" + name), 4, "the JSON"))
+    for name, (capture, damage, says) in EXTRAS_CASES.items():
+        if folder is not None:
+            _write(folder, name, damage(_saved_report_of(capture)))
+        cases.append(Case(name, ("analyze", "{dir}/" + name), 4, says))
     for name, (base, before, after, code, says) in CAPTURE_CASES.items():  # real captures with one figure damaged
         if folder is not None:
             text = (CAPTURES / base).read_text(encoding="utf-8")

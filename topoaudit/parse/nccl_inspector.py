@@ -278,6 +278,48 @@ def summarize(log: InspectorLog) -> dict[str, Any]:
     }
 
 
+_SUMMARY_ROW = {"host": str, "comm_id": str, "comm_name": str, "coll": str, "n_ranks": int, "nnodes": int,
+                "first_line": int}  # fmt: skip
+_SUMMARY_ROW_OPTIONAL = {"algorithm": str, "timing_source": str, "large_median_busbw_gbps": float}
+
+
+def check_summary(summary: dict[str, Any]) -> None:
+    """Refuse a saved report's Inspector summary (extras.nccl_inspector) that is not as :func:`summarize` writes
+    it, where the rules read it: InputError (exit 4) naming the value, before any rule meets it."""
+
+    def refuse(what: str, value: object) -> None:
+        from topoaudit.errors import InputError
+        from topoaudit.model.codec import shown
+
+        raise InputError(
+            "the saved report's NCCL Inspector section (extras.nccl_inspector) is not as topoaudit writes it: "
+            f"{what} is {shown(value, 40)}"
+        )
+
+    for key in ("large_message_bytes", "cpu_timed_records"):
+        if key in summary and not _is_int(summary[key]):
+            refuse(key, summary[key])
+    rows = summary.get("communicators", [])
+    if not isinstance(rows, list):
+        refuse("communicators", rows)
+    for row in rows:
+        if not isinstance(row, dict):
+            refuse("a communicator row", row)
+        for key, kind in (*_SUMMARY_ROW.items(), *_SUMMARY_ROW_OPTIONAL.items()):
+            value = row.get(key)
+            if value is None and key in _SUMMARY_ROW_OPTIONAL:
+                continue
+            sound = (
+                _is_number(value) and 0 <= value <= MAX_GBPS
+                if kind is float
+                else _is_int(value)
+                if kind is int
+                else isinstance(value, kind)
+            )
+            if not sound:
+                refuse(f"a row's {key}", value)
+
+
 def _by_size(recs: list[InspectorRecord]) -> list[dict[str, Any]]:
     """Median busbw per message size, smallest first: the row's sweep as its collectives ran it."""
     sizes: dict[int, list[float]] = {}

@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from topoaudit.errors import InputError
+from topoaudit.model.codec import shown
 from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.values import Unsupported
 
@@ -544,52 +545,85 @@ def ras_to_dict(dump: RasDump) -> dict[str, Any]:
 
 
 def ras_from_dict(d: dict[str, Any]) -> RasDump:
-    """Inverse of ``ras_to_dict`` (what was omitted comes back as not in the dump)."""
+    """Inverse of ``ras_to_dict`` (what was omitted comes back as not in the dump).
 
-    def rank(r: dict[str, Any]) -> RasRank:
+    The dict comes from a saved report, someone else's file: a value of another type than ``ras_to_dict``
+    writes is refused with InputError (exit 4), so no rule meets it.
+    """
+
+    def rank(r: Any) -> RasRank:
+        r = _of(r, dict, "a rank")
         return RasRank(
-            int(r["rank"]),
-            r.get("host", NOT_IN_DUMP),
-            r.get("pid", NOT_IN_DUMP),
-            r.get("gpu", NOT_IN_DUMP),
-            r.get("problem", ""),
+            _of(r.get("rank"), int, "a rank's number"),
+            _given(r, "host", str),
+            _given(r, "pid", int),
+            _given(r, "gpu", int),
+            _of(r.get("problem", ""), str, "a rank's problem"),
         )
 
-    comms = tuple(
-        RasCommunicator(
-            c["id"],
-            c.get("size_ranks", NOT_IN_DUMP),
-            tuple(rank(r) for r in c.get("ranks", ())),
-            tuple(rank(r) for r in c.get("missing_ranks", ())),
-            int(c.get("missing_ranks_count", 0)),
-            tuple(c.get("errors", ())),
-            c.get("status", ""),
-            tuple(c.get("flags", ())),
+    def communicator(c: Any) -> RasCommunicator:
+        c = _of(c, dict, "a communicator")
+        return RasCommunicator(
+            _of(c.get("id"), str, "a communicator's id"),
+            _given(c, "size_ranks", int),
+            tuple(rank(r) for r in _of(c.get("ranks", []), list, "a communicator's ranks")),
+            tuple(rank(r) for r in _of(c.get("missing_ranks", []), list, "a communicator's missing ranks")),
+            _of(c.get("missing_ranks_count", 0), int, "a missing-rank count"),
+            tuple(_of(e, str, "an error") for e in _of(c.get("errors", []), list, "a communicator's errors")),
+            _of(c.get("status", ""), str, "a communicator's status"),
+            tuple(_of(f, str, "a flag") for f in _of(c.get("flags", []), list, "a communicator's flags")),
         )
-        for c in d.get("communicators", ())
-    )
-    procs = tuple(RasProcess(p["state"], p["host"], int(p["pid"]), p["gpus"]) for p in d.get("processes", ()))
-    events = tuple(
-        RasEvent(
-            e.get("timestamp", ""),
-            e["event"],
-            e.get("host", NOT_IN_DUMP),
-            e.get("pid", NOT_IN_DUMP),
-            e.get("gpus", ""),
-            e.get("details", ""),
+
+    def process(p: Any) -> RasProcess:
+        p = _of(p, dict, "a process")
+        return RasProcess(
+            _of(p.get("state"), str, "a process state"),
+            _of(p.get("host"), str, "a process host"),
+            _of(p.get("pid"), int, "a process id"),
+            _of(p.get("gpus"), str, "a process's GPUs"),
         )
-        for e in d.get("events", ())
-    )
+
+    def event(e: Any) -> RasEvent:
+        e = _of(e, dict, "an event")
+        return RasEvent(
+            _of(e.get("timestamp", ""), str, "an event's time"),
+            _of(e.get("event"), str, "an event's name"),
+            _given(e, "host", str),
+            _given(e, "pid", int),
+            _of(e.get("gpus", ""), str, "an event's GPUs"),
+            _of(e.get("details", ""), str, "an event's details"),
+        )
+
+    d = _of(d, dict, "the section")
     return RasDump(
-        d["format"],
-        d.get("nccl_version", NOT_IN_DUMP),
-        comms,
-        procs,
-        int(d.get("timeouts_count", 0)),
-        d.get("nodes", NOT_IN_DUMP),
-        d.get("gpus_per_node", NOT_IN_DUMP),
-        events,
+        _of(d.get("format"), str, "its format"),
+        _given(d, "nccl_version", str),
+        tuple(communicator(c) for c in _of(d.get("communicators", []), list, "its communicators")),
+        tuple(process(p) for p in _of(d.get("processes", []), list, "its processes")),
+        _of(d.get("timeouts_count", 0), int, "its timeout count"),
+        _given(d, "nodes", int),
+        _given(d, "gpus_per_node", int),
+        tuple(event(e) for e in _of(d.get("events", []), list, "its events")),
     )
+
+
+_T = TypeVar("_T")
+_KIND_WORDS = {list: "a list", dict: "an object", int: "a whole number", str: "text"}
+
+
+def _of(value: Any, kind: type[_T], what: str) -> _T:
+    """``value`` when it is of ``kind`` (a bool is no number), else InputError naming what it should be."""
+    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        return value
+    raise InputError(
+        f"the saved report's NCCL RAS section (extras.nccl_ras) is not as topoaudit writes it: {what} is "
+        f"{shown(value, 40)}, not {_KIND_WORDS.get(kind, kind.__name__)}"
+    )
+
+
+def _given(d: dict[str, Any], key: str, kind: type[_T]) -> _T | Unsupported:
+    """An optional value: of ``kind`` when written, not in the dump when left out."""
+    return _of(d[key], kind, key) if key in d and d[key] is not None else NOT_IN_DUMP
 
 
 DEAD_EVENTS = frozenset({"PEER_DEAD", "PEER_TIMEOUT_DEAD"})
