@@ -151,3 +151,20 @@ def test_a_b300_report_keeps_each_gpu_and_its_nic_pxb_apart(run: Run, tmp_path: 
     assert found[frozenset((gpu0, nic1))] == "PHB"  # another GPU's NIC on the same CPU
     assert "GPU0     0000:1b:00.0  NUMA 0, under switch ffff:ff:01.0 / ffff:ff:0a.0" in written
     assert "mlx5_0   0000:19:00.0  NUMA 0, under switch ffff:ff:01.0 / ffff:ff:09.0" in written
+
+
+def test_a_device_name_with_control_characters_reaches_the_comment_as_text(run: Run, tmp_path: Path) -> None:
+    """Before, ESC, BEL and NUL from a saved report went into the comment: no XML parser read the file back, and
+    `cat topo.xml` ran the escape sequence."""
+    report = tmp_path / "report.json"
+    assert (
+        run("analyze", str(PROVIDER / "oci-bm.gpu.h100.8-dump-samples.xml"), "--format", "json", "-o", str(report))[0]
+        == 0
+    )
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["nics"][0]["device"] = "mlx5_0\x1b]0;owned\x07\x00 --> <!-- "
+    report.write_text(json.dumps(data), encoding="utf-8")
+    code, written, err = run("nccl-topo", str(report))
+    assert code == 0, err
+    assert "mlx5_0\ufffd]0;owned\ufffd\ufffd -> <!- /mlx5_1 0000:0c:00.0" in written
+    assert groupings(written)[0]["gpus"] == GROUPINGS["oci-bm.gpu.h100.8-dump-samples.xml"][0]["gpus"]

@@ -54,9 +54,10 @@ class NcclTopoResult:
 def nccl_topo(request: NcclTopoRequest) -> NcclTopoResult:
     """Build the topology file and write it (``-o``), or return it for standard output."""
     from topoaudit import __version__
-    from topoaudit.topofile.write import topology_xml
+    from topoaudit.topofile.write import check_writable, topology_xml
 
     topo, taken_at = _topology(request)
+    check_writable(topo, topo.source)
     if request.switches:
         topo = apply_switch_groups(topo, request.switches)
     topo = replace(topo, warnings=flat_warnings(topo))
