@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.catalog import GpuSpec
@@ -11,6 +11,7 @@ from topoaudit.errors import InputError
 from topoaudit.model.codec import shown
 from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.network import RunFacts
 from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Report
 from topoaudit.model.topology import Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
@@ -39,6 +40,7 @@ class RuleContext(Facts):
     expect_busbw_gbps: float | None = None  # the user's floor for the whole-machine plateau (--expect-busbw)
     plan: DeployPlan | Unsupported = NOT_REQUESTED  # the deploy plan checked against this machine
     oracle: Oracle | None = None  # what an NCCL collective should reach on a shape (bench.oracle)
+    run: RunFacts = field(default_factory=RunFacts)  # the NICs and NCCL release the runs in the input are judged with
 
 
 Rule = Callable[[RuleContext], Iterable["Finding | Skipped"]]
@@ -60,11 +62,11 @@ def facts_in_extras(extras: dict[str, Any]) -> dict[str, Any]:
     A saved report is someone else's file: a section a rule reads is checked here, so a damaged one is bad
     input (InputError, exit 4) and no rule meets a value of the wrong type.
     """
-    found = {field: extras[key] for field, key in _EXTRAS_KEYS.items() if key in extras}
-    for field, key in _EXTRAS_KEYS.items():
-        if field in found and not isinstance(found[field], dict):
+    found = {name: extras[key] for name, key in _EXTRAS_KEYS.items() if key in extras}
+    for name, key in _EXTRAS_KEYS.items():
+        if name in found and not isinstance(found[name], dict):
             raise InputError(
-                f"the saved report's extras.{key} is {shown(found[field], 40)}, not the section topoaudit writes"
+                f"the saved report's extras.{key} is {shown(found[name], 40)}, not the section topoaudit writes"
             )
     if "ras" in found:
         from topoaudit.parse.nccl_ras import ras_from_dict
