@@ -62,6 +62,7 @@ class OutputRequest:
     color: bool = False
     width: int = 120
     out_dir: str | None = None  # --out DIR: the bundle
+    force: bool = False  # --force: --out may replace another host's bundle
     redact: bool = False
 
 
@@ -101,7 +102,7 @@ def publish(report: Report, out: OutputRequest, evidence: Evidence | None = None
     if out.out_dir:
         from topoaudit.outputs.bundle import write_bundle
 
-        bundle = write_bundle(report, out.out_dir, evidence or {}, redact=out.redact)
+        bundle = write_bundle(report, out.out_dir, evidence or {}, redact=out.redact, force=out.force)
         report, files = bundle.report, len(bundle.files)
     elif out.redact:
         from topoaudit.outputs.redact import redact_report

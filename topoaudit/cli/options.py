@@ -140,6 +140,7 @@ def _output(values: dict[str, Any]) -> OutputRequest:
         width=terminal_width(to_terminal),
         out_dir=values.get("out_dir"),
         redact=bool(values.get("redact")),
+        force=bool(values.get("force")),
     )
 
 
@@ -164,6 +165,11 @@ output_options = typed(
             "out_dir",
             type=click.Path(file_okay=False),
             help="Also write a bundle to DIR: report.json/.md/.html, topology.svg, evidence/, SHA256SUMS.",
+        ),
+        click.option(
+            "--force",
+            is_flag=True,
+            help="Let --out replace a bundle of another host (or one whose host cannot be told).",
         ),
         click.option(
             "--redact",

@@ -239,8 +239,8 @@ def load_example(name: str) -> Facts:
     )
 
 
-def noted(notes: tuple[tuple[int, str], ...]) -> tuple[InputIssue, ...]:
-    """A parser's notes on lines it left out, as the report's input issues."""
+def noted(notes: tuple[tuple[int, str], ...], action: str = "ignored") -> tuple[InputIssue, ...]:
+    """A parser's notes on lines it left out, as the report's input issues ("recovered": damage read around)."""
     from topoaudit.model.report import InputIssue
 
-    return tuple(InputIssue(line, "ignored", note) for line, note in notes)
+    return tuple(InputIssue(line, action, note) for line, note in notes)

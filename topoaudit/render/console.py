@@ -124,6 +124,8 @@ def _header(v: rv.ReportView) -> Panel:
         body.append(f"\nDEMO: {v.demo}", style="bold magenta")
     if v.redaction:
         body.append(f"\nRedacted. {v.redaction}", style="dim")
+    if v.left_out:
+        body.append(f"\nShortened. {rv.left_out_sentence(v.left_out)}", style="yellow")
     return Panel(body, title=title, title_align="left", border_style=VERDICT_STYLE.get(v.verdict, ""))
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.catalog import GpuSpec
+from topoaudit.errors import InputError
+from topoaudit.model.codec import shown
 from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.network import RunFacts
@@ -55,8 +57,26 @@ def fact_extras(ctx: RuleContext) -> dict[str, Any]:
 
 
 def facts_in_extras(extras: dict[str, Any]) -> dict[str, Any]:
-    """Return the RuleContext fields a saved report's extras hold (the inverse of :func:`fact_extras`)."""
-    return {field: extras[key] for field, key in _EXTRAS_KEYS.items() if isinstance(extras.get(key), dict)}
+    """Return the RuleContext fields a saved report's extras hold (the inverse of :func:`fact_extras`).
+
+    A saved report is someone else's file: a section a rule reads is checked here, so a damaged one is bad
+    input (InputError, exit 4) and no rule meets a value of the wrong type.
+    """
+    found = {name: extras[key] for name, key in _EXTRAS_KEYS.items() if key in extras}
+    for name, key in _EXTRAS_KEYS.items():
+        if name in found and not isinstance(found[name], dict):
+            raise InputError(
+                f"the saved report's extras.{key} is {shown(found[name], 40)}, not the section topoaudit writes"
+            )
+    if "ras" in found:
+        from topoaudit.parse.nccl_ras import ras_from_dict
+
+        ras_from_dict(found["ras"])
+    if "inspector" in found:
+        from topoaudit.parse.nccl_inspector import check_summary
+
+        check_summary(found["inspector"])
+    return found
 
 
 def context_of_report(report: Report) -> RuleContext:
