@@ -160,8 +160,11 @@ def _bottlenecks(machine: Machine, domains: tuple[Domain, ...]) -> tuple[Bottlen
 def _gate(
     judged: tuple[Finding, ...], skipped: tuple[Skipped, ...], ctx: RuleContext, policy: PolicyOutcome | Unsupported
 ) -> Gate:
-    """The verdict and exit code; a bench stopped by Ctrl-C or SIGTERM ends with exit 130."""
-    gate = decide_gate(judged, skipped, ctx.issues, ctx.machine, ctx.options, policy)
+    """The verdict, what it covered, and the exit code; a bench stopped by Ctrl-C or SIGTERM ends with exit 130."""
+    from topoaudit.judge.coverage import coverage_of
+
+    coverage = coverage_of(ctx, judged, policy)
+    gate = decide_gate(judged, skipped, ctx.issues, ctx.machine, ctx.options, policy, coverage)
     if not isinstance(ctx.bench, Unsupported):
         from topoaudit.bench.judge import interrupted_gate
 

@@ -71,7 +71,8 @@ def render(report: Report, options: RenderOptions) -> str:
     if v.redaction:
         lines += [f"> **Redacted.** {cell(v.redaction)}", ""]
     verdict = Md(f"**{cell(v.verdict.upper())}** (exit {v.exit_code}: {cell(v.gate_reason)})")
-    lines += table(["", ""], [["Verdict", verdict], *([label, c.text] for label, c in v.identity)])
+    covered = [["Judged", cell(v.judged)]] if v.judged else []
+    lines += table(["", ""], [["Verdict", verdict], *covered, *([label, c.text] for label, c in v.identity)])
     lines += ["", f"Generated {cell(v.generated)}."]
     if v.gpus:
         lines += ["", "## GPUs", "", *rows_table(v.gpus)]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.model.machine import PathLevel, level_from_code
-from topoaudit.model.report import Report
+from topoaudit.model.report import VERDICTS, Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
 from topoaudit.render.cells import (
@@ -85,10 +85,12 @@ class Fact:
 class ReportView:
     """Everything a human format shows, each string printable, in reading order."""
 
-    verdict: str
+    verdict: str  # "pass" | "warn" | "fail" | "not judged"
     exit_code: int
     gate_reason: str
     incomplete: bool
+    judged: str  # what the verdict covered, in one sentence ("" when not judged)
+    to_judge: str  # not judged: the capture or option that would let it judge
     summary: str
     source: str  # "kind name": where the machine facts came from
     demo: str  # "" unless the report is of a bundled example
@@ -155,12 +157,14 @@ def _view(report: Report) -> ReportView:
         note = "The source describes no links between GPUs: NVLink domains, placements and the link matrix are unknown."
     bench = None if isinstance(report.bench, Unsupported) else _bench_view(report.bench)
     plan = None if isinstance(report.plan, Unsupported) else _plan_view(report.plan)
-    verdict = report.gate.verdict if report.gate.verdict in ("pass", "warn", "fail") else "fail"
+    verdict = report.gate.verdict if report.gate.verdict in VERDICTS else "fail"
     return ReportView(
         verdict=verdict,
         exit_code=report.gate.exit_code,
         gate_reason=sentence(report.gate.reason),
         incomplete=report.gate.incomplete,
+        judged=sentence("; ".join(report.gate.judged)) if report.gate.judged else "",
+        to_judge=sentence(report.gate.to_judge) if report.gate.to_judge else "",
         summary=summary(report),
         source=f"{report.source.kind} {report.source.name}",
         demo=_demo(report),

@@ -15,6 +15,7 @@ from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink
 from topoaudit.model.values import Failed
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code
+from topoaudit.rules.needs import NIC_PATHS, TOPOLOGY
 from topoaudit.rules.registry import rule
 
 
@@ -91,6 +92,7 @@ def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             "domain, open a ticket with this report attached."
         ),
     ),
+    needs=(TOPOLOGY,),
 )
 def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Several NVLink domains of 2+ GPUs (8 = 4+4, 2+2+2+2): TP beyond one domain runs over PCIe/SYS.
@@ -213,6 +215,7 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             "provider to replace the baseboard."
         ),
     ),
+    needs=(TOPOLOGY,),
 )
 def missing_nvlink(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """GPUs with no NVLink beside GPUs that have it, and pairs without NVLink inside an NVSwitch domain.
@@ -323,7 +326,7 @@ def _healthy_count(counts: Iterable[int]) -> int:
     return max(tally, key=lambda n: (tally[n], n), default=0)
 
 
-@rule("nvlink-degraded")
+@rule("nvlink-degraded", needs=(TOPOLOGY,))
 def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Flag a GPU pair with fewer NVLinks than its siblings: a link is down or a bridge is badly seated.
 
@@ -435,6 +438,7 @@ def _degraded_finding(
             "that are fully linked (see placements)."
         ),
     ),
+    needs=(TOPOLOGY,),
 )
 def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Flag a domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh).
@@ -501,6 +505,7 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             " a VM hides the PCIe tree."
         ),
     ),
+    needs=(NIC_PATHS,),
 )
 def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """NICs exist but a GPU has none behind its PCIe switch (PIX/PXB).
