@@ -2,9 +2,9 @@
 
 ``analyze`` is the one place a Machine becomes a Report; the CLI, the probe's ``audit`` and the tests all
 go through it, so a pasted matrix, a snapshot and a live probe are judged by the same rules. It models the
-machine once (its GPU model, NVLink domains, placements, a bench's expected figures, a deploy plan) into one
-:class:`~topoaudit.rules.base.RuleContext`, runs every registered rule over it once, then the policy once,
-then the gate once.
+machine once (its GPU model or the class its links show, NVLink domains, placements, a bench's expected
+figures, a deploy plan) into one :class:`~topoaudit.rules.base.RuleContext`, runs every registered rule over
+it once, then the policy once, then the gate once.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from topoaudit import __version__
-from topoaudit.catalog import GpuSpec, find_gpu
+from topoaudit.catalog import GpuSpec, find_gpu, product_name
 from topoaudit.errors import ConfigError, UsageError
 from topoaudit.judge.gate import decide_gate
+from topoaudit.judge.identify import identify
 from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Skipped, worst_first
+from topoaudit.model.identity import Identification
 from topoaudit.model.machine import Machine
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
@@ -93,8 +95,8 @@ def analyze_facts(
     machine = facts.machine
     domains = nvlink_domains(machine)
     placements = _placements(machine, domains, options)
-    gpu_model = _gpu_model(machine, options, plan_request)
-    spec = find_gpu(gpu_model) if isinstance(gpu_model, str) else None
+    known = identify(facts, options, domains, plan_request.gpu if plan_request is not None else None)
+    gpu_model, spec = known.gpu_model, known.spec
     held = {f.name: getattr(facts, f.name) for f in dataclasses.fields(facts)}
     held["bench"] = _with_expectations(facts.bench, spec)  # each group's expected figure, shown and judged beside it
     ctx = RuleContext(
@@ -107,6 +109,8 @@ def analyze_facts(
         expect_busbw_gbps=expect_busbw_gbps,
         plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts.source, gpu_model, domains),
         oracle=_oracle(facts.inspector),
+        identified=known.identification,
+        hardware=known.hardware,
     )
     findings, skipped = run_rules(ctx)
     judged, policy_outcome = _policy_step(worst_first(findings), ctx)
@@ -190,7 +194,7 @@ def _report(
         options=ctx.options,
         machine=ctx.machine,
         gpu_model=ctx.gpu_model,
-        catalog_entry=_catalog_entry(ctx.spec, ctx.gpu_model),
+        catalog_entry=_catalog_entry(ctx.spec, ctx.gpu_model, ctx.identified),
         domains=ctx.domains,
         bottlenecks=_bottlenecks(ctx.machine, ctx.domains),
         placements=placements,
@@ -204,14 +208,17 @@ def _report(
         policy=policy,
         nccl=ctx.nccl,
         captures=ctx.captures,
+        identified=ctx.identified,
     )
 
 
-def _catalog_entry(spec: GpuSpec | None, gpu_model: Probed[str]) -> str | Unsupported:
+def _catalog_entry(spec: GpuSpec | None, gpu_model: Probed[str], identified: Identification) -> str | Unsupported:
     if spec is not None:
         return spec.key
+    if identified.contradiction:
+        return Unsupported("catalog", "not used: the links contradict the model named")
     if isinstance(gpu_model, str):
-        return Unsupported("catalog", f"no catalog entry for {gpu_model!r}")
+        return Unsupported("catalog", f"no catalog entry for {product_name(gpu_model)!r}")
     return Unsupported("catalog", "not looked up: the GPU model is unknown")
 
 
@@ -257,21 +264,6 @@ def _policy_step(
     from topoaudit.judge.policy import apply_policy
 
     return apply_policy(policy, findings, machine=ctx.machine, domains=ctx.domains, spec=ctx.spec, bench=ctx.bench)
-
-
-def _gpu_model(machine: Machine, options: AuditOptions, plan_request: PlanRequest | None) -> str | Unsupported:
-    """The GPU model the machine is judged as: --gpu-model, else what the source reports, else the card the
-    deploy plan was asked to size on (the user named this box's card there)."""
-    if isinstance(options.gpu_model, str):
-        return options.gpu_model
-    model = machine.gpu_model
-    if model:
-        return model
-    if any(isinstance(g.name, str) for g in machine.gpus):
-        return Unsupported(machine.source, "GPUs report different models")
-    if plan_request is not None and plan_request.gpu and machine.gpus:
-        return plan_request.gpu
-    return Unsupported(machine.source, "the source does not name the GPU model; pass --gpu-model")
 
 
 def _requested_tp(options: AuditOptions) -> set[int]:

@@ -74,7 +74,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-976-h100-nvls-invalid-argument-stack": "verdict REFUSED, the thread's FAIL",
     "nccltests-117-4090-hang-after-using-devices": "verdict REFUSED, the thread's FAIL",
     "nccltests-119-tail-multinode-96gbs-healthy": "verdict REFUSED, the thread's PASS",
-    "nccltests-228-a100-nvlink-s-all-up-tabs": "verdict WARN, the thread's PASS",
     "nccltests-27-two-footers-not-mpi-build": "verdict REFUSED, the thread's WARN/NOT_JUDGED/FAIL",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict NOT_JUDGED, the thread's FAIL",
     "nccltests-296-2x5090-nvidia-smi-table": "verdict REFUSED, the thread's NOT_JUDGED",

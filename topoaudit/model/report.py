@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from topoaudit.errors import InputError
 from topoaudit.model.codec import DecodeError, decode, encode, read_json, shown
 from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
+from topoaudit.model.identity import UNIDENTIFIED, Identification
 from topoaudit.model.machine import Machine
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import NO_POLICY, Failed, Probed, Unsupported
@@ -44,6 +45,10 @@ class SourceInfo:
     name: str  # file path, example name or "live"
     demo: bool = False  # a bundled example box, not this machine: every output says so
     description: str = ""
+
+
+ELIDED = "the paste leaves lines out here"
+"""How an input issue starts when the paste itself elides lines ("......"): what it hides is not judged, nor counted."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,8 @@ class Report:
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN
     # NCCL's XML dumps and measured matrices: the facts a Machine has no field for
     captures: Captures | Unsupported = CAPTURES_NOT_GIVEN
+    # how the box is known: the option or the input's line naming the model, the class its links show
+    identified: Identification = UNIDENTIFIED
 
     @property
     def verdict(self) -> str:

@@ -121,6 +121,8 @@ def _header(v: rv.ReportView) -> Panel:
     body.append(f"exit {v.exit_code}: {v.gate_reason}\n", style="dim" if v.judged else "")
     if v.judged:
         body.append(f"judged: {v.judged}\n", style="dim")
+    if v.identified:
+        body.append(f"identified: {v.identified}\n", style="dim")
     body.append(f"source: {v.source}", style="dim")
     if v.demo:
         body.append(f"\nDEMO: {v.demo}", style="bold magenta")

@@ -91,6 +91,7 @@ class ReportView:
     incomplete: bool
     judged: str  # what the verdict covered, in one sentence ("" when not judged)
     to_judge: str  # not judged: the capture or option that would let it judge
+    identified: str  # what the box is judged as and what showed it ("" when nothing did)
     summary: str
     source: str  # "kind name": where the machine facts came from
     demo: str  # "" unless the report is of a bundled example
@@ -165,6 +166,7 @@ def _view(report: Report) -> ReportView:
         incomplete=report.gate.incomplete,
         judged=sentence("; ".join(report.gate.judged)) if report.gate.judged else "",
         to_judge=sentence(report.gate.to_judge) if report.gate.to_judge else "",
+        identified=sentence(report.identified.sentence) if report.identified.sentence else "",
         summary=summary(report),
         source=f"{report.source.kind} {report.source.name}",
         demo=_demo(report),
@@ -221,10 +223,12 @@ def _identity(report: Report) -> tuple[tuple[str, Cell], ...]:
     gpus = f"{len(report.machine.gpus)} in the input"
     if isinstance(host.total_gpu_count, int) and isinstance(host.visible_gpu_count, int):
         gpus += f" ({host.visible_gpu_count} visible of {host.total_gpu_count})"
+    identified = report.identified.sentence
     return (
         ("Host", value_cell(host.hostname)),
         ("Product", value_cell(host.product)),
         ("GPU model", value_cell(report.gpu_model)),
+        *((("Identified", Cell(sentence(identified))),) if identified else ()),
         ("Catalog entry", catalog),
         ("Driver", value_cell(host.driver_version)),
         ("CUDA driver", value_cell(host.cuda_driver_version)),

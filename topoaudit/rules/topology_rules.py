@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
+from topoaudit.model.report import ELIDED
 from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, on_nvlink, pairs_among
 from topoaudit.model.values import Failed
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
@@ -65,9 +66,11 @@ def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     divide the baseboard's (7, 6, 5, 3 of 8) is how a GPU that fell off the bus or was never passed through
     looks when the input only lists the GPUs it saw.
     """
-    spec, count = ctx.spec, len(ctx.machine.gpus)
-    if sorted(g.index for g in ctx.machine.gpus) != list(range(count)):
+    spec, count = ctx.design, len(ctx.machine.gpus)
+    if sorted(g.index for g in ctx.machine.gpus) != list(range(count)) or _elided(ctx):
         return  # an excerpt ("GPU 0, GPU 1, ..., GPU 7"): the driver numbers every GPU it sees from 0
+    if ctx.source.kind == "nccl-log":
+        return  # a log names the GPUs whose lines it kept, not every GPU of the box
     if spec is None or not spec.one_domain or spec.domain_size > spec.node_gpus:
         return  # unknown model, bridged/PCIe cards, or NVL rack trays: no baseboard to count against
     if 0 < count < spec.node_gpus and spec.node_gpus % count:
@@ -79,6 +82,42 @@ def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             "missing (fallen off the bus, or not passed through to this VM).",
             gpus=count,
             node_gpus=spec.node_gpus,
+        )
+
+
+def _elided(ctx: RuleContext) -> bool:
+    """Whether the paste says it leaves lines out ("......" after GPU 2): it shows some GPUs, not how many there are."""
+    return any(i.message.startswith(ELIDED) for i in ctx.issues)
+
+
+@rule(
+    Code(
+        "gpu-model-contradicts-links",
+        "warn",
+        title="The GPU model named (by --gpu-model or the input) cannot have the links the input shows",
+        remedy=(
+            "Check which GPUs the box holds (`nvidia-smi -L`) and that the paste is of that box; until then the box is "
+            "judged as its links show, not as the model named."
+        ),
+    ),
+    needs=(TOPOLOGY,),
+)
+def model_contradicts_links(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Flag a model whose GPUs cannot have the links the input shows.
+
+    NVLink on a PCIe-only model, or more links on one pair than the model's GPUs have (an RTX 3090, four links,
+    with NV18 to seven peers): either the model is misnamed or the paste is of another box. The links are evidence
+    and the name a claim, so the box is judged as its links show (the class they imply), and this finding says
+    so. Fewer links than the model's are a fault of the box (``nvlink-degraded``), not a contradiction.
+    """
+    known = ctx.identified
+    if known.contradiction:
+        yield finding(
+            "gpu-model-contradicts-links",
+            as_sentence(known.contradiction),
+            gpu_model=known.model,
+            named_by=known.evidence,
+            hardware_class=known.hardware_class,
         )
 
 
@@ -122,12 +161,20 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
 
 def _split_severity(ctx: RuleContext, multi: list[Domain], total: int) -> tuple[Severity, str]:
-    """How bad a split is for the catalog's model: fail for one-domain builds, info when bridges do it by design."""
-    spec = ctx.spec
+    """How bad a split is for the model or the class the links show.
+
+    Fail for one-domain builds, info when bridges do it by design.
+    """
+    spec = ctx.design
     if spec is None:
         return Severity.WARN, "GPU model unknown; cannot tell whether this is by design"
     if spec.one_domain and total <= max(spec.domain_size, spec.node_gpus):
         fabric = "NVSwitch fabric" if spec.build == "nvswitch" else "NVLink mesh"
+        if spec is ctx.hardware:
+            return Severity.FAIL, (
+                f"{ctx.identified.class_evidence} shows {spec.name}, whose {min(total, spec.domain_size)} GPUs share "
+                f"one {fabric}: part of the fabric is unreachable"
+            )
         return Severity.FAIL, f"{spec.name} ships with all {min(total, spec.domain_size)} GPUs on one {fabric}"
     if spec.build == "bridge":
         sizes = sorted({d.size for d in multi})
@@ -241,7 +288,7 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
         return
     total = len(ctx.machine.gpus)
     siblings = _modal_links(ctx, main)
-    spec = ctx.spec
+    spec = ctx.design
     majority = main.size >= 3 and main.size * 2 > total and main.build != "bridged-pair"
     catalog = spec is not None and spec.one_domain and total <= spec.domain_size
     if majority:
@@ -253,6 +300,11 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
         why = f"{spec.name} links all {min(total, spec.domain_size)} GPUs, {spec.nvlinks_per_gpu} links each" + (
             "; the catalog's link count is unverified" if unverified else ""
         )
+        if spec is ctx.hardware:  # no model named: say what shows the class
+            why = (
+                f"{ctx.identified.class_evidence} shows {spec.name}, which links all "
+                f"{min(total, spec.domain_size)} GPUs, {spec.nvlinks_per_gpu} links each"
+            )
     else:
         severity = Severity.WARN
         why = (
@@ -378,20 +430,21 @@ def _degraded_against_catalog(
     a cube-mesh, bridges: the links to its peers add up to the GPU's count). GPUs left with no NVLink at
     all are :func:`missing_nvlink`'s.
     """
-    spec = ctx.spec
+    spec = ctx.design
     if spec is None or not spec.nvlinks_per_gpu:
         return
     want = spec.nvlinks_per_gpu
     unverified = "\u26a0" in spec.source_of("nvlinks_per_gpu")
     soft = Severity.WARN if unverified else None
     note = "the catalog's link count is unverified" if unverified else ""
+    versus = f"{spec.name}'s {want}" if spec is ctx.spec else f"the {want} their siblings show on {spec.name}"
     domain_of = {g: d for d in ctx.domains for g in d.gpus}
     on_switch = {g for g, d in domain_of.items() if d.build == "nvswitch"}
     switched = [(a, b, n) for a, b, n in pairs if a in on_switch and (a, b) not in reported]
     low = [(a, b, n) for a, b, n in switched if n < want]
     if low:
         reported.update((a, b) for a, b, _ in low)
-        yield _degraded_finding(low, want, f"{spec.name}'s {want} links", severity=soft, note=note)
+        yield _degraded_finding(low, want, f"{versus} links", severity=soft, note=note)
     seen = {g for pair in reported for g in pair}
     totals: Counter[int] = Counter()
     for a, b, n in pairs:
@@ -403,7 +456,7 @@ def _degraded_against_catalog(
         shown = first_few([f"GPU{g} {n}" for g, n in short], 8)
         yield finding(
             "nvlink-degraded",
-            f"{len(short)} GPU(s) have fewer NVLinks to their peers than {spec.name}'s {want}: {shown}"
+            f"{len(short)} GPU(s) have fewer NVLinks to their peers than {versus}: {shown}"
             + (f"; {note}." if note else "."),
             severity=soft,
             gpus=[{"gpu": g, "nvlinks": n} for g, n in short],
@@ -449,12 +502,12 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         if domain.build != "partial-mesh":
             continue
         missing = sorted(pair for pair, link in pairs_among(ctx.machine, domain.gpus) if not on_nvlink(link))
-        by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
+        by_design = ctx.design is not None and ctx.design.layout == "hybrid-cube-mesh"
         yield finding(
             "nvlink-partial-mesh",
             f"NVLink domain {format_gpus(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
             f"link (e.g. GPU{missing[0][0]}-GPU{missing[0][1]})"
-            + (f"; by design for {ctx.spec.name}." if by_design and ctx.spec else "."),
+            + (f"; by design for {ctx.design.name}." if by_design and ctx.design else "."),
             severity=Severity.INFO if by_design else None,
             domain=list(domain.gpus),
             pairs_without_nvlink=[list(p) for p in missing],
