@@ -113,10 +113,35 @@ def analyze_facts(
         hardware=known.hardware,
     )
     findings, skipped = run_rules(ctx)
+    findings = (*findings, *_carried(facts.saved, findings, ctx))
     judged, policy_outcome = _policy_step(worst_first(findings), ctx)
     judged = worst_first(judged)
     gate = _gate(judged, skipped, ctx, policy_outcome)
     return _report(ctx, placements, judged, skipped, gate, policy_outcome, generated_at)
+
+
+def _carried(saved: Report | None, found: tuple[Finding, ...], ctx: RuleContext) -> tuple[Finding, ...]:
+    """The warn and fail findings of a saved report that the facts it kept cannot judge again.
+
+    A saved report is judged again from what it kept (its machine, sweep, NCCL view, captures); a finding this
+    version can judge on those is judged again, one it cannot (its rule needs what the report did not keep, or its
+    code is not this version's) is carried as it was saved, so re-reading a saved FAIL never makes it pass.
+    """
+    if saved is None:
+        return ()
+    from topoaudit.model.finding import Severity
+    from topoaudit.rules.codes import CODES
+    from topoaudit.rules.registry import judgement
+
+    again = {f.code for f in found}
+    carried = []
+    for f in saved.findings:
+        if f.severity not in (Severity.WARN, Severity.FAIL) or f.code in again:
+            continue
+        if f.code in CODES and not judgement(f.code, ctx):
+            continue  # judged again on the facts the report kept: this run's verdict stands
+        carried.append(dataclasses.replace(f, evidence={**f.evidence, "carried_from_saved_report": saved.generated_at}))
+    return tuple(carried)
 
 
 def _with_expectations(bench: BenchResult | Unsupported, spec: GpuSpec | None) -> BenchResult | Unsupported:

@@ -62,7 +62,7 @@ def _why_not(ctx: RuleContext) -> str:
     elif count == 0:
         parts.append("the input names no GPU")
     elif not gpu_pair_links(machine):
-        parts.append(f"the {ctx.source.kind} input describes no links between GPUs")
+        parts.append(f"the {ctx.machine.source} input describes no links between GPUs")
     view = ctx.nccl
     if not isinstance(view, Unsupported):
         parts.append(

@@ -106,6 +106,13 @@ def _named(facts: Facts, options: AuditOptions, plan_gpu: str | None) -> tuple[s
     scanned = _product_in_text(getattr(facts, "text", "")) if facts.source.kind not in SOURCES_THAT_NAME else None
     if scanned is not None:
         return scanned[0], "input", scanned[1]
+    saved = facts.saved
+    if saved is not None and isinstance(saved.gpu_model, str):  # named by a line of the paste it was made from
+        return (
+            saved.gpu_model,
+            "source",
+            "the saved report" + (f", {saved.identified.evidence}" if saved.identified.evidence else ""),
+        )
     if plan_gpu and machine.gpus:
         return plan_gpu, "option", f"the deploy plan's card {plan_gpu!r}"
     return Unsupported(machine.source, "the source does not name the GPU model; pass --gpu-model"), "unknown", ""

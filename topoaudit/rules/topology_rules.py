@@ -69,7 +69,7 @@ def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     spec, count = ctx.design, len(ctx.machine.gpus)
     if sorted(g.index for g in ctx.machine.gpus) != list(range(count)) or _elided(ctx):
         return  # an excerpt ("GPU 0, GPU 1, ..., GPU 7"): the driver numbers every GPU it sees from 0
-    if ctx.source.kind == "nccl-log":
+    if ctx.machine.source == "nccl-log":
         return  # a log names the GPUs whose lines it kept, not every GPU of the box
     if spec is None or not spec.one_domain or spec.domain_size > spec.node_gpus:
         return  # unknown model, bridged/PCIe cards, or NVL rack trays: no baseboard to count against
