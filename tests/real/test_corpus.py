@@ -41,7 +41,6 @@ STILL_WRONG: dict[str, str] = {
     "gpuop-2511-fabric-in-progress": "verdict REFUSED, the thread's FAIL",
     "gpuop-544-fm-version-mismatch": "verdict REFUSED, the thread's FAIL",
     "hfhub-4134-h200-fabric-never-completed-802": "verdict REFUSED, the thread's FAIL",
-    "hpejp-dl380-2xa100pcie-nvlink-s-all-inactive": "verdict FAIL, the thread's PASS/NOT_JUDGED/WARN",
     "hpejp-dl380-2xa100pcie-smi-table": "verdict REFUSED, the thread's NOT_JUDGED/PASS",
     "illinois-76-titanv-rminitadapter-failed": "verdict REFUSED, the thread's FAIL",
     "jan-183-4090-riser-lnksta-gen1": "verdict REFUSED, the thread's WARN/PASS",

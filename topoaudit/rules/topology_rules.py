@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
@@ -15,7 +16,7 @@ from topoaudit.model.report import ELIDED
 from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, on_nvlink, pairs_among
 from topoaudit.model.values import Failed
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
-from topoaudit.rules.codes import Code
+from topoaudit.rules.codes import Code, info
 from topoaudit.rules.needs import NIC_PATHS, TOPOLOGY
 from topoaudit.rules.registry import rule
 
@@ -83,6 +84,55 @@ def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             gpus=count,
             node_gpus=spec.node_gpus,
         )
+
+
+LINK_REMEDIES = {
+    "bridge": (
+        "A bridge link did not train or a bridge is unseated: run `nvidia-smi nvlink -s` to see which links are down, "
+        "reseat or replace the NVLink bridge of the GPUs named, then reboot."
+    ),
+    "nvswitch": (
+        "These GPUs sit on an NVSwitch baseboard, not on NVLink bridges: run `nvidia-smi nvlink -s` and `nvidia-smi "
+        "-q | grep -A4 Fabric`, make sure the fabric manager is running (`systemctl status nvidia-fabricmanager`), and "
+        "reboot to retrain a link that dropped; links that stay down mean the GPU tray or the baseboard needs "
+        "service: ask the provider."
+    ),
+    "mesh": (
+        "These GPUs are linked on an SXM baseboard, not by NVLink bridges: run `nvidia-smi nvlink -s` and reboot to "
+        "retrain a link that dropped; links that stay down mean the GPU or the baseboard needs service: ask the "
+        "provider."
+    ),
+    "tray": (
+        "These GPUs sit on a Grace tray of an NVLink rack: run `nvidia-smi nvlink -s` and `nvidia-smi -q | grep -A4 "
+        "Fabric` on the tray, check its NVLink cartridge and the rack's fabric (NMX/NVLSM), and drain the tray for "
+        "service if links stay down."
+    ),
+}
+"""What to do about an NVLink that is down, by how the box is built: only PCIe cards have a bridge to reseat."""
+
+
+def board_kind(ctx: RuleContext) -> str:
+    """Say how the box's NVLinks are built.
+
+    "bridge", "nvswitch", "mesh" (an SXM board of direct links), "tray" (an NVL rack's), or "" when nothing says
+    (a 4-GPU mesh may be an SXM board or four bridged cards).
+    """
+    design = ctx.design
+    if design is not None:
+        if design.layout == "nvl72":
+            return "tray"
+        return {"bridge": "bridge", "nvswitch": "nvswitch", "mesh": "mesh"}.get(design.build, "")
+    builds = {d.build for d in ctx.domains if d.size >= 2}
+    if "nvswitch" in builds or ctx.machine.nvswitches:
+        return "nvswitch"
+    if builds == {"bridged-pair"}:
+        return "bridge"
+    return ""
+
+
+def link_remedy(ctx: RuleContext) -> str:
+    """Return the remedy for NVLinks that are down, naming what this box has: a bridge, a baseboard, a tray."""
+    return LINK_REMEDIES.get(board_kind(ctx)) or info("nvlink-degraded").remedy
 
 
 def _elided(ctx: RuleContext) -> bool:
@@ -258,8 +308,9 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         "fail",
         title="A GPU or GPU pair has fewer NVLinks than its siblings, or none",
         remedy=(
-            "A link is down or a bridge is badly seated: run `nvidia-smi nvlink -s`, reseat the bridge or ask the "
-            "provider to replace the baseboard."
+            "Run `nvidia-smi nvlink -s` to see which links are down; on PCIe cards reseat the NVLink bridge, on an "
+            "SXM/HGX baseboard (no bridge) ask the provider to service the GPU tray or the baseboard; a reboot may "
+            "retrain a link that dropped."
         ),
     ),
     needs=(TOPOLOGY,),
@@ -272,8 +323,9 @@ def missing_nvlink(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     is on NVLink the GPUs left out are named (``warn``; ``fail`` when the catalog says the model links
     every GPU). Behind NVSwitches every pair is linked, so a pair that is not means a degraded fabric.
     """
-    yield from _gpus_left_out(ctx)
-    yield from _pairs_missing_behind_switches(ctx)
+    remedy = link_remedy(ctx)
+    for found in (*_gpus_left_out(ctx), *_pairs_missing_behind_switches(ctx)):
+        yield replace(found, remedy=remedy)
 
 
 def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
@@ -386,6 +438,12 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     among NV12), against the catalog's links per GPU (per pair behind NVSwitches, summed over the peers on
     meshes and bridges), and flags odd bridge widths (NV3 where bridges come in even link counts).
     """
+    remedy = link_remedy(ctx)
+    for found in _degraded_pairs(ctx):
+        yield replace(found, remedy=remedy)
+
+
+def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
     pairs = list(nvlink_pairs(ctx.machine))
     domain_of = {g: d for d in ctx.domains for g in d.gpus}
     reported: set[tuple[int, int]] = set()
@@ -581,7 +639,16 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     all_phb = all(
         lk.level == PathLevel.PHB for lk in ctx.machine.links if lk.a.startswith("GPU") and lk.b.startswith("NIC")
     )
-    if len(far) == total and len(ctx.machine.nics) < max(2, total // 2):
+    design = ctx.design
+    if design is not None and (design.layout == "nvl72" or design.build == "superchip"):
+        severity, why = (
+            Severity.INFO,
+            (
+                f"by design for {design.name}: a Grace tray reaches its NICs through the Grace CPU, not a PCIe switch "
+                "beside each GPU"
+            ),
+        )
+    elif len(far) == total and len(ctx.machine.nics) < max(2, total // 2):
         severity, why = Severity.INFO, "few NICs and none near a GPU: likely front-end or storage NICs"
     elif len(far) == total and all_phb:
         severity, why = Severity.WARN, "every GPU-NIC path is PHB: a VM may be hiding the PCIe tree"
