@@ -33,6 +33,7 @@ def test_an_nv18_box_split_in_two_halves_fails_without_a_model() -> None:
     assert split.severity == Severity.FAIL and report.gate.exit_code == 1
     assert "NV18 on all 12 NVLink pairs of GPUs {0-7} shows an NVSwitch baseboard of 18-link GPUs" in split.message
     assert "part of the fabric is unreachable" in split.message
+    assert split.remedy.startswith("These GPUs sit on an NVSwitch baseboard, not on NVLink bridges")
     assert report.identified.hardware_class == "nvswitch-18"
 
 

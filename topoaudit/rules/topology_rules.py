@@ -198,7 +198,7 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     total = len(ctx.machine.gpus)
     severity, why = _split_severity(ctx, multi, total)
     largest = max(d.size for d in multi)
-    yield finding(
+    split = finding(
         "nvlink-split-domain",
         f"{total} GPUs form {len(multi)} NVLink domains ({shape}): {groups}; tensor parallelism beyond "
         f"{largest} GPUs runs over the {_crossing(ctx, multi)}. {as_sentence(why)}",
@@ -208,6 +208,8 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         crossing=_crossing(ctx, multi),
         reason=why,
     )
+    # half a fabric that should be one: what to repair, not how to live with it
+    yield replace(split, remedy=link_remedy(ctx)) if severity == Severity.FAIL and board_kind(ctx) else split
 
 
 def _split_severity(ctx: RuleContext, multi: list[Domain], total: int) -> tuple[Severity, str]:
