@@ -24,6 +24,7 @@ from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Skipped, worst_first
 from topoaudit.model.identity import Identification
 from topoaudit.model.machine import Machine
+from topoaudit.model.network import RunFacts, run_facts
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
     CAPTURES_NOT_GIVEN,
@@ -98,7 +99,8 @@ def analyze_facts(
     known = identify(facts, options, domains, plan_request.gpu if plan_request is not None else None)
     gpu_model, spec = known.gpu_model, known.spec
     held = {f.name: getattr(facts, f.name) for f in dataclasses.fields(facts)}
-    held["bench"] = _with_expectations(facts.bench, spec)  # each group's expected figure, shown and judged beside it
+    run = run_facts(nics=options.nics, nccl=facts.nccl, bench=facts.bench, ras=facts.ras)  # NICs, NCCL release
+    held["bench"] = _with_expectations(facts.bench, spec, run)  # each group's expected figure, shown and judged
     ctx = RuleContext(
         **held,
         domains=domains,
@@ -107,10 +109,11 @@ def analyze_facts(
         spec=spec,
         gpu_model=gpu_model,
         expect_busbw_gbps=expect_busbw_gbps,
-        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts.source, gpu_model, domains),
+        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts, gpu_model, domains, run, held),
         oracle=_oracle(facts.inspector),
         identified=known.identification,
         hardware=known.hardware,
+        run=run,
     )
     findings, skipped = run_rules(ctx)
     findings = (*findings, *_carried(facts.saved, findings, ctx))
@@ -144,13 +147,15 @@ def _carried(saved: Report | None, found: tuple[Finding, ...], ctx: RuleContext)
     return tuple(carried)
 
 
-def _with_expectations(bench: BenchResult | Unsupported, spec: GpuSpec | None) -> BenchResult | Unsupported:
+def _with_expectations(
+    bench: BenchResult | Unsupported, spec: GpuSpec | None, run: RunFacts
+) -> BenchResult | Unsupported:
     """The sweep with each group's expected figure and its source, shown beside it and judged against it."""
     if isinstance(bench, Unsupported):
         return bench
     from topoaudit.bench.judge import with_expectations
 
-    return with_expectations(bench, spec)
+    return with_expectations(bench, spec, run)
 
 
 def _oracle(inspector: dict[str, Any] | Unsupported) -> Any:
@@ -248,9 +253,14 @@ def _catalog_entry(spec: GpuSpec | None, gpu_model: Probed[str], identified: Ide
 
 
 def _plan(
-    request: PlanRequest, source: SourceInfo, gpu_model: str | Unsupported, domains: tuple[Domain, ...]
+    request: PlanRequest,
+    facts: Facts,
+    gpu_model: str | Unsupported,
+    domains: tuple[Domain, ...],
+    run: RunFacts,
+    held: dict[str, Any],
 ) -> DeployPlan:
-    """The deploy plan checked against this machine's domains.
+    """The deploy plan checked against this machine's domains, its all-reduces timed from the run beside it.
 
     ConfigError (exit 4) when no card can be named to size on; UsageError (exit 2) when the request itself
     cannot be planned (a TP size that divides no head count, an impossible margin).
@@ -259,9 +269,15 @@ def _plan(
     from topoaudit.plan.target import machine_domains, resolve_gpu
 
     spec = resolve_gpu(_plan_card(request.gpu, gpu_model), gpu_model)
-    audited = machine_domains(source, gpu_model, domains) if domains else None  # no GPUs: the standard node only
+    # no GPUs: the standard node only; with the model's shape, the all-reduces timed from the run beside the plan
+    audited = machine_domains(facts.source, gpu_model, domains, facts.machine) if domains else None
+    links = None
+    if request.shape is not None:
+        from topoaudit.bench.oracle import planner_links
+
+        links = planner_links(held["bench"], run.network)
     try:
-        return plan_deployment(request, spec, audited)
+        return plan_deployment(request, spec, audited, links)
     except ConfigError as exc:
         raise UsageError(str(exc), hint=exc.hint) from exc
 

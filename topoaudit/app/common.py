@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.facts import Facts
     from topoaudit.model.machine import Machine
+    from topoaudit.model.network import NicSet
     from topoaudit.model.plan import PlanRequest
     from topoaudit.model.policy import Policy
     from topoaudit.model.report import AuditOptions, Report
@@ -40,6 +41,7 @@ class GateRequest:
     fail_on: str | None = None  # a Severity value; the policy's, else "fail", when not given
     strict: bool = False
     policy: str | None = None  # FILE or builtin:NAME
+    nics: str | None = None  # --nics COUNTxGBITS: one node's NICs
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,7 @@ def audit_options(gate: GateRequest) -> AuditOptions:
         policy = load_policy(gate.policy)
     from_policy = None if isinstance(policy, Unsupported) else policy.fail_on
     fail_on = gate.fail_on or (from_policy if isinstance(from_policy, (str, Severity)) else "fail")
+    nics = NOT_REQUESTED if gate.nics is None else _nics(gate.nics)
     return AuditOptions(
         expect_gpus=NOT_REQUESTED if gate.expect_gpus is None else gate.expect_gpus,
         expect_domain=NOT_REQUESTED if gate.expect_domain is None else gate.expect_domain,
@@ -247,6 +250,7 @@ def audit_options(gate: GateRequest) -> AuditOptions:
         fail_on=Severity(str(fail_on)),
         strict=gate.strict or (not isinstance(policy, Unsupported) and policy.strict),
         policy=policy,
+        nics=nics,
     )
 
 
@@ -301,6 +305,16 @@ def _shown(name: str, value: object) -> str:
     if name == "policy":
         return f"--policy {getattr(value, 'source', value)}"
     return f"{_FLAGS[name]} {value!r}" if isinstance(value, str) else f"{_FLAGS[name]} {value}"
+
+
+def _nics(text: str) -> NicSet:
+    """``--nics`` read; InputError (exit 4) in one sentence when it is not COUNTxGBITS."""
+    from topoaudit.model.network import parse_nics
+
+    try:
+        return parse_nics(text)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def judge(

@@ -16,6 +16,7 @@ from topoaudit.model.codec import DecodeError, decode, encode, read_json, shown
 from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
 from topoaudit.model.identity import UNIDENTIFIED, Identification
 from topoaudit.model.machine import Machine
+from topoaudit.model.network import NicSet
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import NO_POLICY, Failed, Probed, Unsupported
 
@@ -71,6 +72,7 @@ class AuditOptions:
     fail_on: Severity = Severity.FAIL
     strict: bool = False
     policy: Policy | Unsupported = NOT_REQUESTED  # --policy FILE | builtin:NAME
+    nics: NicSet | Unsupported = NOT_REQUESTED  # --nics COUNTxGBITS: one node's NICs, for runs across nodes
 
 
 NOT_JUDGED = "not judged"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.catalog import GpuSpec
 from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.identity import CLASSES, UNIDENTIFIED, HardwareClass, Identification
+from topoaudit.model.network import RunFacts
 from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Report
 from topoaudit.model.topology import Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
@@ -38,6 +39,7 @@ class RuleContext(Facts):
     expect_busbw_gbps: float | None = None  # the user's floor for the whole-machine plateau (--expect-busbw)
     plan: DeployPlan | Unsupported = NOT_REQUESTED  # the deploy plan checked against this machine
     oracle: Oracle | None = None  # what an NCCL collective should reach on a shape (bench.oracle)
+    run: RunFacts = field(default_factory=RunFacts)  # the NICs and NCCL release the runs in the input are judged with
     identified: Identification = UNIDENTIFIED  # how the box is known: the option or line naming it, the class shown
     hardware: HardwareClass | None = None  # the class the links show, judged by where no catalog entry is believed
 
