@@ -255,6 +255,59 @@ def audit_options(gate: GateRequest) -> AuditOptions:
     )
 
 
+_KEPT = ("gpu_model", "tp", "expect_gpus", "expect_domain", "policy")
+_FLAGS = {"gpu_model": "--gpu-model", "tp": "--tp", "expect_gpus": "--expect-gpus",
+          "expect_domain": "--expect-domain", "policy": "--policy"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SavedRequest:
+    """The options a saved report is judged with again, and in words what was kept of its own and what overridden."""
+
+    options: AuditOptions
+    kept: tuple[str, ...] = ()  # "--tp 8": the saved report's own request, kept where the user named none
+    overridden: tuple[str, ...] = ()  # "--tp 2 (the report was saved with --tp 8)": the user's, over another saved
+
+
+def saved_request(gate: GateRequest, saved: Report | None, *, keep_gate: bool = True) -> SavedRequest:
+    """The options a saved report is judged with: the user's where given, else the request it was saved with.
+
+    ``--gpu-model``, ``--tp``, ``--expect-*`` and the policy are kept from the report wherever the user names none;
+    with ``keep_gate`` so are its ``--fail-on`` and ``--strict`` (``analyze DIR``: a saved FAIL exits as it was
+    saved), without it the caller's own gate decides (``fleet`` judges every node at its own ``--fail-on``).
+    """
+    from topoaudit.model.values import Unsupported
+
+    options = audit_options(gate)
+    if saved is None:
+        return SavedRequest(options)
+    kept: list[str] = []
+    overridden: list[str] = []
+    changes: dict[str, object] = {}
+    for name in _KEPT:
+        own, mine = getattr(saved.options, name), getattr(options, name)
+        if isinstance(own, Unsupported):
+            continue
+        if isinstance(mine, Unsupported):
+            changes[name] = own
+            kept.append(_shown(name, own))
+        elif mine != own:
+            overridden.append(f"{_shown(name, mine)} (the report was saved with {_shown(name, own)})")
+    if keep_gate and gate.fail_on is None and saved.options.fail_on != options.fail_on:
+        changes["fail_on"] = saved.options.fail_on
+        kept.append(f"--fail-on {saved.options.fail_on.value}")
+    if keep_gate and saved.options.strict and not options.strict:
+        changes["strict"] = True
+        kept.append("--strict")
+    return SavedRequest(replace(options, **changes), tuple(kept), tuple(overridden))  # type: ignore[arg-type]
+
+
+def _shown(name: str, value: object) -> str:
+    if name == "policy":
+        return f"--policy {getattr(value, 'source', value)}"
+    return f"{_FLAGS[name]} {value!r}" if isinstance(value, str) else f"{_FLAGS[name]} {value}"
+
+
 def _nics(text: str) -> NicSet:
     """``--nics`` read; InputError (exit 4) in one sentence when it is not COUNTxGBITS."""
     from topoaudit.model.network import parse_nics
@@ -279,9 +332,11 @@ def judge(
     if not loaded.machine.gpus and bench is None and not _holds_facts(loaded):
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
     facts = loaded if bench is None else replace(loaded, bench=bench)
-    return analyze_facts(
-        facts, options=audit_options(gate), expect_busbw_gbps=expect_busbw_gbps, plan_request=plan_request
-    )
+    request = saved_request(gate, loaded.saved)
+    if request.kept:  # a saved report keeps what it was asked: the report says so
+        said = f"{facts.source.description}; judged with the report's own {', '.join(request.kept)}"
+        facts = replace(facts, source=replace(facts.source, description=said.lstrip("; ")))
+    return analyze_facts(facts, options=request.options, expect_busbw_gbps=expect_busbw_gbps, plan_request=plan_request)
 
 
 def _holds_facts(loaded: Facts) -> bool:

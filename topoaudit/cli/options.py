@@ -86,7 +86,9 @@ gate_options = typed(
             help="Lowest severity that makes the exit code 1.  [default: fail, or the policy's]",
         ),
         click.option(
-            "--strict", is_flag=True, help="Exit 3 when the audit is incomplete (skipped rules, recovered input)."
+            "--strict",
+            is_flag=True,
+            help="Exit 3 when the audit is incomplete (skipped rules, recovered input) or not judged.",
         ),
         click.option(
             "--policy",

@@ -461,6 +461,33 @@ def _hamiltonian_cycle(nodes: tuple[int, ...], allowed: Callable[[int, int], boo
     return ()
 
 
+def _within_domains(domains: tuple[Domain, ...], tp: int, largest: int) -> list[str]:
+    """Return TP advice that names only domains the box has.
+
+    One domain is "the", several are "each", and pipeline stages go "across domains" only when there are domains
+    enough to hold them.
+    """
+    holding = [d for d in domains if d.size >= largest]
+    replicas = sum(d.size // largest for d in holding)
+    if len(holding) == 1:
+        advice = [
+            f"TP={largest} inside NVLink domain {format_gpus(holding[0].gpus)}, the only one of {largest} GPUs: "
+            + ("one replica." if replicas == 1 else f"{replicas} replicas.")
+        ]
+    else:
+        advice = [
+            f"TP={largest} inside each of the {len(holding)} NVLink domains of {largest} GPUs, data parallel over "
+            f"{replicas} replicas."
+        ]
+    stages = tp // largest
+    if tp % largest == 0 and len(holding) >= stages:
+        advice.append(
+            f"TP={largest} inside a domain x PP={stages} across {stages} domains "
+            f"(pipeline stages cross PCIe/SYS once per micro-batch instead of every layer)."
+        )
+    return advice
+
+
 def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placement:
     """Disjoint groups of ``tp`` GPUs, each inside one NVLink domain; alternatives when none exist."""
     total = len(machine.gpus)
@@ -494,16 +521,7 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
         )
     elif not groups and tp <= total:
         if largest >= 2:
-            replicas = sum(d.size // largest for d in domains)
-            alternatives.append(
-                f"TP={largest} inside each NVLink domain, data parallel over {replicas} "
-                + ("replica." if replicas == 1 else "replicas.")
-            )
-            if tp % largest == 0:
-                alternatives.append(
-                    f"TP={largest} inside a domain x PP={tp // largest} across domains "
-                    f"(pipeline stages cross PCIe/SYS once per micro-batch instead of every layer)."
-                )
+            alternatives.extend(_within_domains(domains, tp, largest))
         else:
             alternatives.append("No NVLink: every TP group communicates over PCIe; prefer TP=1 with replicas.")
         alternatives.append(f"TP={tp} across domains runs its all-reduce over the slowest hop (see bottleneck).")

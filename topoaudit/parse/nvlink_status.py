@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, Machine, NvLinkPort
+from topoaudit.model.report import ELIDED
 from topoaudit.model.values import Unsupported
 from topoaudit.units import normalize_bus_id
 
@@ -78,9 +79,7 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             continue
         if _ELIDED.match(line):
             used.add(number)
-            notes.append(
-                (number, "the paste leaves lines out here ('...'): the GPUs and links it hides are not judged")
-            )
+            notes.append((number, f"{ELIDED} ('...'): the GPUs and links it hides are not judged"))
             continue
         if current is None:
             continue

@@ -18,7 +18,7 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,7 +83,7 @@ def load_text(text: str, name: str) -> Facts:
             part = other.load(rest, name)
             parts.append((other, part))
             rest = _left(rest, part.used)
-    return merge(parts) if len(parts) > 1 else parts[0][1]
+    return replace(merge(parts) if len(parts) > 1 else parts[0][1], text=text)
 
 
 def _left(text: str, used: frozenset[int] | None) -> str:

@@ -26,6 +26,8 @@ def summary(report: Report) -> str:
     parts = []
     if n == 0:
         parts.append("no GPUs in this report (a CPU-only run)")
+    elif n == 1:
+        parts.append(f"1× {model} in the input")
     elif n >= 2 and all(d.build == "unknown" for d in report.domains):
         parts.append(
             f"{nodes_heading(report.bench, n, model)}: the source describes no links between GPUs (topology unknown)"

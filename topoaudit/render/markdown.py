@@ -73,7 +73,8 @@ def render(report: Report, options: RenderOptions) -> str:
     if v.left_out:
         lines += [f"> **Shortened.** {cell(left_out_sentence(v.left_out))}", ""]
     verdict = Md(f"**{cell(v.verdict.upper())}** (exit {v.exit_code}: {cell(v.gate_reason)})")
-    lines += table(["", ""], [["Verdict", verdict], *([label, c.text] for label, c in v.identity)])
+    covered = [["Judged", cell(v.judged)]] if v.judged else []
+    lines += table(["", ""], [["Verdict", verdict], *covered, *([label, c.text] for label, c in v.identity)])
     lines += ["", f"Generated {cell(v.generated)}."]
     if v.gpus:
         lines += ["", "## GPUs", "", *rows_table(v.gpus)]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.model.machine import PathLevel, level_from_code
-from topoaudit.model.report import Report
+from topoaudit.model.report import VERDICTS, Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
 from topoaudit.render.cells import (
@@ -88,10 +88,13 @@ class Fact:
 class ReportView:
     """Everything a human format shows, each string printable, in reading order."""
 
-    verdict: str
+    verdict: str  # "pass" | "warn" | "fail" | "not judged"
     exit_code: int
     gate_reason: str
     incomplete: bool
+    judged: str  # what the verdict covered, in one sentence ("" when not judged)
+    to_judge: str  # not judged: the capture or option that would let it judge
+    identified: str  # what the box is judged as and what showed it ("" when nothing did)
     summary: str
     source: str  # "kind name": where the machine facts came from
     demo: str  # "" unless the report is of a bundled example
@@ -170,12 +173,15 @@ def _view(report: Report) -> ReportView:
     skipped, skipped_cut = first_listed(report.skipped, "skipped rules")
     everything_absent = not_available(report)
     facts_absent, absent_cut = first_listed(everything_absent, "facts not available")
-    verdict = report.gate.verdict if report.gate.verdict in ("pass", "warn", "fail") else "fail"
+    verdict = report.gate.verdict if report.gate.verdict in VERDICTS else "fail"
     return ReportView(
         verdict=verdict,
         exit_code=report.gate.exit_code,
         gate_reason=sentence(report.gate.reason),
         incomplete=report.gate.incomplete,
+        judged=sentence("; ".join(report.gate.judged)) if report.gate.judged else "",
+        to_judge=sentence(report.gate.to_judge) if report.gate.to_judge else "",
+        identified=sentence(report.identified.sentence) if report.identified.sentence else "",
         summary=summary(report),
         source=f"{report.source.kind} {report.source.name}",
         demo=_demo(report),
@@ -253,10 +259,12 @@ def _identity(report: Report) -> tuple[tuple[str, Cell], ...]:
     gpus = f"{len(report.machine.gpus)} in the input"
     if isinstance(host.total_gpu_count, int) and isinstance(host.visible_gpu_count, int):
         gpus += f" ({host.visible_gpu_count} visible of {host.total_gpu_count})"
+    identified = report.identified.sentence
     return (
         ("Host", value_cell(host.hostname)),
         ("Product", value_cell(host.product)),
         ("GPU model", value_cell(report.gpu_model)),
+        *((("Identified", Cell(sentence(identified))),) if identified else ()),
         ("Catalog entry", catalog),
         ("Driver", value_cell(host.driver_version)),
         ("CUDA driver", value_cell(host.cuda_driver_version)),

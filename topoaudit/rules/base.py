@@ -11,6 +11,7 @@ from topoaudit.errors import InputError
 from topoaudit.model.codec import shown
 from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.identity import CLASSES, UNIDENTIFIED, HardwareClass, Identification
 from topoaudit.model.network import RunFacts
 from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Report
 from topoaudit.model.topology import Domain, Placement
@@ -41,6 +42,13 @@ class RuleContext(Facts):
     plan: DeployPlan | Unsupported = NOT_REQUESTED  # the deploy plan checked against this machine
     oracle: Oracle | None = None  # what an NCCL collective should reach on a shape (bench.oracle)
     run: RunFacts = field(default_factory=RunFacts)  # the NICs and NCCL release the runs in the input are judged with
+    identified: Identification = UNIDENTIFIED  # how the box is known: the option or line naming it, the class shown
+    hardware: HardwareClass | None = None  # the class the links show, judged by where no catalog entry is believed
+
+    @property
+    def design(self) -> GpuSpec | HardwareClass | None:
+        """What the box should be built like: its catalog entry, else the class its links show, else unknown."""
+        return self.spec if self.spec is not None else self.hardware
 
 
 Rule = Callable[[RuleContext], Iterable["Finding | Skipped"]]
@@ -84,6 +92,7 @@ def context_of_report(report: Report) -> RuleContext:
     from topoaudit.catalog import find_gpu
 
     spec = find_gpu(report.catalog_entry) if isinstance(report.catalog_entry, str) else None
+    shown = CLASSES.get(report.identified.hardware_class) if spec is None else None
     return RuleContext(
         machine=report.machine,
         source=report.source,
@@ -98,6 +107,8 @@ def context_of_report(report: Report) -> RuleContext:
         spec=spec,
         gpu_model=report.gpu_model,
         plan=report.plan,
+        identified=report.identified,
+        hardware=shown,
         **facts_in_extras(report.extras),
     )
 

@@ -8,6 +8,7 @@ only then), each on the kind of capture it reads.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from statistics import median
@@ -32,6 +33,7 @@ from topoaudit.rules.needs import (
     P2P_STATUS,
 )
 from topoaudit.rules.registry import rule
+from topoaudit.rules.topology_rules import link_remedy
 
 _LINK_TESTS = NVBANDWIDTH_COPY_TESTS
 
@@ -507,11 +509,24 @@ def all_links_inactive(ctx: RuleContext) -> list[Finding]:
     ]
     if not dead or (spec is not None and spec.nvlink_generation == 0):
         return []
-    return [
-        finding(
+    if spec is not None and spec.build == "bridge":  # PCIe cards: NVLink comes only with a bridge, and that is optional
+        every = len(dead) == len(machine.gpus)
+        said = (
+            f"no NVLink bridge is fitted, so the GPUs talk over PCIe (bridges are optional on {spec.name} cards)"
+            if every
+            else "a bridge is missing or unseated where the other cards have theirs"
+        )
+        down = finding(
             "nvlink-link-down",
-            f"NVML reports every NVLink inactive on {', '.join(dead)}: the GPU is cut off from its NVLink peers.",
-            severity=Severity.FAIL if spec is not None else Severity.WARN,
+            f"NVML reports every NVLink inactive on {', '.join(dead)}: {said}.",
+            severity=Severity.INFO if every else Severity.WARN,
             gpus=dead,
         )
-    ]
+        return [down if every else dataclasses.replace(down, remedy=link_remedy(ctx))]
+    down = finding(
+        "nvlink-link-down",
+        f"NVML reports every NVLink inactive on {', '.join(dead)}: the GPU is cut off from its NVLink peers.",
+        severity=Severity.FAIL if spec is not None else Severity.WARN,
+        gpus=dead,
+    )
+    return [dataclasses.replace(down, remedy=link_remedy(ctx))]
