@@ -55,6 +55,11 @@ PROFILE_PLACES = (
 )
 
 
+# Longer than any template's text with its longest values (a 120-character name twice, a slot, a variable's value),
+# so what a command changes is never cut short; the bound only holds a damaged template to one screen.
+CHANGES_LIMIT = 1000
+
+
 class InvalidRemedy(ValueError):
     """A remedy whose template is unknown or whose values are not of their type: it is never printed to run."""
 
@@ -246,6 +251,5 @@ def rebuild(saved: RemedyCommand) -> RemedyCommand:
         params = {name: check(str(saved.params[name])) for name, check in template.params.items()}
     except InvalidRemedy as exc:
         raise InvalidRemedy(f"{saved.action}: {exc}") from None
-    return RemedyCommand(
-        saved.action, params, template.command(params), plain_text(template.changes(params)), template.undo(params)
-    )
+    changes = plain_text(template.changes(params), CHANGES_LIMIT)
+    return RemedyCommand(saved.action, params, template.command(params), changes, template.undo(params))
