@@ -476,7 +476,7 @@ def _below_user_gate(result: BenchResult, expect_busbw_gbps: float) -> list[Find
         return [
             _finding(
                 "bench-below-expected",
-                f"group {whole.name} plateaus at {whole.plateau_busbw_gbps} GB/s busbw, below the "
+                f"group {whole.name} plateaus at {whole.plateau_busbw_gbps:g} GB/s busbw, below the "
                 f"--expect-busbw {expect_busbw_gbps:g} GB/s",
                 severity=Severity.FAIL,
                 group=whole.name,
