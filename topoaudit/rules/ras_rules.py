@@ -47,7 +47,7 @@ def _missing(c: RasCommunicator, dump: RasDump) -> Finding:
     else:
         hosts = sorted({r.host for r in ranks if isinstance(r.host, str)})
     named = (
-        first_few([_where(r) + (f" {r.problem}" if r.problem != "missing" else "") for r in ranks], 4)
+        first_few([_where(r) + (f" {r.problem}" if r.problem not in ("", "missing") else "") for r in ranks], 4)
         if ranks
         else "ranks not listed by RAS"
     )
