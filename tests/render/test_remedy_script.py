@@ -12,6 +12,7 @@ from report_samples import example_report
 from topoaudit.model.finding import Finding, RemedyCommand, Severity
 from topoaudit.model.report import Report
 from topoaudit.render import render
+from topoaudit.render.remedy import runnable_commands
 from topoaudit.rules.remedies import remedy
 
 PEERMEM = remedy("module-load", module="nvidia_peermem")
@@ -197,3 +198,9 @@ def test_a_control_character_in_report_text_cannot_end_the_comment() -> None:
 def test_the_script_ends_with_one_newline() -> None:
     script = _script(Finding("gpudirect-rdma-unavailable", Severity.WARN, "no peermem", remedy_commands=(PEERMEM,)))
     assert script.endswith("\nmodprobe nvidia_peermem\n") and not script.endswith("\n\n")
+
+
+def test_the_commands_a_finding_runs_are_its_valid_ones_rebuilt_in_order() -> None:
+    saved = dataclasses.replace(PEERMEM, command="modprobe nvidia_peermem; reboot")
+    finding = Finding("gpudirect-rdma-unavailable", Severity.WARN, "m", remedy_commands=(FOREIGN, saved, FOREIGN, ACS))
+    assert runnable_commands(finding) == [PEERMEM, ACS]
