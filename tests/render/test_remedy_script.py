@@ -195,9 +195,11 @@ def test_a_control_character_in_report_text_cannot_end_the_comment() -> None:
     )
 
 
-def test_the_script_ends_with_one_newline() -> None:
+def test_the_script_ends_with_one_newline_after_its_last_line_whole() -> None:
     script = _script(Finding("gpudirect-rdma-unavailable", Severity.WARN, "no peermem", remedy_commands=(PEERMEM,)))
     assert script.endswith("\nmodprobe nvidia_peermem\n") and not script.endswith("\n\n")
+    script = _script(Finding("pcie-link-degraded", Severity.WARN, "x8", remedy="Reseat the card in slot X"))
+    assert script.endswith("\n# remedy (no command for it): Reseat the card in slot X\n")
 
 
 def test_the_commands_a_finding_runs_are_its_valid_ones_rebuilt_in_order() -> None:

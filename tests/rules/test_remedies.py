@@ -198,6 +198,11 @@ REFUSED: list[tuple[str, object, str]] = [
     ("nccl-conf-delete", {"variables": ",,", "file": "/etc/nccl.conf"}, "nccl-conf-delete: no variable named"),
     (
         "nccl-conf-delete",
+        {"variables": "NCCL_" + "X" * 50, "file": "/etc/nccl.conf"},
+        f"nccl-conf-delete: not an NCCL variable a remedy writes: {'NCCL_' + 'X' * 35!r}",
+    ),
+    (
+        "nccl-conf-delete",
         {"variables": "NCCL_P2P_DISABLE", "file": "/etc/passwd"},
         "nccl-conf-delete: not an NCCL configuration file a remedy writes: '/etc/passwd'",
     ),
