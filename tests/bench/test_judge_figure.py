@@ -199,3 +199,89 @@ def test_the_nccl_release_is_read_from_the_ranks_then_nccl_tests_library_line_ne
         NcclVersion(*expected) if expected else None,
         {"ranks": "the ranks' NCCL", "tests": version, "": ""}[source],
     )
+
+
+# --- an NVL72 rack, NCCL's own choice measured ---------------------------------------------------------------
+TRAYS = tuple(f"tray{k:02d}" for k in range(18))
+
+
+def _rack(plateau: float, **environment: str) -> BenchResult:
+    return _result(plateau, name="NVIDIA GB200", hosts=TRAYS, n=72, environment=environment)
+
+
+def test_a_rack_at_the_ring_s_speed_names_the_ring_figure_of_the_release_it_ran() -> None:
+    ring = _figure("GB200", 72, algorithm="ring", nccl_version=NcclVersion(2, 26, 2)).busbw_gbps
+    _, message, _ = _below(_rack(650.0, nccl="2.26.2"))
+    assert message.endswith(
+        f": the plateau is what a ring reaches ({ring:g} GB/s), so NVLS did not engage; check NCCL_NVLS_ENABLE, "
+        "NCCL_ALGO, the fabric manager, and the NCCL INFO line 'NVLS multicast support is not available'"
+    )
+
+
+def test_a_rack_on_a_links_model_is_still_held_to_nccl_s_measured_choice() -> None:
+    result = _rack(650.0)
+    linked = dataclasses.replace(result, groups=(dataclasses.replace(result.groups[0], expected_busbw_gbps=700.0),))
+    _, message, evidence = _below(linked)
+    assert evidence["basis"] == "catalog" and "of the 840 GB/s default figure for 72x NVIDIA GB200" in message
+
+
+def test_a_rack_run_at_exactly_half_the_ring_s_figure_warns_below_it_fails() -> None:
+    """NCCL's choice was assumed: a fail must also be under half the ring's figure (the lowest it could be)."""
+    lowest = _figure("GB200", 72).lowest_gbps
+    assert lowest > 0
+    assert _below(_rack(lowest / 2))[0] == "warn"
+    assert _below(_rack(lowest / 2 - 0.01))[0] == "fail"
+
+
+def test_below_the_ring_s_tolerance_an_nvls_finding_names_only_the_figure() -> None:
+    _, message, _ = _below(_result(367.61 * 0.85 - 0.01, environment={}))
+    assert message.endswith("of the 482.26 GB/s nvls figure for 8x NVIDIA H200 SXM (measured, NCCL's own choice here)")
+
+
+def test_a_single_node_run_with_nics_given_does_not_name_the_network() -> None:
+    facts = RunFacts(network=NicSet(8, 400.0, "IB", "--nics 8x400"))
+    _, message, _ = _below(_result(45.0), facts=facts)
+    assert message.endswith("of the 367.61 GB/s ring figure for 8x NVIDIA H200 SXM (measured)")
+
+
+def test_nvls_tree_across_nodes_is_held_to_its_measured_figure_not_the_links_model() -> None:
+    facts = RunFacts(network=NicSet(8, 400.0, "RoCE", "--nics 8x400"))
+    run = _result(300.0, expected=360.0, name="NVIDIA H100 80GB HBM3", hosts=("a", "b"), n=16,
+                  environment={"NCCL_ALGO": "NVLSTree"})  # fmt: skip
+    severity, message, evidence = _below(run, facts=facts)
+    assert (severity, evidence["basis"], evidence["expected_busbw_gbps"]) == ("warn", "catalog", 430.0)
+    assert "of the 430 GB/s nvls_tree figure for 2 nodes x 8x NVIDIA H100 SXM5 (measured)" in message
+
+
+def test_nvls_tree_inside_one_node_without_a_links_basis_says_only_the_topology_predicts() -> None:
+    result = _result(100.0, expected=360.0, environment={"NCCL_ALGO": "NVLSTree"})
+    bare = dataclasses.replace(result, groups=(dataclasses.replace(result.groups[0], expected_basis=""),))
+    _, message, evidence = _below(bare)
+    assert message.endswith("28% of the 360 GB/s the topology predicts") and evidence["expected_basis"] == ""
+    _, _, evidence = _below(result)
+    assert (evidence["basis"], evidence["expected_basis"]) == ("links", "18 NVLink4 links")
+
+
+def test_cards_without_nvlink_on_one_host_are_not_asked_which_share_a_bridge() -> None:
+    l40s = _result(100.0, name="NVIDIA L40S", n=4)
+    (group,) = with_expectations(l40s, find_gpu("L40S")).groups
+    assert group.expected_busbw_gbps == Unsupported(
+        "oracle", "no NCCL model for 4x NVIDIA L40S: its GPUs are not one NVLink domain"
+    )
+
+
+def test_a_group_with_its_links_model_keeps_it_and_the_next_group_still_gets_the_oracle_s() -> None:
+    result = _result(100.0, expected=360.0)
+    other = dataclasses.replace(result.groups[0], name="again", expected_busbw_gbps=Unsupported("bench", "no links"))
+    judged = with_expectations(dataclasses.replace(result, groups=(result.groups[0], other)), H200)
+    assert [g.expected_busbw_gbps for g in judged.groups] == [360.0, 367.61]
+    gloo = dataclasses.replace(result, backend="gloo")
+    assert with_expectations(gloo, H200).groups[0].expected_busbw_gbps == 360.0
+
+
+def test_a_group_without_a_plateau_keeps_its_ratio_unmeasured_beside_the_oracle_s_figure() -> None:
+    result = _result(100.0)
+    unmeasured = Unsupported("bench", "no size of 1 MiB or more")
+    group = dataclasses.replace(result.groups[0], plateau_busbw_gbps=unmeasured, ratio=unmeasured)
+    (judged,) = with_expectations(dataclasses.replace(result, groups=(group,)), H200).groups
+    assert (judged.expected_busbw_gbps, judged.ratio) == (367.61, unmeasured)

@@ -21,6 +21,7 @@ from topoaudit.catalog import find_gpu
 from topoaudit.model.bench import BenchGroup, BenchResult, RankError, SkippedSize
 from topoaudit.model.report import Gate
 from topoaudit.model.values import Unsupported
+from topoaudit.rules.codes import info
 
 GIB = 1 << 30
 HEALTHY = _result(360.0, expected=360.0)  # 8 ranks on one host, a ring at the links' figure: no finding
@@ -123,6 +124,7 @@ def _sweep(*points: tuple[int, float]) -> BenchGroup:
         (((1 << 20, 100.0), (2 << 20, 120.0)), (2 << 20, 120.0, 1 << 20, 100.0)),  # 1 MiB counts
         ((((1 << 20) - 4, 50.0), (1 << 20, 120.0)), None),  # below 1 MiB does not
         (((GIB, 0.0), (2 * GIB, 120.0)), None),  # nothing measured before: no rise to name
+        (((GIB, 0.5), (2 * GIB, 1.0)), (2 * GIB, 1.0, GIB, 0.5)),  # a slow link still rises
         (((2 * GIB, 120.0), (GIB, 100.0)), (2 * GIB, 120.0, GIB, 100.0)),  # rows in any order
     ],
 )
@@ -218,7 +220,8 @@ def test_ranks_are_counted_on_rank_0_s_host_against_its_cores() -> None:
     ]
     assert _findings(dataclasses.replace(two_hosts, environment={"cpu_cores": "4"})) == []
     assert _findings(dataclasses.replace(two_hosts, environment={"cpu_cores": "3 (cgroup)"})) == []
-    no_rank_0 = dataclasses.replace(reordered, ranks=reordered.ranks[:4] + reordered.ranks[5:])
+    a, b = two_hosts.ranks[:4], two_hosts.ranks[4:]
+    no_rank_0 = dataclasses.replace(two_hosts, ranks=(b[0], a[1], a[2], a[3], *b[1:]))  # the first listed is b's
     assert [(c, e["host"]) for c, _, _, e in _findings(no_rank_0)] == [("bench-oversubscribed", "b")]
 
 
@@ -278,6 +281,7 @@ def test_a_stop_keeps_the_rows_measured_and_the_gate_says_why_it_exits_130() -> 
 
 
 def test_a_run_that_ended_early_is_incomplete_unless_its_own_text_is_judged() -> None:
+    assert _findings(_with(source="topoaudit")) == []  # finished: nothing to say
     assert _findings(_with(status="partial", source="topoaudit")) == [
         ("bench-incomplete", "warn", "the bench stopped early (partial)", {})
     ]
@@ -304,6 +308,7 @@ def test_findings_are_worst_first() -> None:
     ("hosts", "n", "where"),
     [
         (("a", "b"), 8, "a ranks 0-3, b ranks 4-7"),
+        (("a", "b"), 6, "a ranks 0-2, b ranks 3-5"),
         (tuple("abcd"), 8, "a ranks 0,1, b ranks 2,3, c ranks 4,5, d ranks 6,7"),
         (tuple("abcdef"), 12, "a ranks 0,1, b ranks 2,3, c ranks 4,5, d ranks 6,7 and 2 more host(s)"),
     ],
@@ -337,6 +342,7 @@ def test_the_algorithm_is_read_from_what_the_input_shows_nccl_ran() -> None:
     shown = {"nccl_algorithm": "nvls", "nccl_algorithm_evidence": "TUNING line at 16 GiB", "NCCL_ALGO": "Ring"}
     assert ran_algorithm(_with(environment=shown)) == ("nvls", "TUNING line at 16 GiB")
     assert ran_algorithm(HEALTHY) == ("ring", "NCCL_ALGO=Ring in the ranks' environment")
+    assert ran_algorithm(_with(environment={"nccl_algorithm": "tree"})) == ("tree", "")
     assert ran_algorithm(_with(environment={})) == (
         "",
         "the input does not say which algorithm NCCL ran (NCCL_DEBUG_SUBSYS=TUNING or NCCL_ALGO would)",
@@ -379,3 +385,14 @@ def test_a_group_held_to_the_oracle_carries_its_figure_ratio_and_a_note_naming_t
     )
     assert [n.split(":")[0] for n in judged.notes] == ["expected busbw of group all", "expected busbw of group again"]
     assert with_expectations(judged, find_gpu("H200")).notes == judged.notes  # a note is not repeated
+
+
+def test_a_finding_carries_the_remedy_its_code_declares() -> None:
+    (found,) = judge_bench(_with(errors=(RankError(1, "died", "exit 17"),)))
+    assert found.remedy == info("bench-rank-failed").remedy and found.remedy.startswith("Read the rank's error")
+
+
+@pytest.mark.parametrize(("expected", "judged"), [(0.0, False), (1.0, True)])
+def test_a_group_is_judged_against_any_figure_above_zero(expected: float, judged: bool) -> None:
+    slow = dataclasses.replace(ALL, plateau_busbw_gbps=0.1, expected_busbw_gbps=expected)
+    assert [c for c, _, _, _ in _findings(_with(slow))] == (["bench-below-expected"] if judged else [])
