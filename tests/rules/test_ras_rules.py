@@ -220,3 +220,12 @@ def test_the_monitor_s_dead_peers_fail_and_its_unanswering_peers_warn() -> None:
 def test_only_unanswering_peers_warn_alone() -> None:
     events = (Event("t1", "PEER_UNRESPONSIVE", "nodeA", 10, "", ""),)
     assert [(c, s) for c, s, _, _ in _judged(events=events)] == [("nccl-ras-ranks-missing", "warn")]
+
+
+def test_past_four_missing_ranks_or_peers_the_message_says_how_many_more() -> None:
+    missing = tuple(Rank(r, "node1", 100 + r, r, "missing") for r in range(5))
+    ((_, _, message, _),) = _judged(Comm("c9", 8, (), missing, 5))
+    assert message.endswith("rank 3 (GPU 3, process 103 on node1) and 1 more")
+    events = tuple(Event(f"t{k}", "PEER_DEAD", f"node{k}", k, "", "") for k in range(5))
+    ((_, _, message, _),) = _judged(events=events)
+    assert message.endswith("process 3 on node3 (PEER_DEAD at t3) and 1 more")
