@@ -19,10 +19,9 @@ GB200 = find_gpu("GB200")
 
 @dataclasses.dataclass
 class _Figure:
-    """What the rule reads of the oracle's figure; ``warn_below_ratio`` only where the oracle gives one."""
+    """What the rule reads of any figure: a tolerance and assumptions only where the oracle gives them."""
 
     busbw_gbps: float
-    assumptions: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return f"{self.busbw_gbps:g} GB/s ring (test figure)"
@@ -33,6 +32,7 @@ class _Figure:
 
 @dataclasses.dataclass
 class _TolerantFigure(_Figure):
+    assumptions: tuple[str, ...] = ()
     warn_below_ratio: float = 0.85
 
 
@@ -69,14 +69,14 @@ def _judged(*rows: dict[str, Any], spec: GpuSpec | None = H100, oracle: object =
 
 
 def test_a_communicator_under_the_tolerance_of_its_figure_is_low_and_says_what_it_was_held_to() -> None:
-    oracle = _Oracle(_TolerantFigure(400.0, ("NCCL version not reported",)))
+    oracle = _Oracle(_TolerantFigure(400.0, ("NCCL version not reported", "NICs assumed")))
     assert _judged(_row("node7", 339.9, algorithm="ring"), oracle=oracle) == [
         (
             "nccl-inspector-busbw-low",
             "warn",
             "Host node7: all-reduce communicator 0x5a1e (TP Group 0) reached 339.9 GB/s busbw at large messages "
             "(median of 12), under 0.85x the expected 400 GB/s ring (test figure); algorithm ring (its algo_proto); "
-            "NCCL version not reported.",
+            "NCCL version not reported; NICs assumed.",
             {
                 "host": "node7",
                 "comm_id": "0x5a1e",
@@ -206,3 +206,20 @@ def test_a_figure_the_oracle_cannot_give_leaves_the_hosts_to_be_compared() -> No
     assert [e["host"] for _, _, _, e in uneven] == ["a"] and oracle.asked == [
         ("H100-SXM", 8, {"nodes": 1, "algorithm": "", "nics": None, "nccl_version": None, "one_nvlink_domain": False})
     ] * 2
+
+
+def test_a_summary_without_communicators_or_with_no_nodes_raises_nothing() -> None:
+    assert judge_inspector({}, H100, _Oracle(_Figure(400.0))) == []
+    oracle = _Oracle(_Figure(400.0))
+    assert _judged(_row("a", 100.0, nnodes=0), _row("b", 400.0, nnodes=0), oracle=oracle)[0][3]["host"] == "a"
+    assert oracle.asked == []  # no figure for a communicator on no node: hosts compared instead
+
+
+def test_every_shape_with_two_hosts_is_compared_after_one_with_a_single_host() -> None:
+    rows = (_row("x", 100.0, n_ranks=4), _row("a", 100.0), _row("b", 400.0))
+    assert [(e["host"], e["comm_ids"]) for _, _, _, e in _judged(*rows, spec=None)] == [("a", ["0x5a1e"])]
+
+
+def test_medians_are_reported_to_three_decimals() -> None:
+    ((_, _, _, evidence),) = _judged(_row("a", 100.12345), _row("b", 400.98765), spec=None)
+    assert (evidence["busbw_gbps"], evidence["others_median_busbw_gbps"]) == (100.123, 400.988)
