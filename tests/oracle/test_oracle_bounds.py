@@ -51,6 +51,12 @@ def _figure(key: str, gpus: int, **kw: object) -> Figure:
             "no NCCL model for 4x NVIDIA V100 SXM2: its GPUs are not one NVLink domain",
         ),
         (
+            "H100-SXM",
+            4,
+            {"algorithm": "nvls"},
+            "no public NVLS measurement of 4x NVIDIA H100 SXM5; NCCL's NVLS model is not reproduced",
+        ),
+        (
             "H100-PCIE",
             2,
             {"algorithm": "ring"},
@@ -238,4 +244,42 @@ def test_the_tree_doubles_its_network_share_on_two_nodes_only() -> None:
     three = _figure("H100-SXM", 8, nodes=3, algorithm="tree", nics=NicSet(8, 100.0, "IB", "x"))
     assert two.arithmetic.startswith("(2 x (8 NICs x 12.5 GB/s") and " on two nodes (" in two.arithmetic
     assert three.arithmetic.startswith("(8 NICs x 12.5 GB/s") and "on two nodes" not in three.arithmetic
-    assert two.busbw_gbps > three.busbw_gbps
+    assert (two.busbw_gbps, three.busbw_gbps) == (172.5, 88.2)  # from 2 x 100 on two nodes, from 100 on three
+
+
+def test_a_measured_figure_on_assumed_nics_warns_at_most() -> None:
+    assumed = _figure("H100-SXM", 8, nodes=2, algorithm="nvls_tree")
+    assert (assumed.busbw_gbps, assumed.warn_at_most, assumed.across_nodes) == (430.0, True, True)
+    assert assumed.assumptions and assumed.assumptions[0].startswith("NICs 8x 400G")
+
+
+def test_the_network_figure_is_rounded_to_a_tenth() -> None:
+    ring = _figure("H100-SXM", 8, nodes=2, algorithm="ring", nics=NicSet(3, 25.0, "IB", "x"))
+    assert ring.busbw_gbps == 9.4 and ring.arithmetic.startswith("3 NICs x 3.125 GB/s (25 Gb/s / 8, ")
+    assert ring.arithmetic.endswith(") = 9.4")
+
+
+@pytest.mark.parametrize(
+    ("per_node", "nics", "figure", "node_ring"),
+    [
+        (1, NicSet(1, 6400.0, "IB", "x"), 800.0, False),  # one GPU per node has no NVLink ring of its own
+        (2, NicSet(2, 3200.0, "IB", "x"), 370.8, True),  # two GPUs do: their ring caps the faster network
+    ],
+)
+def test_the_node_s_ring_caps_the_network_from_two_gpus_per_node(
+    per_node: int, nics: NicSet, figure: float, node_ring: bool
+) -> None:
+    ring = _figure("H100-SXM", per_node, nodes=2, algorithm="ring", nics=nics)
+    assert ring.busbw_gbps == figure and ("the node's own ring, 370.8, is lower" in ring.arithmetic) is node_ring
+
+
+def test_the_tree_s_refinements_are_each_said_in_its_arithmetic() -> None:
+    tree = _figure("A100-SXM", 8, algorithm="tree", channels=4, tree_pattern="tree")
+    assert tree.arithmetic.startswith("(12 NVLinks x 20 GB/s (sm80; ")
+    assert ", at most 4 channels x 24 GB/s (" in tree.arithmetic
+    assert " x 0.85 (the tree graph fell back to NCCL_TOPO_PATTERN_TREE) x (n-1)/n = 7/8 " in tree.arithmetic
+
+
+def test_nccl_s_measured_choice_on_a_rack_keeps_the_ring_s_figure_as_the_lowest() -> None:
+    choice = _figure("GB200", 72)
+    assert (choice.algorithm, choice.lowest_gbps) == ("default", _figure("GB200", 72, algorithm="ring").busbw_gbps)

@@ -223,3 +223,12 @@ def test_every_shape_with_two_hosts_is_compared_after_one_with_a_single_host() -
 def test_medians_are_reported_to_three_decimals() -> None:
     ((_, _, _, evidence),) = _judged(_row("a", 100.12345), _row("b", 400.98765), spec=None)
     assert (evidence["busbw_gbps"], evidence["others_median_busbw_gbps"]) == (100.123, 400.988)
+
+
+def test_a_communicator_across_nodes_is_held_to_whole_gpus_per_node() -> None:
+    """Eight ranks on two nodes are four GPUs a node: the figure names them so, never '4.0'."""
+    from topoaudit.bench.oracle import expected_busbw
+
+    nics = NicSet(8, 400.0, "IB", "--nics 8x400")
+    ((_, _, message, _),) = _judged(_row("a", 10.0, n_ranks=8, nnodes=2), oracle=expected_busbw, network=nics)
+    assert "(2 nodes x 4 ranks)" in message and "(4 of 8 GPUs per node ran: 4 of 8 NICs)" in message
