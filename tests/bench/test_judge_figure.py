@@ -285,3 +285,17 @@ def test_a_group_without_a_plateau_keeps_its_ratio_unmeasured_beside_the_oracle_
     group = dataclasses.replace(result.groups[0], plateau_busbw_gbps=unmeasured, ratio=unmeasured)
     (judged,) = with_expectations(dataclasses.replace(result, groups=(group,)), H200).groups
     assert (judged.expected_busbw_gbps, judged.ratio) == (367.61, unmeasured)
+
+
+def test_an_nvls_figure_beside_a_group_without_a_plateau_is_given_without_a_hint() -> None:
+    result = _result(100.0, environment={})
+    unmeasured = Unsupported("bench", "no size of 1 MiB or more")
+    group = dataclasses.replace(result.groups[0], plateau_busbw_gbps=unmeasured)
+    (judged,) = with_expectations(dataclasses.replace(result, groups=(group,)), H200).groups
+    assert judged.expected_busbw_gbps == 482.26 and judged.expected_basis.startswith("oracle: figure for 8x")
+
+
+def test_a_figure_already_given_is_kept_when_the_model_is_not_known_again() -> None:
+    once = with_expectations(_result(100.0), H200)
+    (again,) = with_expectations(once, None).groups
+    assert (again.expected_busbw_gbps, again.expected_basis) == (367.61, once.groups[0].expected_basis)
