@@ -283,3 +283,18 @@ def test_the_tree_s_refinements_are_each_said_in_its_arithmetic() -> None:
 def test_nccl_s_measured_choice_on_a_rack_keeps_the_ring_s_figure_as_the_lowest() -> None:
     choice = _figure("GB200", 72)
     assert (choice.algorithm, choice.lowest_gbps) == ("default", _figure("GB200", 72, algorithm="ring").busbw_gbps)
+
+
+def test_ampere_s_ring_factor_of_nccl_2_7_3_is_applied_rounded_and_said() -> None:
+    ring = _figure("A100-SXM", 4, algorithm="ring", nccl_version=NcclVersion(2, 7, 3))
+    assert ring.busbw_gbps == 231.8  # 252 x 0.92 = 231.84, to a tenth
+    assert ring.arithmetic.endswith(
+        " = 252, x 0.92 (NCCL 2.7.3 until 2.7.5: src/graph/tuning.cc@v2.7.3-1: if (compCap80) busBw *= 0.92)"
+    )
+
+
+@pytest.mark.parametrize(("nodes", "cap", "figure"), [(2, 110, 103.1), (3, 80, 76.7)])
+def test_nccl_2_6_s_tree_cap_is_lower_above_two_nodes(nodes: int, cap: int, figure: float) -> None:
+    tree = _figure("A100-SXM", 8, nodes=nodes, algorithm="tree", nccl_version=NcclVersion(2, 7, 3),
+                   nics=NicSet(8, 200.0, "IB", "x"))  # fmt: skip
+    assert tree.busbw_gbps == figure and f", capped at {cap} x (n-1)/n = " in tree.arithmetic
