@@ -396,3 +396,8 @@ def test_a_finding_carries_the_remedy_its_code_declares() -> None:
 def test_a_group_is_judged_against_any_figure_above_zero(expected: float, judged: bool) -> None:
     slow = dataclasses.replace(ALL, plateau_busbw_gbps=0.1, expected_busbw_gbps=expected)
     assert [c for c, _, _, _ in _findings(_with(slow))] == (["bench-below-expected"] if judged else [])
+
+
+@pytest.mark.parametrize("name", [Unsupported("bench", "the ranks printed no device name"), ""])
+def test_ranks_that_name_no_gpu_model_get_no_catalog_figure(name: object) -> None:
+    assert _findings(_result(45.0, name=name)) == []  # type: ignore[arg-type]
