@@ -180,13 +180,5 @@ def _fleet_cases(folder: Path | None) -> list[Case]:
     ]
 
 
-NEEDS_WIRING = {
-    "json-nested-3000.json": "loaders.load_text checks JSON that is not a report with json.loads and lets its "
-    "RecursionError out; model.codec.read_json says it in one sentence",
-    "json-integer-5000-digits.json": "loaders.load_text lets json.loads's ValueError out; model.codec.read_json "
-    "says it in one sentence",
-    "fleet: a link that loops beside two nodes": "app.fleet reads the entry through loaders.load_path, which lets "
-    "ELOOP's OSError out (or records NodeInput.error)",
-    "analyze: a link that loops": "loaders.load_path lets ELOOP's OSError out; parse.text.read_capture_file names it",
-}
-"""Cases that still end in exit 5 until a caller of this branch's functions is changed: why, for each."""
+NEEDS_WIRING: dict[str, str] = {}
+"""Cases that still end in exit 5 until a caller of the functions they need is changed: why, for each."""

@@ -79,11 +79,6 @@ def test_a_missing_count_is_not_a_fault_of_the_box(run: Run, tmp_path: Path) -> 
     assert any("has no count" in i["message"] for i in report["input_issues"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the loader turns every note of the XML reader into an ignored issue; it passes once "
-    "loaders._load_nccl_xml takes parsed.input_issues(), which marks damage read around as recovered",
-)
 def test_a_damaged_count_makes_the_audit_incomplete_and_warns(run: Run, tmp_path: Path) -> None:
     report = _analyze(run, tmp_path, HEALTHY.replace(' count="5" tclass', " tclass", 1))
     assert report["gate"]["verdict"] == "warn" and report["gate"]["incomplete"]

@@ -38,7 +38,9 @@ def test_every_module_of_the_package_is_one_reader_and_every_reader_is_tried() -
     assert sorted(r.name for r in found) == sorted({r.name for r in found})  # one name each
     assert len(found) == len(modules)
     assert [r.priority for r in found] == sorted(r.priority for r in found)
-    assert found[-1].name == "topo-matrix"  # the loosest sniff goes last
+    whole = [r for r in found if not r.fallback]
+    assert whole[-1].name == "topo-matrix"  # the loosest sniff goes last
+    assert [r.name for r in found if r.fallback] == ["known-messages"]  # then what no reader took, part by part
     for r in found:
         assert r.describes and all(other in {x.name for x in found} for other in r.beside)
 
@@ -87,4 +89,5 @@ def test_a_new_kind_of_fact_merges_with_no_change_to_the_merge() -> None:
     assert merged.source.kind == "nccl-log"  # a log is no capture: it names the paste
     assert merged.source.description == "nccl-log alone, with the topo-matrix pasted beside it"
     kinds = {f.name for f in dataclasses.fields(Facts) if isinstance(f.default, Unsupported)}
-    assert kinds == {"bench", "nccl", "captures", "inspector", "ras"}
+    pasted = {"signatures", "smi_query", "health", "graph_print"}
+    assert kinds == {"bench", "nccl", "captures", "inspector", "ras"} | pasted

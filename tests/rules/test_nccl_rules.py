@@ -105,7 +105,7 @@ def test_p2p_disabled_between_nvlink_connected_gpus_fails() -> None:
     report = judged(text("constructed-2.30.7-shm-direct-warn-function.txt"))
     found = nccl_findings(report)["nccl-p2p-disabled"]
     assert found.severity == Severity.FAIL and report.gate.exit_code == 1
-    assert "line 7: [2026-11-02 10:00:01] l40s-box" in found.evidence["log_lines"][0]
+    assert found.evidence["log_lines"][0].startswith("line 7: l40s-box")  # the collector's timestamp taken off
 
 
 def test_nvls_off_on_an_nvswitch_hopper_box_only() -> None:
@@ -144,8 +144,7 @@ def test_known_warn_signatures_fail_with_their_remedies() -> None:
     found = nccl_findings(report)
     assert set(found) == {"nccl-fabric-manager-down", "nccl-nvls-invalid-argument"}
     assert found["nccl-fabric-manager-down"].evidence["log_lines"] == [
-        "line 3: [2026-05-05 06:16:47] hgx-9:6100:6160 [0] init.cc:412 NCCL WARN Cuda failure 802 "
-        "'system not yet initialized'"
+        "line 3: hgx-9:6100:6160 [0] init.cc:412 NCCL WARN Cuda failure 802 'system not yet initialized'"
     ]
     assert "nvidia-fabricmanager" in found["nccl-fabric-manager-down"].remedy
     assert "reboot" in found["nccl-nvls-invalid-argument"].remedy

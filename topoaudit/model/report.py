@@ -15,6 +15,7 @@ from topoaudit.errors import InputError
 from topoaudit.model.codec import DecodeError, decode, encode, read_json, shown
 from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
 from topoaudit.model.machine import Machine
+from topoaudit.model.paste import PastePart
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import NO_POLICY, Failed, Probed, Unsupported
 
@@ -44,6 +45,7 @@ class SourceInfo:
     name: str  # file path, example name or "live"
     demo: bool = False  # a bundled example box, not this machine: every output says so
     description: str = ""
+    parts: tuple[PastePart, ...] = ()  # a paste's parts, their lines and what read each
 
 
 @dataclass(frozen=True)

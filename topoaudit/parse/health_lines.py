@@ -15,23 +15,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from topoaudit.model.finding import Severity
+from topoaudit.model.health import NO_BUS, NO_GPU, NO_XID, SOURCE, HealthEvent
 from topoaudit.model.host_checks import KernelEvent
 from topoaudit.model.values import Failed, Probed, Unsupported
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.parse.signatures import Signature, catalog
 from topoaudit.units import parse_bus_id
 
-SOURCE = "health lines"
+__all__ = ["HealthEvent", "kernel_events", "read_health_lines", "xid_meaning"]
+
 MAX_LINE_CHARS = 300
 WATCHED_XIDS = frozenset({74, 79, *range(144, 151)})
 """The Xids the live probe reports: fallen off the bus, NVLink errors, the Blackwell NVLink Xids."""
 
-NO_GPU = Unsupported(SOURCE, "the line names no GPU index")
-NO_BUS = Unsupported(SOURCE, "the line names no PCI bus id")
-NO_XID = Unsupported(SOURCE, "not an Xid line")
 
 # The kernel log, as the probe reads it.
 _XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): (\d+)")
@@ -69,22 +68,6 @@ _DCGM_ROW = re.compile(r"^\s*\|\s*(?P<name>[^|]*?)\s*\|\s*(?P<result>[^|]*?)\s*\
 _DCGM_RESULT = re.compile(r"^(?P<word>Pass|Fail|Failure|Warn|Warning|Healthy|Skip)\b", re.I)
 _DCGM_REASON = re.compile(r"(?P<reason>DCGM_FR_[A-Z0-9_]+)(?:\s+GPU:(?P<gpu>\d+))?(?:\s+PCI:(?P<bus>[0-9A-Fa-f:.]+))?")
 _DCGM_DETAIL_ROWS = frozenset({"", "warning", "info", "error"})
-
-
-@dataclass(frozen=True)
-class HealthEvent:
-    """One failure (or pass) a health checker or the kernel printed."""
-
-    line: int  # 1-based line in the paste
-    source: str  # "nhc" | "dcgm" | "kernel"
-    check: str  # NHC check ("check_nvlink_status"), DCGM subsystem or reason, "xid-79", "sxid-12028", "fallen-off-bus"
-    severity: Severity  # what it means for a deployment (NHC's ERROR is a fail, WARNING a warn, SUCCESS info)
-    text: str  # the line's message, trimmed
-    gpu: int | Unsupported = NO_GPU
-    pci_bus_id: Probed[str] = NO_BUS
-    xid: int | Unsupported = NO_XID
-    links: tuple[int, ...] = ()  # NVLink ports the line names (inactive, down)
-    meaning: str = ""  # what the Xid or check means, where the catalog says
 
 
 def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:

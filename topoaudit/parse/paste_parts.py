@@ -134,7 +134,7 @@ _COMMANDS = (
     (re.compile(r"nvidia-smi\s+topo\b|(?:GPU|NVIDIA) Topology:"), "topo-matrix"),
     (re.compile(r"nvidia-smi\s+nvlink"), "nvlink-status"),
     (re.compile(r"nvidia-smi\s+(?:-q|--query)\b"), "nvidia-smi-q"),
-    (re.compile(r"\w+_perf\b"), "nccl-tests"),
+    (re.compile(r"\b\w+_perf\b"), "nccl-tests"),  # \b first: a long word is not tried from each letter
     (re.compile(r"\bnvbandwidth\b"), "nvbandwidth"),
     (re.compile(r"p2pBandwidthLatencyTest"), "p2p-matrix"),
     (re.compile(r"\b(?:dmesg|journalctl)\b"), "kernel-log"),

@@ -17,11 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from topoaudit.model.paste import NO_HOST as NO_HOST
+from topoaudit.model.paste import NO_RANK as NO_RANK
+from topoaudit.model.paste import PREFIX_SOURCE
 from topoaudit.model.values import Unsupported
 
-SOURCE = "line prefix"
-NO_RANK = Unsupported(SOURCE, "no prefix names a rank")
-NO_HOST = Unsupported(SOURCE, "no prefix names a host")
+SOURCE = PREFIX_SOURCE
 NO_PID = Unsupported(SOURCE, "no prefix names a process id")
 MAX_PREFIXES = 8  # a line with more stacked prefixes than this keeps the rest as text
 

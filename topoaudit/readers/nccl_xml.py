@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from topoaudit.readers import Reader, noted
+from topoaudit.readers import Reader
 
 if TYPE_CHECKING:
     from topoaudit.model.facts import Facts
@@ -33,7 +33,7 @@ def load(text: str, name: str) -> Facts:
     return Facts(
         parsed.machine,
         SourceInfo("nccl-xml", name, description=description),
-        noted(parsed.notes),
+        parsed.input_issues(),  # damage read around is recovered (the audit is incomplete), the rest ignored
         captures=Captures(nccl_topology=topology),
         what=f"{what} XML",
     )

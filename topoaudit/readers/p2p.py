@@ -48,4 +48,5 @@ READER = Reader(
     beside=("topo-matrix",),
     joins=("p2p",),
     capture=True,
+    parts=("p2p-matrix",),
 )

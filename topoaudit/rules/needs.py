@@ -169,6 +169,19 @@ CAPTURES = Need(
     "NCCL's XML dumps or captured matrices",
     _given("captures", "judged from NCCL's XML dumps, nvbandwidth or nvidia-smi captures; this report has none"),
 )
+SIGNATURES = Need(
+    "pasted text looked through for known messages",
+    _given("signatures", "judged from pasted text (an NCCL log, a traceback, error lines); this input has none"),
+)
+SMI_QUERY = Need("nvidia-smi -q output", _given("smi_query", "judged from `nvidia-smi -q`; this input has none"))
+HEALTH_LINES = Need(
+    "NHC, DCGM or kernel-log lines",
+    _given("health", "judged from NHC, DCGM or kernel-log (Xid) lines; this input has none"),
+)
+NCCL_GRAPH_PRINT = Need(
+    "NCCL's topology print",
+    _given("graph_print", "judged from NCCL's topology print (NCCL_DEBUG_SUBSYS=GRAPH); this input has none"),
+)
 PLAN = Need("a deploy plan", _given("plan", "judged where a deploy plan is asked for (`--plan-params`)"))
 FLEET = Need("many node reports", lambda ctx: "judged across many nodes by `topoaudit fleet`, not on one node's report")
 """Codes only ``topoaudit fleet`` raises, comparing node reports: never judged on one node's report."""

@@ -35,6 +35,7 @@ class Rule:
     codes: tuple[str, ...]
     needs: tuple[Need, ...]
     module: str
+    fallback: bool = False  # its findings stand only for codes no other rule raised on the same input
 
     @property
     def name(self) -> str:
@@ -50,12 +51,16 @@ _RULES: list[Rule] = []
 _IN_ORDER: list[tuple[Rule, ...]] = []  # _RULES in display order, made again when a rule is registered
 
 
-def register_rule(function: RuleFunction, codes: Iterable[str], needs: Iterable[Need] = ()) -> Rule:
+def register_rule(
+    function: RuleFunction, codes: Iterable[str], needs: Iterable[Need] = (), *, fallback: bool = False
+) -> Rule:
     """Register ``function`` as raising ``codes`` (declared already) when the input holds ``needs``.
 
-    The decorator's door, and a data file's: a catalog of signatures registers the one rule that matches them.
+    The decorator's door, and a data file's: a catalog of signatures registers the one rule that matches them. A
+    ``fallback`` rule's finding of a code gives way to another rule's finding of that code: a known message read
+    on a line defers to the rule that judged the same line's facts (one finding per code, its owner's).
     """
-    entry = Rule(function, tuple(codes), tuple(needs), getattr(function, "__module__", ""))
+    entry = Rule(function, tuple(codes), tuple(needs), getattr(function, "__module__", ""), fallback)
     known = next((i for i, r in enumerate(_RULES) if _same_function(r.function, function)), None)
     if known is None:
         _RULES.append(entry)
@@ -145,16 +150,22 @@ class Undeclared(RuntimeError):
 
 
 def run_rules(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Skipped, ...]]:
-    """Run every rule with something to judge, once; findings in rule order, then skipped rules."""
+    """Run every rule with something to judge, once; findings in rule order, then skipped rules.
+
+    A fallback rule's findings come last, and those of a code another rule raised are left out.
+    """
     findings: list[Finding] = []
+    fallbacks: list[Finding] = []
     skipped: list[Skipped] = []
     for entry in rules_for(ctx):
         for item in entry.function(ctx):
             if isinstance(item, Finding):
                 _check_declared(entry, item)
-                findings.append(item)
+                (fallbacks if entry.fallback else findings).append(item)
             else:
                 skipped.append(item)
+    raised = {f.code for f in findings}
+    findings += (f for f in fallbacks if f.code not in raised)
     return tuple(findings), tuple(skipped)
 
 
@@ -172,5 +183,6 @@ def judgement(code: str, ctx: RuleContext) -> str:
     """Whether ``code`` was judged on ``ctx``: "" when a rule raising it could run, else why none could."""
     own = CODES[code].needs if code in CODES else ()
     raising = [r for r in rules() if code in r.codes]
+    raising = [r for r in raising if not r.fallback] or raising  # a known message's absence judges nothing
     reasons = [first_missing((*own, *r.needs), ctx) for r in raising] or [first_missing(own, ctx)]
     return "" if "" in reasons else reasons[0]
