@@ -19,7 +19,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 HOSTILE = FIXTURES / "hostile"
 REPORT = FIXTURES / "fleet" / "report-a100-8gpu-nccltests.json"  # a real saved report with an nccl-tests sweep
 SNAPSHOT = FIXTURES / "fleet" / "snapshot-h200.json"
-PROVIDER = FIXTURES / "captures" / "provider"
+CAPTURES = FIXTURES / "captures"
+PROVIDER = CAPTURES / "provider"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,41 @@ def _example_report() -> dict[str, Any]:
     report = analyze(loaded.machine, source=loaded.source, input_issues=loaded.issues, extras=loaded.extras)
     data: dict[str, Any] = json.loads(render(report, "json"))
     return data
+
+
+def _saved_report_of(capture: Path) -> dict[str, Any]:
+    """A capture judged and saved as a report, as `analyze --format json -o` writes it."""
+    from topoaudit.app.common import GateRequest, judge
+    from topoaudit.readers import load_path
+    from topoaudit.render import render
+
+    data: dict[str, Any] = json.loads(render(judge(load_path(str(capture)), GateRequest(), None), "json"))
+    return data
+
+
+def _with_ras_rank(data: dict[str, Any]) -> dict[str, Any]:
+    data["extras"]["nccl_ras"]["communicators"][0]["ranks"][0]["rank"] = "x"
+    return data
+
+
+def _with_inspector_row(data: dict[str, Any]) -> dict[str, Any]:
+    data["extras"]["nccl_inspector"]["communicators"][0] = 1
+    return data
+
+
+EXTRAS_CASES = {
+    "report-ras-rank-not-a-number.json": (
+        FIXTURES / "ras" / "doc-missing-rank.json",
+        _with_ras_rank,
+        "a rank's number",
+    ),
+    "report-inspector-row-not-an-object.json": (
+        FIXTURES / "inspector" / "constructed-two-hosts-one-slow.jsonl",
+        _with_inspector_row,
+        "a communicator row is 1",
+    ),
+}
+"""Saved reports whose sections a rule reads again are damaged: `analyze` refuses them (exit 4)."""
 
 
 def _write(folder: Path | None, name: str, data: object) -> str:
@@ -100,6 +136,65 @@ REPORT_CASES: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], int, s
     "report-busbw-negative.json": (_with_busbw(-5.0), 0, ""),
     "report-gate-edited-to-pass.json": (_with_gate_pass, 4, "the report contradicts itself"),
 }
+NVLINK = "nvlink-2x3090-status-14gbps-clubrig-1.txt"
+P2P_SAMPLE = "p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt"
+CAPTURE_CASES: dict[str, tuple[str, str, str, int, str]] = {
+    "nvlink-link-index-5000-digits.txt": (NVLINK, "Link 1:", "Link " + "9" * 5000 + ":", 0, "names no NVLink port"),
+    "nvlink-speed-negative.txt": (NVLINK, "Link 1: 14.062", "Link 1: -14.062", 0, "WARN"),
+    "nvlink-speed-1e308.txt": (NVLINK, "Link 1: 14.062", "Link 1: 1e308", 0, "is no link speed"),
+    "p2p-gpu-label-5000-digits.txt": (
+        "p2p-2x3090-nvlink-ok-clubrig-1.txt",
+        "GPU1",
+        "GPU" + "9" * 5000,
+        0,
+        "look like `nvidia-smi topo -p2p` output, but no reader could read it",
+    ),
+    "p2p-sample-row-cut.txt": (P2P_SAMPLE, "     1  52.10 806.22", "     1  52.10", 0, "row left out"),
+    "p2p-sample-figure-1e308.txt": (P2P_SAMPLE, "     1  52.10 806.22", "     1  1e308 806.22", 0, "WARN"),
+    "inspector-busbw-400-digits.jsonl": (
+        "../inspector/constructed-two-hosts-one-slow.jsonl",
+        '"coll_busbw_gbs":4.7}',
+        '"coll_busbw_gbs":' + "9" * 400 + "}",
+        0,
+        "is not a bandwidth",
+    ),
+    "ras-summary-5000-digits.txt": (
+        "../ras/doc-healthy.txt",
+        "      4          8",
+        "      " + "9" * 5000 + "          8",
+        4,
+        "no GPUs",
+    ),
+    "ras-json-integer-5000-digits.json": (
+        "../ras/doc-missing-rank.json",
+        '"rank": 0',
+        '"rank": ' + "9" * 5000,
+        4,
+        "an integer thousands of digits",
+    ),
+    "ras-json-nested-3000.json": (
+        "../ras/doc-missing-rank.json",
+        '"nccl_version"',
+        '"x": ' + "[" * 3000 + "]" * 3000 + ', "nccl_version"',
+        4,
+        "nested more than a thousand levels deep",
+    ),
+    "inspector-integer-5000-digits.jsonl": (
+        "../inspector/constructed-two-hosts-one-slow.jsonl",
+        '"coll_busbw_gbs":4.7}',
+        '"coll_busbw_gbs":' + "9" * 5000 + "}",
+        0,
+        "an integer thousands of digits long",
+    ),
+    "inspector-nested-3000.jsonl": (
+        "../inspector/constructed-two-hosts-one-slow.jsonl",
+        '{"header"',
+        '{"x": ' + "[" * 3000 + "]" * 3000 + ', "header"',
+        0,
+        "nested more than a thousand levels deep",
+    ),
+}
+"""A real capture with one figure no tool prints: (capture, text, its damage, exit code, what the user reads)."""
 FORMATS = ("console", "json", "markdown", "html", "junit", "prometheus", "k8s-labels", "remedy")
 
 
@@ -124,8 +219,9 @@ def write_corpus(folder: Path | None) -> list[Case]:
         cases += [Case(f"{name} ({fmt})", ("report", "{dir}/" + name, "--format", fmt), code, says) for fmt in FORMATS]
     if folder is not None:
         _write(folder, "report-120000-nics.json", _with_nics(_report()))
-    html = ("report", "{dir}/report-120000-nics.json", "--format", "html")
-    cases.append(Case("report-120000-nics.json (html)", html, 0, "119,744 of its 120,000 NICs"))
+    for fmt in ("html", "console", "markdown"):
+        args = ("report", "{dir}/report-120000-nics.json", "--format", fmt)
+        cases.append(Case(f"report-120000-nics.json ({fmt})", args, 0, "119,744 of its 120,000 NICs"))
     cases += _fleet_cases(folder)
     expected = {"gpu-under-bridge": 1, "two-gpus-one-dev": 4}  # the others pass: NVLink is not judged from them
     for path in sorted(HOSTILE.glob("ncclxml-*-constructed.xml")):
@@ -138,6 +234,16 @@ def write_corpus(folder: Path | None) -> list[Case]:
     for name, body in plain:  # JSON that is no report nor snapshot: the loader's own check reads it
         _write(folder, name, body)
         cases.append(Case(name, ("analyze", "{dir}/" + name), 4, "the JSON"))
+    for name, (capture, damage, says) in EXTRAS_CASES.items():
+        if folder is not None:
+            _write(folder, name, damage(_saved_report_of(capture)))
+        cases.append(Case(name, ("analyze", "{dir}/" + name), 4, says))
+    for name, (base, before, after, code, says) in CAPTURE_CASES.items():  # real captures with one figure damaged
+        if folder is not None:
+            text = (CAPTURES / base).read_text(encoding="utf-8")
+            assert before in text, (base, before)
+            _write(folder, name, text.replace(before, after, 1))
+        cases.append(Case(name, ("analyze", "{dir}/" + name), code, says))
     gb300, g5 = PROVIDER / "oci-gb300-2host-mnnvl-constructed.xml", PROVIDER / "aws-g5.48xlarge-static.xml"
     cases.append(Case(gb300.name, ("analyze", str(gb300)), 0, "2 hosts"))
     cases.append(Case(g5.name, ("analyze", str(g5)), 4, "no GPUs"))

@@ -11,6 +11,8 @@ import pytest
 import report_samples as rs
 
 from topoaudit.errors import OutputError
+from topoaudit.model.machine import Host
+from topoaudit.model.report import Report
 from topoaudit.outputs import files as outputs
 from topoaudit.outputs.bundle import MANIFEST, safe_name, verify_bundle, write_bundle
 
@@ -82,6 +84,51 @@ def test_a_second_machine_replaces_the_first_bundle_whole(tmp_path: Path) -> Non
     assert [p.name for p in tmp_path.iterdir()] == ["ticket"]
 
 
+def test_another_hosts_bundle_is_refused_and_kept_unless_forced(tmp_path: Path) -> None:
+    out = tmp_path / "ticket"
+    write_bundle(_of_host("gpu-a01"), out, {"a-topo.txt": "box A\n"})
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(OutputError) as refused:
+        write_bundle(_of_host("gpu-b07"), out, {"b-topo.txt": "box B\n"})
+    assert str(refused.value) == (
+        f"refusing to replace the bundle in {out}: it holds the bundle of host 'gpu-a01', and this report is of "
+        "host 'gpu-b07'; give --force to replace it, or another directory to --out"
+    )
+    assert {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    write_bundle(_of_host("gpu-b07"), out, {"b-topo.txt": "box B\n"}, force=True)
+    assert sorted(p.name for p in (out / "evidence").iterdir()) == ["b-topo.txt"]
+    assert verify_bundle(out) == []
+
+
+def test_the_same_hosts_bundle_is_replaced_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "ticket"
+    write_bundle(_of_host("gpu-a01.dc3.example"), out, {"first.txt": "run 1\n"})
+    write_bundle(_of_host("gpu-a01"), out, {"second.txt": "run 2\n"})
+    assert sorted(p.name for p in (out / "evidence").iterdir()) == ["second.txt"]
+
+
+def test_a_bundle_whose_report_is_gone_is_kept_unless_forced(tmp_path: Path) -> None:
+    out = tmp_path / "ticket"
+    write_bundle(_of_host("gpu-a01"), out)
+    (out / "report.json").unlink()
+    with pytest.raises(OutputError, match=r"its report\.json cannot be opened \(no such file or directory\)"):
+        write_bundle(_of_host("gpu-a01"), out)
+    write_bundle(_of_host("gpu-a01"), out, force=True)
+    assert verify_bundle(out) == []
+
+
+def test_force_never_replaces_a_directory_that_is_not_a_bundle(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "thesis.tex").write_text("years of work")
+    with pytest.raises(OutputError, match="is not a topoaudit bundle"):
+        write_bundle(_of_host("gpu-a01"), tmp_path / "home", force=True)
+    assert [p.name for p in (tmp_path / "home").iterdir()] == ["thesis.tex"]
+
+
+def _of_host(name: str) -> Report:
+    return rs.report_of(rs.split_machine(host=Host(hostname=name)))
+
+
 def test_a_non_empty_directory_that_is_not_a_bundle_is_refused(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / "thesis.tex").write_text("years of work")
@@ -133,7 +180,16 @@ def _topoaudit(*args: str) -> subprocess.CompletedProcess[str]:
 def test_cli_out_replaces_a_bundle_and_refuses_other_directories_with_exit_4(tmp_path: Path) -> None:
     out = tmp_path / "ticket"
     assert _topoaudit("analyze", "--example", "hgx-h100", "--out", str(out), "--format", "json").returncode == 0
-    assert _topoaudit("analyze", "--example", "pcie-only", "--out", str(out), "--format", "json").returncode in (0, 1)
+    assert _topoaudit("analyze", "--example", "hgx-h100", "--out", str(out), "--format", "json").returncode == 0
+    other = _topoaudit("analyze", "--example", "pcie-only", "--out", str(out), "--format", "json")
+    assert other.returncode == 4 and other.stdout == ""
+    assert other.stderr.splitlines() == [
+        f"topoaudit: error: refusing to replace the bundle in {out}: it holds the bundle of the input 'hgx-h100', "
+        "and this report is of the input 'pcie-only'; give --force to replace it, or another directory to --out"
+    ]
+    assert "hgx-h100" in (out / "report.json").read_text()
+    forced = _topoaudit("analyze", "--example", "pcie-only", "--out", str(out), "--format", "json", "--force")
+    assert forced.returncode in (0, 1), forced.stderr
     assert verify_bundle(out) == []
     assert "pcie-only" in (out / "report.json").read_text() and "hgx-h100" not in (out / "report.json").read_text()
 

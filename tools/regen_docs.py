@@ -137,6 +137,43 @@ def exit_codes_table() -> str:
     return "\n".join(rows)
 
 
+def machines_table() -> str:
+    """The catalog's machines: card, GPUs, NVLink domain, NICs, and where each figure comes from."""
+    from topoaudit.catalog.machines import all_machines
+
+    rows = [
+        "| `--gpu` | card | GPUs | NVLink domain | NICs per machine | oracle's reference node | sources |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for m in all_machines():
+        memory = f", {m.memory_gb:g} GB" if m.memory_gb else ""
+        layer = f" {m.link_layer}" if m.link_layer else ""
+        sources = "; ".join(f"{field}: {m.source_of(field)}" for field, _ in m.cites)
+        rows.append(
+            f"| `{m.name}` | `{m.gpu}`{memory} | {m.gpus} | {m.domain_gpus} | {m.nics}x {m.nic_gbits:g}G{layer} "
+            f"{_cell(m.nic_name)} | {'yes' if m.reference else ''} | {_cell(sources)} |"
+        )
+    return "\n".join(rows)
+
+
+def latency_table() -> str:
+    """NCCL's latency constants the planner times a small all-reduce with, and their releases."""
+    from topoaudit.model import nccl_latency as lat
+
+    rows = ["| constant | ring | tree | source |", "|---|---|---|---|"]
+    source = "src/graph/tuning.cc@v2.18.1-1 to @v2.30.7-1"
+    rows.append(f"| base (LL) | {lat.BASE_LL_US['ring']:g} us | {lat.BASE_LL_US['tree']:g} us | baseLat, {source} |")
+    for hw, name in (("NVLINK", "per NVLink step"), ("PCI", "per PCIe step"), ("NET", "per network step")):
+        hop = lat.HOP_LL_US[hw]
+        rows.append(f"| {name} (LL) | {hop['ring']:g} us | {hop['tree']:g} us | hwLat, {source} |")
+    rows.append(
+        f"| network overhead per intra-node step of a ring across nodes | {lat.NET_OVERHEAD_LL_US:g} us | - | "
+        "getNetOverhead, src/graph/tuning.cc@v2.30.7-1 (2.0 on AMD CPUs) |"
+    )
+    rows.append(f"| one GPU per node | tree's network figure | - | {_cell(lat.ONE_GPU_PER_NODE)} |")
+    return "\n".join(rows)
+
+
 PARTS: dict[str, tuple[str, Callable[[], str]]] = {
     "inputs": ("inputs.md", inputs_table),
     "finding-codes": ("findings.md", codes_table),
@@ -145,6 +182,8 @@ PARTS: dict[str, tuple[str, Callable[[], str]]] = {
     "fleet-formats": ("formats.md", lambda: formats_table("fleet")),
     "commands": ("commands.md", commands_table),
     "exit-codes": ("commands.md", exit_codes_table),
+    "machines": ("planner.md", machines_table),
+    "nccl-latency": ("planner.md", latency_table),
 }
 """Generated part -> (file under docs/, what writes it)."""
 

@@ -2,9 +2,9 @@
 
 ``analyze`` is the one place a Machine becomes a Report; the CLI, the probe's ``audit`` and the tests all
 go through it, so a pasted matrix, a snapshot and a live probe are judged by the same rules. It models the
-machine once (its GPU model, NVLink domains, placements, a bench's expected figures, a deploy plan) into one
-:class:`~topoaudit.rules.base.RuleContext`, runs every registered rule over it once, then the policy once,
-then the gate once.
+machine once (its GPU model or the class its links show, NVLink domains, placements, a bench's expected
+figures, a deploy plan) into one :class:`~topoaudit.rules.base.RuleContext`, runs every registered rule over
+it once, then the policy once, then the gate once.
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from topoaudit import __version__
-from topoaudit.catalog import GpuSpec, find_gpu
+from topoaudit.catalog import GpuSpec, find_gpu, product_name
 from topoaudit.errors import ConfigError, UsageError
 from topoaudit.judge.gate import decide_gate
+from topoaudit.judge.identify import identify
 from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Skipped, worst_first
+from topoaudit.model.identity import Identification
 from topoaudit.model.machine import Machine
+from topoaudit.model.network import RunFacts, run_facts
 from topoaudit.model.report import (
     BENCH_NOT_RUN,
     CAPTURES_NOT_GIVEN,
@@ -93,10 +96,11 @@ def analyze_facts(
     machine = facts.machine
     domains = nvlink_domains(machine)
     placements = _placements(machine, domains, options)
-    gpu_model = _gpu_model(machine, options, plan_request)
-    spec = find_gpu(gpu_model) if isinstance(gpu_model, str) else None
+    known = identify(facts, options, domains, plan_request.gpu if plan_request is not None else None)
+    gpu_model, spec = known.gpu_model, known.spec
     held = {f.name: getattr(facts, f.name) for f in dataclasses.fields(facts)}
-    held["bench"] = _with_expectations(facts.bench, spec)  # each group's expected figure, shown and judged beside it
+    run = run_facts(nics=options.nics, nccl=facts.nccl, bench=facts.bench, ras=facts.ras)  # NICs, NCCL release
+    held["bench"] = _with_expectations(facts.bench, spec, run)  # each group's expected figure, shown and judged
     ctx = RuleContext(
         **held,
         domains=domains,
@@ -105,23 +109,53 @@ def analyze_facts(
         spec=spec,
         gpu_model=gpu_model,
         expect_busbw_gbps=expect_busbw_gbps,
-        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts.source, gpu_model, domains),
+        plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts, gpu_model, domains, run, held),
         oracle=_oracle(facts.inspector),
+        identified=known.identification,
+        hardware=known.hardware,
+        run=run,
     )
     findings, skipped = run_rules(ctx)
+    findings = (*findings, *_carried(facts.saved, findings, ctx))
     judged, policy_outcome = _policy_step(worst_first(findings), ctx)
     judged = worst_first(judged)
     gate = _gate(judged, skipped, ctx, policy_outcome)
     return _report(ctx, placements, judged, skipped, gate, policy_outcome, generated_at)
 
 
-def _with_expectations(bench: BenchResult | Unsupported, spec: GpuSpec | None) -> BenchResult | Unsupported:
+def _carried(saved: Report | None, found: tuple[Finding, ...], ctx: RuleContext) -> tuple[Finding, ...]:
+    """The warn and fail findings of a saved report that the facts it kept cannot judge again.
+
+    A saved report is judged again from what it kept (its machine, sweep, NCCL view, captures); a finding this
+    version can judge on those is judged again, one it cannot (its rule needs what the report did not keep, or its
+    code is not this version's) is carried as it was saved, so re-reading a saved FAIL never makes it pass.
+    """
+    if saved is None:
+        return ()
+    from topoaudit.model.finding import Severity
+    from topoaudit.rules.codes import CODES
+    from topoaudit.rules.registry import judgement
+
+    again = {f.code for f in found}
+    carried = []
+    for f in saved.findings:
+        if f.severity not in (Severity.WARN, Severity.FAIL) or f.code in again:
+            continue
+        if f.code in CODES and not judgement(f.code, ctx):
+            continue  # judged again on the facts the report kept: this run's verdict stands
+        carried.append(dataclasses.replace(f, evidence={**f.evidence, "carried_from_saved_report": saved.generated_at}))
+    return tuple(carried)
+
+
+def _with_expectations(
+    bench: BenchResult | Unsupported, spec: GpuSpec | None, run: RunFacts
+) -> BenchResult | Unsupported:
     """The sweep with each group's expected figure and its source, shown beside it and judged against it."""
     if isinstance(bench, Unsupported):
         return bench
     from topoaudit.bench.judge import with_expectations
 
-    return with_expectations(bench, spec)
+    return with_expectations(bench, spec, run)
 
 
 def _oracle(inspector: dict[str, Any] | Unsupported) -> Any:
@@ -160,8 +194,11 @@ def _bottlenecks(machine: Machine, domains: tuple[Domain, ...]) -> tuple[Bottlen
 def _gate(
     judged: tuple[Finding, ...], skipped: tuple[Skipped, ...], ctx: RuleContext, policy: PolicyOutcome | Unsupported
 ) -> Gate:
-    """The verdict and exit code; a bench stopped by Ctrl-C or SIGTERM ends with exit 130."""
-    gate = decide_gate(judged, skipped, ctx.issues, ctx.machine, ctx.options, policy)
+    """The verdict, what it covered, and the exit code; a bench stopped by Ctrl-C or SIGTERM ends with exit 130."""
+    from topoaudit.judge.coverage import coverage_of
+
+    coverage = coverage_of(ctx, judged, policy)
+    gate = decide_gate(judged, skipped, ctx.issues, ctx.machine, ctx.options, policy, coverage)
     if not isinstance(ctx.bench, Unsupported):
         from topoaudit.bench.judge import interrupted_gate
 
@@ -187,7 +224,7 @@ def _report(
         options=ctx.options,
         machine=ctx.machine,
         gpu_model=ctx.gpu_model,
-        catalog_entry=_catalog_entry(ctx.spec, ctx.gpu_model),
+        catalog_entry=_catalog_entry(ctx.spec, ctx.gpu_model, ctx.identified),
         domains=ctx.domains,
         bottlenecks=_bottlenecks(ctx.machine, ctx.domains),
         placements=placements,
@@ -201,21 +238,29 @@ def _report(
         policy=policy,
         nccl=ctx.nccl,
         captures=ctx.captures,
+        identified=ctx.identified,
     )
 
 
-def _catalog_entry(spec: GpuSpec | None, gpu_model: Probed[str]) -> str | Unsupported:
+def _catalog_entry(spec: GpuSpec | None, gpu_model: Probed[str], identified: Identification) -> str | Unsupported:
     if spec is not None:
         return spec.key
+    if identified.contradiction:
+        return Unsupported("catalog", "not used: the links contradict the model named")
     if isinstance(gpu_model, str):
-        return Unsupported("catalog", f"no catalog entry for {gpu_model!r}")
+        return Unsupported("catalog", f"no catalog entry for {product_name(gpu_model)!r}")
     return Unsupported("catalog", "not looked up: the GPU model is unknown")
 
 
 def _plan(
-    request: PlanRequest, source: SourceInfo, gpu_model: str | Unsupported, domains: tuple[Domain, ...]
+    request: PlanRequest,
+    facts: Facts,
+    gpu_model: str | Unsupported,
+    domains: tuple[Domain, ...],
+    run: RunFacts,
+    held: dict[str, Any],
 ) -> DeployPlan:
-    """The deploy plan checked against this machine's domains.
+    """The deploy plan checked against this machine's domains, its all-reduces timed from the run beside it.
 
     ConfigError (exit 4) when no card can be named to size on; UsageError (exit 2) when the request itself
     cannot be planned (a TP size that divides no head count, an impossible margin).
@@ -224,9 +269,15 @@ def _plan(
     from topoaudit.plan.target import machine_domains, resolve_gpu
 
     spec = resolve_gpu(_plan_card(request.gpu, gpu_model), gpu_model)
-    audited = machine_domains(source, gpu_model, domains) if domains else None  # no GPUs: the standard node only
+    # no GPUs: the standard node only; with the model's shape, the all-reduces timed from the run beside the plan
+    audited = machine_domains(facts.source, gpu_model, domains, facts.machine) if domains else None
+    links = None
+    if request.shape is not None:
+        from topoaudit.bench.oracle import planner_links
+
+        links = planner_links(held["bench"], run.network)
     try:
-        return plan_deployment(request, spec, audited)
+        return plan_deployment(request, spec, audited, links)
     except ConfigError as exc:
         raise UsageError(str(exc), hint=exc.hint) from exc
 
@@ -254,21 +305,6 @@ def _policy_step(
     from topoaudit.judge.policy import apply_policy
 
     return apply_policy(policy, findings, machine=ctx.machine, domains=ctx.domains, spec=ctx.spec, bench=ctx.bench)
-
-
-def _gpu_model(machine: Machine, options: AuditOptions, plan_request: PlanRequest | None) -> str | Unsupported:
-    """The GPU model the machine is judged as: --gpu-model, else what the source reports, else the card the
-    deploy plan was asked to size on (the user named this box's card there)."""
-    if isinstance(options.gpu_model, str):
-        return options.gpu_model
-    model = machine.gpu_model
-    if model:
-        return model
-    if any(isinstance(g.name, str) for g in machine.gpus):
-        return Unsupported(machine.source, "GPUs report different models")
-    if plan_request is not None and plan_request.gpu and machine.gpus:
-        return plan_request.gpu
-    return Unsupported(machine.source, "the source does not name the GPU model; pass --gpu-model")
 
 
 def _requested_tp(options: AuditOptions) -> set[int]:

@@ -43,7 +43,7 @@ def test_catalog_covers_every_sku_in_the_research_notes() -> None:
     wanted = {
         "V100-SXM2", "A100-SXM", "A800", "A100-PCIE", "H100-SXM", "H800", "H200-SXM", "H20", "H100-SXM-4GPU",
         "H100-NVL", "H200-NVL", "B200", "GB200", "B300", "GB300", "GH200", "L40S", "L4", "A10", "RTX6000-ADA",
-        "RTX4090", "RTX5090", "RTX3090", "RTX-PRO-6000",
+        "RTX4090", "RTX5090", "RTX3090", "RTX-PRO-6000", "H100-PCIE",
     }  # fmt: skip
     assert wanted <= set(SPECS)
 
@@ -143,7 +143,9 @@ PRODUCT_NAMES = [
     ("NVIDIA H100 80GB HBM3", "H100-SXM", 80),
     ("NVIDIA H100", "H100-SXM", 80),
     ("NVIDIA H100 NVL", "H100-NVL", 94),
-    ("NVIDIA H100 PCIe", "H100-NVL", 80),
+    ("NVIDIA H100 PCIe", "H100-PCIE", 80),
+    ("NVIDIA H100 PCIe (00000000:34:00)", "H100-PCIE", 80),
+    ("NVIDIA H100 80GB HBM3 (00000000:34:00)", "H100-SXM", 80),
     ("NVIDIA H800", "H800", 80),
     ("NVIDIA H800 80GB HBM3", "H800", 80),
     ("NVIDIA H200", "H200-SXM", 141),
@@ -188,9 +190,33 @@ def test_the_traps() -> None:
     assert find_gpu("NVIDIA B300 SXM6 AC").domain_size == 8 and find_gpu("NVIDIA GB300").domain_size == 72  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("name", ["NVIDIA L40", "NVIDIA A800 80GB PCIe", "NVIDIA H800 PCIe", "AMD Instinct MI300X", ""])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "NVIDIA L40",
+        "NVIDIA A800 80GB PCIe",
+        "NVIDIA H800 PCIe",
+        "AMD Instinct MI300X",
+        "",
+        "NVIDIA H2000",  # patterns match whole words: not the H200
+        "NVIDIA B2000",
+        "NVIDIA RTX 6000D",
+        "NVIDIA GeForce RTX 30900",
+        "AMD Instinct MI355X",
+    ],
+)
 def test_unknown_models_are_none_not_a_guess(name: str) -> None:
     assert find_gpu(name) is None
+
+
+def test_a_name_that_is_not_the_entry_says_which_entry_it_matched() -> None:
+    h100 = find_gpu("NVIDIA H100")
+    assert h100 is not None and catalog.matched_as("NVIDIA H100", h100) == (
+        "'NVIDIA H100' is catalog entry H100-SXM (NVIDIA H100 SXM5)"
+    )
+    pcie = find_gpu("NVIDIA H100 PCIe")
+    assert pcie is not None and catalog.matched_as("NVIDIA H100 PCIe", pcie) == ""  # the entry's own product name
+    assert catalog.matched_as("h100-sxm", find_gpu("h100-sxm")) == ""  # type: ignore[arg-type]
 
 
 def test_every_entry_is_found_by_its_key() -> None:

@@ -26,6 +26,7 @@ PUBLISHED: dict[str, tuple[int, float, float, str]] = {
     "H200-SXM": (18, 25.0, 900.0, "NVIDIA H200 datasheet: H200 SXM NVLink 900 GB/s"),
     "H20": (18, 25.0, 900.0, "nvidia-smi topo -m of an 8x H20-3e box prints NV18 (tests/fixtures/topo, sglang)"),
     "H100-NVL": (12, 25.0, 600.0, "NVIDIA H100 NVL datasheet: NVLink 600 GB/s (12 of the 18 links bridged)"),
+    "H100-PCIE": (12, 25.0, 600.0, "NVIDIA H100 datasheet, H100 PCIe column: NVLink 600 GB/s, PCIe Gen5 128 GB/s"),
     "H200-NVL": (18, 25.0, 900.0, "NVIDIA H200 datasheet: H200 NVL 2- or 4-way NVLink bridge 900 GB/s"),
     "B200": (18, 50.0, 1800.0, "NVIDIA DGX/HGX B200 datasheet: 1.8 TB/s NVLink per GPU (NVLink 5, 18 links)"),
     "B300": (18, 50.0, 1800.0, "NVIDIA HGX B300 datasheet: 1.8 TB/s NVLink per GPU"),

@@ -123,3 +123,33 @@ def test_a_sweep_that_cannot_run_is_refused_before_any_probe(
     bench_flag = ("--bench",) if command == "audit" else ()
     code, _, err = run(command, *bench_flag, "--min-bytes", "1M", "--max-bytes", "1K")
     assert code == 2 and "--min-bytes 1 MiB is above --max-bytes 1 KiB" in err and "Traceback" not in err
+
+
+def test_every_command_that_takes_out_takes_force(run: Run) -> None:
+    from topoaudit.cli import COMMANDS
+
+    with_out = []
+    for command in sorted(COMMANDS):
+        code, out, _ = run(command, "--help")
+        assert code == 0
+        if "--out DIRECTORY" in out:
+            with_out.append(command)
+            assert "--force" in out, command
+    assert with_out == ["analyze", "audit", "bench", "report"]
+
+
+def test_report_out_keeps_another_hosts_bundle_unless_forced(run: Run, tmp_path: Path) -> None:
+    bundle = tmp_path / "ticket"
+    sample = Path(__file__).parents[1] / "fixtures" / "fleet" / "report-a100-8gpu-nccltests.json"
+    for host in ("gpu-a01", "gpu-b07"):
+        saved = json.loads(sample.read_text())
+        saved["host"]["hostname"] = host
+        (tmp_path / f"{host}.json").write_text(json.dumps(saved))
+    assert run("report", str(tmp_path / "gpu-a01.json"), "--format", "json", "--out", str(bundle))[0] == 0
+    code, out, err = run("report", str(tmp_path / "gpu-b07.json"), "--format", "json", "--out", str(bundle))
+    assert (code, out) == (4, "")
+    assert "it holds the bundle of host 'gpu-a01', and this report is of host 'gpu-b07'; give --force" in err
+    assert json.loads((bundle / "report.json").read_text())["host"]["hostname"] == "gpu-a01"
+    code, out, err = run("report", str(tmp_path / "gpu-b07.json"), "--format", "json", "--out", str(bundle), "--force")
+    assert code == 0, err
+    assert json.loads((bundle / "report.json").read_text())["host"]["hostname"] == "gpu-b07"

@@ -12,6 +12,7 @@ from builders import machine, nvswitch8
 from cli_runner import Run
 
 from topoaudit.exitcodes import ExitCode
+from topoaudit.judge.coverage import Coverage
 from topoaudit.judge.gate import decide_gate
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Gpu, Machine
@@ -29,6 +30,9 @@ def found(*severities: Severity) -> tuple[Finding, ...]:
     return tuple(Finding(f"code-{s.value}-{i}", s, f"a {s.value} finding.") for i, s in enumerate(severities))
 
 
+JUDGED = Coverage(("the links between 2 GPUs (test)",))
+
+
 def gate(
     findings: tuple[Finding, ...] = (),
     *,
@@ -36,6 +40,7 @@ def gate(
     issues: tuple[InputIssue, ...] = (),
     box: Machine = BOX,
     policy: PolicyOutcome | None = None,
+    covered: Coverage = JUDGED,
     **options: object,
 ) -> Gate:
     return decide_gate(
@@ -45,7 +50,11 @@ def gate(
         box,
         AuditOptions(**options),  # type: ignore[arg-type]
         NOT_REQUESTED if policy is None else policy,
+        covered,
     )
+
+
+NOTHING = Coverage((), "the nccl-log input describes no links between GPUs", "paste `nvidia-smi topo -m` of the box")
 
 
 @pytest.mark.parametrize(
@@ -135,6 +144,35 @@ def test_a_policy_adds_its_summary_to_the_reason_without_changing_the_exit_code(
     plain, judged = gate(found(Severity.WARN)), gate(found(Severity.WARN), policy=outcome)
     assert judged.exit_code == plain.exit_code == ExitCode.OK and judged.verdict == "warn"
     assert judged.reason == f"{plain.reason} (policy 'hgx-8gpu', 1 expectation(s) not met)"
+
+
+@pytest.mark.parametrize(
+    "severities", [(), (Severity.INFO,), (Severity.INFO, Severity.INFO)], ids=["none", "one-info", "only-info"]
+)
+def test_nothing_examined_and_nothing_found_is_not_judged_exit_0_and_3_under_strict(
+    severities: tuple[Severity, ...],
+) -> None:
+    """A PASS says something was checked and held; info findings alone make no verdict."""
+    relaxed = gate(found(*severities), covered=NOTHING)
+    assert (relaxed.verdict, relaxed.exit_code, relaxed.judged) == ("not judged", ExitCode.OK, ())
+    assert relaxed.reason == (
+        "nothing the gate checks could be judged: the nccl-log input describes no links between GPUs; "
+        "to judge it, paste `nvidia-smi topo -m` of the box"
+    )
+    assert relaxed.to_judge == "paste `nvidia-smi topo -m` of the box"
+    strict = gate(found(*severities), covered=NOTHING, strict=True)
+    assert (strict.verdict, strict.exit_code) == ("not judged", ExitCode.INCOMPLETE)
+
+
+@pytest.mark.parametrize(("worst", "code"), [(Severity.WARN, ExitCode.OK), (Severity.FAIL, ExitCode.FINDINGS)])
+def test_a_warn_or_fail_finding_always_judges(worst: Severity, code: ExitCode) -> None:
+    g = gate(found(worst), covered=NOTHING)
+    assert (g.verdict, g.exit_code, g.to_judge) == (worst.value, code, "")
+
+
+def test_a_pass_says_what_it_covered() -> None:
+    g = gate((), covered=Coverage(("the links between 8 GPUs (topo-matrix)",)))
+    assert (g.verdict, g.judged, g.to_judge) == ("pass", ("the links between 8 GPUs (topo-matrix)",), "")
 
 
 def test_the_gate_exit_codes_are_the_enums_values() -> None:

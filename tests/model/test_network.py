@@ -4,7 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from topoaudit.model.network import NcclVersion, NicSet, parse_nccl_version, parse_nics
+from topoaudit.model.bench import BenchResult, RankInfo
+from topoaudit.model.nccl import NcclView
+from topoaudit.model.network import (
+    NcclVersion,
+    NicSet,
+    RunFacts,
+    nics_from_nccl,
+    nodes_heading,
+    parse_nccl_version,
+    parse_nics,
+    run_facts,
+)
+from topoaudit.model.values import Unsupported
+from topoaudit.parse.nccl_log import parse_nccl_log
+
+NOT_RUN = Unsupported("test", "not given")
 
 
 @pytest.mark.parametrize(
@@ -52,3 +67,54 @@ def test_releases_are_ordered() -> None:
     assert (
         NcclVersion(2, 18, 1) < NcclVersion(2, 18, 3) < NcclVersion(2, 20, 3) and str(NcclVersion(2, 9, 9)) == "2.9.9"
     )
+
+
+# --- the NICs and release of one audit, from what the input holds -------------------------------------------
+def _view(*lines: str) -> NcclView:
+    return parse_nccl_log("\n".join(lines))
+
+
+USING = "node00:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>"
+SPEED = "node00:1:1 [0] NCCL INFO NET/IB: [{i}] mlx5_{i}:uverbs{i}:1/IB provider=Mlx5 speed={s} context=0x1 ar=0"
+
+
+def test_nccls_net_ib_lines_give_one_nodes_nics_with_their_speed() -> None:
+    nics = nics_from_nccl(_view(USING, SPEED.format(i=0, s=400000), SPEED.format(i=1, s=400000)))
+    assert nics == NicSet(2, 400.0, "IB", "read from NCCL's NET/IB lines (node00)")
+
+
+def test_without_a_speed_line_the_rate_is_absent_and_says_why() -> None:
+    nics = nics_from_nccl(_view(USING))
+    assert nics is not None and nics.count == 2 and not nics.known_rate
+    assert isinstance(nics.gbits_each, Unsupported) and "speed=" in nics.gbits_each.reason
+
+
+def test_a_host_listing_another_nic_count_is_named() -> None:
+    other = "node01:2:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB ib0:10.0.0.2<0>"
+    nics = nics_from_nccl(_view(USING, other))
+    assert nics is not None and nics.count == 2
+    assert nics.source == "read from NCCL's NET/IB lines (node00; node01 listed another count)"
+
+
+def test_run_facts_take_the_option_first_then_the_log_and_each_release_with_where_it_was_read() -> None:
+    log = _view("node00:1:1 [0] NCCL INFO NCCL version 2.19.3+cuda12.3", USING)
+    given = parse_nics("8x400")
+    assert run_facts(nics=given, nccl=log, bench=NOT_RUN, ras=NOT_RUN) == RunFacts(
+        given, NcclVersion(2, 19, 3), "NCCL's log banner"
+    )
+    from_log = run_facts(nics=NOT_RUN, nccl=log, bench=NOT_RUN, ras=NOT_RUN)
+    assert from_log.network is not None and from_log.network.source.startswith("read from NCCL's NET/IB lines")
+    ras = run_facts(nics=None, nccl=NOT_RUN, bench=NOT_RUN, ras={"nccl_version": "2.29.2"})
+    assert ras == RunFacts(None, NcclVersion(2, 29, 2), "NCCL RAS's version line")
+    assert run_facts(nics=None, nccl=NOT_RUN, bench=NOT_RUN, ras=NOT_RUN) == RunFacts()
+
+
+def test_a_run_over_several_hosts_is_headed_by_its_nodes() -> None:
+    def bench(hosts: list[str]) -> BenchResult:
+        ranks = tuple(RankInfo(r, 0, h, f"cuda:{r}") for r, h in enumerate(hosts))
+        return BenchResult("nccl-tests", "all_reduce", "nccl", len(hosts), tuple(set(hosts)), ranks, (), "complete")
+
+    assert nodes_heading(bench(["a"] * 8 + ["b"] * 8), 8, "NVIDIA H100") == "2 nodes x 8 GPUs (NVIDIA H100)"
+    assert nodes_heading(bench(["a"] * 8 + ["b"] * 4), 8, "H100") == "2 hosts (8, 4 GPUs) of H100"
+    assert nodes_heading(bench(["a"] * 8), 8, "H100") == "8× H100"
+    assert nodes_heading(NOT_RUN, 4, "H100") == "4× H100"

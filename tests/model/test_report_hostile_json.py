@@ -13,7 +13,7 @@ import report_samples as rs
 from topoaudit.errors import InputError
 from topoaudit.model.report import report_from_dict, report_from_json
 from topoaudit.probe.snapshot import snapshot_from_json
-from topoaudit.render import render
+from topoaudit.render import FORMATS, render
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -89,3 +89,24 @@ def test_a_nan_figure_is_written_as_a_failed_value_and_read_back_as_not_a_number
     back = report_from_json(text, "r.json")
     assert math.isnan(back.bench.groups[0].rows[0].busbw_gbps)  # type: ignore[union-attr]
     assert render(back, "json") == text
+
+
+def test_a_measured_count_beyond_64_bits_is_named_like_any_integer_field() -> None:
+    """A 400-digit #wrong count used to load and then crash the Prometheus renderer (exit 5)."""
+    data = json.loads(render(rs.report_of(rs.split_machine(), bench=rs.bench_result()), "json"))
+    data["bench"]["groups"][0]["rows"][0]["wrong"] = 10**400
+    with pytest.raises(InputError) as refused:
+        report_from_dict(data)
+    assert "$.bench.groups[0].rows[0].wrong" in str(refused.value) and "an integer of 401 digits" in str(refused.value)
+
+
+def test_a_figure_of_400_digits_reads_as_beyond_any_float_and_renders_in_every_format() -> None:
+    """An integer in a float field too large for a float used to end in OverflowError (exit 5)."""
+    data = json.loads(render(rs.report_of(rs.split_machine(), bench=rs.bench_result()), "json"))
+    data["bench"]["groups"][0]["rows"][0]["busbw_gbps"] = 10**400
+    data["bench"]["groups"][0]["expected_busbw_gbps"] = -(10**400)
+    report = report_from_dict(data)
+    group = report.bench.groups[0]  # type: ignore[union-attr]
+    assert (group.rows[0].busbw_gbps, group.expected_busbw_gbps) == (math.inf, -math.inf)
+    for fmt in FORMATS:
+        assert render(report, fmt)

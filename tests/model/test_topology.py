@@ -299,3 +299,24 @@ def test_a_gpu_whose_nvswitch_ports_are_all_inactive_is_outside_the_nvlink_domai
     gpus = (*(on_switches(i, "active") for i in range(3)), on_switches(3, "inactive"))
     m = Machine("nvml", gpus)
     assert [(d.gpus, d.build) for d in nvlink_domains(m)] == [((0, 1, 2), "nvswitch"), ((3,), "single")]
+
+
+def test_pairs_the_source_does_not_describe_leave_the_domain_whole_as_shown() -> None:
+    """An NV18 box whose paste stops after GPU3's row: the pairs among GPU4-GPU7 are unknown, not missing."""
+    m = machine(8, lambda i, j: "?" if i >= 4 else "NV18")
+    (domain,) = nvlink_domains(m)
+    assert domain.build == "nvswitch" and domain.unknown_pairs == 6
+    assert not domain.all_pairs and domain.complete_as_shown
+    tp4 = place_tp(m, (domain,), 4)
+    assert tp4.groups == ((0, 1, 2, 3),) and tp4.unknown_pairs == 6
+    assert tp4.alternatives == ("GPUs 4,5,6,7 are not placed: the source does not describe every link among them "
+                                "(a `topo -m` cut short?).",)  # fmt: skip
+    tp8 = place_tp(m, (domain,), 8)
+    assert not tp8.fits and tp8.unknown_pairs == 6 and "does not describe 6 of its GPU pairs" in tp8.alternatives[0]
+
+
+def test_a_known_missing_pair_still_breaks_a_switched_domain_beside_unknown_ones() -> None:
+    m = machine(8, lambda i, j: "?" if i >= 5 else "SYS" if (i, j) == (0, 1) else "NV18")
+    (domain,) = nvlink_domains(m)
+    assert domain.unknown_pairs == 3 and not domain.complete_as_shown
+    assert "repair the fabric first" in place_tp(m, (domain,), 8).alternatives[0]

@@ -23,3 +23,14 @@ def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
         return fakebox.make_box(name, tmp_path, monkeypatch).root
 
     return make
+
+
+@pytest.fixture(scope="session")
+def nccl_load(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """NCCL's own XML parser, built once for the session (skips where there is no C++ compiler)."""
+    from topofiles import compile_nccl_parser
+
+    binary = compile_nccl_parser(tmp_path_factory.mktemp("nccl"))
+    if binary is None:
+        pytest.skip("no C++ compiler to build NCCL's parser")
+    return binary

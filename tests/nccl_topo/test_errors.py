@@ -88,3 +88,51 @@ def test_an_output_path_that_cannot_be_written_exits_4(box: Callable[[str], Path
     code, out, err = run("nccl-topo", "--sysfs-root", str(root), "-o", str(tmp_path / "missing" / "topo.xml"))
     assert code == 4 and out == ""
     assert str(tmp_path / "missing") in err
+
+
+def _damaged(data: dict, where: str, value: object) -> dict:  # type: ignore[type-arg]
+    section, index, key = where.split(".")
+    data[section][int(index)][key] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "says"),
+    [
+        ("gpus.0.pci_bus_id", "0000:18:00:00:00.0", "GPU0 ('0000:18:00:00:00.0') has no PCI bus id NCCL can match"),
+        ("gpus.0.pci_bus_id", '"><evil a="', "GPU0 ('\"><evil a=\"') has no PCI bus id NCCL can match"),
+        (
+            "nics.0.pci_bus_id",
+            '0000:0c:00.0"/><pci busid="x',
+            "mlx5_0 ('0000:0c:00.0\"/><pci busid=\"x') has no PCI bus id NCCL can match",
+        ),
+        ("gpus.1.pci_bus_id", "0000:0f:00.0", "GPU1 ('0000:0f:00.0') has the bus id of GPU0"),
+        ("gpus.0.numa_nodes", [2**40], "NUMA node 1099511627776 is none a machine has"),
+        ("gpus.0.cpu_affinity", [2**20], "NUMA node 0 lists a CPU no machine has"),
+    ],
+)
+def test_a_report_naming_what_no_machine_has_gets_no_file_but_a_sentence(
+    run: Run, tmp_path: Path, where: str, value: object, says: str
+) -> None:
+    """Before, each went into the file as it was: NCCL would have matched no device, or the wrong one."""
+    provider = FIXTURES / "captures" / "provider" / "oci-bm.gpu.h100.8-dump-samples.xml"
+    assert run("analyze", str(provider), "--format", "json", "-o", str(tmp_path / "r.json"))[0] == 0
+    data = _damaged(json.loads((tmp_path / "r.json").read_text()), where, value)
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    code, out, err = run("nccl-topo", str(tmp_path / "r.json"), "-o", str(tmp_path / "topo.xml"))
+    assert (code, out) == (4, "")
+    assert _one_sentence(err) == f"topoaudit: error: {tmp_path / 'r.json'}: {says}; the input is damaged"
+    assert not (tmp_path / "topo.xml").exists()
+
+
+def test_a_dumped_nvlink_no_gpu_has_gets_no_file_but_a_sentence(run: Run, tmp_path: Path) -> None:
+    provider = FIXTURES / "captures" / "provider" / "oci-bm.gpu.h100.8-dump-samples.xml"
+    assert run("analyze", str(provider), "--format", "json", "-o", str(tmp_path / "r.json"))[0] == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    data["captures"]["nccl_topology"]["gpus"][0]["nvlinks"][0]["count"] = 10**6
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    code, _, err = run("nccl-topo", str(tmp_path / "r.json"))
+    assert code == 4
+    assert _one_sentence(err).endswith(
+        "GPU0 ('0000:0f:00.0') has 1000000 NVLink(s) to '0000:1c:00.0', which no GPU has; the input is damaged"
+    )

@@ -4,55 +4,17 @@ topology builder requires (topo.cc: ``xmlGetAttrStr``/``xmlGetAttrInt`` fail on 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from topofiles import CAPTURES, PROVIDER_FILES
+from topofiles import CAPTURES, PROVIDER_FILES, etree_reads, nccl_reads
 
 Run = Callable[..., tuple[int, str, str]]
-NCCL = Path(__file__).parents[1] / "fixtures" / "nccl_topo" / "nccl"
 REQUIRED = {"system": {"version"}, "cpu": {"numaid"}, "pci": {"busid", "class", "link_speed", "link_width"},
             "nvlink": {"target", "count", "tclass"}}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def nccl_load(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    compiler = shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
-        pytest.skip("no C++ compiler to build NCCL's parser")
-    binary = tmp_path_factory.mktemp("nccl") / "load_topo_file"
-    subprocess.run([compiler, "-std=c++17", "-O1", f"-I{NCCL}", "-o", str(binary), str(NCCL / "load_topo_file.cc")],
-                   check=True, capture_output=True)  # fmt: skip
-    return binary
-
-
-def nccl_reads(binary: Path, path: Path) -> list[tuple[int, str, dict[str, str]]]:
-    """(depth, element, attributes) as NCCL's parser stores them; AssertionError with NCCL's WARN when it refuses."""
-    done = subprocess.run([str(binary), str(path)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    rows = []
-    for line in done.stdout.splitlines():
-        depth = (len(line) - len(line.lstrip(" "))) // 2
-        name, *pairs = line.strip(" ").split("\t")
-        attrs = dict(pair.partition("=")[::2] for pair in pairs)
-        rows.append((depth, name, attrs))
-    return rows
-
-
-def etree_reads(text: str) -> list[tuple[int, str, dict[str, str]]]:
-    rows: list[tuple[int, str, dict[str, str]]] = []
-
-    def walk(element: ET.Element, depth: int) -> None:
-        rows.append((depth, element.tag, dict(element.attrib)))
-        for child in element:
-            walk(child, depth + 1)
-
-    walk(ET.fromstring(text), 0)
-    return rows
 
 
 @pytest.mark.parametrize("vm", sorted(PROVIDER_FILES))

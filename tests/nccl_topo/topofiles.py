@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -61,3 +63,45 @@ def nvlink_domains_by_bus(text: str) -> set[frozenset[str]]:
     machine = parse_nccl_xml(text, "topo.xml").machine
     bus = {g.index: str(g.pci_bus_id) for g in machine.gpus}
     return {frozenset(bus[i] for i in d.gpus) for d in nvlink_domains(machine)}
+
+
+# --- NCCL's own parser (src/graph/xml.cc), compiled from the verbatim excerpt in tests/fixtures/nccl_topo/nccl ---
+
+NCCL = Path(__file__).parents[1] / "fixtures" / "nccl_topo" / "nccl"
+
+
+def compile_nccl_parser(folder: Path) -> Path | None:
+    """Build the loader into ``folder``; None where there is no C++ compiler."""
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        return None
+    binary = folder / "load_topo_file"
+    subprocess.run([compiler, "-std=c++17", "-O1", f"-I{NCCL}", "-o", str(binary), str(NCCL / "load_topo_file.cc")],
+                   check=True, capture_output=True)  # fmt: skip
+    return binary
+
+
+def nccl_reads(binary: Path, path: Path) -> list[tuple[int, str, dict[str, str]]]:
+    """(depth, element, attributes) as NCCL's parser stores them; AssertionError with NCCL's WARN when it refuses."""
+    done = subprocess.run([str(binary), str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = []
+    for line in done.stdout.splitlines():
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        name, *pairs = line.strip(" ").split("\t")
+        attrs = dict(pair.partition("=")[::2] for pair in pairs)
+        rows.append((depth, name, attrs))
+    return rows
+
+
+def etree_reads(text: str) -> list[tuple[int, str, dict[str, str]]]:
+    """(depth, element, attributes) as any XML parser reads them."""
+    rows: list[tuple[int, str, dict[str, str]]] = []
+
+    def walk(element: ET.Element, depth: int) -> None:
+        rows.append((depth, element.tag, dict(element.attrib)))
+        for child in element:
+            walk(child, depth + 1)
+
+    walk(ET.fromstring(text), 0)
+    return rows

@@ -48,3 +48,20 @@ def sweep(gpu: str, hosts: int, per_host: int, plateau: float, *, extra: str = "
         )
     lines += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 100.0 ", "#"]
     return "\n".join(lines) + "\n"
+
+
+def net_ib(hosts: int, nics: int = 8, speed_mbps: int | None = 400000, layer: str = "IB") -> str:
+    """NCCL INFO lines listing each host's NICs (``NET/IB : Using [0]mlx5_0:1/IB ...``), with NCCL 2.27's
+    per-device ``speed=`` line (Mb/s) unless ``speed_mbps`` is None."""
+    lines = []
+    for host in range(hosts):
+        prefix = f"node{host:02d}:{1000 + 8 * host}:{1000 + 8 * host} [0] NCCL INFO"
+        devices = " ".join(f"[{i}]mlx5_{i}:1/{layer}" for i in range(nics))
+        lines.append(f"{prefix} NET/IB : Using {devices} [RO]; OOB ib0:10.0.0.{host + 1}<0>")
+        if speed_mbps is not None:
+            lines += [
+                f"{prefix} NET/IB: [{i}] mlx5_{i}:uverbs{i}:1/{layer} provider=Mlx5 speed={speed_mbps} context=0x5 "
+                f"pciPath=/sys/devices/pci0000:00 ar=0"
+                for i in range(nics)
+            ]
+    return "\n".join(lines)

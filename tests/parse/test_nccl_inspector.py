@@ -254,3 +254,21 @@ def test_the_prometheus_textfile_loads_as_inspector_output(path: Path) -> None:
     from topoaudit.readers import load_path
 
     assert load_path(str(path)).source.kind == "nccl-inspector"
+
+
+@pytest.mark.parametrize("figure", ["1e308", "9" * 400, "1e999"])
+def test_a_bandwidth_no_link_carries_is_skipped_and_said(run: Run, tmp_path: Path, figure: str) -> None:
+    """A 400-digit busbw used to crash the reader (exit 5); 1e308 was read as a measurement and could not be slow."""
+    lines = TWO_HOSTS.read_text().splitlines()
+    line = lines[7]
+    start = line.index('"coll_busbw_gbs":') + len('"coll_busbw_gbs":')
+    end = min(k for k in (line.find(",", start), line.find("}", start)) if k >= 0)
+    lines[7] = line[:start] + figure + line[end:]
+    path = tmp_path / "inspector.log"
+    path.write_text("\n".join(lines) + "\n")
+    assert parse_inspector(path.read_text()).notes == ((8, "coll_perf.coll_busbw_gbs is not a bandwidth; skipped"),)
+    report = _report(run, str(path))
+    assert [(i["line"], i["action"], i["message"]) for i in report["input_issues"]] == [
+        (8, "recovered", "coll_perf.coll_busbw_gbs is not a bandwidth; skipped")
+    ]
+    assert "input-recovered" in {f["code"] for f in report["findings"]}  # a collective not judged: incomplete

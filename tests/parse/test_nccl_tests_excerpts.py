@@ -12,6 +12,7 @@ from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import MachineInput
 from topoaudit.bench.judge import judge_bench
 from topoaudit.model.bench import BenchResult
+from topoaudit.model.nccl import LogLine
 from topoaudit.parse.nccl_tests import NcclTestsParseError, looks_like_nccl_tests, parse_nccl_tests
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccltests"
@@ -33,7 +34,12 @@ def test_tail_of_rows_and_footer_is_a_run() -> None:
     rows = result.groups[0].rows
     assert rows[0].size_bytes == 127926280 and len(rows) == 6
     assert result.groups[0].peak_busbw_gbps == 96.45 and result.avg_busbw_gbps == 84.8558
-    assert result.status == "complete" and result.world_size == 0  # the rank lines were not pasted
+    assert result.status == "complete" and result.ranks == ()  # the rank lines were not pasted
+    assert result.world_size == 24  # the rows' busbw/algbw: 2(n-1)/n = 1.9167
+    assert result.notes[-1] == (
+        "24 ranks, from the rows' busbw/algbw (the rank lines were not pasted): a run across nodes, as no node holds "
+        "more than 16 GPUs"
+    )
     assert result.last_output.line == 8  # type: ignore[union-attr]
 
 
@@ -44,8 +50,7 @@ def test_footer_alone_is_read_and_its_failed_data_check_is_a_failure() -> None:
     assert result.out_of_bounds == 16 and result.groups[0].rows == ()
     (failure,) = result.failures
     assert failure.kind == "data-check" and failure.message == "Out of bounds values : 16 FAILED"
-    assert codes(result) == ["bench-rank-failed"]  # no row shows the wrong elements: the footer says it
-    assert result.errors[0].kind == "corruption"
+    assert result.errors == ()  # a failure the run printed, not a rank error: rules.run_rules names it
 
 
 def test_out_of_bounds_beside_wrong_rows_is_said_once_by_the_rows() -> None:
@@ -63,12 +68,22 @@ def test_header_and_device_lines_then_nothing_is_a_run_that_stopped() -> None:
     assert result.hosts == ("nid007106", "nid007109")
     assert result.last_output.line == 11 and "(elements)" in result.last_output.text  # type: ignore[union-attr]
     assert result.nccl_version == "2.30.7"  # nccl-library=23007
-    assert codes(result) == ["bench-incomplete"]
+    assert codes(result) == []  # how a pasted run ended is judged from what it printed (rules.run_rules)
 
 
-def test_parameters_alone_are_refused_naming_the_last_line_printed() -> None:
-    with pytest.raises(NcclTestsParseError, match=r"line 4: '# Using devices'"):
-        parse_nccl_tests(dev_paste("nccltests-117-4090-hang-after-using-devices"))
+def test_parameters_alone_are_a_run_that_stopped_at_its_last_line() -> None:
+    """The command, the parameter line and '# Using devices', then nothing: the run hung before naming its GPUs."""
+    text = dev_paste("nccltests-117-4090-hang-after-using-devices")
+    assert looks_like_nccl_tests(text)
+    result = parse_nccl_tests(text).result
+    assert result.status == "partial" and result.groups[0].rows == () and result.ranks == ()
+    assert result.last_output == LogLine(4, "# Using devices")
+    assert result.command == "NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1"
+
+
+def test_no_parameter_line_and_no_row_is_refused_naming_the_last_line_printed() -> None:
+    with pytest.raises(NcclTestsParseError, match=r"line 2: '# Using devices'"):
+        parse_nccl_tests("$ ./build/all_reduce_perf -g 8\n# Using devices\n")
 
 
 def test_two_footers_are_two_runs() -> None:
@@ -114,8 +129,7 @@ def test_failure_after_the_device_lines_is_placed_on_its_rank() -> None:
     assert failure.message == "an illegal memory access was encountered" and failure.cuda_error == 700
     assert failure.rank == 0 and failure.host == "node0" and failure.pid == 62767
     assert result.groups[0].rows == () and result.world_size == 16 and result.nccl_version == "2.28.7"
-    assert codes(result) == ["bench-rank-failed"]
-    assert judge_bench(result)[0].message.startswith("rank 0 failed: 2097152")
+    assert result.errors == () and codes(result) == []  # rules.run_rules names it, with its rank
 
 
 def test_failures_of_several_hosts_after_good_rows() -> None:

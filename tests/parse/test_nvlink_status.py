@@ -124,3 +124,30 @@ def test_remote_device_lines_name_the_far_end() -> None:
     )
     ports = parse_nvlink_status(text, "r.txt").machine.gpus[0].nvlink_ports
     assert isinstance(ports, tuple) and [p.remote_pci_bus_id for p in ports] == ["0000:06:00.0", "ffffffff:ff:ff.0"]
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "after", "says"),
+    [
+        ("nvlink-2x3090-status-14gbps-clubrig-1.txt", "Link 1: 14.062 GB/s", "Link 1: -14.062 GB/s",
+         "GPU0 link 1: '-14.062 GB/s' is no link speed; the link is not judged"),
+        ("nvlink-2x3090-status-14gbps-clubrig-1.txt", "Link 1: 14.062 GB/s", "Link 1: nan GB/s",
+         "GPU0 link 1: 'nan GB/s' is no link speed; the link is not judged"),
+        ("nvlink-2x3090-status-14gbps-clubrig-1.txt", "Link 1: 14.062 GB/s", "Link 1: 1e308 GB/s",
+         "GPU0 link 1: '1e308 GB/s' is no link speed; the link is not judged"),
+        ("nvlink-2x3090-status-14gbps-clubrig-1.txt", "Link 1: 14.062 GB/s", "Link " + "9" * 5000 + ": 14.062 GB/s",
+         "'Link 999999999999' names no NVLink port of GPU0; line left out"),
+        ("nvlink-h100-errors-elided-stas-1.txt", "Link 0: CRC Errors: 0", "Link 0: CRC Errors: " + "9" * 5000,
+         "GPU0 link 0: 'CRC Errors: " + "9" * 28 + "' is no error count; it is not judged"),
+    ],
+)  # fmt: skip
+def test_a_figure_no_link_gives_is_read_around_and_the_audit_is_not_a_pass(
+    tmp_path: Path, name: str, before: str, after: str, says: str
+) -> None:
+    """A 5,000-digit link or count used to crash the reader (exit 5); -14, nan or 1e308 GB/s passed unsaid."""
+    text = (CAPTURES / name).read_text(encoding="utf-8")
+    assert before in text
+    (tmp_path / "nvlink.txt").write_text(text.replace(before, after, 1), encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "nvlink.txt")))).report
+    assert ("recovered", says) in [(i.action, i.message) for i in report.input_issues]
+    assert report.gate.verdict != "pass" and "input-recovered" in _codes(report)

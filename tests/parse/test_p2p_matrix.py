@@ -12,6 +12,7 @@ from topoaudit.model.finding import Finding
 from topoaudit.model.nccl_topo import Captures
 from topoaudit.model.report import Report
 from topoaudit.parse.p2p_matrix import parse_p2p
+from topoaudit.render import render
 
 CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
 REAL = sorted(CAPTURES.glob("p2p-*-1.txt"))
@@ -113,3 +114,48 @@ def test_tabs_in_a_mixed_nine_gpu_box_are_read() -> None:
     assert isinstance(report.captures, Captures)
     first = report.captures.bandwidth[0]
     assert len(first.rows) == 9 and first.values_gbps[0][1] == 43.30
+
+
+@pytest.mark.parametrize(
+    ("damage", "note"),
+    [
+        (("     1  52.10 806.22", "     1  52.10"), "GPU 1's row has 1 values for 2 columns; row left out"),
+        (("     1  52.10 806.22", "     1  1.2.3 806.22"), "GPU 1's row holds '1.2.3', not a figure; row left out"),
+        (("     1  52.10 806.22", "     1  1e308 806.22"), "GPU 1's row holds 1e308, not a bandwidth; row left out"),
+        (
+            ("   D\\D     0      1\n     0 802.94", "   D\\D     0    -0.0\n     0 802.94"),
+            "its header names no GPU columns",
+        ),
+    ],
+)
+def test_a_damaged_bandwidth_matrix_row_is_left_out_and_said(
+    tmp_path: Path, damage: tuple[str, str], note: str
+) -> None:
+    """A row cut short, or a figure no copy reaches, used to crash the reader or the console (exit 5), or to end
+    the matrix there without a word."""
+    text = (CAPTURES / "p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt").read_text(encoding="utf-8")
+    before, after = damage
+    assert text.count(before) == 1
+    (tmp_path / "p2p.txt").write_text(text.replace(before, after), encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "p2p.txt")))).report
+    assert any(note in i.message and i.action == "recovered" for i in report.input_issues), report.input_issues
+    assert report.gate.verdict != "pass"  # a matrix read around is an incomplete audit
+    assert isinstance(report.captures, Captures)
+    matrices = report.captures.bandwidth
+    assert all(len(row) == len(m.columns) for m in matrices for row in m.values_gbps)
+    damaged = next((m for m in matrices if m.test.startswith("Bidirectional P2P=Enabled")), None)
+    assert (damaged is None) == ("header" in note)
+    assert [len(m.rows) for m in matrices] == [2, 2, 2, 1] if damaged else [2, 2, 2]
+    assert "Bidirectional P2P=Disabled" in render(report, "console")
+
+
+def test_a_gpu_label_of_5000_digits_is_no_p2p_matrix(tmp_path: Path) -> None:
+    """It used to crash the reader (exit 5). The matrix is named as what it looks like, read by nothing, and
+    nothing is judged from it."""
+    label = "GPU" + "9" * 5000
+    (tmp_path / "p2p.txt").write_text(f"        GPU0    {label}\n GPU0     X       OK\n {label}     OK      X\n")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "p2p.txt")))).report
+    assert report.gate.verdict == "not judged" and not report.machine.gpus
+    assert [i.message for i in report.input_issues] == [
+        "lines 1-3 look like `nvidia-smi topo -p2p` output, but no reader could read it"
+    ]

@@ -2,8 +2,8 @@
 is read, host by host, to the GPUs, NICs, NUMA nodes, GPU-NIC pairs and NVLink domains it holds.
 
 ``groupings.json`` holds what each file groups, read from the XML tree alone (not by topoaudit) and checked
-against the notes on each file. :func:`groupings` is topoaudit's reading in the same shape, so a test of the
-file ``nccl-topo`` writes for the same box is one more comparison with it.
+against the notes on each file; ``provider_files.groupings`` is topoaudit's reading in the same shape, which
+tests/nccl_topo/test_provider_roundtrip.py compares the file ``nccl-topo`` writes for the same box with.
 """
 
 from __future__ import annotations
@@ -14,73 +14,16 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cli_runner import Run
+from provider_files import GROUPINGS, PROVIDER, groupings
 
 from topoaudit.errors import InputError
-from topoaudit.model.machine import PathLevel
-from topoaudit.model.topology import nvlink_domains
-from topoaudit.parse.nccl_xml import ParsedNcclXml, parse_nccl_xml, parse_nccl_xml_hosts
+from topoaudit.parse.nccl_xml import parse_nccl_xml, parse_nccl_xml_hosts
 
-PROVIDER = Path(__file__).parents[1] / "fixtures" / "captures" / "provider"
-GROUPINGS: dict[str, list[dict[str, Any]]] = json.loads((PROVIDER / "groupings.json").read_text(encoding="utf-8"))
 FILES = sorted(GROUPINGS)
 NCCL = Path(__file__).parents[1] / "fixtures" / "nccl_topo" / "nccl"
-
-
-def groupings(text: str) -> list[dict[str, Any]]:
-    """topoaudit's reading of a topology file, host by host, in the shape of groupings.json."""
-    return [_host(parsed) for parsed in parse_nccl_xml_hosts(text, "topo.xml")]
-
-
-def _host(parsed: ParsedNcclXml) -> dict[str, Any]:
-    machine = parsed.machine
-    numa = {g.pci_bus_id: g.numa_nodes[0] if isinstance(g.numa_nodes, tuple) else -1 for g in machine.gpus}
-    nic_numa = {
-        n.pci_bus_id if isinstance(n.pci_bus_id, str) else str(n.device): n.numa_node
-        if isinstance(n.numa_node, int)
-        else -1
-        for n in machine.nics
-    }
-    pairs = {str(gpu): _nearest(parsed, str(gpu), nic_numa) for gpu in numa}
-    bus = {g.index: str(g.pci_bus_id) for g in machine.gpus}
-    linked = any(lk.level == PathLevel.NVLINK for lk in machine.links)
-    domains = sorted(sorted(bus[i] for i in d.gpus) for d in nvlink_domains(machine) if d.size > 1) if linked else []
-    out: dict[str, Any] = {"host_hash": parsed.host_hash, "gpus": numa, "nics": nic_numa, "pairs": pairs}
-    if not machine.gpus:
-        out["placed"] = {d.bus_id: d.numa_id for d in parsed.devices}
-    out["nvlink_domains"] = domains
-    return out
-
-
-def _nearest(parsed: ParsedNcclXml, gpu: str, nics: dict[str, int]) -> list[str]:
-    """The NICs whose lowest common ancestor with the GPU in the file's tree is deepest; none across CPUs.
-
-    Two NICs a GPU reaches over several bridges are both PXB in ``topo -m`` terms; the one under the GPU's own
-    switch is its pair (OCI's A100 dumps put a second NIC under the next switch up).
-    """
-    above = {d.bus_id: d.parent for d in parsed.devices}
-    numa = {d.bus_id: d.numa_id for d in parsed.devices}
-
-    def chain(bus: str) -> list[str]:
-        path, node = [], bus
-        while node in above:
-            path.append(node)
-            node = above[node]
-        return [f"cpu{numa.get(bus, nics.get(bus))}", *reversed(path)]
-
-    mine, best, found = chain(gpu), 0, []
-    for nic in nics:
-        theirs = chain(nic)
-        shared = [a == b for a, b in zip(mine, theirs, strict=False)]
-        depth = shared.index(False) if False in shared else len(shared)
-        if depth > best:
-            best, found = depth, [nic]
-        elif depth == best and depth:
-            found.append(nic)
-    return sorted(found)
 
 
 def test_every_provider_file_has_a_provenance_row_and_its_groupings() -> None:

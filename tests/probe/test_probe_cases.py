@@ -373,3 +373,21 @@ def test_analyzing_a_snapshot_imports_neither_pynvml_nor_torch() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_p2p_unavailable_with_the_fabric_manager_down_names_the_fabric_not_acs(tmp_path, monkeypatch, capsys) -> None:
+    """On an NVSwitch box whose fabric manager is not running, GPUs cannot reach each other: the remedy is the
+    fabric manager, and neither ACS nor the IOMMU is offered as the cause or the cure."""
+
+    def tweak(sc: Scenario) -> None:
+        sc.p2p_overrides[(0, 1)] = sc.p2p_overrides[(1, 0)] = {"read": "NOT_SUPPORTED", "write": "NOT_SUPPORTED"}
+
+    box = make_box("fm-not-started", tmp_path, monkeypatch, tweak)
+    _, report, _ = audit(capsys, box.root)
+    assert "fabric-not-ready" in codes(report)
+    f = finding(report, "p2p-unavailable")
+    assert f["evidence"]["likely_cause"].startswith("the fabric manager is not running")
+    assert f["remedy"].startswith("Start the fabric manager that matches the driver")
+    assert "ACS" not in f["message"] and "Disable ACS" not in f["remedy"] and "iommu=pt" not in f["remedy"]
+    assert all(p["remedy"] == f["remedy"] for p in f["evidence"]["pairs"])
+    assert [c["action"] for c in f["remedy_commands"]] == ["service-start", "service-enable"]

@@ -60,7 +60,7 @@ def test_a_traceback_is_judged_for_the_message_inside_it_with_the_ranks_prefix_t
     assert code == 1 and report["verdict"] == "fail"
     nvls = _finding(report, "nccl-nvls-failed")
     assert nvls["severity"] == "fail" and nvls["evidence"]["lines"] == [7]
-    assert "line 7 (rank 3): \"Failed to bind NVLink SHARP (NVLS) Multicast memory" in nvls["message"]
+    assert 'line 7 (rank 3): "Failed to bind NVLink SHARP (NVLS) Multicast memory' in nvls["message"]
     assert "nvidia-smi -r" in nvls["remedy"] or "fabric manager" in nvls["remedy"]
     assert [f["code"] for f in report["findings"]][:2] == ["nccl-nvls-failed", "run-failed"]  # the cause first
     assert report["gpus"] == []
@@ -119,7 +119,7 @@ def test_the_judge_accepts_a_lone_warn_line_without_gpus(run: Run, tmp_path: Pat
         "supported between these two devices\n"
     )
     code, out, _ = run("analyze", str(paste), "--format", "json")
-    assert code == 1 and [f["code"] for f in json.loads(out)["findings"]][0] == "p2p-unavailable"
+    assert code == 1 and next(f["code"] for f in json.loads(out)["findings"]) == "p2p-unavailable"
     paste.write_text("ERROR: nhc: Health check failed: check_hw_cpuinfo: Actual CPU core count (64) != 128\n")
     code, out, _ = run("analyze", str(paste), "--no-color")
     assert code == 1 and "health-check-failed" in out and "no GPUs in this report (the input names none)" in out

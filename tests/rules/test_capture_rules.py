@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from parse.dev_pastes import dev_paste
 
 from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import GateRequest, MachineInput
@@ -124,3 +125,64 @@ def test_every_capture_renders_in_every_format_and_round_trips(path: Path) -> No
     for fmt in ("console", "markdown", "html", "junit"):
         assert render(report, fmt)
     assert report_from_dict(json.loads(render(report, "json"))) == report
+
+
+# --- nvbandwidth tests that printed no matrix ------------------------------------------------------------
+
+
+def _paste(tmp_path: Path, paste_id: str, **gate: object) -> Report:
+    path = tmp_path / f"{paste_id}.txt"
+    path.write_text(dev_paste(paste_id))
+    return analyze_input(AnalyzeRequest(MachineInput(path=str(path)), GateRequest(**gate))).report  # type: ignore[arg-type]
+
+
+def test_a_copy_whose_pattern_check_failed_is_wrong_data_naming_its_test(tmp_path: Path) -> None:
+    """v0.7 on 8x A100: the pattern check, then ``ASSERT in expression h_errorFlag == 0`` (NVIDIA/nvbandwidth#34)."""
+    report = _paste(tmp_path, "nvbw-34-pattern-assert-8xa100")
+    bad = _finding(report, "nvbandwidth-data-corruption")
+    assert report.gate.verdict == "fail" and report.gate.exit_code == 1
+    assert bad.message == (
+        "A GPU copy returned wrong data in device_to_device_memcpy_read_ce: nvbandwidth's pattern check failed, "
+        "line 18: 'Invalid value when checking the pattern at 0x70a640000000' (offset 11136)."
+    )
+    assert bad.evidence["tests"] == ["device_to_device_memcpy_read_ce"]
+    assert report.machine.gpus[0].name == "NVIDIA A100-SXM4-80GB"  # v0.6+: the bus id is not part of the name
+    assert report.machine.gpus[0].pci_bus_id == "0000:34:00.0"
+
+
+def test_the_pattern_check_of_v0_4_aborting_the_run(tmp_path: Path) -> None:
+    bad = _finding(_paste(tmp_path, "nvbw-19-l40s-one-to-all-read-sm-pattern"), "nvbandwidth-data-corruption")
+    assert "in one_to_all_read_sm" in bad.message and "(offset 58496/66306048)" in bad.message
+
+
+def test_a_gpu_to_gpu_test_waived_on_two_gpus_means_no_pair_has_p2p(tmp_path: Path) -> None:
+    """nvbandwidth waives a peer test only when cuDeviceCanAccessPeer is false for every pair (2x RTX 2080 Ti)."""
+    report = _paste(tmp_path, "nvbw-13-2x2080ti-write-ce-waived")
+    p2p = _finding(report, "p2p-unavailable")
+    assert report.gate.verdict == "warn"
+    assert p2p.message.startswith(
+        "nvbandwidth waived device_to_device_memcpy_write_ce on 2 GPUs (line 15): it waives a GPU-to-GPU test only "
+        "when no GPU can reach any other by peer access, so no pair of these GPUs has P2P"
+    )
+
+
+def test_a_peer_test_waived_on_one_gpu_is_by_design(tmp_path: Path) -> None:
+    text = dev_paste("nvbw-13-2x2080ti-write-ce-waived").replace("Device 1: NVIDIA GeForce RTX 2080 Ti\n", "")
+    path = tmp_path / "one.txt"
+    path.write_text(text)
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(path)))).report
+    assert "p2p-unavailable" not in {f.code for f in report.findings}
+
+
+def test_a_cuda_error_in_a_test_is_a_failed_test(tmp_path: Path) -> None:
+    text = dev_paste("nvbw-34-pattern-assert-8xa100").split("Running")[0] + (
+        "Running device_to_device_memcpy_write_ce.\n"
+        "[CUDA_ERROR_PEER_ACCESS_UNSUPPORTED] peer access is not supported between these two devices in expression "
+        "cuCtxEnablePeerAccess(peerCtx, 0) in void enablePeerAcess() : /src/nvbandwidth/memcpy.cpp:90\n"
+    )
+    path = tmp_path / "cuda.txt"
+    path.write_text(text)
+    failed = _finding(analyze_input(AnalyzeRequest(MachineInput(path=str(path)))).report, "nvbandwidth-test-failed")
+    assert failed.message.startswith(
+        "nvbandwidth's test device_to_device_memcpy_write_ce failed (CUDA error 217): line 18: '[CUDA_ERROR_PEER"
+    )

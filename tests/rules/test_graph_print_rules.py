@@ -49,9 +49,7 @@ def codes(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f["code"]: f for f in report["findings"]}
 
 
-def test_a_vms_emulated_bridges_between_the_cpu_and_every_switch_are_a_flattened_view(
-    run: Run, tmp_path: Path
-) -> None:
+def test_a_vms_emulated_bridges_between_the_cpu_and_every_switch_are_a_flattened_view(run: Run, tmp_path: Path) -> None:
     """Before: PASS."""
     code, report = judged(run, tmp_path, VM_BRIDGES)
     found = codes(report)["nccl-topo-flattened"]

@@ -73,13 +73,17 @@ def test_a_gpu_that_lost_every_nvlink_fails_the_same_with_the_model_named() -> N
     assert audit(lost_every_link(3), gpu_model=A100_MODEL).gate.exit_code == 1
 
 
-def test_the_half_nvswitch_box_warns_by_default_naming_the_gpus_left_out() -> None:
+def test_the_half_nvswitch_box_fails_without_a_model_naming_the_gpus_left_out() -> None:
+    """NV18 on every NVLink pair is an NVSwitch baseboard of 18-link GPUs whatever the model: half of it off the
+    fabric is a failure without --gpu-model."""
     (found,) = degraded(half_nvswitch())
-    assert found.severity == Severity.WARN
+    assert found.severity == Severity.FAIL
     assert found.evidence["gpus"] == [{"gpu": g, "nvlinks": 0} for g in (4, 5, 6, 7)]
     assert "GPUs {4-7}" in found.message and "{0-3}" in found.message
     report = audit(half_nvswitch())
-    assert report.gate.verdict == "warn" and report.gate.exit_code == 0
+    assert report.gate.verdict == "fail" and report.gate.exit_code == 1
+    assert report.identified.hardware_class == "nvswitch-18"
+    assert report.identified.class_evidence == "NV18 on all 6 NVLink pairs of GPUs {0-3}"
 
 
 @pytest.mark.parametrize(

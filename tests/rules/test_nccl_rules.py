@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from parse.dev_pastes import dev_paste
 
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.report import AuditOptions, Report
@@ -39,8 +40,12 @@ REAL_LOGS = sorted(p.name for p in FIXTURES.glob("ncclinfo-*.txt"))
 
 @pytest.mark.parametrize("name", REAL_LOGS)
 def test_real_logs_show_no_nccl_fault(name: str) -> None:
-    """The public logs are of working runs (their faults are elsewhere: a slow plugin, a RoCE port in the list)."""
-    assert nccl_findings(judged(text(name))) == {}
+    """The public logs are of working runs (their faults are elsewhere: a slow plugin, a RoCE port in the list).
+
+    A tuning variable they set is said (info), never a fault.
+    """
+    found = nccl_findings(judged(text(name)))
+    assert {code: f for code, f in found.items() if f.severity != Severity.INFO} == {}
 
 
 def test_shm_between_nvlink_peers_fails_with_the_line_quoted() -> None:
@@ -134,9 +139,31 @@ def test_gdr_disabled_between_nodes_per_hca_and_in_the_older_per_gpu_form() -> N
     legacy = nccl_findings(judged(text("constructed-2.4-ring-busid-shm-net.txt")))["nccl-gdr-disabled"]
     assert legacy.evidence["hcas"] == ["0"]
     single_node = log(
-        "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'", "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"
+        "comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0",
+        "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'",
+        "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM",
     )
-    assert nccl_findings(judged(single_node)) == {}
+    assert nccl_findings(judged(single_node)) == {}  # one node: no traffic leaves it
+
+
+def test_gdr_disabled_per_hca_lines_alone_say_the_nics_cannot_reach_gpu_memory() -> None:
+    """Four lines pasted from a DGX after an OS upgrade (NVIDIA/nccl#1676): no multi-node header, no channel."""
+    lines = "".join(
+        f"learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA {k} 'mlx5_{k}'\n"
+        for k in range(4)
+    )
+    report = judged(lines)
+    found = nccl_findings(report)["nccl-gdr-disabled"]
+    assert found.severity == Severity.WARN and report.gate.verdict == "warn"
+    assert found.evidence["hcas"] == [f"{k} 'mlx5_{k}'" for k in range(4)]
+    assert "the NICs cannot read or write GPU memory (no nvidia-peermem or DMA-BUF)" in found.message
+    assert [c.command for c in found.remedy_commands] == [
+        "modprobe nvidia_peermem",
+        "echo nvidia_peermem > /etc/modules-load.d/nvidia-peermem.conf",
+    ]
+    enabled_too = lines + "learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'\n"
+    assert nccl_findings(judged(enabled_too))["nccl-gdr-disabled"].evidence["hcas"] == ["1 'mlx5_1'", "2 'mlx5_2'",
+                                                                                       "3 'mlx5_3'"]  # fmt: skip
 
 
 def test_known_warn_signatures_fail_with_their_remedies() -> None:
@@ -199,7 +226,8 @@ def test_log_codes_are_every_code_the_rules_emit_and_junit_skips_them_without_a_
         for f in judged(text(name), gpu_model="H100 80GB HBM3").findings
         if f.code.startswith("nccl-")
     }
-    assert emitted == LOG_CODES
+    emitted |= {f.code for f in judged(log("NCCL_P2P_DISABLE set by environment to 1")).findings}
+    assert {c for c in emitted if c.startswith("nccl-")} == LOG_CODES
 
     def cases(report: Report) -> dict[str, ET.Element]:
         root = ET.fromstring(render(report, "junit", RenderOptions()))
@@ -207,9 +235,12 @@ def test_log_codes_are_every_code_the_rules_emit_and_junit_skips_them_without_a_
 
     without_log = cases(judged(text("topo-h100-8gpu-stas-ht-1.txt")))
     assert set(without_log) == LOG_CODES
-    for tc in without_log.values():
+    # a probe judges nccl-env-override as well, and a pasted run its command line and its CUDA error 802
+    elsewhere = codes_raised_in("topoaudit.rules.probe_rules") | codes_raised_in("topoaudit.rules.run_rules")
+    for code, tc in without_log.items():
         skipped = tc.find("skipped")
-        assert skipped is not None and "NCCL_DEBUG=INFO log" in skipped.get("message", "")
+        assert skipped is not None and skipped.get("message", ""), code
+        assert code in elsewhere or "NCCL_DEBUG=INFO log" in skipped.get("message", ""), code
     with_log = cases(judged(text("constructed-2.17-channel-conn-busid-pcie.txt")))
     assert with_log["nccl-gdr-disabled"].find("skipped") is None
     assert with_log["nccl-p2p-disabled"].find("system-out") is not None  # a warn below --fail-on fail
@@ -293,3 +324,72 @@ def test_a_probed_fully_qualified_host_name_places_the_log_s_short_one(probed_na
     machine = dataclasses.replace(loaded.machine, host=dataclasses.replace(loaded.machine.host, hostname=probed_name))
     report = analyze(machine, source=loaded.source, options=AuditOptions(), nccl=loaded.nccl)
     assert ("nccl-graph-below-topology" in nccl_findings(report)) is placed
+
+
+# --- variables the log shows set --------------------------------------------------------------------------
+
+
+def test_p2p_off_and_shm_off_in_the_log_warn_and_find_where_they_are_set() -> None:
+    """NCCL_P2P_LEVEL=LOC with NCCL_SHM_DISABLE=1: two NVLink-connected GPUs talk through the NICs."""
+    report = judged(
+        "node1:1234:1234 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to LOC\n"
+        "node1:1234:1234 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.\n"
+        "node1:1234:1234 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n"
+    )
+    found = nccl_findings(report)["nccl-env-override"]
+    assert found.severity == Severity.WARN and report.gate.verdict == "warn"
+    assert found.message.startswith("NCCL's log shows 2 NCCL setting(s) that change the path NCCL takes: ")
+    assert "NCCL before 2.23.4 prints NCCL_P2P_DISABLE=1 this way; line 1)" in found.message
+    assert found.message.endswith("; also set: NCCL_SOCKET_IFNAME=eth0.")
+    assert [(s["name"], s["value"], s["origin"]) for s in found.evidence["settings"]] == [
+        ("NCCL_P2P_LEVEL", "LOC", "environment"),
+        ("NCCL_SHM_DISABLE", "1", "environment"),
+        ("NCCL_SOCKET_IFNAME", "eth0", "environment"),
+    ]
+    assert [c.action for c in found.remedy_commands] == ["environment-find", "environment-find"]
+    assert not any("unset" in c.command for c in found.remedy_commands)
+    assert found.remedy_commands[0].command.startswith("grep -rnw -e NCCL_P2P_LEVEL /etc/environment")
+
+
+def test_a_p2p_disable_named_by_nccl_2_23_is_not_called_loc_in_disguise() -> None:
+    found = nccl_findings(judged(log("NCCL_P2P_LEVEL set by environment to LOC", version="2.26.5")))
+    assert "prints NCCL_P2P_DISABLE=1 this way" not in found["nccl-env-override"].message
+
+
+def test_the_log_of_a_run_with_p2p_and_cumem_off() -> None:
+    found = nccl_findings(judged(dev_paste("vllm-19204-p2p-disable-env-shm-2gpu")))["nccl-env-override"]
+    assert found.severity == Severity.WARN
+    assert [s["name"] for s in found.evidence["settings"]] == ["NCCL_CUMEM_ENABLE", "NCCL_P2P_DISABLE"]
+    assert "NCCL_P2P_DISABLE=1 (CUDA peer access (NVLink and PCIe P2P) is off" in found.message
+
+
+def test_a_level_typed_as_a_number_is_read_as_the_old_level() -> None:
+    """NCCL 2.5 echoed NCCL_P2P_LEVEL=NVL as 0, which is LOC: P2P off (NVIDIA/nccl#332)."""
+    report = judged(dev_paste("nccl-332-p2p-level-nvl-parsed-as-0"))
+    found = nccl_findings(report)["nccl-env-override"]
+    assert found.severity == Severity.WARN and "NCCL before 2.6 read a name it did not know, such as NVL, as 0" in (
+        found.message
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "severity"),
+    [
+        ("NCCL_IB_DISABLE set by environment to 0.", Severity.INFO),  # its default
+        ("NCCL_P2P_LEVEL set by environment to SYS", Severity.INFO),  # wider than the default
+        ("NCCL_BUFFSIZE set by environment to 8388608.", Severity.INFO),
+        ("NCCL_NVLS_ENABLE set by environment to 0.", Severity.WARN),
+        ("NCCL_ALGO set by environment to Ring", Severity.INFO),  # a choice of algorithm, often to measure
+        ("NCCL_PROTO set by environment to LL128", Severity.INFO),
+        ("NCCL_CUMEM_ENABLE set by environment to 0.", Severity.WARN),
+        ("NCCL_NET_GDR_LEVEL set by environment to LOC", Severity.WARN),
+        ("NCCL_IB_DISABLE set by environment to 1.", Severity.WARN),
+        ("NCCL_P2P_DISABLE set by environment to 1", Severity.WARN),
+    ],
+)
+def test_path_changing_variables_warn_and_tuning_ones_are_info(setting: str, severity: Severity) -> None:
+    assert nccl_findings(judged(log(setting)))["nccl-env-override"].severity == severity
+
+
+def test_debug_variables_say_nothing_about_the_path() -> None:
+    assert "nccl-env-override" not in nccl_findings(judged(log("NCCL_DEBUG_SUBSYS set by environment to INIT,GRAPH")))

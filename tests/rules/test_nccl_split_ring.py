@@ -146,3 +146,53 @@ def test_the_graph_line_says_the_ring_runs_through_the_cpu() -> None:
     found = split_finding(judged(log))
     assert "ring graph runs over SYS at 24 GB/s (line 2)" in found.message
     assert any("type SYS/PIX" in line for line in found.evidence["log_lines"])
+
+
+# --- excerpts: a few channel lines, without the comm line or the ring lines -----------------------------------
+
+SPLIT_4_OLD_FORM = """\
+gpu-node:2345:2401 [0] NCCL INFO Channel 02 : 0[1b000] -> 1[1c000] via P2P/CUMEM
+gpu-node:2345:2402 [1] NCCL INFO Channel 02 : 1[1c000] -> 2[3d000] via SHM/direct/direct
+gpu-node:2345:2403 [2] NCCL INFO Channel 02 : 2[3d000] -> 3[3e000] via P2P/CUMEM
+gpu-node:2345:2404 [3] NCCL INFO Channel 02 : 3[3e000] -> 0[1b000] via SHM/direct/direct
+gpu-node:2345:2401 [0] NCCL INFO Channel 03 : 0[1b000] -> 1[1c000] via P2P/CUMEM
+"""
+"""Five channel lines of NCCL 2.13-2.17 (``Channel 02 :``, bus ids in brackets): a 4-GPU box split in two NVLink
+pairs, ranks 0-1 and 2-3 on P2P and the hops between them through host memory."""
+
+
+def test_five_channel_lines_of_a_split_box_name_the_split() -> None:
+    report = judged(SPLIT_4_OLD_FORM)
+    assert report.verdict == "warn"
+    found = split_finding(report)
+    assert found.evidence["islands"] == [[0, 1], [2, 3]]
+    assert [h["ranks"] for h in found.evidence["slow_hops"]] == [[0, 3], [1, 2]]
+    assert "1-2 via SHM/direct/direct (connection)" in found.message
+    assert found.message.endswith("Ranks 0-3 seen; the communicator's size is not in the paste.")
+    assert (
+        "line 2: gpu-node:2345:2402 [1] NCCL INFO Channel 02 : 1[1c000] -> 2[3d000] via SHM/direct/direct"
+        in (found.evidence["log_lines"])
+    )
+
+
+def test_channel_lines_without_their_prefix_are_one_host_by_their_shm() -> None:
+    """Quoted without ``host:pid:tid [dev] NCCL INFO``: SHM joins ranks of one host only."""
+    bare = "\n".join(line.split("NCCL INFO ", 1)[1] for line in SPLIT_4_OLD_FORM.splitlines()) + "\n"
+    assert split_finding(judged(bare)).evidence["islands"] == [[0, 1], [2, 3]]
+
+
+def test_the_finding_and_the_report_say_what_the_paste_covered() -> None:
+    lines = SPLIT_4_OLD_FORM.replace("Channel 02 :", "Channel 02/0 :").replace("Channel 03 :", "Channel 03/0 :")
+    comm = "gpu-node:2345:2401 [0] NCCL INFO comm 0x5 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n"
+    report = judged(comm + lines)
+    found = split_finding(report)
+    assert found.evidence["coverage"] == "the paste shows 4 of 8 ranks (0-3)"
+    assert "The paste shows 4 of 8 ranks (0-3)." in found.message
+    (excerpt,) = [i for i in report.input_issues if i.action == "excerpt"]
+    assert excerpt.message.startswith("the paste shows 4 of 8 ranks (0-3); what these lines show is judged")
+
+
+def test_pairs_on_p2p_with_shm_hops_across_sockets_of_a_pcie_box_without_p2p_are_no_split() -> None:
+    """Every hop through host memory and none on P2P (a PCIe box across sockets) is no island split."""
+    shm_only = SPLIT_4_OLD_FORM.replace("via P2P/CUMEM", "via SHM/direct/direct")
+    assert "nccl-ring-split" not in codes(judged(shm_only))

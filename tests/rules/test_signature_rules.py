@@ -30,17 +30,28 @@ def by_code(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_one_finding_per_code_quotes_the_first_lines_and_counts_the_rest(run: Run, tmp_path: Path) -> None:
-    """Before: PASS. Five environment overrides that switch NCCL's transports off are one nccl-env-override."""
+    """Before: PASS. Five lines of two messages meaning one thing (no P2P between the GPUs) are one finding."""
+    ipc = "transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between"
+    lines = [f"box:1:1 [{g}] {ipc} these two devices" for g in range(4)]
+    lines.append("box:1:1 [0] NCCL WARN Cuda failure 'peer access is not supported between these two devices'")
+    code, report = judged(run, tmp_path, "\n".join(lines) + "\n")
+    found = by_code(report)["p2p-unavailable"]
+    assert code == 1 and found["severity"] == "fail" and report["verdict"] == "fail"
+    assert found["evidence"]["lines"] == [1, 2, 3, 4, 5]
+    assert [q["line"] for q in found["evidence"]["quoted"]] == [1, 2, 3]
+    assert "and 2 more line(s)" in found["message"]
+    assert set(found["evidence"]["signatures"]) == {"nccl-p2p-ipc-open-failed", "cuda-217-peer-access-unsupported"}
+
+
+def test_a_variable_the_log_shows_set_is_said_once_from_the_log(run: Run, tmp_path: Path) -> None:
+    """The log's rule owns nccl-env-override: the catalog's messages for the same lines are not said again."""
     lines = [f"box:1:1 [{g}] NCCL INFO NCCL_P2P_LEVEL set by environment to LOC" for g in range(4)]
     lines.append("box:1:1 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.")
     code, report = judged(run, tmp_path, "\n".join(lines) + "\n")
     found = by_code(report)["nccl-env-override"]
     assert code == 0 and found["severity"] == "warn" and report["verdict"] == "warn"
-    assert found["evidence"]["lines"] == [1, 2, 3, 4, 5]
-    assert [q["line"] for q in found["evidence"]["quoted"]] == [1, 2, 3]
-    assert "and 2 more line(s)" in found["message"]
-    assert found["message"].startswith("P2P is disabled")
-    assert set(found["evidence"]["signatures"]) == {"nccl-env-p2p-level-loc", "nccl-env-shm-disable"}
+    assert "NCCL_P2P_LEVEL=LOC" in found["message"] and "NCCL_SHM_DISABLE=1" in found["message"]
+    assert "signatures" not in found["evidence"]
     assert "NCCL_P2P_LEVEL" in found["remedy"]
 
 
@@ -53,7 +64,9 @@ def test_a_setting_that_only_changes_what_nccl_prints_is_not_a_finding(run: Run,
 def test_the_rule_that_read_the_line_owns_its_code(run: Run) -> None:
     """CUDA error 802 in a parsed NCCL WARN, and a ``#wrong`` count the sweep read, are each said once: by the
     NCCL log's rule and by the sweep's, with their structured evidence."""
-    code, out, _ = run("analyze", str(FIXTURES / "nccl" / "constructed-2.26-warn-timestamps-fm-down.txt"), "--format", "json")
+    code, out, _ = run(
+        "analyze", str(FIXTURES / "nccl" / "constructed-2.26-warn-timestamps-fm-down.txt"), "--format", "json"
+    )
     fm = by_code(json.loads(out))["nccl-fabric-manager-down"]
     assert code == 1 and "log_lines" in fm["evidence"] and "signatures" not in fm["evidence"]
     code, out, _ = run("analyze", str(FIXTURES / "nccltests" / "derived-gh200-wrong-elements.txt"), "--format", "json")

@@ -41,8 +41,9 @@ def test_a_grep_of_fabric_blocks_in_progress_is_not_ready_with_the_fabric_manage
     code, report = judged(run, REAL / "do-fm-doc-fabric-in-progress-grep.txt")
     found = codes(report)["fabric-not-ready"]
     assert code == 1 and found["severity"] == "fail"
-    assert found["message"].startswith("3 of 3 GPU(s) the paste shows are not registered") and "In Progress" in (
-        found["message"]
+    assert (
+        found["message"].startswith("3 of 3 GPU(s) the paste shows are not registered")
+        and "In Progress" in (found["message"])
     )
     assert [c["action"] for c in found["remedy_commands"]] == ["service-start", "service-enable"]
     assert report["source"]["parts"][0]["read_by"] == "nvidia-smi-q"
@@ -78,9 +79,10 @@ def test_an_unhealthy_summary_fails_and_limited_capacity_warns(run: Run, tmp_pat
 
 def test_a_registered_healthy_fabric_passes(run: Run, tmp_path: Path) -> None:
     paste = tmp_path / "q.txt"
-    paste.write_text("GPU 00000000:18:00.0\n    Product Name                          : NVIDIA H100 80GB HBM3\n" + fabric(
-        "Completed", "Success"
-    ))
+    paste.write_text(
+        "GPU 00000000:18:00.0\n    Product Name                          : NVIDIA H100 80GB HBM3\n"
+        + fabric("Completed", "Success")
+    )
     code, report = judged(run, paste)
     assert code == 0 and not {"fabric-not-ready", "fabric-unhealthy"} & set(codes(report))
 

@@ -78,8 +78,8 @@ def test_cube_mesh_is_partial_by_design_and_not_degraded() -> None:
     assert c["nvlink-partial-mesh"].severity == Severity.INFO
     assert [0, 5] in c["nvlink-partial-mesh"].evidence["pairs_without_nvlink"]
     assert "nvlink-degraded" not in c
-    unknown = codes(analyze(machine(8, cube_mesh), source=SRC))
-    assert unknown["nvlink-partial-mesh"].severity == Severity.WARN
+    unknown = codes(analyze(machine(8, cube_mesh), source=SRC))  # no model: the links show a DGX-1 cube-mesh
+    assert unknown["nvlink-partial-mesh"].severity == Severity.INFO
 
 
 @pytest.mark.parametrize(

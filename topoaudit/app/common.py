@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.facts import Facts
     from topoaudit.model.machine import Machine
+    from topoaudit.model.network import NicSet
     from topoaudit.model.plan import PlanRequest
     from topoaudit.model.policy import Policy
     from topoaudit.model.report import AuditOptions, Report
@@ -40,6 +41,7 @@ class GateRequest:
     fail_on: str | None = None  # a Severity value; the policy's, else "fail", when not given
     strict: bool = False
     policy: str | None = None  # FILE or builtin:NAME
+    nics: str | None = None  # --nics COUNTxGBITS: one node's NICs
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class OutputRequest:
     color: bool = False
     width: int = 120
     out_dir: str | None = None  # --out DIR: the bundle
+    force: bool = False  # --force: --out may replace another host's bundle
     redact: bool = False
 
 
@@ -99,7 +102,7 @@ def publish(report: Report, out: OutputRequest, evidence: Evidence | None = None
     if out.out_dir:
         from topoaudit.outputs.bundle import write_bundle
 
-        bundle = write_bundle(report, out.out_dir, evidence or {}, redact=out.redact)
+        bundle = write_bundle(report, out.out_dir, evidence or {}, redact=out.redact, force=out.force)
         report, files = bundle.report, len(bundle.files)
     elif out.redact:
         from topoaudit.outputs.redact import redact_report
@@ -238,6 +241,7 @@ def audit_options(gate: GateRequest) -> AuditOptions:
         policy = load_policy(gate.policy)
     from_policy = None if isinstance(policy, Unsupported) else policy.fail_on
     fail_on = gate.fail_on or (from_policy if isinstance(from_policy, (str, Severity)) else "fail")
+    nics = NOT_REQUESTED if gate.nics is None else _nics(gate.nics)
     return AuditOptions(
         expect_gpus=NOT_REQUESTED if gate.expect_gpus is None else gate.expect_gpus,
         expect_domain=NOT_REQUESTED if gate.expect_domain is None else gate.expect_domain,
@@ -246,7 +250,71 @@ def audit_options(gate: GateRequest) -> AuditOptions:
         fail_on=Severity(str(fail_on)),
         strict=gate.strict or (not isinstance(policy, Unsupported) and policy.strict),
         policy=policy,
+        nics=nics,
     )
+
+
+_KEPT = ("gpu_model", "tp", "expect_gpus", "expect_domain", "policy")
+_FLAGS = {"gpu_model": "--gpu-model", "tp": "--tp", "expect_gpus": "--expect-gpus",
+          "expect_domain": "--expect-domain", "policy": "--policy"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SavedRequest:
+    """The options a saved report is judged with again, and in words what was kept of its own and what overridden."""
+
+    options: AuditOptions
+    kept: tuple[str, ...] = ()  # "--tp 8": the saved report's own request, kept where the user named none
+    overridden: tuple[str, ...] = ()  # "--tp 2 (the report was saved with --tp 8)": the user's, over another saved
+
+
+def saved_request(gate: GateRequest, saved: Report | None, *, keep_gate: bool = True) -> SavedRequest:
+    """The options a saved report is judged with: the user's where given, else the request it was saved with.
+
+    ``--gpu-model``, ``--tp``, ``--expect-*`` and the policy are kept from the report wherever the user names none;
+    with ``keep_gate`` so are its ``--fail-on`` and ``--strict`` (``analyze DIR``: a saved FAIL exits as it was
+    saved), without it the caller's own gate decides (``fleet`` judges every node at its own ``--fail-on``).
+    """
+    from topoaudit.model.values import Unsupported
+
+    options = audit_options(gate)
+    if saved is None:
+        return SavedRequest(options)
+    kept: list[str] = []
+    overridden: list[str] = []
+    changes: dict[str, object] = {}
+    for name in _KEPT:
+        own, mine = getattr(saved.options, name), getattr(options, name)
+        if isinstance(own, Unsupported):
+            continue
+        if isinstance(mine, Unsupported):
+            changes[name] = own
+            kept.append(_shown(name, own))
+        elif mine != own:
+            overridden.append(f"{_shown(name, mine)} (the report was saved with {_shown(name, own)})")
+    if keep_gate and gate.fail_on is None and saved.options.fail_on != options.fail_on:
+        changes["fail_on"] = saved.options.fail_on
+        kept.append(f"--fail-on {saved.options.fail_on.value}")
+    if keep_gate and saved.options.strict and not options.strict:
+        changes["strict"] = True
+        kept.append("--strict")
+    return SavedRequest(replace(options, **changes), tuple(kept), tuple(overridden))  # type: ignore[arg-type]
+
+
+def _shown(name: str, value: object) -> str:
+    if name == "policy":
+        return f"--policy {getattr(value, 'source', value)}"
+    return f"{_FLAGS[name]} {value!r}" if isinstance(value, str) else f"{_FLAGS[name]} {value}"
+
+
+def _nics(text: str) -> NicSet:
+    """``--nics`` read; InputError (exit 4) in one sentence when it is not COUNTxGBITS."""
+    from topoaudit.model.network import parse_nics
+
+    try:
+        return parse_nics(text)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def judge(
@@ -260,12 +328,25 @@ def judge(
     """The one call into the pipeline: the machine, a bench and a plan request judged together, once."""
     from topoaudit.pipeline import analyze_facts
 
-    if not loaded.machine.gpus and bench is None and not loaded.judgeable_without_gpus():
+    if not loaded.machine.gpus and bench is None and not (loaded.judgeable_without_gpus() or _holds_facts(loaded)):
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
     facts = loaded if bench is None else replace(loaded, bench=bench)
-    return analyze_facts(
-        facts, options=audit_options(gate), expect_busbw_gbps=expect_busbw_gbps, plan_request=plan_request
-    )
+    request = saved_request(gate, loaded.saved)
+    if request.kept:  # a saved report keeps what it was asked: the report says so
+        said = f"{facts.source.description}; judged with the report's own {', '.join(request.kept)}"
+        facts = replace(facts, source=replace(facts.source, description=said.lstrip("; ")))
+    return analyze_facts(facts, options=request.options, expect_busbw_gbps=expect_busbw_gbps, plan_request=plan_request)
+
+
+def _holds_facts(loaded: Facts) -> bool:
+    """Whether a paste that names no GPU still holds facts the rules judge: a run's rows, footer or failure, or NCCL
+    lines that show its transports, GPUDirect RDMA, the variables it was run with or its warnings (an excerpt quoted
+    without the ``host:pid:tid [dev]`` prefix that names GPUs)."""
+    from topoaudit.model.values import Unsupported
+
+    view = loaded.nccl
+    shown = not isinstance(view, Unsupported) and bool(view.transports or view.gdr or view.settings or view.warnings)
+    return shown or not isinstance(loaded.bench, Unsupported)
 
 
 def available_cores() -> int:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from topoaudit.app.common import GateRequest, MachineInput, audit_options, load_machine
+from topoaudit.app.common import GateRequest, MachineInput, audit_options, load_machine, saved_request
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
@@ -159,40 +159,13 @@ def _fleet_node(item: tuple[NodeInput, GateRequest]) -> NodeSummary:
     )
 
 
-_KEPT = ("gpu_model", "tp", "expect_gpus", "expect_domain", "policy")
-_FLAGS = {"gpu_model": "--gpu-model", "tp": "--tp", "expect_gpus": "--expect-gpus",
-          "expect_domain": "--expect-domain", "policy": "--policy"}  # fmt: skip
-
-
 def node_options(gate: GateRequest, saved: Report | None) -> tuple[AuditOptions, list[str], list[str]]:
     """The options one node is judged with: the fleet's ``--fail-on``/``--strict``, and for a saved report
     the request it was saved with (``--gpu-model``, ``--tp``, ``--expect-*``, its policy) wherever the
     fleet's options do not name one. Returns the options, the saved request kept, and the fleet's
     options that overrode a different saved one (each in words)."""
-    from topoaudit.model.values import Unsupported
-
-    options = audit_options(gate)
-    if saved is None:
-        return options, [], []
-    kept: list[str] = []
-    overridden: list[str] = []
-    changes = {}
-    for name in _KEPT:
-        own, mine = getattr(saved.options, name), getattr(options, name)
-        if isinstance(own, Unsupported):
-            continue
-        if isinstance(mine, Unsupported):
-            changes[name] = own
-            kept.append(_shown(name, own))
-        elif mine != own:
-            overridden.append(f"{_shown(name, mine)} (the report was saved with {_shown(name, own)})")
-    return replace(options, **changes), kept, overridden
-
-
-def _shown(name: str, value: object) -> str:
-    if name == "policy":
-        return f"--policy {getattr(value, 'source', value)}"
-    return f"{_FLAGS[name]} {value!r}" if isinstance(value, str) else f"{_FLAGS[name]} {value}"
+    request = saved_request(gate, saved, keep_gate=False)
+    return request.options, list(request.kept), list(request.overridden)
 
 
 def _judged_with(kept: list[str], overridden: list[str]) -> str:

@@ -54,9 +54,10 @@ class NcclTopoResult:
 def nccl_topo(request: NcclTopoRequest) -> NcclTopoResult:
     """Build the topology file and write it (``-o``), or return it for standard output."""
     from topoaudit import __version__
-    from topoaudit.topofile.write import topology_xml
+    from topoaudit.topofile.write import check_writable, topology_xml
 
     topo, taken_at = _topology(request)
+    check_writable(topo, topo.source)
     if request.switches:
         topo = apply_switch_groups(topo, request.switches)
     topo = replace(topo, warnings=flat_warnings(topo))
@@ -83,6 +84,7 @@ def _topology(request: NcclTopoRequest) -> tuple[TopologyFile, str]:
         snapshot = collect(probe.sysfs_root, call_timeout_s=probe.call_timeout_s, smi_timeout_s=probe.smi_timeout_s)
         return from_snapshot(snapshot, "this machine"), snapshot.taken_at
     from topoaudit.app.common import read_input
+    from topoaudit.model.values import Unsupported
     from topoaudit.probe.snapshot import looks_like_snapshot, snapshot_from_json
 
     text = read_input(request.path, STDIN_INPUT)
@@ -90,11 +92,14 @@ def _topology(request: NcclTopoRequest) -> tuple[TopologyFile, str]:
     if looks_like_snapshot(text):
         snapshot = snapshot_from_json(text, name)
         return from_snapshot(snapshot, name), snapshot.taken_at
+    from topoaudit.model.nccl_topo import Captures
     from topoaudit.readers import load_text
 
     loaded = load_text(text, name)
     taken_at = loaded.saved.generated_at if loaded.saved is not None else ""
-    return from_machine(loaded.machine, name), taken_at
+    captures = loaded.saved.captures if loaded.saved is not None else loaded.captures
+    dump = captures.nccl_topology if isinstance(captures, Captures) else None
+    return from_machine(loaded.machine, name, dump if not isinstance(dump, Unsupported) else None), taken_at
 
 
 def _header(topo: TopologyFile, version: str, taken_at: str, path: str, nvlinks: bool) -> list[str]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 class PlanCommandRequest:
     plan: PlanRequest
     machine: MachineInput | None = None  # ``--from``/``--example``: check against this box's domains
+    nics: str | None = None  # ``--nics``: one machine's NICs, for a TP group across machines
 
 
 def plan(request: PlanCommandRequest) -> Report:
@@ -34,18 +35,24 @@ def plan(request: PlanCommandRequest) -> Report:
     """
     if request.machine is not None:
         loaded, _ = load_machine(request.machine, keep_evidence=False)
-        return judge(loaded, gate_knowing_the_card(GateRequest(), request.plan, loaded.machine), request.plan)
+        gate = gate_knowing_the_card(GateRequest(nics=request.nics), request.plan, loaded.machine)
+        return judge(loaded, gate, request.plan)
     if not request.plan.gpu:
         raise UsageError("the planner needs a GPU model: --gpu MODEL, or --from/--example a machine")
+    from topoaudit.catalog.machines import find_machine
     from topoaudit.model.machine import Machine
     from topoaudit.model.report import SourceInfo
     from topoaudit.pipeline import analyze
     from topoaudit.plan.target import resolve_gpu
 
     spec = planner_call(lambda: resolve_gpu(request.plan.gpu))
-    return analyze(  # no machine: the plan is checked against the catalog's standard node
+    machine = find_machine(request.plan.gpu)
+    name, described = ("catalog standard node", f"the standard {spec.name} node")
+    if machine is not None:
+        name, described = f"catalog machine {machine.name}", f"the {machine.label}"
+    return analyze(  # no machine audited: the plan is checked against the catalog's standard node or machine
         Machine(source="plan", gpus=()),
-        source=SourceInfo("plan", "catalog standard node", description=f"the standard {spec.name} node"),
-        options=audit_options(GateRequest(gpu_model=spec.name)),
+        source=SourceInfo("plan", name, description=described),
+        options=audit_options(GateRequest(gpu_model=spec.name, nics=request.nics)),
         plan_request=request.plan,
     )

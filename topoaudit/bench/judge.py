@@ -171,13 +171,16 @@ def _below_expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None
     if rising is not None:
         return [_sizes_too_small(group, rising, f"{ratio:.0%} of the {expected.busbw_gbps:g} GB/s {expected.basis}")]
     what = expected.summary or expected.basis
+    hosts = ranks_by_host(result, group)
+    where = f" ({_hosts_text(hosts)})" if len(hosts) > 1 else ""
     return [
         _finding(
             "bench-below-expected",
-            f"group {group.name} plateaus at {plateau:g} GB/s busbw, {ratio:.0%} of the "
+            f"group {group.name}{where} plateaus at {plateau:g} GB/s busbw, {ratio:.0%} of the "
             f"{expected.busbw_gbps:g} GB/s {what}{expected.hint}",
             severity=Severity(verdict),
             group=group.name,
+            **({"ranks_by_host": hosts} if len(hosts) > 1 else {}),
             measured_busbw_gbps=plateau,
             expected_busbw_gbps=expected.busbw_gbps,
             ratio=round(ratio, 3),
@@ -187,6 +190,31 @@ def _below_expected(result: BenchResult, group: BenchGroup, spec: GpuSpec | None
             **expected.evidence,
         )
     ]
+
+
+def ranks_by_host(result: BenchResult, group: BenchGroup) -> dict[str, list[int]]:
+    """Which of the group's ranks ran on which host, as the run's device lines say (hosts in order of rank)."""
+    by_rank = {r.rank: r.host for r in result.ranks}
+    hosts: dict[str, list[int]] = {}
+    for rank in group.ranks:
+        if rank in by_rank:
+            hosts.setdefault(by_rank[rank], []).append(rank)
+    return hosts
+
+
+def _hosts_text(hosts: dict[str, list[int]], shown: int = 4) -> str:
+    """``node00 ranks 0-7, node01 ranks 8-15``; past ``shown`` hosts, how many more."""
+    named = [f"{host} ranks {_span(ranks)}" for host, ranks in hosts.items()]
+    more = f" and {len(named) - shown} more host(s)" if len(named) > shown else ""
+    return ", ".join(named[:shown]) + more
+
+
+def _span(ranks: list[int]) -> str:
+    """``0-7`` for consecutive ranks, else ``0,2,4``."""
+    ordered = sorted(ranks)
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"{ordered[0]}-{ordered[-1]}"
+    return ",".join(map(str, ordered))
 
 
 def _verdict(plateau: float, expected: Expected) -> str | None:
@@ -315,7 +343,9 @@ def _oracle_figure(result: BenchResult, group: BenchGroup, spec: GpuSpec | None,
     algo, how = ran_algorithm(result)
     nodes = 1 if rack else len(per_host)
     per_node = len(group.ranks) if rack else len(group.ranks) // nodes
-    version, version_from = (facts.nccl_version, "given") if facts.nccl_version else reported_nccl_version(result)
+    version, version_from = (
+        (facts.nccl_version, facts.version_source or "given") if facts.nccl_version else reported_nccl_version(result)
+    )
     figure = expected_busbw(
         spec,
         per_node,
@@ -339,6 +369,8 @@ def _oracle_figure(result: BenchResult, group: BenchGroup, spec: GpuSpec | None,
     nics = next((a for a in figure.assumptions if a.startswith("NICs ")), "")
     if figure.warn_at_most and nics:
         summary += f"; {nics}, so it warns at most"
+    elif figure.across_nodes and facts.network is not None:
+        summary += f" over {facts.network.describe()}"
     evidence: dict[str, object] = {
         "basis": "catalog" if figure.kind != "derived" else "nccl-model",
         "catalog_entry": spec.key,
@@ -525,7 +557,12 @@ def _failures(result: BenchResult, already: list[Finding]) -> list[Finding]:
                 stop=stops[0].message,
             )
         )
-    elif result.status != "complete" and not out and not any(f.code == "bench-incomplete" for f in already):
+    elif (
+        result.status != "complete"
+        and result.source != "nccl-tests"  # how a pasted run ended is judged from what it printed (rules.run_rules)
+        and not out
+        and not any(f.code == "bench-incomplete" for f in already)
+    ):
         out.append(_finding("bench-incomplete", f"the bench stopped early ({result.status})"))
     return out
 
@@ -639,4 +676,4 @@ def bench_findings(ctx: RuleContext) -> tuple[Finding, ...]:
     a run stopped early, more ranks than cores, sizes that did not fit in memory.
     """
     assert isinstance(ctx.bench, BenchResult)
-    return judge_bench(ctx.bench, spec=ctx.spec, expect_busbw_gbps=ctx.expect_busbw_gbps)
+    return judge_bench(ctx.bench, spec=ctx.spec, expect_busbw_gbps=ctx.expect_busbw_gbps, facts=ctx.run)

@@ -30,7 +30,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topoaudit.bench.nccl_arithmetic import (
     COLLNET,
@@ -48,11 +48,16 @@ from topoaudit.bench.nccl_arithmetic import (
     per_channel_tree_gbps,
 )
 from topoaudit.catalog import GpuSpec
+from topoaudit.catalog.machines import all_machines
 from topoaudit.model.busbw import ALGORITHMS, NCCL_ALGO_VALUES, normalize_algorithm
 from topoaudit.model.nccl_bandwidth import net_gbps
 from topoaudit.model.network import NcclVersion, NicSet
 from topoaudit.model.values import Unsupported
 from topoaudit.units import format_size
+
+if TYPE_CHECKING:
+    from topoaudit.model.bench import BenchResult
+    from topoaudit.plan.comm import Links
 
 
 @dataclass(frozen=True)
@@ -96,42 +101,24 @@ class Figure:
 
 # --- what the oracle assumes where the input is silent ----------------------------------------------------
 
-REFERENCE_NODES: dict[str, tuple[str, int, int, str, str]] = {
-    # model: (reference node, NICs, Gb/s each, link layer, where that node's NICs are published)
-    "A100-SXM": ("DGX A100 reference node", 8, 200, "IB", "DGX A100 8x 200G HDR: AddyLaddy in NVIDIA/nccl#812"),
-    "H100-SXM": (
-        "HGX H100 reference node",
-        8,
-        400,
-        "",
-        "Azure ND H100 v5 8x 400 Gb/s IB, Azure/ai-infrastructure-on-azure skills/ai-infra/references/"
-        "sku_baselines.md; 8x 400G RoCE in NVIDIA/nccl#1221",
-    ),
-    "H200-SXM": (
-        "HGX H200 reference node",
-        8,
-        400,
-        "",
-        "3.2 Tb/s per node on AWS p5en, stas00/ml-engineering network/README.md",
-    ),
-    "B200": ("HGX B200 reference node", 8, 400, "", "AWS p6-b200 8x 400G EFA, stas00/ml-engineering network/README.md"),
-    "GB200": (
-        "GB200 NVL72 compute tray",
-        4,
-        400,
-        "IB",
-        "Azure ND GB200 v6 NDR, Azure/azurehpc-health-checks conf/nd128isr_ndr_gb200_v6.conf",
-    ),
-    "GB300": (
-        "GB300 NVL72 compute tray",
-        4,
-        400,
-        "IB",
-        "Azure ND GB300 v6 4 x 400 Gb/s IB, Azure/ai-infrastructure-on-azure skills/ai-infra/references/"
-        "sku_baselines.md",
-    ),
-}
-"""Each model's reference node and where its NICs are published."""
+
+def _reference_nodes() -> dict[str, tuple[str, int, int, str, str]]:
+    """Each card's reference machine in the catalog (``catalog/machines.toml``): the node it is assumed to sit in."""
+    return {
+        m.gpu: (
+            f"{m.name} reference node" if m.kind == "node" else m.name,
+            m.nics,
+            int(m.nic_gbits),
+            m.link_layer,
+            m.source_of("nics"),
+        )
+        for m in all_machines()
+        if m.reference
+    }
+
+
+REFERENCE_NODES: dict[str, tuple[str, int, int, str, str]] = _reference_nodes()
+"""Each model's reference node: (the node, NICs, Gb/s each, link layer, where that node's NICs are published)."""
 
 REFERENCE_NICS: dict[str, NicSet] = {
     key: NicSet(count, float(gbits), layer, f"assumed: {node}", assumed=True)
@@ -795,3 +782,10 @@ __all__ = [
     "normalize_algorithm",
     "tolerance",
 ]
+
+
+def planner_links(bench: BenchResult | Unsupported, network: NicSet | None) -> Links:
+    """What the planner times a TP group's all-reduces from: this oracle, the run beside the plan, its NICs."""
+    from topoaudit.plan.comm import Links
+
+    return Links(expected_busbw, None if isinstance(bench, Unsupported) else bench, network)

@@ -215,11 +215,23 @@ def all_gpus() -> tuple[GpuSpec, ...]:
     return tuple(_spec(key, entry) for key, entry in raw["gpu"].items())
 
 
+_BUS_SUFFIX = re.compile(r"\s*\((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?\)\s*$")
+"""A bus id printed after the device name: nvbandwidth v0.7+ writes ``NVIDIA H100 80GB HBM3 (00000000:34:00)``."""
+
+
+def product_name(name: str) -> str:
+    """The product name alone: surrounding space and a trailing ``(bus id)`` removed."""
+    return _BUS_SUFFIX.sub("", name.strip())
+
+
 def find_gpu(name: str) -> GpuSpec | None:
-    """The catalog entry for a product name or short name; None when unknown."""
-    text = name.strip()
+    """The catalog entry for a product name or short name; None when unknown.
+
+    Patterns match whole words ("NVIDIA H2000" is no H200), and a bus id printed after the name is ignored.
+    """
+    text = product_name(name)
     for spec in all_gpus():
-        if text.lower() == spec.key.lower():
+        if text.lower() in (spec.key.lower(), spec.name.lower()):
             return spec
     for spec in all_gpus():
         if any(re.search(pattern, text, re.IGNORECASE) for pattern in spec.match):
@@ -232,7 +244,20 @@ def find_gpu(name: str) -> GpuSpec | None:
 
 def matching_entries(name: str) -> tuple[str, ...]:
     """Keys of every entry whose patterns match ``name`` (more than one means the patterns overlap)."""
-    return tuple(s.key for s in all_gpus() if any(re.search(p, name.strip(), re.IGNORECASE) for p in s.match))
+    text = product_name(name)
+    return tuple(s.key for s in all_gpus() if any(re.search(p, text, re.IGNORECASE) for p in s.match))
+
+
+def matched_as(name: str, spec: GpuSpec) -> str:
+    """How ``name`` was read: "" when it names the entry itself (its key or product name), else what it matched.
+
+    ``--gpu-model H100`` is the SXM5 part, ``NVIDIA H100 80GB HBM3`` too: the report says which entry it judged
+    the box as, so a name that reads as two parts is never silently one of them.
+    """
+    text = product_name(name)
+    if text.lower() in (spec.key.lower(), spec.name.lower()):
+        return ""
+    return f"{text!r} is catalog entry {spec.key} ({spec.name})"
 
 
 def nvlink_rate_gbps(generation: int) -> float:

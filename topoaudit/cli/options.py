@@ -66,6 +66,7 @@ def _gate(values: dict[str, Any]) -> GateRequest:
         fail_on=values["fail_on"],
         strict=bool(values["strict"]),
         policy=values["policy"] or None,
+        nics=values["nics"],
     )
 
 
@@ -85,13 +86,21 @@ gate_options = typed(
             help="Lowest severity that makes the exit code 1.  [default: fail, or the policy's]",
         ),
         click.option(
-            "--strict", is_flag=True, help="Exit 3 when the audit is incomplete (skipped rules, recovered input)."
+            "--strict",
+            is_flag=True,
+            help="Exit 3 when the audit is incomplete (skipped rules, recovered input) or not judged.",
         ),
         click.option(
             "--policy",
             metavar="FILE|builtin:NAME",
             help="Judge by a policy (expectations, severity overrides, ignores). Built in: "
             "builtin:hgx-8gpu, builtin:nvl72-tray, builtin:bridged-workstation.",
+        ),
+        click.option(
+            "--nics",
+            metavar="COUNTxGBITS",
+            help="One node's NICs, for runs across nodes: 8x400, 4x200:RoCE. Default: the NICs NCCL's log lists, "
+            "else the model's reference node, assumed (a run judged on it warns at most).",
         ),
     ],
     _gate,
@@ -133,6 +142,7 @@ def _output(values: dict[str, Any]) -> OutputRequest:
         width=terminal_width(to_terminal),
         out_dir=values.get("out_dir"),
         redact=bool(values.get("redact")),
+        force=bool(values.get("force")),
     )
 
 
@@ -157,6 +167,11 @@ output_options = typed(
             "out_dir",
             type=click.Path(file_okay=False),
             help="Also write a bundle to DIR: report.json/.md/.html, topology.svg, evidence/, SHA256SUMS.",
+        ),
+        click.option(
+            "--force",
+            is_flag=True,
+            help="Let --out replace a bundle of another host (or one whose host cannot be told).",
         ),
         click.option(
             "--redact",
@@ -237,9 +252,9 @@ def _kv_precision(text: str) -> str:
 
 
 def _gpu(text: str) -> str:
-    from topoaudit.plan.target import resolve_gpu
+    from topoaudit.plan.target import target_name
 
-    return resolve_gpu(text).key
+    return target_name(text)
 
 
 _FRACTION = click.FloatRange(min=0.0, max=10.0)
@@ -284,7 +299,8 @@ def _size_options(flag: str, full: bool) -> Sequence[Decorator]:
             "gpu",
             callback=_planner_value(_gpu),
             metavar="MODEL",
-            help="Card to size on (H200, B200, GB300 ...); default: the audited machine's model.",
+            help="Card or machine to size on (H200, B200, GB300, 'DGX Station GB300' ...); default: the audited "
+            "machine's model.",
         ),
         click.option(
             f"{flag}kv-headroom",
@@ -316,11 +332,29 @@ def _size_options(flag: str, full: bool) -> Sequence[Decorator]:
         ),
         click.option(f"{flag}heads", "heads", type=_POSITIVE, help="Attention heads (TP must divide them)."),
         click.option(f"{flag}context", "context", type=_POSITIVE, help="KV shape: context length in tokens."),
-        click.option(f"{flag}layers", "layers", type=_POSITIVE, help="KV shape: transformer layers."),
+        click.option(
+            f"{flag}layers",
+            "layers",
+            type=_POSITIVE,
+            help="Transformer layers (the KV shape; with --hidden, the all-reduce cost per decode step).",
+        ),
+        click.option(
+            f"{flag}hidden",
+            "hidden",
+            type=_POSITIVE,
+            help="Hidden size: with --layers and --batch, what the TP group's all-reduces cost per decode step, "
+            "inside one NVLink domain and across the split or network.",
+        ),
         click.option(f"{flag}kv-heads", "kv_heads", type=_POSITIVE, help="KV shape: key/value heads (GQA)."),
         click.option(f"{flag}head-dim", "head_dim", type=_POSITIVE, help="KV shape: head dimension."),
         click.option(
-            f"{flag}batch", "batch", type=_POSITIVE, default=1, show_default=True, help="KV shape: sequences."
+            f"{flag}batch",
+            f"{flag}concurrency",
+            "batch",
+            type=_POSITIVE,
+            default=1,
+            show_default=True,
+            help="Sequences served together (the KV shape, and each decode step's all-reduce).",
         ),
         click.option(
             f"{flag}kv-precision",
@@ -345,14 +379,14 @@ def plan_request(values: dict[str, Any], flag: str) -> PlanRequest | None:
         if asked:
             raise click.UsageError(f"{name(asked[0])} needs the model size: {name('params')} or {name('weights_gb')}")
         return None
-    from topoaudit.model.plan import KvShape, PlanRequest
+    from topoaudit.model.plan import KvShape, ModelShape, PlanRequest
 
     if params is not None and weights is not None and precision is not None:
         raise click.UsageError(f"give {name('params')} with {name('precision')}, or {name('weights_gb')}, not both")
     if weights is None and precision is None:
         raise click.UsageError(f"{name('params')} needs {name('precision')} (e.g. int4, fp8, bf16, q4_k_m)")
     shape = None
-    given = [k for k in _SHAPE if values.get(k) is not None]
+    given = [k for k in _SHAPE if values.get(k) is not None and (k != "layers" or values.get("hidden") is None)]
     if given:
         missing = ", ".join(name(k) for k in _SHAPE if values.get(k) is None)
         if missing:
@@ -367,6 +401,13 @@ def plan_request(values: dict[str, Any], flag: str) -> PlanRequest | None:
             batch=values["batch"],
             kv_precision=values["kv_precision"],
         )
+    model_shape = None
+    if values.get("hidden") is not None:
+        if values.get("layers") is None:
+            raise click.UsageError(
+                f"{name('hidden')} needs {name('layers')}: the all-reduces per decode step are 2 per layer"
+            )
+        model_shape = ModelShape(values["layers"], values["hidden"], values.get("batch", 1))
     headroom = values["kv_headroom"]
     return PlanRequest(
         params_b=params,
@@ -379,6 +420,7 @@ def plan_request(values: dict[str, Any], flag: str) -> PlanRequest | None:
         reserve_gb=float(values.get("reserve_gb", DEFAULT_RESERVE_GB)),
         attention_heads=values.get("heads"),
         gpu=values["gpu"],
+        shape=model_shape,
     )
 
 

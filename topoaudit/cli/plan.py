@@ -28,17 +28,31 @@ PLAN_FORMATS = formats.choices(formats.REPORT_FORMATS, plan=True)
     help="Check the plan against this machine: a snapshot, a saved report or `nvidia-smi topo -m` text.",
 )
 @click.option("--example", metavar="NAME", help="Check the plan against a bundled example box; `--example list`.")
+@click.option(
+    "--nics",
+    metavar="COUNTxGBITS",
+    help="One machine's NICs, for a TP group across machines: 8x400, 1x800. Default: NCCL's NET/IB lines in "
+    "--from, else the catalog machine's or the reference node's.",
+)
 @plan_output_options(PLAN_FORMATS)
 @click.pass_context
 def plan(
-    ctx: click.Context, plan: PlanRequest | None, from_path: str | None, example: str | None, out: OutputRequest
+    ctx: click.Context,
+    plan: PlanRequest | None,
+    from_path: str | None,
+    example: str | None,
+    nics: str | None,
+    out: OutputRequest,
 ) -> None:
     """Size a model and check that its tensor-parallel group fits one NVLink domain.
 
     The footprint is weights (parameters x bytes per parameter) + KV-cache headroom (25% by default) +
     a safety margin; the card count and TP size follow from the card's memory. The TP group is checked
-    against the GPU model's standard node and, with --from/--example, against that machine's real
-    NVLink domains. `--format json` writes a report (with its plan) that `topoaudit report` re-renders.
+    against the GPU model's standard node (or the catalog machine --gpu names: a DGX Station is one GPU, its next
+    GPU another station over ConnectX-8) and, with --from/--example, against that machine's real NVLink domains.
+    With --layers, --hidden and --batch, the TP group's all-reduces per decode step are timed inside one NVLink
+    domain and across what the group crosses, and the ceiling that puts on tokens per second is printed.
+    `--format json` writes a report (with its plan) that `topoaudit report` re-renders.
     Exit 1 when the group cannot stay inside one domain (or the checked machine has failing findings);
     2 on a bad option value or combination; 4 when the --from input is unreadable or its GPU model
     cannot be sized (pass --gpu).
@@ -48,6 +62,8 @@ def plan(
       topoaudit plan --params 744B --precision int4 --gpu H200
       topoaudit plan --params 1600B --active 49B --precision int4 --gpu H200 --kv-headroom 0.25
       topoaudit plan --params 753B --precision nvfp4 --gpu GB300
+      topoaudit plan --weights-gb 464 --gpu "DGX Station GB300" --kv-headroom 0.05 \
+        --layers 78 --hidden 6144 --batch 16
       topoaudit plan --weights-gb 464 --from snapshot.json
       topoaudit plan --params 1600B --precision int4 --example h200-nvl-split
     """
@@ -62,7 +78,7 @@ def plan(
     if from_path and example:
         raise click.UsageError("give --from PATH or --example NAME, not both")
     machine = MachineInput(from_path, example) if from_path or example else None
-    report = use_case.plan(use_case.PlanCommandRequest(plan, machine))
+    report = use_case.plan(use_case.PlanCommandRequest(plan, machine, nics))
     if out.fmt == "json":
         published = publish(report, out)
         text, written = published.text, published.written_to
@@ -86,7 +102,7 @@ def _verdict(report: Report) -> str:
 
 
 def _checked_against(report: Report) -> str:
-    return "catalog standard node" if report.source.kind == "plan" else f"{report.source.kind} {report.source.name}"
+    return report.source.name if report.source.kind == "plan" else f"{report.source.kind} {report.source.name}"
 
 
 def _plan_view(report: Report, out: OutputRequest) -> str:

@@ -13,7 +13,7 @@ from topoaudit.fleet.node_pairs import NODE_PAIR_CODES, fleet_findings
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Severity, worst_first
 from topoaudit.model.fleet import FleetFinding
-from topoaudit.model.report import Report
+from topoaudit.model.report import NOT_JUDGED, Report
 
 MIN_FIGURE_BYTES = 1 << 20
 """busbw is compared at 1 MiB and above: smaller messages measure latency, not the links."""
@@ -121,7 +121,7 @@ def summarize(
         captured_at=captured_at,
         node_verdict=report.gate.verdict,
         exit_code=0 if moved and report.gate.exit_code == 1 and not fail_codes else report.gate.exit_code,
-        incomplete=report.gate.incomplete,
+        incomplete=report.gate.incomplete or report.gate.verdict == NOT_JUDGED,  # a node not judged did not pass
         fail_codes=fail_codes,
         warn_codes=warn_codes,
         reason=f"{worst.code} {worst.message}" if worst is not None else "",

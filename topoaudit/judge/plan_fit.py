@@ -51,9 +51,16 @@ def plan_finding(plan: DeployPlan) -> Finding | None:
         binding_limit="memory" if plan.cards_by_memory > largest else "domain",
     )
     if plan.cards_by_memory > largest:  # replicas of a smaller TP group cannot hold a model this large
+        linked = [size for size in checked.domain_sizes if size >= 2]
+        if len(linked) >= 2:
+            across = "TP inside each domain with pipeline stages across domains, or "
+        elif len(checked.domain_sizes) > len(linked):
+            across = "TP inside the one NVLink domain with pipeline stages over PCIe to the GPUs outside it, or "
+        else:
+            across = ""  # one domain and nothing beside it: no pipeline stage to place on this box
         remedy = (
-            "Keep each TP group inside one NVLink domain: TP inside each domain with pipeline stages across "
-            "domains, or cards with more memory per GPU or a larger domain (the plan lists them in that order)."
+            f"Keep each TP group inside one NVLink domain: {across}cards with more memory per GPU or a larger "
+            "domain (the plan lists them in that order)."
         )
         return dataclasses.replace(crossing, remedy=remedy)
     return crossing

@@ -466,11 +466,13 @@ def _probed_scalar_decoder(scalar: type, options: tuple[Any, ...], takes_none: b
 
     Its value is checked first, by class alone, then the absent value: the general union decoder's answers, sooner.
     """
-    as_float = scalar is float
+    as_float, as_int = scalar is float, scalar is int
 
     def decode_probed(data: Any) -> Any:
         kind = data.__class__
         if kind is scalar:
+            if as_int and not -INT_LIMIT < data < INT_LIMIT:  # the slow path names the field
+                raise _REFUSED
             return data
         if kind is dict:
             status = data.get("status")
@@ -482,7 +484,7 @@ def _probed_scalar_decoder(scalar: type, options: tuple[Any, ...], takes_none: b
                     return absent
             raise _REFUSED
         if as_float and kind is int:
-            return float(data)
+            return _float(data)
         if data is None and takes_none:
             return None
         raise _REFUSED

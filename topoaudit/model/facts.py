@@ -61,6 +61,7 @@ class Facts:
     saved: Report | None = None  # the input was a saved report: what it was asked and decided (the fleet keeps it)
     used: frozenset[int] | None = None  # the 1-based lines read; None: the whole text, nothing left beside it
     what: str = ""  # what the part is, in a few words ("`nvidia-smi topo -m`"), to name it beside another
+    text: str = field(default="", repr=False, compare=False)  # the paste as read: a finding quotes the line it names
 
     def judgeable_without_gpus(self) -> bool:
         """Whether the input holds something to judge although it names no GPU.

@@ -147,3 +147,5 @@ class Captures:
 
     nccl_topology: NcclTopology | Unsupported = NO_NCCL_XML
     bandwidth: tuple[BandwidthMatrix, ...] = ()
+    copy_failures: tuple[CopyTestFailure, ...] = ()  # nvbandwidth tests that failed instead of printing a matrix
+    waived_tests: tuple[WaivedTest, ...] = ()  # nvbandwidth tests skipped because their precondition failed

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from topoaudit.model.values import Unsupported
+
+if TYPE_CHECKING:  # the facts a run carries: loaded with the inputs that hold them
+    from topoaudit.model.bench import BenchResult
+    from topoaudit.model.nccl import NcclView
 
 
 @dataclass(frozen=True)
@@ -94,3 +99,80 @@ class RunFacts:
 
     network: NicSet | None = None
     nccl_version: NcclVersion | None = None
+    version_source: str = ""  # where the release was read: "the run's version line", "NCCL's log banner"
+
+
+NO_SPEED = Unsupported(
+    "nccl-log",
+    "NCCL printed no speed for its NICs (NCCL 2.27.3 and later print speed= at NCCL_DEBUG_SUBSYS=NET)",
+)
+
+
+def nics_from_nccl(view: NcclView) -> NicSet | None:
+    """One node's NICs as NCCL's network plugin listed them; None when the log lists none.
+
+    The node is the first host that listed NICs over the network NCCL used (``Using network IB``; the socket
+    plugin's interfaces only when no other plugin listed any). The rate is the per-device ``speed=`` (Mb/s)
+    where NCCL printed it, else absent: the oracle then assumes the reference node's rate and says so.
+    """
+    if not view.nics:
+        return None
+    used = set(view.networks)
+    fast = [n for n in view.nics if n.plugin.lower() != "socket"]
+    pool = [n for n in fast if n.plugin in used or not used] or fast or list(view.nics)
+    host = pool[0].host
+    devices = {n.index: n for n in pool if n.host == host}
+    speeds = [n.speed_mbps for n in devices.values() if isinstance(n.speed_mbps, int) and n.speed_mbps > 0]
+    layers = {n.link_layer for n in devices.values() if isinstance(n.link_layer, str)}
+    others = dict.fromkeys(n.host for n in pool if isinstance(n.host, str) and n.host != host)
+    differ = [h for h in others if len({n.index for n in pool if n.host == h}) != len(devices)]
+    where = [host] if isinstance(host, str) else []
+    where += [f"{', '.join(differ)} listed another count"] if differ else []
+    rate: float | Unsupported = min(speeds) / 1000 if speeds else NO_SPEED
+    source = f"read from NCCL's NET/{pool[0].plugin} lines" + (f" ({'; '.join(where)})" if where else "")
+    return NicSet(len(devices), rate, layers.pop() if len(layers) == 1 else "", source)
+
+
+def run_facts(
+    *,
+    nics: NicSet | Unsupported | None,
+    nccl: NcclView | Unsupported,
+    bench: BenchResult | Unsupported,
+    ras: dict[str, Any] | Unsupported,
+) -> RunFacts:
+    """Build, once per audit, the NICs and NCCL release the input's runs are judged with.
+
+    The network is ``--nics`` when given, else the NICs an NCCL log lists for one host, else None (the oracle
+    assumes the model's reference node and says so). The release is the one nccl-tests' version line names,
+    else NCCL's log banner, else the one an NCCL RAS dump names.
+    """
+    network = nics if isinstance(nics, NicSet) else None
+    if network is None and not isinstance(nccl, Unsupported):
+        network = nics_from_nccl(nccl)
+    for text, where in (
+        (getattr(bench, "nccl_version", None), "the run's version line"),
+        (getattr(nccl, "version", None), "NCCL's log banner"),
+        (ras.get("nccl_version") if isinstance(ras, dict) else None, "NCCL RAS's version line"),
+    ):
+        version = parse_nccl_version(text) if isinstance(text, str) else None
+        if version is not None:
+            return RunFacts(network, version, where)
+    return RunFacts(network)
+
+
+def nodes_heading(bench: BenchResult | Unsupported, gpus: int, model: str) -> str:
+    """Count a run's GPUs the way its hosts hold them.
+
+    "2 nodes x 8 GPUs (NVIDIA H100 80GB HBM3)" for ranks spread evenly over several hosts, "2 hosts (8, 4 GPUs)
+    of NVIDIA H100" unevenly, else "8× NVIDIA H100".
+    """
+    ranks = [] if isinstance(bench, Unsupported) else [r for r in bench.ranks if r.device != "cpu"]
+    per_host: dict[str, int] = {}
+    for rank in ranks:
+        per_host[rank.host] = per_host.get(rank.host, 0) + 1
+    if len(per_host) < 2:
+        return f"{gpus}× {model}"
+    counts = set(per_host.values())
+    if len(counts) == 1:
+        return f"{len(per_host)} nodes x {counts.pop()} GPUs ({model})"
+    return f"{len(per_host)} hosts ({', '.join(map(str, per_host.values()))} GPUs) of {model}"

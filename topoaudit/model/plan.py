@@ -24,6 +24,15 @@ class KvShape:
 
 
 @dataclass(frozen=True)
+class ModelShape:
+    """The model's width and depth and the serving batch, from which a decode step's all-reduces are sized."""
+
+    layers: int
+    hidden: int  # the hidden size: what one token's activation vector holds
+    batch: int = 1  # sequences decoded together (the server's concurrency)
+
+
+@dataclass(frozen=True)
 class PlanRequest:
     """What the user asked: a model size (parameters x precision, or weights in GB) and serving knobs.
 
@@ -39,7 +48,8 @@ class PlanRequest:
     safety_margin: float | None = None  # fraction of weights + KV; None = the documented default
     reserve_gb: float = 2.0  # per card: CUDA context, NCCL buffers, allocator slack
     attention_heads: int | None = None  # TP must divide it when given
-    gpu: str | None = None  # the card to size on; None = the audited machine's model
+    gpu: str | None = None  # the card (or catalog machine) to size on; None = the audited machine's model
+    shape: ModelShape | None = None  # --layers and --hidden: the all-reduce cost per decode step is estimated
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,9 @@ class MachineDomains:
     label: str  # "snapshot.json", "example h200-nvl-split"
     domains: tuple[tuple[int, ...], ...]  # GPU indices per NVLink domain; a lone GPU is its own domain
     gpu_model: str | None = None  # product name when uniform (selects the card when --gpu is absent)
+    crossing: str = ""  # the slowest hop of a ring over every GPU when there are several domains ("... (SYS)")
+    crossing_level: str = ""  # its level: "SYS", "PHB", "PIX", ...
+    links_known: bool = True  # False: the input names GPUs but no links between them (an nccl-tests run)
 
     @property
     def gpu_count(self) -> int:
@@ -88,6 +101,46 @@ class Alternative:
 
 
 @dataclass(frozen=True)
+class AllReducePath:
+    """Time the TP group's all-reduce on one path and the ceiling it puts on tokens per second.
+
+    The path is inside one NVLink domain, or across the box's split or the network between machines.
+    """
+
+    kind: str  # "inside" | "across"
+    where: str  # "inside one NVLink domain (2 GPUs of the standard NVIDIA GB300 NVL72 rack)"
+    ranks: int
+    nodes: int
+    allreduce_us: float  # one all-reduce of a decode step's message
+    timed_from: str  # "measured" (a run's rows at that size) | "model" (NCCL's latency model and the oracle)
+    latency_us: float | Unsupported  # the model's latency; absent where the time was measured
+    busbw_gbps: float  # the large-message busbw: the model's bytes term, and prefill's figure
+    basis: str  # where both figures come from, in full
+    summary: str  # the same in a few words, for the plan's line
+    step_ms: float  # all-reduce time per decode step
+    tokens_per_s_per_sequence: float  # decode, one token per sequence per step
+    tokens_per_s: float  # decode, all sequences of the batch
+    prefill_tokens_per_s: float  # prompt tokens, bandwidth-bound
+
+
+@dataclass(frozen=True)
+class CommCost:
+    """What the TP group's all-reduces cost a deployment per decode step: a ceiling from communication alone."""
+
+    shape: ModelShape
+    tp_size: int
+    allreduces_per_step: int  # 2 per layer
+    message_bytes: int  # batch x hidden x bytes per activation
+    activation_bytes: int
+    inside: AllReducePath | Unsupported  # inside one NVLink domain
+    across: AllReducePath | Unsupported  # across the box's split or the network between machines
+    lines: tuple[str, ...]  # what the plan prints
+
+
+NO_SHAPE = Unsupported("plan", "no model shape given: --layers and --hidden estimate the all-reduce cost")
+
+
+@dataclass(frozen=True)
 class DeployPlan:
     """How many cards a model needs, its TP size, and whether that group fits one NVLink domain."""
 
@@ -123,6 +176,7 @@ class DeployPlan:
     alternatives: tuple[Alternative, ...]
     steps: tuple[str, ...]
     verdict: str  # "fits-one-domain" | "at-edge-of-domain" | "crosses-domain"
+    communication: CommCost | Unsupported = NO_SHAPE  # the all-reduce cost per decode step, where the shape is given
 
     @property
     def model_text(self) -> str:

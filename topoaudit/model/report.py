@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from topoaudit.errors import InputError
 from topoaudit.model.codec import DecodeError, decode, encode, read_json, shown
 from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
+from topoaudit.model.identity import UNIDENTIFIED, Identification
 from topoaudit.model.machine import Machine
+from topoaudit.model.network import NicSet
 from topoaudit.model.paste import PastePart
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import NO_POLICY, Failed, Probed, Unsupported
@@ -48,6 +50,10 @@ class SourceInfo:
     parts: tuple[PastePart, ...] = ()  # a paste's parts, their lines and what read each
 
 
+ELIDED = "the paste leaves lines out here"
+"""How an input issue starts when the paste itself elides lines ("......"): what it hides is not judged, nor counted."""
+
+
 @dataclass(frozen=True)
 class InputIssue:
     """Something in the input that was recovered or ignored (a damaged paste, an unknown field)."""
@@ -68,16 +74,30 @@ class AuditOptions:
     fail_on: Severity = Severity.FAIL
     strict: bool = False
     policy: Policy | Unsupported = NOT_REQUESTED  # --policy FILE | builtin:NAME
+    nics: NicSet | Unsupported = NOT_REQUESTED  # --nics COUNTxGBITS: one node's NICs, for runs across nodes
+
+
+NOT_JUDGED = "not judged"
+"""The verdict on an input whose rules examined no evidence and found nothing at warn or fail: not a PASS."""
+VERDICTS = ("pass", "warn", "fail", NOT_JUDGED)
 
 
 @dataclass(frozen=True)
 class Gate:
-    """The verdict and the exit code it implies under the options given."""
+    """The verdict and the exit code it implies under the options given, and what the verdict covered.
 
-    verdict: str  # "pass" | "warn" | "fail"
+    A verdict is over the evidence the rules examined (``judged``): "the links between 8 GPUs", "NCCL's
+    transports between 12 rank pairs", a warn or fail finding's own evidence. With none, the verdict is
+    "not judged" (exit 0, 3 under ``--strict``) and ``to_judge`` names the one capture or option that would let
+    the judge judge.
+    """
+
+    verdict: str  # "pass" | "warn" | "fail" | "not judged"
     exit_code: int
     reason: str  # one sentence: why this exit code
     incomplete: bool  # rules skipped, probes failed or input recovered
+    judged: tuple[str, ...] = ()  # what the verdict covered, one phrase each; empty when not judged
+    to_judge: str = ""  # not judged: the capture or option that would let it judge ("" when judged, or none would)
 
 
 @dataclass(frozen=True)
@@ -110,10 +130,12 @@ class Report:
     nccl: NcclView | Unsupported = NCCL_LOG_NOT_GIVEN
     # NCCL's XML dumps and measured matrices: the facts a Machine has no field for
     captures: Captures | Unsupported = CAPTURES_NOT_GIVEN
+    # how the box is known: the option or the input's line naming the model, the class its links show
+    identified: Identification = UNIDENTIFIED
 
     @property
     def verdict(self) -> str:
-        """Return the gate's verdict ("pass", "warn" or "fail")."""
+        """Return the gate's verdict ("pass", "warn", "fail" or "not judged")."""
         return self.gate.verdict
 
 
@@ -158,7 +180,9 @@ def report_from_dict(data: Any) -> Report:
         report: Report = decode(Report, body)
     except DecodeError as exc:
         raise InputError(f"the report is damaged: {exc}") from exc
-    contradiction = gate_contradiction(report, data.get("verdict", report.gate.verdict))
+    gate = data["gate"]
+    coverage_recorded = isinstance(gate, dict) and "judged" in gate  # reports written before verdicts said it
+    contradiction = gate_contradiction(report, data.get("verdict", report.gate.verdict), coverage_recorded)
     if contradiction:
         raise InputError(
             f"the report contradicts itself: {contradiction}; a report changed after topoaudit wrote it is "
@@ -171,27 +195,36 @@ def report_from_dict(data: Any) -> Report:
 INTERRUPTED_EXIT = 130  # a stopped bench ends so whatever it found (topoaudit.exitcodes.ExitCode.INTERRUPTED)
 
 
-def gate_contradiction(report: Report, top_verdict: object) -> str:
+def gate_contradiction(report: Report, top_verdict: object, coverage_recorded: bool = True) -> str:
     """Say what in a report's gate its own findings and options contradict ("" when nothing does).
 
-    The verdict is the worst finding's severity and the exit code follows from the findings at or above
-    ``--fail-on`` (1), else an incomplete audit under ``--strict`` (3), else 0; a stopped bench exits 130
-    whatever it found. A saved report is an attachment from someone else: one edited from FAIL to PASS
-    must not render as PASS, nor exit 0 under ``report``.
+    The verdict is the worst finding's severity, PASS only over evidence the gate says it judged and "not
+    judged" over none; the exit code follows from the findings at or above ``--fail-on`` (1), else an incomplete
+    or unjudged audit under ``--strict`` (3), else 0; a stopped bench exits 130 whatever it found. A saved
+    report is an attachment from someone else: one edited from FAIL to PASS, or from "not judged" to PASS,
+    must not render as PASS, nor exit 0 under ``report``. A report written before the gate said what it judged
+    (``coverage_recorded`` false) is held to the rest.
     """
     gate, options = report.gate, report.options
-    worst = verdict_of(report.findings)
-    verdict = "pass" if worst is None or worst == Severity.INFO else worst.value
+    verdict = verdict_word(report.findings, bool(gate.judged) or not coverage_recorded)
     at_or_above = sorted({f.code for f in report.findings if f.severity.rank >= options.fail_on.rank})
     if gate.verdict != verdict:
+        worst = verdict_of(report.findings)
         worst_codes = sorted({f.code for f in report.findings if f.severity == worst})
-        why = f"{_codes(worst_codes)} at {verdict}" if verdict != "pass" else "no warn or fail finding"
+        why = (
+            f"{_codes(worst_codes)} at {verdict}"
+            if verdict in ("warn", "fail")
+            else "no warn or fail finding, and it judged nothing"
+            if verdict == NOT_JUDGED
+            else "no warn or fail finding"
+        )
         return f"its gate says {shown(gate.verdict)} but its findings make it {verdict} ({why})"
     if top_verdict != gate.verdict:
         return f"its verdict says {shown(top_verdict)} but its gate says {gate.verdict}"
     lost = any(isinstance(g.status, Failed) for g in report.machine.gpus)
     incomplete = bool(report.skipped or lost or any(i.action == "recovered" for i in report.input_issues))
-    expected = 1 if at_or_above else 3 if incomplete and options.strict else 0
+    unsure = incomplete or verdict == NOT_JUDGED
+    expected = 1 if at_or_above else 3 if unsure and options.strict else 0
     if gate.exit_code not in (expected, INTERRUPTED_EXIT):
         why = (
             f"{_codes(at_or_above)} at or above --fail-on {options.fail_on.value}"
@@ -200,6 +233,18 @@ def gate_contradiction(report: Report, top_verdict: object) -> str:
         )
         return f"its gate exits {shown(gate.exit_code)} but its findings make it exit {expected} ({why})"
     return ""
+
+
+def verdict_word(findings: tuple[Finding, ...], judged: bool) -> str:
+    """Return the verdict findings give: the worst severity at warn or fail, else PASS when the rules judged.
+
+    Without evidence judged and without a warn or fail finding it is "not judged": info findings alone make no
+    verdict.
+    """
+    worst = verdict_of(findings)
+    if worst is not None and worst != Severity.INFO:
+        return worst.value
+    return "pass" if judged else NOT_JUDGED
 
 
 def _codes(codes: list[str]) -> str:

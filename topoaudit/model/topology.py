@@ -2,7 +2,9 @@
 
 All functions are pure over :class:`~topoaudit.model.machine.Machine`. Every GPU-to-GPU fact is read
 through :func:`gpu_pair_links`, which is where a cell that claims NVLink without a link (``NV0``) becomes
-"no NVLink", so domains, placements and rules never disagree about one pair. A box of hundreds of GPUs
+"no NVLink", so domains, placements and rules never disagree about one pair. A pair the source does not
+describe (a ``topo -m`` cut after some rows, a GPU lost mid-probe) carries :data:`UNKNOWN_PAIR`: it is
+neither NVLink nor a missing one, so a domain, a placement or a rule says it does not know. A box of hundreds of GPUs
 has a hundred thousand pairs, so each pass over them is made once per Machine and kept (the NVLink
 pairs, the pairs by hop class); domains, placements and ring bounds then work from those.
 
@@ -19,6 +21,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from topoaudit.model.machine import Link, Machine, PathLevel
+
+UNKNOWN_PAIR = "?"
+"""The code of a GPU pair the source does not describe (level UNKNOWN): not a missing NVLink, an unknown one."""
 
 MAX_NVLINKS_PER_GPU = 18
 """No GPU so far has more NVLink ports (H100/H200/B200: 18). A GPU whose per-peer counts add up to more
@@ -42,6 +47,13 @@ class Domain:
     min_links: int  # smallest per-pair NVLink count over directly linked pairs (0 for a lone GPU)
     max_links: int
     build: str  # "nvswitch" | "mesh" | "partial-mesh" | "bridged-pair" | "single" | "unknown" (no link facts)
+    unknown_pairs: int = 0  # pairs of its GPUs the source does not describe: the build is what the others show
+    known_pairs_linked: bool = False  # every pair the source describes is linked, the unknown ones aside
+
+    @property
+    def complete_as_shown(self) -> bool:
+        """Whether every pair of the domain the source describes is linked: ``all_pairs``, unknown pairs aside."""
+        return self.all_pairs or self.known_pairs_linked
 
     @property
     def size(self) -> int:
@@ -90,6 +102,9 @@ class Placement:
     fits: bool
     unused_gpus: tuple[int, ...]
     alternatives: tuple[str, ...]  # when it does not fit, or fits only partly
+    # pairs of a domain large enough for a group that the source does not describe: when no group fits, whether
+    # one would is not known (a `topo -m` cut short), and a reader of the placement must say so, not "no NVLink"
+    unknown_pairs: int = 0
 
     @property
     def cuda_visible_devices(self) -> tuple[str, ...]:
@@ -108,6 +123,25 @@ def format_gpus(gpus: Iterable[int]) -> str:
 def on_nvlink(link: Link | None) -> bool:
     """Whether a pair is joined by at least one NVLink (``NV0`` is not a link: nvidia-smi never prints it)."""
     return link is not None and link.level == PathLevel.NVLINK and link.nvlinks > 0
+
+
+def is_unknown(link: Link | None) -> bool:
+    """Whether the source leaves this pair undescribed (:data:`UNKNOWN_PAIR`), as opposed to a known path."""
+    return link is not None and link.code == UNKNOWN_PAIR and link.level == PathLevel.UNKNOWN
+
+
+def unknown_pairs(machine: Machine) -> frozenset[tuple[int, int]]:
+    """Return the GPU pairs (low, high index) the source does not describe; computed once per Machine."""
+    cached: frozenset[tuple[int, int]] | None = machine.__dict__.get("_unknown_pairs")
+    if cached is None:
+        cached = frozenset(pair for pair, link in gpu_pair_links(machine).items() if is_unknown(link))
+        object.__setattr__(machine, "_unknown_pairs", cached)
+    return cached
+
+
+def gpus_with_unknown_pairs(machine: Machine) -> frozenset[int]:
+    """Return the GPUs with a peer the source does not describe (their NVLink count is not all known)."""
+    return frozenset(g for pair in unknown_pairs(machine) for g in pair)
 
 
 def gpu_pair_links(machine: Machine) -> dict[tuple[int, int], Link]:
@@ -185,12 +219,19 @@ def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
         for gpu in group:
             joined[gpu] |= group - {gpu}
     components = sorted((tuple(sorted(c)) for c in _components(joined)), key=lambda c: (-len(c), c))
+    component_of = {g: number for number, gpus in enumerate(components) for g in gpus}
+    unseen_in: dict[int, int] = {}  # unknown pairs inside each component, counted in one pass
+    for a, b in unknown_pairs(machine):
+        if component_of.get(a) == component_of.get(b):
+            unseen_in[component_of[a]] = unseen_in.get(component_of[a], 0) + 1
     domains = []
     for number, gpus in enumerate(components):
         counts = [count for g in gpus for count in peers[g].values()]
         n = len(gpus)
         pairs_joined = sum(len(joined[g]) for g in gpus) // 2
         all_pairs = pairs_joined == n * (n - 1) // 2
+        unseen = unseen_in.get(number, 0)
+        as_shown = all_pairs or pairs_joined + unseen == n * (n - 1) // 2  # every pair the source shows is linked
         domains.append(
             Domain(
                 id=number,
@@ -198,9 +239,11 @@ def nvlink_domains(machine: Machine) -> tuple[Domain, ...]:
                 all_pairs=all_pairs,
                 min_links=min(counts, default=0),
                 max_links=max(counts, default=0),
-                build=_build_of(peers, gpus, all_pairs, any(set(gpus) <= g for g in switched))
+                build=_build_of(peers, gpus, as_shown, any(set(gpus) <= g for g in switched))
                 if links_known
                 else "unknown",
+                unknown_pairs=unseen,
+                known_pairs_linked=as_shown and unseen > 0,
             )
         )
     return tuple(domains)
@@ -418,6 +461,33 @@ def _hamiltonian_cycle(nodes: tuple[int, ...], allowed: Callable[[int, int], boo
     return ()
 
 
+def _within_domains(domains: tuple[Domain, ...], tp: int, largest: int) -> list[str]:
+    """Return TP advice that names only domains the box has.
+
+    One domain is "the", several are "each", and pipeline stages go "across domains" only when there are domains
+    enough to hold them.
+    """
+    holding = [d for d in domains if d.size >= largest]
+    replicas = sum(d.size // largest for d in holding)
+    if len(holding) == 1:
+        advice = [
+            f"TP={largest} inside NVLink domain {format_gpus(holding[0].gpus)}, the only one of {largest} GPUs: "
+            + ("one replica." if replicas == 1 else f"{replicas} replicas.")
+        ]
+    else:
+        advice = [
+            f"TP={largest} inside each of the {len(holding)} NVLink domains of {largest} GPUs, data parallel over "
+            f"{replicas} replicas."
+        ]
+    stages = tp // largest
+    if tp % largest == 0 and len(holding) >= stages:
+        advice.append(
+            f"TP={largest} inside a domain x PP={stages} across {stages} domains "
+            f"(pipeline stages cross PCIe/SYS once per micro-batch instead of every layer)."
+        )
+    return advice
+
+
 def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placement:
     """Disjoint groups of ``tp`` GPUs, each inside one NVLink domain; alternatives when none exist."""
     total = len(machine.gpus)
@@ -433,8 +503,17 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
     alternatives: list[str] = []
     if tp > total:
         alternatives.append(f"TP={tp} needs {tp} GPUs; this machine has {total}: span nodes or use fewer GPUs.")
-    broken = [d for d in domains if d.size >= tp > 1 and not d.all_pairs and d.build == "nvswitch"]
-    if not groups and broken:
+    broken = [d for d in domains if d.size >= tp > 1 and not d.complete_as_shown and d.build == "nvswitch"]
+    unseen = [d for d in domains if d.size >= tp > 1 and d.unknown_pairs]
+    # a GPU left out of a domain whose pairs are not all described may be left out only for want of a description
+    undescribed = {g for d in domains if d.unknown_pairs for g in d.gpus}
+    if not groups and unseen and not broken:
+        alternatives.append(
+            f"NVLink domain {format_gpus(unseen[0].gpus)}: the source does not describe {unseen[0].unknown_pairs} of "
+            f"its GPU pairs (a `topo -m` cut short?), so no TP={tp} group is placed over them; give the whole matrix "
+            "to place one."
+        )
+    elif not groups and broken:
         alternatives.append(
             f"NVLink domain {format_gpus(broken[0].gpus)} has {broken[0].size} GPUs but GPU pairs in it have no "
             f"NVLink: a TP={tp} group would cross a missing link (the nvlink-degraded finding names the pairs); "
@@ -442,25 +521,25 @@ def place_tp(machine: Machine, domains: tuple[Domain, ...], tp: int) -> Placemen
         )
     elif not groups and tp <= total:
         if largest >= 2:
-            replicas = sum(d.size // largest for d in domains)
-            alternatives.append(
-                f"TP={largest} inside each NVLink domain, data parallel over {replicas} "
-                + ("replica." if replicas == 1 else "replicas.")
-            )
-            if tp % largest == 0:
-                alternatives.append(
-                    f"TP={largest} inside a domain x PP={tp // largest} across domains "
-                    f"(pipeline stages cross PCIe/SYS once per micro-batch instead of every layer)."
-                )
+            alternatives.extend(_within_domains(domains, tp, largest))
         else:
             alternatives.append("No NVLink: every TP group communicates over PCIe; prefer TP=1 with replicas.")
         alternatives.append(f"TP={tp} across domains runs its all-reduce over the slowest hop (see bottleneck).")
     elif groups and unused and tp > 1:
-        alternatives.append(
-            f"GPUs {','.join(map(str, unused))} cannot join a TP={tp} group on NVLink; "
-            "use them for a smaller replica or leave them idle."
-        )
-    return Placement(tp, tuple(groups), bool(groups), unused, tuple(alternatives))
+        unplaced = [g for g in unused if g in undescribed]
+        left_out = [g for g in unused if g not in undescribed]
+        if left_out:
+            alternatives.append(
+                f"GPUs {','.join(map(str, left_out))} cannot join a TP={tp} group on NVLink; "
+                "use them for a smaller replica or leave them idle."
+            )
+        if unplaced:
+            alternatives.append(
+                f"GPUs {','.join(map(str, unplaced))} are not placed: the source does not describe every link among "
+                "them (a `topo -m` cut short?)."
+            )
+    unknown = sum(d.unknown_pairs for d in unseen)
+    return Placement(tp, tuple(groups), bool(groups), unused, tuple(alternatives), unknown)
 
 
 def _carve(domain: Domain, tp: int, peers: dict[int, dict[int, int]]) -> list[tuple[int, ...]]:

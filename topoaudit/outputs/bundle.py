@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from topoaudit.errors import OutputError
-from topoaudit.model.report import Report
+from topoaudit.model.report import Report, bundle_conflict
 from topoaudit.outputs.files import write_directory
 from topoaudit.outputs.redact import Redactor, redact_report
 from topoaudit.parse.text import exact_capture_text
@@ -100,23 +100,28 @@ def write_bundle(
     evidence: Mapping[str, str | bytes] | None = None,
     *,
     redact: bool = False,
+    force: bool = False,
 ) -> Bundle:
     """Write the bundle into ``out_dir``: a new or empty directory, or a previous bundle, replaced whole.
 
-    A directory holding anything else is refused, so one bundle never mixes two machines' evidence.
+    A directory holding anything else is refused, so one bundle never mixes two machines' evidence; so is
+    a bundle of another host (or one whose host cannot be told), which is someone's evidence, unless
+    ``force`` is given.
     """
     out = Path(out_dir)
-    _check_replaceable(out)
+    replaces = _check_replaceable(out)
     written_report, files = bundle_files(report, evidence, redact=redact)
+    if replaces and not force:
+        _check_same_host(out, written_report)
     write_directory(out, {**files, MANIFEST: manifest(files)})
     return Bundle(out, written_report, (*files, MANIFEST))
 
 
-def _check_replaceable(out: Path) -> None:
+def _check_replaceable(out: Path) -> bool:
     """Refuse a path that is not a directory, or a non-empty directory that is not an earlier bundle (one whose
-    manifest lists every file in it)."""
+    manifest lists every file in it); True when it holds an earlier bundle."""
     if not out.exists():
-        return
+        return False
     if not out.is_dir():
         raise OutputError(f"cannot write a bundle to {out}: it exists and is not a directory; --out needs a directory")
     try:
@@ -125,7 +130,7 @@ def _check_replaceable(out: Path) -> None:
     except OSError as exc:
         raise OutputError(f"cannot write a bundle to {out}: cannot read it ({exc.strerror})") from exc
     if not present:
-        return
+        return False
     if MANIFEST not in present:
         raise OutputError(
             f"{out} is not empty and is not a topoaudit bundle (it has no {MANIFEST}); "
@@ -136,6 +141,21 @@ def _check_replaceable(out: Path) -> None:
         raise OutputError(
             f"{out} holds files its {MANIFEST} does not list ({', '.join(unlisted[:3])}"
             f"{', ...' if len(unlisted) > 3 else ''}); move them away or give a new directory to --out"
+        )
+    return True
+
+
+def _check_same_host(out: Path, report: Report) -> None:
+    """Refuse to replace a bundle that cannot be shown to be of the host ``report`` (as written) is of."""
+    try:
+        conflict = bundle_conflict((out / "report.json").read_text(encoding="utf-8", errors="replace"), report)
+    except OSError as exc:
+        reason = (exc.strerror or "unreadable").lower()
+        conflict = f"its report.json cannot be opened ({reason}), so whose it is cannot be told"
+    if conflict:
+        raise OutputError(
+            f"refusing to replace the bundle in {out}: {conflict}; "
+            "give --force to replace it, or another directory to --out"
         )
 
 

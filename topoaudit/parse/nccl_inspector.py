@@ -119,12 +119,12 @@ def parse_inspector(text: str, name: str = "<input>") -> InspectorLog:
         line, counted = line + text.count("\n", counted, pos), pos
         try:
             obj, stop = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             pos = _next_object(text, pos)
             last = line + text.count("\n", counted, pos) - (1 if pos < end else 0)
             last = max(last, line)
             span = f"lines {line} to {last}" if last > line else f"line {line}"
-            notes.append((line, f"{span}: not a JSON object ({exc.msg}); skipped"))
+            notes.append((line, f"{span}: not a JSON object ({_json_refusal(exc)}); skipped"))
             continue
         pos = stop
         if not isinstance(obj, dict):
@@ -144,6 +144,15 @@ def parse_inspector(text: str, name: str = "<input>") -> InspectorLog:
     return InspectorLog(tuple(records), tuple(versions), p2p, tuple(notes))
 
 
+def _json_refusal(exc: Exception) -> str:
+    """Why ``json`` refused an object, in words: its own message, or what Python's limits met."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nested more than a thousand levels deep"
+    return "an integer thousands of digits long"  # int() refuses a literal of more than 4,300 digits
+
+
 def _skip_space(text: str, pos: int) -> int:
     while pos < len(text) and text[pos] in " \t\r\n":
         pos += 1
@@ -156,6 +165,8 @@ def _next_object(text: str, pos: int) -> int:
     return len(text) if found < 0 else found + 1
 
 
+MAX_GBPS = 1e6
+"""No link carries a million GB/s: a figure above (``1e308``, inf, a 400-digit integer) is damage, not a measurement."""
 _INT_KEYS = (("header", "rank"), ("header", "n_ranks"), ("header", "nnodes"))
 _COLL_INT_KEYS = ("coll_sn", "coll_msg_size_bytes", "coll_exec_time_us")
 _COLL_FLOAT_KEYS = ("coll_algobw_gbs", "coll_busbw_gbs")
@@ -177,7 +188,7 @@ def _record(obj: dict[str, Any], line: int) -> InspectorRecord | str:
             return f"coll_perf.{key} is not a whole number; skipped"
     for key in _COLL_FLOAT_KEYS:
         value: Any = coll.get(key)
-        if not (_is_number(value) and value >= 0):
+        if not (_is_number(value) and 0 <= value <= MAX_GBPS):
             return f"coll_perf.{key} is not a bandwidth; skipped"
     if not isinstance(coll.get("coll"), str) or not isinstance(header.get("id"), str):
         return "coll_perf.coll or header.id is not a string; skipped"
@@ -265,6 +276,48 @@ def summarize(log: InspectorLog) -> dict[str, Any]:
         "large_message_bytes": LARGE_MESSAGE_BYTES,
         "communicators": rows,
     }
+
+
+_SUMMARY_ROW = {"host": str, "comm_id": str, "comm_name": str, "coll": str, "n_ranks": int, "nnodes": int,
+                "first_line": int}  # fmt: skip
+_SUMMARY_ROW_OPTIONAL = {"algorithm": str, "timing_source": str, "large_median_busbw_gbps": float}
+
+
+def check_summary(summary: dict[str, Any]) -> None:
+    """Refuse a saved report's Inspector summary (extras.nccl_inspector) that is not as :func:`summarize` writes
+    it, where the rules read it: InputError (exit 4) naming the value, before any rule meets it."""
+
+    def refuse(what: str, value: object) -> None:
+        from topoaudit.errors import InputError
+        from topoaudit.model.codec import shown
+
+        raise InputError(
+            "the saved report's NCCL Inspector section (extras.nccl_inspector) is not as topoaudit writes it: "
+            f"{what} is {shown(value, 40)}"
+        )
+
+    for key in ("large_message_bytes", "cpu_timed_records"):
+        if key in summary and not _is_int(summary[key]):
+            refuse(key, summary[key])
+    rows = summary.get("communicators", [])
+    if not isinstance(rows, list):
+        refuse("communicators", rows)
+    for row in rows:
+        if not isinstance(row, dict):
+            refuse("a communicator row", row)
+        for key, kind in (*_SUMMARY_ROW.items(), *_SUMMARY_ROW_OPTIONAL.items()):
+            value = row.get(key)
+            if value is None and key in _SUMMARY_ROW_OPTIONAL:
+                continue
+            sound = (
+                _is_number(value) and 0 <= value <= MAX_GBPS
+                if kind is float
+                else _is_int(value)
+                if kind is int
+                else isinstance(value, kind)
+            )
+            if not sound:
+                refuse(f"a row's {key}", value)
 
 
 def _by_size(recs: list[InspectorRecord]) -> list[dict[str, Any]]:

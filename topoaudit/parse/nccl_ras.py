@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from topoaudit.errors import InputError
+from topoaudit.model.codec import shown
 from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.values import Unsupported
 
@@ -86,7 +87,7 @@ class RasProcess:
 def gpu_indices(text: str) -> tuple[int, ...]:
     """``"0,1,2"`` -> (0, 1, 2); ``"5 (NVML 7)"`` -> (7,): RAS prints NVML indices in brackets where they differ
     from CUDA's (rasGpuDevsToString, src/ras/client_support.cc)."""
-    m = re.fullmatch(r"\s*([\d,]+)(?:\s*\(NVML ([\d,]+)\))?\s*", text)
+    m = re.fullmatch(r"\s*(\d{1,6}(?:,\d{1,6})*)(?:\s*\(NVML (\d{1,6}(?:,\d{1,6})*)\))?\s*", text)
     if not m:
         return ()
     return tuple(int(x) for x in (m[2] or m[1]).split(",") if x)
@@ -179,6 +180,8 @@ def _parse_json(text: str, name: str) -> RasDump:
             "a truncated copy?",
             hint="capture it again with `ncclras -f json > ras.json`",
         ) from exc
+    except (RecursionError, ValueError) as exc:
+        raise InputError(f"{name}: NCCL RAS JSON output {_beyond_json(exc)}; ncclras writes neither") from None
     comms = doc.get("communicators") if isinstance(doc, dict) else None
     if not isinstance(comms, list):
         raise InputError(f"{name}: NCCL RAS JSON output without a `communicators` list")
@@ -208,6 +211,14 @@ def _parse_json(text: str, name: str) -> RasDump:
         tuple(out),
         timeouts=timeouts if isinstance(timeouts, int) else 0,
     )
+
+
+def _beyond_json(exc: Exception) -> str:
+    """What Python's JSON reader refused beyond a syntax error: nesting past the recursion limit, or an integer
+    literal of more than 4,300 digits."""
+    if isinstance(exc, RecursionError):
+        return "nested more than a thousand levels deep"
+    return "holding an integer thousands of digits long"
 
 
 def _list(c: dict[str, Any], key: str, name: str) -> list[dict[str, Any]]:
@@ -258,7 +269,7 @@ def _result(code: int) -> str:
 # --- monitor mode ----------------------------------------------------------------------------------------
 
 _EVENT_LINE = re.compile(r"^\s*\[([\d-]+ [\d:]+)\] (PEER_[A-Z_]+): ?(.*?)\s*$")
-_EVENT_PEER = re.compile(r"^Process (\d+) on node (\S+) managing GPUs? ([\d,]+(?: \(NVML [\d,]+\))?)\s*(.*)$")
+_EVENT_PEER = re.compile(r"^Process (\d{1,9}) on node (\S+) managing GPUs? ([\d,]+(?: \(NVML [\d,]+\))?)\s*(.*)$")
 _EVENT_ADDR = re.compile(r"^(\S+<\d+>)\s*(.*)$")
 
 
@@ -299,6 +310,8 @@ def _parse_json_events(text: str, name: str) -> RasDump:
                 "a truncated copy?",
                 hint="capture it again with `ncclras -m -f json > ras-events.json`",
             ) from exc
+        except (RecursionError, ValueError) as exc:
+            raise InputError(f"{name}: NCCL RAS monitor JSON {_beyond_json(exc)}; ncclras writes neither") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
             continue
         raw_peer = obj.get("peer")
@@ -326,22 +339,24 @@ def _parse_json_events(text: str, name: str) -> RasDump:
 
 # --- text -------------------------------------------------------------------------------------------------
 
-_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d-]+)\s+(\d+)\s+(\d+)\s+([A-Z]+)\s+([A-Z,]+)\s*$")
-_SUMMARY = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
+_ROW = re.compile(
+    r"^\s*(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+([\d-]+)\s+(\d{1,9})\s+(\d{1,9})\s+([A-Z]+)\s+([A-Z,]+)\s*$"
+)
+_SUMMARY = re.compile(r"^\s*(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s*$")
 _COMM = re.compile(r"^(#\d+-\d+ \([0-9a-f]+\)) ([A-Z]+)\s*$")
 _SECTION = re.compile(r"^(INCOMPLETE|DEAD|TIMEOUT)\s*$")
-_PROCESS = re.compile(r"^\s+Process (\d+) on node (\S+) managing GPUs? (.+?)\s*$")
+_PROCESS = re.compile(r"^\s+Process (\d{1,9}) on node (\S+) managing GPUs? (.+?)\s*$")
 _RANK_LINE = re.compile(
-    r"^\s+Rank (\d+)(?: has .+?| reported (.+?))? -- GPU (\d+)(?: \(NVML (\d+)\))?[^,]*? managed by process (\d+) "
-    r"on node (\S+)\s*$"
+    r"^\s+Rank (\d{1,9})(?: has .+?| reported (.+?))? -- GPU (\d{1,9})(?: \(NVML (\d{1,9})\))?[^,]*? "
+    r"managed by process (\d{1,9}) on node (\S+)\s*$"
 )
-_RANK_NOT_FOUND = re.compile(r"^\s+Rank (\d+)(?: has .+?| reported (.+?))? -- \[process information not found\]")
+_RANK_NOT_FOUND = re.compile(r"^\s+Rank (\d{1,9})(?: has .+?| reported (.+?))? -- \[process information not found\]")
 _RANKS_REPORTED = re.compile(r"^\s+\d+ ranks reported (.+?)\s*$")
 _VERSION = re.compile(r"^NCCL version (\S+) compiled with CUDA")
-_MISSING_COUNT = re.compile(r"^\s+Missing communicator data from (\d+) rank")
+_MISSING_COUNT = re.compile(r"^\s+Missing communicator data from (\d{1,9}) rank")
 _MISSING_OLD = re.compile(r"^\s+The missing ranks?: ([\d, ]+)")
 _ERROR_LINE = re.compile(r"^\s+((Initialization|Asynchronous) errors? on \d+ ranks?)")
-_TIMEOUTS = re.compile(r"Encountered (\d+) communication timeouts?")
+_TIMEOUTS = re.compile(r"Encountered (\d{1,9}) communication timeouts?")
 
 
 def _parse_text(text: str, name: str) -> RasDump:
@@ -403,7 +418,7 @@ def _parse_text(text: str, name: str) -> RasDump:
             if m := _MISSING_COUNT.match(line):
                 comm_counts[block] = int(m[1])
             elif m := _MISSING_OLD.match(line):
-                for r in re.findall(r"\d+", m[1]):
+                for r in re.findall(r"\b\d{1,9}\b", m[1]):  # a rank of more digits is damage, not a rank
                     comm_missing[block].append(RasRank(int(r), NOT_IN_DUMP, problem="missing"))
             elif m := _ERROR_LINE.match(line):
                 comm_errors.setdefault(block, []).append(m[1])
@@ -530,52 +545,85 @@ def ras_to_dict(dump: RasDump) -> dict[str, Any]:
 
 
 def ras_from_dict(d: dict[str, Any]) -> RasDump:
-    """Inverse of ``ras_to_dict`` (what was omitted comes back as not in the dump)."""
+    """Inverse of ``ras_to_dict`` (what was omitted comes back as not in the dump).
 
-    def rank(r: dict[str, Any]) -> RasRank:
+    The dict comes from a saved report, someone else's file: a value of another type than ``ras_to_dict``
+    writes is refused with InputError (exit 4), so no rule meets it.
+    """
+
+    def rank(r: Any) -> RasRank:
+        r = _of(r, dict, "a rank")
         return RasRank(
-            int(r["rank"]),
-            r.get("host", NOT_IN_DUMP),
-            r.get("pid", NOT_IN_DUMP),
-            r.get("gpu", NOT_IN_DUMP),
-            r.get("problem", ""),
+            _of(r.get("rank"), int, "a rank's number"),
+            _given(r, "host", str),
+            _given(r, "pid", int),
+            _given(r, "gpu", int),
+            _of(r.get("problem", ""), str, "a rank's problem"),
         )
 
-    comms = tuple(
-        RasCommunicator(
-            c["id"],
-            c.get("size_ranks", NOT_IN_DUMP),
-            tuple(rank(r) for r in c.get("ranks", ())),
-            tuple(rank(r) for r in c.get("missing_ranks", ())),
-            int(c.get("missing_ranks_count", 0)),
-            tuple(c.get("errors", ())),
-            c.get("status", ""),
-            tuple(c.get("flags", ())),
+    def communicator(c: Any) -> RasCommunicator:
+        c = _of(c, dict, "a communicator")
+        return RasCommunicator(
+            _of(c.get("id"), str, "a communicator's id"),
+            _given(c, "size_ranks", int),
+            tuple(rank(r) for r in _of(c.get("ranks", []), list, "a communicator's ranks")),
+            tuple(rank(r) for r in _of(c.get("missing_ranks", []), list, "a communicator's missing ranks")),
+            _of(c.get("missing_ranks_count", 0), int, "a missing-rank count"),
+            tuple(_of(e, str, "an error") for e in _of(c.get("errors", []), list, "a communicator's errors")),
+            _of(c.get("status", ""), str, "a communicator's status"),
+            tuple(_of(f, str, "a flag") for f in _of(c.get("flags", []), list, "a communicator's flags")),
         )
-        for c in d.get("communicators", ())
-    )
-    procs = tuple(RasProcess(p["state"], p["host"], int(p["pid"]), p["gpus"]) for p in d.get("processes", ()))
-    events = tuple(
-        RasEvent(
-            e.get("timestamp", ""),
-            e["event"],
-            e.get("host", NOT_IN_DUMP),
-            e.get("pid", NOT_IN_DUMP),
-            e.get("gpus", ""),
-            e.get("details", ""),
+
+    def process(p: Any) -> RasProcess:
+        p = _of(p, dict, "a process")
+        return RasProcess(
+            _of(p.get("state"), str, "a process state"),
+            _of(p.get("host"), str, "a process host"),
+            _of(p.get("pid"), int, "a process id"),
+            _of(p.get("gpus"), str, "a process's GPUs"),
         )
-        for e in d.get("events", ())
-    )
+
+    def event(e: Any) -> RasEvent:
+        e = _of(e, dict, "an event")
+        return RasEvent(
+            _of(e.get("timestamp", ""), str, "an event's time"),
+            _of(e.get("event"), str, "an event's name"),
+            _given(e, "host", str),
+            _given(e, "pid", int),
+            _of(e.get("gpus", ""), str, "an event's GPUs"),
+            _of(e.get("details", ""), str, "an event's details"),
+        )
+
+    d = _of(d, dict, "the section")
     return RasDump(
-        d["format"],
-        d.get("nccl_version", NOT_IN_DUMP),
-        comms,
-        procs,
-        int(d.get("timeouts_count", 0)),
-        d.get("nodes", NOT_IN_DUMP),
-        d.get("gpus_per_node", NOT_IN_DUMP),
-        events,
+        _of(d.get("format"), str, "its format"),
+        _given(d, "nccl_version", str),
+        tuple(communicator(c) for c in _of(d.get("communicators", []), list, "its communicators")),
+        tuple(process(p) for p in _of(d.get("processes", []), list, "its processes")),
+        _of(d.get("timeouts_count", 0), int, "its timeout count"),
+        _given(d, "nodes", int),
+        _given(d, "gpus_per_node", int),
+        tuple(event(e) for e in _of(d.get("events", []), list, "its events")),
     )
+
+
+_T = TypeVar("_T")
+_KIND_WORDS = {list: "a list", dict: "an object", int: "a whole number", str: "text"}
+
+
+def _of(value: Any, kind: type[_T], what: str) -> _T:
+    """``value`` when it is of ``kind`` (a bool is no number), else InputError naming what it should be."""
+    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        return value
+    raise InputError(
+        f"the saved report's NCCL RAS section (extras.nccl_ras) is not as topoaudit writes it: {what} is "
+        f"{shown(value, 40)}, not {_KIND_WORDS.get(kind, kind.__name__)}"
+    )
+
+
+def _given(d: dict[str, Any], key: str, kind: type[_T]) -> _T | Unsupported:
+    """An optional value: of ``kind`` when written, not in the dump when left out."""
+    return _of(d[key], kind, key) if key in d and d[key] is not None else NOT_IN_DUMP
 
 
 DEAD_EVENTS = frozenset({"PEER_DEAD", "PEER_TIMEOUT_DEAD"})

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankError, RankInfo, RowProblem, RunFailure
+from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankInfo, RowProblem, RunFailure
 from topoaudit.model.busbw import normalize_algorithm, peak, plateau
 from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.nccl import LogLine, NcclSetting
@@ -90,6 +90,8 @@ _OWN_LINE = re.compile(
     r"|: Test timeout \(\d+s\) ",
     re.MULTILINE,
 )
+# The parameter line only nccl-tests prints (src/common.cu): "# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728".
+_PARAMETERS = re.compile(r"^\s*#\s*nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+", re.MULTILINE)
 _ROW_START = re.compile(
     r"^\s*\d+\s+\d+\s+(?:" + "|".join(sorted(_TYPES)) + r")\s+(?:" + "|".join(sorted(_OPS)) + r")\s",
     re.MULTILINE | re.IGNORECASE,
@@ -107,7 +109,7 @@ def looks_like_nccl_tests(text: str) -> bool:
     has_perf = "_perf" in head or "nccl-tests" in head or "rccl-tests" in head or "Avg bus bandwidth" in text
     if (has_header and (has_rank or has_perf)) or (has_rank and has_perf):
         return True
-    if _OWN_LINE.search(head):
+    if _OWN_LINE.search(head) or _PARAMETERS.search(head):
         return True
     rows = _ROW_START.finditer(head)
     return next(rows, None) is not None and next(rows, None) is not None
@@ -157,6 +159,7 @@ class _Run:
     conflicted: set[int] = field(default_factory=set)  # lines of rows left out for a conflicting repeat
     redops: set[str] = field(default_factory=set)
     header_seen: bool = False
+    params_seen: bool = False  # its '# nThread 1 nGpus 8 minBytes ...' line: the run started
     version: str = ""
     nccl_version: str = ""
     flavour: str = "nccl-tests"
@@ -168,7 +171,8 @@ class _Run:
     settings: list[NcclSetting] = field(default_factory=list)
     failures: list[RunFailure] = field(default_factory=list)
     problems: list[RowProblem] = field(default_factory=list)
-    last: tuple[int, str] | None = None  # the last line the run printed: (number, text)
+    last: tuple[int, str] | None = None  # the last line of nccl-tests' own the run printed: (number, text)
+    printed_last: tuple[int, str] | None = None  # its last line of any program (NCCL's INFO lines too)
     in_table: bool = False
     ended: bool = False  # its footer or 'Collective test concluded' was printed
 
@@ -179,8 +183,9 @@ class _Run:
 
     @property
     def has_run(self) -> bool:
-        """Whether the lines read are a run to report: a rank, the table, a row, a footer or a failure."""
-        return bool(self.rows or self.ranks or self.failures or self.header_seen or self.ended)
+        """Whether the lines read are a run to report: its parameters, a rank, the table, a row, a footer or a
+        failure (a run that printed its parameters and then nothing hung or died before naming its GPUs)."""
+        return bool(self.rows or self.ranks or self.failures or self.header_seen or self.ended or self.params_seen)
 
 
 class _Reader:
@@ -204,8 +209,8 @@ class _Reader:
                 ParseIssue(
                     number,
                     "recovered",
-                    f"another nccl-tests run starts here ({why}): the runs are read apart, and the figures shown "
-                    "are the first run's",
+                    f"another nccl-tests run starts here ({why}): the runs are read apart, and each is judged on its "
+                    "own",
                 )
             )
         self.run = _Run(first_line=number)
@@ -216,6 +221,8 @@ class _Reader:
             stripped = line.strip()
             if stripped:
                 self.read(number, stripped)
+                if any(ch.isalnum() for ch in stripped):  # not a '-----' rule of a launcher's message
+                    self.run.printed_last = (number, stripped)
         if self.run.has_run:
             self.runs.append(self.run)
         if not self.runs:
@@ -290,6 +297,7 @@ class _Reader:
             if run.rows or run.ended or (body.startswith("nThread") and run.header_seen):
                 self.new_run(number, f"'{body[:30]}'")
                 run = self.run
+            run.params_seen = run.params_seen or bool(_PARAMETERS.match(stripped))
             if body.startswith("nccl-tests version"):
                 run.version = body
                 if (v := _TESTS_VERSION.search(body)) is not None:
@@ -439,9 +447,10 @@ class _Reader:
 
     def result(self, run: _Run, fallback: str) -> BenchResult:
         if not run.header_seen and self.layout is None and run.rows:
-            self.issues.append(ParseIssue(0, "recovered", "no column header: assumed time/algbw/busbw/#wrong per half"))
+            self.issues.append(ParseIssue(0, "excerpt", "no column header: assumed time/algbw/busbw/#wrong per half"))
         collective = (
             run.collective
+            or _collective_from(run.command)  # the program it ran, named on the pasted command line
             or fallback
             or _collective_from_rows(run.redops, self.issues)
             or _collective_from(self.text)
@@ -460,14 +469,17 @@ class _Reader:
         result = dataclasses.replace(
             result,
             status=status,
-            errors=_rank_errors(failures, rows),
             nccl_version=run.nccl_version or Unsupported(SOURCE, "no NCCL version line in the paste"),
             command=run.command or Unsupported(SOURCE, "no command line in the paste"),
             settings=tuple(run.settings),
             failures=failures,
             row_problems=tuple(run.problems),
-            last_output=_line(*run.last) if run.last is not None else Unsupported(SOURCE, "nothing printed"),
+            last_output=_last_printed(run),
         )
+        if not run.ranks and (counted := ranks_from_rows(rows, result.collective)) is not None:
+            across = ": a run across nodes, as no node holds more than 16 GPUs" if counted > 16 else ""
+            said = f"{counted} ranks, from the rows' busbw/algbw (the rank lines were not pasted){across}"
+            result = dataclasses.replace(result, world_size=counted, notes=(*result.notes, said))
         ran = algorithm_in(self.text, max((r.size_bytes for r in rows), default=0))
         if ran is not None:
             algo, evidence = ran
@@ -555,21 +567,46 @@ def _placed(failure: RunFailure, ranks: list[RankInfo]) -> RunFailure:
     return failure
 
 
-def _rank_errors(failures: tuple[RunFailure, ...], rows: list[BenchRow]) -> tuple[RankError, ...]:
-    """The failures as the bench's rank errors (-1: no rank named): what the bench judge reads today.
+SHARE_OF_RANKS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "alltoall": 1.0}
+"""busbw = algbw x factor x (n-1)/n for n ranks, as nccl-tests computes busbw (doc/PERFORMANCE.md): the rows of a
+run whose rank lines were not pasted still say how many ranks it had."""
+PRINTED_HALF_UNIT = 0.005
+"""nccl-tests prints bandwidths with two decimals: each figure is known to half of 0.01."""
 
-    ``Out of bounds values : N FAILED`` is an error only when no row shows its wrong elements (rows cut from
-    the paste); otherwise the rows' ``#wrong`` already say it.
+
+def ranks_from_rows(rows: list[BenchRow], collective: str) -> int | None:
+    """The rank count the rows' busbw/algbw ratio names, when every row precise enough to tell names the same one.
+
+    With s = (n-1)/n, n = 1/(1-s) and an error in s grows n's by n squared: a row is used only when its printed
+    figures pin n to within half a rank.
     """
-    wrong_rows = any(isinstance(r.wrong, int) and r.wrong > 0 for r in rows)
-    out = []
-    for f in failures:
-        if f.kind == "data-check" and wrong_rows:
+    factor = SHARE_OF_RANKS.get(collective)
+    if factor is None:
+        return None
+    counts = set()
+    for row in rows:
+        if row.algbw_gbps <= 0 or row.busbw_gbps <= 0:
             continue
-        kind = {"timeout": "timeout", "data-check": "corruption"}.get(f.kind, "failed")
-        rank = f.rank if isinstance(f.rank, int) else -1
-        out.append(RankError(rank, kind, f"{f.evidence.text} (line {f.evidence.line})"))
-    return tuple(out)
+        share = row.busbw_gbps / row.algbw_gbps / factor
+        if not 0 < share < 1:
+            return None
+        n = 1 / (1 - share)
+        error = n * n * share * (PRINTED_HALF_UNIT / row.busbw_gbps + PRINTED_HALF_UNIT / row.algbw_gbps)
+        if error >= 0.45:
+            continue  # too few digits to tell this row's rank count
+        if abs(n - round(n)) > max(error, 0.02):
+            return None  # not a whole rank count: not the ratio of a run's own rows
+        counts.add(round(n))
+    if len(counts) != 1:
+        return None
+    (n,) = counts
+    return n if n >= 2 else None
+
+
+def _last_printed(run: _Run) -> LogLine | Unsupported:
+    """The last line the run printed, of any program: where a run that stopped stopped (NCCL's lines are its own)."""
+    last = max((x for x in (run.last, run.printed_last) if x is not None), default=None)
+    return _line(*last) if last is not None else Unsupported(SOURCE, "nothing printed")
 
 
 def _figures(row: BenchRow) -> tuple[object, ...]:
@@ -781,7 +818,7 @@ def _result(
     plat, top = plateau(curve), peak(curve)
     world = len(ranks) or 0
     if not ranks:
-        issues.append(ParseIssue(0, "recovered", "no '#  Rank' lines: ranks, hosts and devices unknown"))
+        issues.append(ParseIssue(0, "excerpt", "no '#  Rank' lines: ranks, hosts and devices unknown"))
     hosts = tuple(dict.fromkeys(r.host for r in ranks))
     group = BenchGroup(
         name="all",

@@ -27,12 +27,15 @@ from topoaudit.model.machine import Gpu
 from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, WaivedTest
 from topoaudit.model.values import Probed, Unsupported
 from topoaudit.parse.cuda_errors import cuda_error_number
+from topoaudit.units import parse_bus_id
 
 SOURCE = "nvbandwidth"
 
 _RUNNING = re.compile(r"^\s*Running (\w+)\.\s*$")
 _TITLE = re.compile(r"^\s*(.*\b(CPU|GPU)\(row\).*\b(CPU|GPU)\(column\)\s*(\w*)\s*(?:bandwidth)?\s*\((GB/s|ns)\))\s*$")
 _DEVICE = re.compile(r"^\s*Device (\d+): (.+?)\s*$")
+# From v0.6 the device line ends with its bus id: "Device 0: NVIDIA A100-SXM4-80GB (00000000:34:00)".
+_DEVICE_BUS = re.compile(r"^(?P<name>.+?)\s*\((?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\)$")
 _VERSION = re.compile(r"^\s*nvbandwidth Version:\s*(\S+)")
 # The run's other lines: banner, versions, devices, test names, sums, notes, separators between runs.
 _OTHER = re.compile(
@@ -106,6 +109,17 @@ def parse_nvbandwidth(text: str, name: str, *, partial: bool = False) -> ParsedN
         )
         raise NvbandwidthFailed(f"{name}: nvbandwidth printed no matrix: it {shown}", parsed)
     return parsed
+
+
+def _gpu(index: int, printed: str) -> Gpu:
+    """A GPU as its device line names it; from v0.6 the line's bus id is the GPU's, not part of its name."""
+    if not printed:
+        return Gpu(index=index, name=Unsupported(SOURCE, "not named in this run"))
+    m = _DEVICE_BUS.match(printed)
+    bus = parse_bus_id(f"{m['bus']}.0") if m else None
+    if m is None or bus is None:
+        return Gpu(index=index, name=printed)
+    return Gpu(index=index, name=m["name"], pci_bus_id=bus)
 
 
 _PATTERN_FAILED = re.compile(r"Invalid value when checking the pattern(?: at <?(?P<address>[^>\s]+)>?)?")
@@ -233,10 +247,7 @@ class _Reader:
         indices = set(self.names)
         for m in self.matrices:
             indices.update(int(label[3:]) for label in (*m.rows, *m.columns) if label.startswith("GPU"))
-        gpus = tuple(
-            Gpu(index=k, name=self.names.get(k) or Unsupported(SOURCE, "not named in this run"))
-            for k in sorted(indices)
-        )
+        gpus = tuple(_gpu(k, self.names.get(k, "")) for k in sorted(indices))
         stopped: Probed[str] = self.running if self.running and not self.running_done else _NOT_STOPPED
         if isinstance(stopped, str):
             self.notes.append((0, f"{stopped}: the output stops before its matrix (the run was cut or died)"))

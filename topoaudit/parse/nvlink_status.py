@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, Machine, NvLinkPort
+from topoaudit.model.report import ELIDED
 from topoaudit.model.values import Unsupported
 from topoaudit.units import normalize_bus_id
 
@@ -21,8 +22,11 @@ SOURCE = "nvidia-smi-nvlink"
 
 _GPU = re.compile(r"^\s*GPU (\d+): (.+?)\s*\(UUID: ([^)]*)\)\s*$")
 _LINK = re.compile(r"^\s*Link (\d+)[:,]\s*(.*)$")
-_SPEED = re.compile(r"^([\d.]+) GB/s$")
-_COUNTER = re.compile(r"^(Replay|Recovery|CRC|CRC Flit|CRC Data) Errors:\s*(\d+)$", re.I)
+_SPEED = re.compile(r"^(\S+) GB/s$")
+_COUNTER = re.compile(r"^(Replay|Recovery|CRC|CRC Flit|CRC Data) Errors:\s*(\S+)$", re.I)
+MAX_PORT = 64  # NVML numbers a GPU's NVLink ports from 0; no GPU has more than 18
+MAX_LINK_GBPS = 1000.0  # one NVLink runs at 26-53 GB/s per direction: a figure above is damage, not a speed
+MAX_COUNT = 2**64  # NVML's counters are 64-bit
 _REMOTE = re.compile(r"^Remote Device ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-7]): Link (\d+)$")
 _ALL_INACTIVE = re.compile(r"all links are inactive", re.I)
 _COMMAND = re.compile(r"nvidia-smi\s+nvlink\b")
@@ -37,6 +41,7 @@ class ParsedNvlinkStatus:
     speeds_gbps: dict[str, dict[str, float]]  # per GPU label, each active port's speed ("link0": 26.562)
     notes: tuple[tuple[int, str], ...]  # (line, what was left out)
     used_lines: frozenset[int] = frozenset()  # 1-based lines of the nvlink output (a `topo -m` may sit beside it)
+    damaged: tuple[tuple[int, str], ...] = ()  # (line, a figure no link gives): the audit is incomplete
 
 
 def looks_like_nvlink_status(text: str) -> bool:
@@ -55,6 +60,7 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
     ports: dict[int, dict[int, NvLinkPort]] = {}
     speeds: dict[str, dict[str, float]] = {}
     notes: list[tuple[int, str]] = []
+    damaged: list[tuple[int, str]] = []
     current: int | None = None
     used: set[int] = set()
     for number, line in enumerate(text.splitlines(), start=1):
@@ -73,9 +79,7 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             continue
         if _ELIDED.match(line):
             used.add(number)
-            notes.append(
-                (number, "the paste leaves lines out here ('...'): the GPUs and links it hides are not judged")
-            )
+            notes.append((number, f"{ELIDED} ('...'): the GPUs and links it hides are not judged"))
             continue
         if current is None:
             continue
@@ -88,6 +92,9 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
         if not link:
             continue
         used.add(number)
+        if len(link.group(1)) > 2 or int(link.group(1)) > MAX_PORT:
+            damaged.append((number, f"'Link {link.group(1)[:12]}' names no NVLink port of GPU{current}; line left out"))
+            continue
         index, rest = int(link.group(1)), link.group(2).strip()
         port = ports[current].get(index, NvLinkPort(index))
         speed = _SPEED.match(rest)
@@ -96,12 +103,24 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
         if rest == "<inactive>":
             port = replace(port, state="inactive")
         elif speed:
+            figure = _figure(speed.group(1), MAX_LINK_GBPS)
+            if figure is None:
+                damaged.append(
+                    (number, f"GPU{current} link {index}: {rest[:40]!r} is no link speed; the link is not judged")
+                )
+                continue
             port = replace(port, state="active")
-            speeds.setdefault(f"GPU{current}", {})[f"link{index}"] = float(speed.group(1))
+            speeds.setdefault(f"GPU{current}", {})[f"link{index}"] = figure
         elif remote:  # `nvlink -R`: the far end of the link
             port = replace(port, remote_pci_bus_id=normalize_bus_id(remote.group(1)))
         elif counter:
-            changes: dict[str, int] = {_COUNTER_FIELDS[counter.group(1).lower()]: int(counter.group(2))}
+            count = counter.group(2)
+            if not count.isdigit() or len(count) > 20 or int(count) >= MAX_COUNT:
+                damaged.append(
+                    (number, f"GPU{current} link {index}: {rest[:40]!r} is no error count; it is not judged")
+                )
+                continue
+            changes: dict[str, int] = {_COUNTER_FIELDS[counter.group(1).lower()]: int(count)}
             port = replace(port, **changes)  # type: ignore[arg-type]
         ports[current][index] = port
     if not gpus:
@@ -116,7 +135,16 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
         else:
             machine_gpus.append(gpu)
     machine = Machine(source=SOURCE, gpus=tuple(machine_gpus))
-    return ParsedNvlinkStatus(machine, speeds, tuple(notes), frozenset(used))
+    return ParsedNvlinkStatus(machine, speeds, tuple(notes), frozenset(used), tuple(damaged))
+
+
+def _figure(text: str, most: float) -> float | None:
+    """A speed as nvidia-smi prints it, or None for one no link runs at (negative, NaN, 1e308, not a number)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 <= value <= most else None
 
 
 def _hidden() -> Unsupported:

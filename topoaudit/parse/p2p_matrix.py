@@ -29,14 +29,16 @@ P2P_CODES = {
 # ``-p2p r|w|n|a``: the capability the matrix answers, as P2PStatus names it.
 MODES = {"r": "read", "w": "write", "n": "nvlink", "a": "atomics"}
 
-_HEADER = re.compile(r"^\s*(GPU\d+)(\s+GPU\d+)*\s*$")
+_HEADER = re.compile(r"^\s*(GPU\d{1,6})(\s+GPU\d{1,6})*\s*$")
 _COMMAND = re.compile(r"nvidia-smi\s+topo\s+-p2p\s+(\w+)")
 _LEGEND = re.compile(r"^\s*(Legend:|[A-Z]{1,3}\s+=\s)")
 _DEVICE = re.compile(
     r"^Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+), pciDeviceID: ([0-9a-fA-F]+), pciDomainID:\s*(\d+)"
 )
 _SAMPLE_MATRIX = re.compile(r"^(P2P Connectivity Matrix|(Uni|Bi)directional P2P=\w+ Bandwidth.*Matrix \(GB/s\))\s*$")
-_SAMPLE_ROW = re.compile(r"^\s*(\d+)\s+([\d.\s]+)$")
+_SAMPLE_ROW = re.compile(r"^\s*(\d{1,6})\s+(\S.*)$")
+MAX_GBPS = 1e6
+"""No copy moves a million GB/s: a figure above is damage (``1e308``), not a measurement."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class ParsedP2P:
     used_lines: frozenset[int]  # 1-based lines that belong to the P2P captures
     notes: tuple[tuple[int, str], ...]
     tool: str  # "nvidia-smi topo -p2p" | "p2pBandwidthLatencyTest"
+    damaged: tuple[tuple[int, str], ...] = ()  # (line, a row or header read around): the audit is incomplete
 
 
 def looks_like_p2p(text: str) -> bool:
@@ -98,6 +101,7 @@ def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
         raise InputError(f"{name}: no `nvidia-smi topo -p2p` matrix in it")
     used: set[int] = set()
     notes: list[tuple[int, str]] = []
+    damaged: list[tuple[int, str]] = []
     pairs: dict[tuple[int, int], P2PStatus] = {}
     indices: set[int] = set()
     for header, columns, rows in blocks:
@@ -118,7 +122,9 @@ def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
             a = int(label[3:])
             indices.add(a)
             if len(cells) != len(columns):
-                notes.append((k + 1, f"{label}'s row has {len(cells)} cells for {len(columns)} columns; row left out"))
+                damaged.append(
+                    (k + 1, f"{label}'s row has {len(cells)} cells for {len(columns)} columns; row left out")
+                )
                 continue
             for column, cell in zip(columns, cells, strict=True):
                 b = int(column[3:])
@@ -135,7 +141,8 @@ def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
                 pairs[key] = status
     gpus = tuple(Gpu(index=i) for i in sorted(indices))
     statuses = tuple(pairs[k] for k in sorted(pairs))
-    return ParsedP2P(gpus, statuses, (), frozenset(k + 1 for k in used), tuple(notes), "nvidia-smi topo -p2p")
+    used_lines = frozenset(k + 1 for k in used)
+    return ParsedP2P(gpus, statuses, (), used_lines, tuple(notes), "nvidia-smi topo -p2p", tuple(damaged))
 
 
 def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
@@ -145,6 +152,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     title = ""
     columns: list[int] = []
     rows: list[tuple[int, list[float]]] = []
+    damaged: list[tuple[int, str]] = []
 
     def close() -> None:
         if not title or not rows:
@@ -175,7 +183,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             )
         )
 
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         device = _DEVICE.match(line.strip())
         if device:
             index = int(device.group(1))
@@ -187,11 +195,20 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             title, columns, rows = line.strip(), [], []
             continue
         if title and line.strip().startswith("D\\D"):
-            columns = [int(c) for c in line.split()[1:]]
+            labels = line.split()[1:]
+            if labels and all(c.isdigit() and len(c) < 6 for c in labels):
+                columns = [int(c) for c in labels]
+            else:
+                damaged.append((number, f"{title}: its header names no GPU columns; matrix left out"))
+                title, columns, rows = "", [], []
             continue
         row = _SAMPLE_ROW.match(line.replace("\t", " ")) if title and columns else None
         if row:
-            rows.append((int(row.group(1)), [float(v) for v in row.group(2).split()]))
+            values, why = _sample_values(row.group(2).split(), len(columns))
+            if why:
+                damaged.append((number, f"{title}: GPU {row.group(1)[:6]}'s row {why}; row left out"))
+            else:
+                rows.append((int(row.group(1)), values))
         elif title and line.strip():
             close()
             title, columns, rows = "", [], []
@@ -207,4 +224,22 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
                 # CUDA says only whether peer access works, not why; NVML's word for that is not-supported.
                 statuses.append(P2PStatus(a, b, read="ok" if can else "not-supported"))
     all_gpus = tuple(gpus.get(i, Gpu(index=i)) for i in indices)
-    return ParsedP2P(all_gpus, tuple(statuses), tuple(matrices), frozenset(), (), "p2pBandwidthLatencyTest")
+    return ParsedP2P(
+        all_gpus, tuple(statuses), tuple(matrices), frozenset(), (), "p2pBandwidthLatencyTest", tuple(damaged)
+    )
+
+
+def _sample_values(tokens: list[str], columns: int) -> tuple[list[float], str]:
+    """A matrix row's figures, or why they are none: one per column, each a bandwidth a copy can reach."""
+    if len(tokens) != columns:
+        return [], f"has {len(tokens)} values for {columns} columns"
+    values = []
+    for token in tokens:
+        try:
+            value = float(token)
+        except ValueError:
+            return [], f"holds {token[:20]!r}, not a figure"
+        if not 0 <= value <= MAX_GBPS:  # NaN fails too
+            return [], f"holds {token[:20]}, not a bandwidth"
+        values.append(value)
+    return values, ""

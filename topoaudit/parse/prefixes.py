@@ -117,7 +117,8 @@ _ALTERNATIVES = (
     ),
     ("mpich", r"\[(?P<mpich_rank>\d{1,5})\] (?=\S)"),
     ("slurm", r"(?P<slurm_rank>\d{1,5}): (?=.)"),
-    ("pdsh", rf"(?P<pdsh_host>{_HOST}): (?=.)"),
+    # nccl-tests prints its own "host: Test NCCL failure ..." and "host: Test timeout ...": the tool's text, kept
+    ("pdsh", rf"(?P<pdsh_host>{_HOST}): (?!Test (?:NCCL failure|CUDA failure|Cuda failure|timeout|failure) )(?=.)"),
 )
 _RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _PREFIX = re.compile(r"[ \t]*(?:" + "|".join(f"(?P<{kind}>{rx})" for kind, rx in _ALTERNATIVES) + ")")

@@ -216,7 +216,8 @@ def _int(raw: str | None, what: str) -> int | Unsupported:
     absent = _absent(raw, what)
     if absent is not None:
         return absent
-    m = re.fullmatch(r"(\d+)x?", str(raw).strip())
+    # nvidia-smi prints no count of more than 18 digits: a longer one is damage, said as such rather than kept
+    m = re.fullmatch(r"(\d{1,18})x?", str(raw).strip())
     return int(m[1]) if m else Unsupported(SOURCE, f"{what} is not a number: {raw!r}")
 
 

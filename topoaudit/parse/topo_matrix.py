@@ -78,7 +78,7 @@ class ParseIssue:
     """Something in the input that was recovered, ignored, or made the input unusable."""
 
     line: int  # 1-based line in the input; 0 when not tied to one line
-    action: str  # "recovered" | "ignored" | "ambiguous"
+    action: str  # "recovered" | "ignored" | "ambiguous" | "excerpt" (a shape of a paste, nothing lost: no header line)
     message: str
 
 
@@ -571,7 +571,7 @@ class _Parser:
             names = ", ".join(title for _kind, title in inferred.trailing) or "none"
             self.note(
                 inferred.line + 1,
-                "recovered",
+                "excerpt",
                 f"no header line: the columns are named from the rows ({_label_ranges(inferred.labels)}, each row's "
                 f"X on the diagonal) and the columns after the matrix in topo -m's order ({names})",
             )

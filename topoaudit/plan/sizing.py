@@ -13,19 +13,27 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from topoaudit.catalog import GpuSpec, all_gpus
+from topoaudit.catalog import GpuSpec, all_gpus, find_gpu
 from topoaudit.errors import ConfigError
 from topoaudit.model.plan import (
+    NO_SHAPE,
     Alternative,
+    CommCost,
     DeployPlan,
     DomainFit,
     KvShape,
     MachineDomains,
+    ModelShape,
     PlanRequest,
 )
 from topoaudit.model.values import Unsupported
 from topoaudit.plan.precision import find_precision, kv_bytes_per_element
+
+if TYPE_CHECKING:
+    from topoaudit.catalog.machines import MachineSpec
+    from topoaudit.plan.comm import Links
 
 GB = 10**9
 
@@ -125,6 +133,15 @@ def _standard_label(spec: GpuSpec) -> str:
     )
 
 
+def _short_label(spec: GpuSpec) -> str:
+    """``standard NVIDIA GB300 NVL72 rack``, ``standard NVIDIA H100 SXM5 node``."""
+    return (
+        f"standard {spec.name} NVL{spec.domain_size} rack"
+        if spec.domain_size > spec.node_gpus
+        else (f"standard {spec.name} node")
+    )
+
+
 def tp_for(cards: int, heads: int | None, limit: int | None = None) -> tuple[int, str]:
     """The smallest TP size of at least ``cards`` that tensor parallelism accepts, and the rule used.
 
@@ -170,6 +187,7 @@ def _fit(
     pp: int,
     utilisation: float,
     memory: str = "",
+    network: str = "the network",
 ) -> DomainFit:
     sizes = tuple(len(d) for d in domains)
     largest = max(sizes, default=0)
@@ -193,7 +211,7 @@ def _fit(
         if tp > gpu_count:
             verdict = (
                 f"TP{tp} needs more GPUs than the {target} has ({gpu_count}); the group would cross machines "
-                f"over the network."
+                f"over {network}."
             )
         else:
             verdict = (
@@ -272,6 +290,7 @@ def _alternatives(
     heads: int | None,
     reserve_gb: float,
     checked: DomainFit,
+    machine: MachineSpec | None = None,
 ) -> tuple[Alternative, ...]:
     """Ways out, in the order a user can act on them: with the box (or node) at hand, then other cards to
     rent or buy, then spreading over several machines."""
@@ -314,6 +333,8 @@ def _alternatives(
             f"TP{tp_all} across the domains of the {checked.target} anyway: the all-reduce crosses "
             f"PCIe/SYS between domains"
         )
+    elif machine is not None:
+        summary = f"TP{tp_all} across {max(nodes, 2)} {machine.name} over {machine.network}"
     else:
         summary = f"TP{tp_all} across {max(nodes, 2)} machines over InfiniBand/Ethernet"
     across = Alternative(
@@ -416,18 +437,31 @@ class _Cards:
         return self.tp * self.pp
 
 
-def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains | None = None) -> DeployPlan:
+def plan_deployment(
+    request: PlanRequest, spec: GpuSpec, machine: MachineDomains | None = None, links: Links | None = None
+) -> DeployPlan:
     """Size ``request`` on ``spec`` cards and check the TP group against the standard node and ``machine``.
 
+    Where ``request.gpu`` names a catalog machine (a DGX Station, an NVL72 tray), the card is sized as that
+    machine holds it and the group is checked against that machine: a group larger than it crosses machines over
+    its NICs. With the model's shape (``request.shape``) the all-reduce cost per decode step is estimated, timed
+    from ``links`` (a measured run of the box, the bandwidth oracle, the NICs).
     ConfigError (exit 4 through the CLI's error handler) on impossible inputs: no size given, both a
     parameter count and weights in GB, negative fractions, a reserve larger than the card. Each stage adds the
     steps of its arithmetic to the plan, in order.
     """
+    from topoaudit.catalog.machines import find_machine
+
+    catalog_machine = find_machine(request.gpu) if request.gpu else None
+    if catalog_machine is not None and catalog_machine.gpu == spec.key:
+        spec = catalog_machine.card()
+    else:
+        catalog_machine = None
     steps: list[str] = []
     weights = _weights(request, steps)
     footprint = _footprint(request, weights.gb, steps)
     cards = _cards(request, spec, weights.gb, footprint.gb, steps)
-    standard, machine_fit = _domain_fits(spec, machine, cards, steps)
+    standard, machine_fit = _domain_fits(spec, machine, cards, steps, catalog_machine)
     checked = machine_fit if isinstance(machine_fit, DomainFit) else standard
     alternatives: tuple[Alternative, ...] = ()
     if not checked.fits_one_domain:
@@ -439,7 +473,12 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
             heads=cards.heads,
             reserve_gb=request.reserve_gb,
             checked=checked,
+            machine=catalog_machine,
         )
+    communication: CommCost | Unsupported = NO_SHAPE
+    if request.shape is not None:
+        communication = _communication(request.shape, cards.tp, spec, checked, catalog_machine, machine, links)
+        steps.extend(communication.lines)
     verdict = (
         "crosses-domain"
         if not checked.fits_one_domain
@@ -480,6 +519,7 @@ def plan_deployment(request: PlanRequest, spec: GpuSpec, machine: MachineDomains
         alternatives=alternatives,
         steps=tuple(steps),
         verdict=verdict,
+        communication=communication,
     )
 
 
@@ -627,18 +667,27 @@ def _cards(request: PlanRequest, spec: GpuSpec, weights_gb: float, footprint: fl
 
 
 def _domain_fits(
-    spec: GpuSpec, machine: MachineDomains | None, cards: _Cards, steps: list[str]
+    spec: GpuSpec,
+    machine: MachineDomains | None,
+    cards: _Cards,
+    steps: list[str],
+    catalog_machine: MachineSpec | None = None,
 ) -> tuple[DomainFit, DomainFit | Unsupported]:
-    """The TP group against the model's standard node and, when one was audited, against the machine's domains."""
+    """The TP group against the model's standard node (or the catalog machine the plan was sized on) and, when one
+    was audited, against the machine's domains."""
     memory = f"{_fmt(cards.per_card)} of {_fmt(cards.usable)} GB"
+    target, domains, network = _standard_label(spec), standard_domains(spec), "the network"
+    if catalog_machine is not None:
+        target, domains, network = catalog_machine.label, _machine_domains(catalog_machine), catalog_machine.network
     standard = _fit(
-        target=_standard_label(spec),
+        target=target,
         kind="standard-node",
-        domains=standard_domains(spec),
+        domains=domains,
         tp=cards.tp,
         pp=cards.pp,
         utilisation=cards.utilisation,
         memory=memory,
+        network=network,
     )
     steps.append(standard.verdict)
     if machine is None:
@@ -646,6 +695,12 @@ def _domain_fits(
     if not machine.domains:
         raise ConfigError(f"the machine {machine.label!r} has no GPUs to plan on")
     label = f"audited machine {machine.label}"
+    if not machine.links_known:
+        steps.append(
+            f"{label}: {machine.gpu_count} GPUs, but the input describes no links between them: the plan is checked "
+            "against the standard node (nvidia-smi topo -m of the box checks it against its own domains)"
+        )
+        return standard, Unsupported("plan", "the input describes no links between its GPUs")
     machine_fit = _fit(
         target=label,
         kind="machine",
@@ -661,6 +716,45 @@ def _domain_fits(
         steps.append(f"note: the machine reports {machine.gpu_model!r}, the plan is sized for {spec.name}")
     steps.append(machine_fit.verdict)
     return standard, machine_fit
+
+
+def _machine_domains(machine: MachineSpec) -> tuple[tuple[int, ...], ...]:
+    """A catalog machine's GPUs as NVLink domains: one rack-wide domain for a tray, the board for a node, each GPU
+    alone where it has no NVLink to another (a station)."""
+    card = machine.card()
+    if machine.spans_machines:
+        return standard_domains(card)
+    size = max(1, machine.domain_gpus)
+    return tuple(tuple(range(start, min(start + size, machine.gpus))) for start in range(0, machine.gpus, size))
+
+
+def _communication(
+    shape: ModelShape,
+    tp: int,
+    spec: GpuSpec,
+    checked: DomainFit,
+    catalog_machine: MachineSpec | None,
+    audited: MachineDomains | None,
+    links: Links | None,
+) -> CommCost:
+    """The all-reduce cost of the TP group per decode step, inside one domain of the card's standard build and
+    across what the checked group crosses."""
+    from topoaudit.plan.comm import Links, communication_cost
+
+    for name in ("layers", "hidden", "batch"):
+        if getattr(shape, name) <= 0:
+            raise ConfigError(f"the model shape's {name} must be a positive whole number")
+    card = (find_gpu(catalog_machine.gpu) if catalog_machine is not None else None) or spec
+    return communication_cost(
+        shape,
+        tp,
+        card,
+        inside_label=_short_label(card),
+        checked=checked,
+        machine=catalog_machine,
+        audited=audited,
+        links=links or Links(),
+    )
 
 
 def _same_model(product: str, spec: GpuSpec) -> bool:

@@ -25,7 +25,7 @@ import pkgutil
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -97,9 +97,8 @@ def load_text(text: str, name: str) -> Facts:
     """
     if "\x00" in text[:4096]:
         raise InputError(f"{name}: binary data, not a text capture")
-    if _is_json(text):
-        return _load_document(text, name)
-    return _read_paste(text, name)
+    loaded = _load_document(text, name) if _is_json(text) else _read_paste(text, name)
+    return replace(loaded, text=text)  # a finding or the identified model quotes the line it names
 
 
 def _is_json(text: str) -> bool:
@@ -164,7 +163,8 @@ def _read_paste(text: str, name: str) -> Facts:
     from topoaudit.parse.prefixes import strip_prefixes
 
     lines = strip_prefixes(text)
-    clean = "\n".join(line.text for line in lines)
+    ending = "\n" if text.endswith(("\n", "\r")) else ""  # a paste that ends inside a line is still seen cut
+    clean = "\n".join(line.text for line in lines) + ending
     parts = split_parts(lines)
     reads: list[_Read] = []
     failed: dict[Part, tuple[Reader, InputError]] = {}
@@ -184,9 +184,7 @@ def _read_paste(text: str, name: str) -> Facts:
     shown = tuple(_shown_part(p, reads, failed) for p in parts)
     unread = [p for p in parts if not _read_by(p, reads)]
     issues = tuple(
-        issue
-        for p in unread
-        if (issue := _not_read(p, failed[p]) if p in failed else _unrecognised(p)) is not None
+        issue for p in unread if (issue := _not_read(p, failed[p]) if p in failed else _unrecognised(p)) is not None
     )
     if reads:
         loaded = merge([(r.reader, r.facts) for r in reads]) if len(reads) > 1 else reads[0].facts
@@ -494,8 +492,8 @@ def load_example(name: str) -> Facts:
     )
 
 
-def noted(notes: tuple[tuple[int, str], ...]) -> tuple[InputIssue, ...]:
-    """A parser's notes on lines it left out, as the report's input issues."""
+def noted(notes: tuple[tuple[int, str], ...], action: str = "ignored") -> tuple[InputIssue, ...]:
+    """A parser's notes on lines it left out, as the report's input issues ("recovered": damage read around)."""
     from topoaudit.model.report import InputIssue
 
-    return tuple(InputIssue(line, "ignored", note) for line, note in notes)
+    return tuple(InputIssue(line, action, note) for line, note in notes)

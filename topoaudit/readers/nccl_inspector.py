@@ -41,7 +41,7 @@ def load(text: str, name: str) -> Facts:
     return Facts(
         Machine(source="nccl-inspector", gpus=tuple(Gpu(index=i) for i in range(gpus_per_host(parsed)))),
         SourceInfo("nccl-inspector", name, description=description),
-        noted(parsed.notes),
+        noted(parsed.notes, "recovered"),  # a record skipped is a collective not judged
         inspector=summary,
         what="NCCL Inspector output",
     )

@@ -33,7 +33,7 @@ def load(text: str, name: str) -> Facts:
     return Facts(
         parsed.machine,
         SourceInfo("nccl-xml", name, description=description),
-        parsed.input_issues(),  # damage read around is recovered (the audit is incomplete), the rest ignored
+        parsed.input_issues(),  # damage read around is recovered: the audit is incomplete
         captures=Captures(nccl_topology=topology),
         what=f"{what} XML",
     )

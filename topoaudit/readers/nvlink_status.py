@@ -31,7 +31,7 @@ def load(text: str, name: str) -> Facts:
         SourceInfo(
             "nvidia-smi-nvlink", name, description=f"nvidia-smi nvlink output: {len(parsed.machine.gpus)} GPU(s)"
         ),
-        noted(parsed.notes),
+        (*noted(parsed.notes), *noted(parsed.damaged, "recovered")),
         {"nvlink_speeds_gbps": parsed.speeds_gbps} if parsed.speeds_gbps else {},
         captures=Captures(),
         used=parsed.used_lines,

@@ -16,7 +16,8 @@ def sniff(text: str) -> bool:
 
 
 def load(text: str, name: str) -> Facts:
-    """The report's machine, its sweep and the facts it keeps among its extras, judged again by this version."""
+    """The report's machine, its sweep, NCCL's view, its captures and the facts it keeps among its extras, judged
+    again by this version (with the request it was saved with: ``app.common.saved_request``)."""
     from topoaudit.model.facts import Facts
     from topoaudit.model.report import SourceInfo, report_from_json
     from topoaudit.rules.base import facts_in_extras
@@ -34,6 +35,8 @@ def load(text: str, name: str) -> Facts:
         report.input_issues,
         dict(report.extras),
         bench=report.bench,  # a saved sweep is judged again with the rest of the report
+        nccl=report.nccl,  # and so are NCCL's view and the captures: judged again, never dropped
+        captures=report.captures,
         saved=report,
         what="a topoaudit report",
         **facts_in_extras(report.extras),

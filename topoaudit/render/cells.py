@@ -10,9 +10,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from typing import TypeVar
 
 from topoaudit.model.machine import PathLevel, level_from_code
 from topoaudit.model.values import Failed, Unsupported
+
+T = TypeVar("T")
 
 TONES: dict[str, tuple[str, str]] = {
     "fail": ("bold red", "t-fail"),
@@ -46,6 +49,27 @@ LEVEL_TONE = {
 
 FULL_MATRIX_MAX = 64
 """Above this many devices the link matrix is summarised per domain; report.json keeps every link."""
+
+MAX_LISTED = 256
+"""Rows a table or list of the row model shows (a real box has a few dozen GPUs, NICs or issues at most); a
+damaged or hostile report listing 120,000 is shown in part, in a second, saying what it left out. report.json
+keeps every one."""
+
+
+MAX_GPUS_LISTED = 1024
+"""GPUs (and what is listed per GPU or domain) a table shows: one NVLink domain reaches 576 GPUs."""
+
+
+def first_listed(items: tuple[T, ...], noun: str, most: int = MAX_LISTED) -> tuple[tuple[T, ...], str]:
+    """The first ``most`` of ``items`` and what was left out ("119,744 of its 120,000 NICs"; "" for nothing)."""
+    if len(items) <= most:
+        return items, ""
+    return items[:most], f"{len(items) - most:,} of its {len(items):,} {noun}"
+
+
+def left_out_note(cut: str) -> tuple[str, ...]:
+    """A table's note for what :func:`first_listed` left out; none when nothing was."""
+    return (f"Listed in part: {cut} are left out (report.json holds them all).",) if cut else ()
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from topoaudit.model.machine import PathLevel
+from topoaudit.model.network import nodes_heading
 from topoaudit.model.report import Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Unsupported
@@ -26,8 +27,12 @@ def summary(report: Report) -> str:
     parts = []
     if n == 0:
         parts.append(f"no GPUs in this report ({no_gpus_why(report)})")
+    elif n == 1:
+        parts.append(f"1× {model} in the input")
     elif n >= 2 and all(d.build == "unknown" for d in report.domains):
-        parts.append(f"{n}× {model}: the source describes no links between GPUs (topology unknown)")
+        parts.append(
+            f"{nodes_heading(report.bench, n, model)}: the source describes no links between GPUs (topology unknown)"
+        )
     elif not multi:
         parts.append(f"{n}× {model}: no NVLink between any GPUs")
     elif len(multi) == 1 and multi[0].size == n:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from topoaudit.render.nccl_rows import NcclSection
     from topoaudit.render.plan_rows import PlanView
 
-VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red"}
+VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "not judged": "bold magenta"}
 MIN_WIDTH = 40
 
 
@@ -118,12 +118,18 @@ def facts_section(section: FactsSection, width: int) -> Group:
 def _header(v: rv.ReportView) -> Panel:
     title = Text.assemble(("topoaudit ", "bold"), (v.verdict.upper(), VERDICT_STYLE.get(v.verdict, "")))
     body = Text(v.summary + "\n")
-    body.append(f"exit {v.exit_code}: {v.gate_reason}\n", style="dim")
+    body.append(f"exit {v.exit_code}: {v.gate_reason}\n", style="dim" if v.judged else "")
+    if v.judged:
+        body.append(f"judged: {v.judged}\n", style="dim")
+    if v.identified:
+        body.append(f"identified: {v.identified}\n", style="dim")
     body.append(f"source: {v.source}", style="dim")
     if v.demo:
         body.append(f"\nDEMO: {v.demo}", style="bold magenta")
     if v.redaction:
         body.append(f"\nRedacted. {v.redaction}", style="dim")
+    if v.left_out:
+        body.append(f"\nShortened. {rv.left_out_sentence(v.left_out)}", style="yellow")
     return Panel(body, title=title, title_align="left", border_style=VERDICT_STYLE.get(v.verdict, ""))
 
 

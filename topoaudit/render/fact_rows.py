@@ -16,9 +16,12 @@ from topoaudit.model.values import Failed, Unsupported
 from topoaudit.render.cells import (
     FULL_MATRIX_MAX,
     LEVEL_TONE,
+    MAX_GPUS_LISTED,
     Cell,
     Table,
     absent_text,
+    first_listed,
+    left_out_note,
     plain,
     register_views,
     sentence,
@@ -100,7 +103,8 @@ def _nccl_topology_section(topo: NcclTopology) -> FactsSection:
             + ("GPUDirect RDMA", "NUMA")
         )
         rows = []
-        for g in topo.gpus:
+        gpus, cut = first_listed(topo.gpus, "GPUs", MAX_GPUS_LISTED)
+        for g in gpus:
             pcie = f"{g.link_speed} x{g.link_width}" if g.link_speed and g.link_width else "link not recorded"
             row = [
                 Cell(f"GPU{g.index}", "strong"),
@@ -119,8 +123,9 @@ def _nccl_topology_section(topo: NcclTopology) -> FactsSection:
             row.append(_yes_no(g.gdr))
             row.append(Cell(str(g.numa_id)) if g.numa_id >= 0 else Cell("not placed by NCCL", "warn"))
             rows.append(tuple(row))
-        tables.append(Table("GPUs as NCCL saw them", header, tuple(rows), anchor="nccl-xml-gpus"))
+        tables.append(Table("GPUs as NCCL saw them", header, tuple(rows), left_out_note(cut), anchor="nccl-xml-gpus"))
     if topo.nets:
+        nets, cut = first_listed(topo.nets, "NICs")
         rows = [
             (
                 Cell(n.label, "strong"),
@@ -130,11 +135,12 @@ def _nccl_topology_section(topo: NcclTopology) -> FactsSection:
                 _nccl_figure("NET", n.net_gbps, arithmetic),
                 _yes_no(n.gdr),
             )
-            for n in topo.nets
+            for n in nets
         ]
         header = ("NIC", "Device", "Bus id", "Speed", "NCCL's GB/s", "GPUDirect RDMA")
-        tables.append(Table("NICs as NCCL saw them", header, tuple(rows), anchor="nccl-xml-nets"))
+        tables.append(Table("NICs as NCCL saw them", header, tuple(rows), left_out_note(cut), anchor="nccl-xml-nets"))
     if topo.graphs:
+        graphs, cut = first_listed(topo.graphs, "graphs")
         rows = [
             (
                 Cell(g.pattern, "strong"),
@@ -144,10 +150,11 @@ def _nccl_topology_section(topo: NcclTopology) -> FactsSection:
                 Cell(g.type_intra, "warn" if g.type_intra in ("SYS", "PHB", "NODE") else ""),
                 Cell(g.type_inter),
             )
-            for g in topo.graphs
+            for g in graphs
         ]
         header = ("Pattern", "Channels", "Speed inside a node", "Speed between nodes", "Path inside", "Path between")
-        tables.append(Table("Channels NCCL built per pattern", header, tuple(rows), anchor="nccl-xml-graphs"))
+        title = "Channels NCCL built per pattern"
+        tables.append(Table(title, header, tuple(rows), left_out_note(cut), anchor="nccl-xml-graphs"))
     what = "graph dump" if topo.kind == "graph" else "topology dump"
     source = f"From {topo.flavour.upper()}'s {what} (XML version {topo.version})"
     if arithmetic:
@@ -173,9 +180,11 @@ def _bandwidth_section(report: Report, matrices: tuple[BandwidthMatrix, ...]) ->
     toned = False
     for m in matrices:
         rows = []
-        for label, values in zip(m.rows, m.values_gbps, strict=False):
+        labels, row_cut = first_listed(m.rows, "rows")
+        columns, column_cut = first_listed(m.columns, "columns")
+        for label, values in zip(labels, m.values_gbps, strict=False):
             cells = [Cell(label, "strong")]
-            for column, value in zip(m.columns, values, strict=False):
+            for column, value in zip(columns, values, strict=False):
                 link = report.machine.link(label, column) if label != column else None
                 tone, hint = "", ""
                 if link is not None:
@@ -186,13 +195,14 @@ def _bandwidth_section(report: Report, matrices: tuple[BandwidthMatrix, ...]) ->
                 else:
                     cells.append(Cell("-", "self" if label == column else "absent", absent_text(value)))
             rows.append(tuple(cells))
-        tables.append(Table(_matrix_title(m), ("", *m.columns), tuple(rows), anchor="bandwidth", matrix=True))
+        notes = left_out_note(" and ".join(cut for cut in (row_cut, column_cut) if cut))
+        tables.append(Table(_matrix_title(m), ("", *columns), tuple(rows), notes, anchor="bandwidth", matrix=True))
     legend = tuple((lv.label, LEVEL_TONE[lv]) for lv in PathLevel if lv != PathLevel.SELF) if toned else ()
     note = "Measured copy bandwidth in GB/s (- : not measured);"
     note += (
         " a GPU pair's cell is coloured like its link in the link matrix." if toned else " no link matrix beside it."
     )
-    tables[-1] = dataclasses.replace(tables[-1], notes=(note,))
+    tables[-1] = dataclasses.replace(tables[-1], notes=(*tables[-1].notes, note))
     return FactsSection("Measured copy bandwidth", "bandwidth", tuple(tables), legend)
 
 
@@ -308,10 +318,12 @@ def _host_checks_section(report: Report) -> FactsSection | None:
         (Cell("GPUDirect RDMA"), _verdict_cell(checks.gpudirect_rdma, checks.gpudirect_rdma_evidence, "none")),
     ]
     ports = checks.rdma_ports
+    cut = ""
     if isinstance(ports, tuple):
         if not ports:
             rows.append((Cell("RDMA ports"), Cell("none found")))
-        for port in ports:
+        listed, cut = first_listed(ports, "RDMA ports")
+        for port in listed:
             state = f"{plain(port.state)} {plain(port.phys_state)}"
             rate = f", {port.rate_gbps:g} Gb/s" if isinstance(port.rate_gbps, float) else ""
             layer = f" {port.link_layer}" if isinstance(port.link_layer, str) else ""
@@ -363,7 +375,7 @@ def _host_checks_section(report: Report) -> FactsSection | None:
         text = "; ".join(f"{summary} on GPUs {format_gpus(g)}" for summary, g in by_summary.items())
         bad = any(s in ("unhealthy", "limited-capacity") for s in by_summary)
         rows.append((Cell("NVLink fabric health"), Cell(text, "warn" if bad else "")))
-    table = Table("Host checks", ("Check", "What the probe read"), tuple(rows), anchor="host-checks")
+    table = Table("Host checks", ("Check", "What the probe read"), tuple(rows), left_out_note(cut), "host-checks")
     return FactsSection("Host checks", "host-checks", (table,))
 
 

@@ -24,9 +24,9 @@ from topoaudit.model.nccl_topo import Captures, NcclTopology
 from topoaudit.model.report import Report
 from topoaudit.render import RenderOptions
 from topoaudit.render.bench_rows import plot_title
-from topoaudit.render.cells import TONES
+from topoaudit.render.cells import MAX_LISTED, TONES
 from topoaudit.render.common import xml_text
-from topoaudit.render.rows import view
+from topoaudit.render.rows import left_out_sentence, view
 from topoaudit.render.svg_plots import busbw_plot, pair_heatmap
 from topoaudit.render.svg_topology import topology_svg
 
@@ -54,12 +54,8 @@ def _template() -> jinja2.Template:
     return environment().get_template("report.html.j2")
 
 
-MAX_LISTED = 256
-"""NICs, NCCL's NICs, NVSwitches and input issues a page lists (a real box has a few dozen at most)."""
-
-
 def render(report: Report, options: RenderOptions) -> str:
-    report, left_out = shortened(report)
+    report, cuts = shortened(report)
     v = view(report)
     host = report.machine.host.hostname
     title = f"topoaudit {v.verdict.upper()}: " + (host if isinstance(host, str) else report.source.name)
@@ -77,13 +73,13 @@ def render(report: Report, options: RenderOptions) -> str:
         topology=Markup(topology_svg(report)) if v.links_known else "",
         plots=plots,
         heatmap=heatmap,
-        left_out=left_out,
+        left_out=left_out_sentence((*cuts, *v.left_out), "page"),
     )
 
 
-def shortened(report: Report, most: int = MAX_LISTED) -> tuple[Report, str]:
-    """The report with at most ``most`` NICs (and their links), NCCL NICs, NVSwitches and input issues, and the
-    sentence saying what was left out ("" when nothing was). Findings and the gate are never shortened."""
+def shortened(report: Report, most: int = MAX_LISTED) -> tuple[Report, tuple[str, ...]]:
+    """The report with at most ``most`` NICs (and their links), NCCL NICs, NVSwitches and input issues, for the
+    picture as for the tables, and what was left out. Findings and the gate are never shortened."""
     machine, cut = report.machine, []
     if len(machine.nics) > most:
         dropped = {nic.label for nic in machine.nics[most:]}
@@ -103,7 +99,5 @@ def shortened(report: Report, most: int = MAX_LISTED) -> tuple[Report, str]:
         cut.append(f"{len(topo.nets) - most:,} of the {len(topo.nets):,} NICs in NCCL's topology")
         captures = dataclasses.replace(captures, nccl_topology=dataclasses.replace(topo, nets=topo.nets[:most]))
     if not cut:
-        return report, ""
-    shorter = dataclasses.replace(report, machine=machine, input_issues=issues, captures=captures)
-    sentence = f"This page lists part of the report: it leaves out {'; '.join(cut)}. The JSON report holds them all."
-    return shorter, sentence
+        return report, ()
+    return dataclasses.replace(report, machine=machine, input_issues=issues, captures=captures), tuple(cut)

@@ -6,7 +6,8 @@ message in ``<system-out>`` for a finding below it, passed and empty when the co
 and ``<skipped>`` with the reason when it could not be judged: the judge skipped its rule, or the input lacks
 the facts its rules need (:mod:`topoaudit.rules.needs`: bench codes without a bench, probe-only codes on a
 pasted matrix). A code is never "passed" without having been judged. Plus a test case for each skipped rule
-that is not a code, and a ``gate`` test case that fails exactly when the exit code is not 0.
+that is not a code, and a ``gate`` test case that fails exactly when the exit code is not 0, and is skipped with
+the gate's reason when nothing could be judged (verdict "not judged"): a verdict over no evidence is no pass.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from topoaudit.model.finding import Finding
-from topoaudit.model.report import Report
+from topoaudit.model.report import NOT_JUDGED, Report
 from topoaudit.render import RenderOptions
 from topoaudit.render.common import xml_text as x
 from topoaudit.rules.base import RuleContext, context_of_report
@@ -63,6 +64,7 @@ def render(report: Report, options: RenderOptions) -> str:
     for name, value in (
         ("verdict", report.gate.verdict),
         ("exit_code", report.gate.exit_code),
+        ("judged", "; ".join(report.gate.judged)),
         ("fail_on", report.options.fail_on.value),
         ("gpu_model", report.gpu_model),
         ("summary", _summary(report)),
@@ -104,6 +106,12 @@ def render(report: Report, options: RenderOptions) -> str:
         failures += 1
         el = ET.SubElement(gate, "failure", {"message": x(report.gate.reason), "type": x(report.gate.verdict)})
         el.text = x(f"exit {report.gate.exit_code}: {report.gate.reason}")
+    elif report.gate.verdict == NOT_JUDGED:
+        skipped += 1
+        ET.SubElement(gate, "skipped", {"message": x(report.gate.reason)})
+    elif report.gate.judged:
+        out = ET.SubElement(gate, "system-out")
+        out.text = x("judged: " + "; ".join(report.gate.judged))
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", "0")

@@ -43,7 +43,7 @@ def node_metadata(report: Report) -> tuple[dict[str, str | None], dict[str, str]
     sizes = sorted((len(d.gpus) for d in report.domains), reverse=True)
     model = None if is_absent(report.gpu_model) else str(report.gpu_model)
     labels: dict[str, str | None] = {
-        "verdict": report.gate.verdict,
+        "verdict": label_value(report.gate.verdict),  # "not judged" -> "not-judged"
         "nvlink-domain-size": str(sizes[0]) if sizes else None,
         "nvlink-domains": str(len(sizes)) if sizes else None,
         "gpus": str(len(report.machine.gpus)),

@@ -8,7 +8,7 @@ from topoaudit.render import RenderOptions
 from topoaudit.render.bench_rows import BenchView
 from topoaudit.render.cells import Cell, Table
 from topoaudit.render.plan_rows import PlanView, plan_view
-from topoaudit.render.rows import view
+from topoaudit.render.rows import left_out_sentence, view
 
 _MD_ESCAPES = str.maketrans(
     {
@@ -70,8 +70,11 @@ def render(report: Report, options: RenderOptions) -> str:
         lines += [f"> **Demo:** {cell(v.demo)}", ""]
     if v.redaction:
         lines += [f"> **Redacted.** {cell(v.redaction)}", ""]
+    if v.left_out:
+        lines += [f"> **Shortened.** {cell(left_out_sentence(v.left_out))}", ""]
     verdict = Md(f"**{cell(v.verdict.upper())}** (exit {v.exit_code}: {cell(v.gate_reason)})")
-    lines += table(["", ""], [["Verdict", verdict], *([label, c.text] for label, c in v.identity)])
+    covered = [["Judged", cell(v.judged)]] if v.judged else []
+    lines += table(["", ""], [["Verdict", verdict], *covered, *([label, c.text] for label, c in v.identity)])
     lines += ["", f"Generated {cell(v.generated)}."]
     if v.gpus:
         lines += ["", "## GPUs", "", *rows_table(v.gpus)]

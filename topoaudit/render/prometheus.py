@@ -22,11 +22,10 @@ from prometheus_client.registry import Collector
 
 from topoaudit.model.busbw import GB
 from topoaudit.model.machine import Gpu, NvLinkPort
-from topoaudit.model.report import Report
+from topoaudit.model.report import VERDICTS, Report
 from topoaudit.model.values import is_absent
 from topoaudit.render import RenderOptions
 
-VERDICTS = ("pass", "warn", "fail")
 SEVERITIES = ("info", "warn", "fail")
 _ERROR_COUNTERS = ("replay_errors", "recovery_errors", "crc_flit_errors", "crc_data_errors")
 
@@ -86,12 +85,18 @@ def _verdict(report: Report, keys: list[str], node: list[str]) -> Iterator[Metri
     info.add_metric(node, {k: v for k, v in facts.items() if v})
     yield info
     verdict = _gauge(
-        "topoaudit_verdict", "1 for the audit's verdict (pass, warn or fail), 0 for the others.", [*keys, "verdict"]
+        "topoaudit_verdict",
+        "1 for the audit's verdict (pass, warn, fail or not judged), 0 for the others.",
+        [*keys, "verdict"],
     )
     for name in VERDICTS:
         verdict.add_metric([*node, name], 1.0 if report.gate.verdict == name else 0.0)
     yield verdict
-    exit_code = _gauge("topoaudit_exit_code", "The exit code the gate gave (0 pass, 1 findings, 3 incomplete).", keys)
+    exit_code = _gauge(
+        "topoaudit_exit_code",
+        "The exit code the gate gave (0 pass, 1 findings, 3 incomplete or not judged under --strict).",
+        keys,
+    )
     exit_code.add_metric(node, float(report.gate.exit_code))
     yield exit_code
     incomplete = _gauge(

@@ -15,19 +15,22 @@ from typing import TYPE_CHECKING, Any
 
 from topoaudit.model.machine import PathLevel, level_from_code
 from topoaudit.model.paste import parts_read
-from topoaudit.model.report import Report
+from topoaudit.model.report import VERDICTS, Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
 from topoaudit.render.cells import (
     FULL_MATRIX_MAX,
     LEVEL_TONE,
+    MAX_GPUS_LISTED,
     VIEW_FIELDS,
     Cell,
     Table,
     absent_text,
     cells,
     code_cell,
+    first_listed,
     is_printable,
+    left_out_note,
     plain,
     printable,
     register_views,
@@ -86,10 +89,13 @@ class Fact:
 class ReportView:
     """Everything a human format shows, each string printable, in reading order."""
 
-    verdict: str
+    verdict: str  # "pass" | "warn" | "fail" | "not judged"
     exit_code: int
     gate_reason: str
     incomplete: bool
+    judged: str  # what the verdict covered, in one sentence ("" when not judged)
+    to_judge: str  # not judged: the capture or option that would let it judge
+    identified: str  # what the box is judged as and what showed it ("" when nothing did)
     summary: str
     source: str  # "kind name": where the machine facts came from
     demo: str  # "" unless the report is of a bundled example
@@ -119,6 +125,14 @@ class ReportView:
     sections: frozenset[str] = field(default_factory=frozenset)
     nccl: NcclSection | None = None  # NCCL's view, from an NCCL_DEBUG=INFO log
     facts: tuple[FactsSection, ...] = ()  # captures, P2P status and host checks, each only when present
+    left_out: tuple[str, ...] = ()  # what the tables and lists leave out past MAX_LISTED: "119,744 of its 120,000 NICs"
+
+
+def left_out_sentence(cuts: tuple[str, ...], shown_as: str = "view") -> str:
+    """The banner of a shortened report ("" when nothing was left out): what was left out, and where it all is."""
+    if not cuts:
+        return ""
+    return f"This {shown_as} lists part of the report: it leaves out {'; '.join(cuts)}. The JSON report holds them all."
 
 
 def _printable_tree(value: Any) -> Any:
@@ -156,12 +170,19 @@ def _view(report: Report) -> ReportView:
         note = "The source describes no links between GPUs: NVLink domains, placements and the link matrix are unknown."
     bench = None if isinstance(report.bench, Unsupported) else _bench_view(report.bench)
     plan = None if isinstance(report.plan, Unsupported) else _plan_view(report.plan)
-    verdict = report.gate.verdict if report.gate.verdict in ("pass", "warn", "fail") else "fail"
+    issues, issues_cut = first_listed(report.input_issues, "input issues")
+    skipped, skipped_cut = first_listed(report.skipped, "skipped rules")
+    everything_absent = not_available(report)
+    facts_absent, absent_cut = first_listed(everything_absent, "facts not available")
+    verdict = report.gate.verdict if report.gate.verdict in VERDICTS else "fail"
     return ReportView(
         verdict=verdict,
         exit_code=report.gate.exit_code,
         gate_reason=sentence(report.gate.reason),
         incomplete=report.gate.incomplete,
+        judged=sentence("; ".join(report.gate.judged)) if report.gate.judged else "",
+        to_judge=sentence(report.gate.to_judge) if report.gate.to_judge else "",
+        identified=sentence(report.identified.sentence) if report.identified.sentence else "",
         summary=summary(report),
         source=_source(report),
         demo=_demo(report),
@@ -184,18 +205,39 @@ def _view(report: Report) -> ReportView:
         bench=bench,
         plan=plan,
         extras=_extras(report),
-        input_issues=tuple(f"input line {i.line} ({i.action}): {sentence(i.message)}" for i in report.input_issues),
-        skipped=tuple((s.rule, sentence(s.reason)) for s in report.skipped),
-        not_available=not_available(report),
+        input_issues=tuple(f"input line {i.line} ({i.action}): {sentence(i.message)}" for i in issues),
+        skipped=tuple((s.rule, sentence(s.reason)) for s in skipped),
+        not_available=facts_absent,
         generated=f"{report.generated_at} by topoaudit {report.tool_version} (report schema {report.schema_version})",
         nccl=_nccl_section(report),
         facts=_fact_sections(report),
+        left_out=_left_out(report, (issues_cut, skipped_cut, absent_cut)),
     )
 
 
 def _source(report: Report) -> str:
     read = parts_read(report.source.parts)
     return f"{report.source.kind} {report.source.name}" + (f"; parts: {read}" if read else "")
+
+
+def _left_out(report: Report, lists: tuple[str, ...]) -> tuple[str, ...]:
+    """What the view leaves out past MAX_LISTED, by what it is: the tables' cuts, then the lists'."""
+    machine = report.machine
+    cuts = [
+        first_listed(machine.gpus, "GPUs", MAX_GPUS_LISTED)[1],
+        first_listed(machine.nics, "NICs")[1],
+        first_listed(report.domains, "NVLink domains", MAX_GPUS_LISTED)[1],
+        first_listed(report.bottlenecks, "ring bottlenecks", MAX_GPUS_LISTED)[1],
+        *lists,
+    ]
+    captures = report.captures
+    topo = getattr(captures, "nccl_topology", None)
+    if topo is not None and not isinstance(topo, Unsupported):
+        cuts += [
+            first_listed(topo.gpus, "GPUs in NCCL's topology", MAX_GPUS_LISTED)[1],
+            first_listed(topo.nets, "NICs in NCCL's topology")[1],
+        ]
+    return tuple(cut for cut in cuts if cut)
 
 
 def _demo(report: Report) -> str:
@@ -223,10 +265,12 @@ def _identity(report: Report) -> tuple[tuple[str, Cell], ...]:
     gpus = f"{len(report.machine.gpus)} in the input"
     if isinstance(host.total_gpu_count, int) and isinstance(host.visible_gpu_count, int):
         gpus += f" ({host.visible_gpu_count} visible of {host.total_gpu_count})"
+    identified = report.identified.sentence
     return (
         ("Host", value_cell(host.hostname)),
         ("Product", value_cell(host.product)),
         ("GPU model", value_cell(report.gpu_model)),
+        *((("Identified", Cell(sentence(identified))),) if identified else ()),
         ("Catalog entry", catalog),
         ("Driver", value_cell(host.driver_version)),
         ("CUDA driver", value_cell(host.cuda_driver_version)),
@@ -278,7 +322,7 @@ _GPU_COLUMNS: tuple[tuple[str, str], ...] = (
 
 def _gpus(report: Report) -> Table | None:
     """One row per GPU; a column the source never has (every value absent for one reason) is left out."""
-    gpus = report.machine.gpus
+    gpus, cut = first_listed(report.machine.gpus, "GPUs", MAX_GPUS_LISTED)
     shown = []
     for name, title in _GPU_COLUMNS:
         values = [getattr(g, name) for g in gpus]
@@ -311,7 +355,7 @@ def _gpus(report: Report) -> Table | None:
         if lost:
             row.append(value_cell(g.status) if isinstance(g.status, Failed) else Cell("ok"))
         rows.append(tuple(row))
-    return Table("GPUs", header, tuple(rows), anchor="gpus")
+    return Table("GPUs", header, tuple(rows), left_out_note(cut), anchor="gpus")
 
 
 def _links_text(min_links: int, max_links: int) -> str:
@@ -321,7 +365,8 @@ def _links_text(min_links: int, max_links: int) -> str:
 def _domains(report: Report) -> Table:
     hops = {b.gpus: b.describe for b in report.bottlenecks}
     rows = []
-    for d in report.domains:
+    domains, cut = first_listed(report.domains, "NVLink domains", MAX_GPUS_LISTED)
+    for d in domains:
         rows.append(
             cells(
                 str(d.id),
@@ -333,12 +378,13 @@ def _domains(report: Report) -> Table:
             )
         )
     header = ("Domain", "GPUs", "Build", "All pairs linked", "NVLinks per pair", "Slowest ring hop")
-    return Table("NVLink domains", header, tuple(rows), anchor="domains")
+    return Table("NVLink domains", header, tuple(rows), left_out_note(cut), anchor="domains")
 
 
 def _bottleneck(report: Report) -> Table:
     rows = []
-    for b in report.bottlenecks:
+    bottlenecks, cut = first_listed(report.bottlenecks, "ring bottlenecks", MAX_GPUS_LISTED)
+    for b in bottlenecks:
         between = f"GPU{b.slowest_hop.a}-GPU{b.slowest_hop.b} ({b.slowest_hop.code})" if b.slowest_hop else "-"
         rows.append(
             (Cell(format_gpus(b.gpus)), Cell(b.describe), Cell(between), Cell("yes" if b.exact else "lower bound"))
@@ -347,6 +393,7 @@ def _bottleneck(report: Report) -> Table:
         "Bottleneck: the slowest hop of a ring",
         ("GPUs", "Slowest hop", "Between", "Exact"),
         tuple(rows),
+        left_out_note(cut),
         anchor="bottleneck",
     )
 
@@ -463,19 +510,19 @@ def _matrix_summary(report: Report) -> Table:
 
 
 def _affinity(report: Report) -> Table | None:
-    gpus = report.machine.gpus
+    gpus, cut = first_listed(report.machine.gpus, "GPUs", MAX_GPUS_LISTED)
     if all(isinstance(g.cpu_affinity, Unsupported) and isinstance(g.numa_nodes, Unsupported) for g in gpus):
         return None
     rows = []
     for g in gpus:
         cpus = Cell(cpu_list(g.cpu_affinity)) if isinstance(g.cpu_affinity, tuple) else value_cell(g.cpu_affinity)
         rows.append((Cell(g.label, "strong"), cpus, value_cell(g.numa_nodes)))
-    return Table("CPU and NUMA affinity", ("GPU", "CPUs", "NUMA"), tuple(rows), anchor="affinity")
+    return Table("CPU and NUMA affinity", ("GPU", "CPUs", "NUMA"), tuple(rows), left_out_note(cut), anchor="affinity")
 
 
 def _nics(report: Report) -> Table | None:
     """NIC table with the columns this source has (topo -m gives names only; a probe adds the rest)."""
-    nics = report.machine.nics
+    nics, cut = first_listed(report.machine.nics, "NICs")
     if not nics:
         return None
     fields = [("device", "Device", ""), ("netdev", "Netdev", ""), ("pci_bus_id", "Bus id", ""),
@@ -484,7 +531,7 @@ def _nics(report: Report) -> Table | None:
     rows = tuple(
         (Cell(n.label, "strong"), *(value_cell(getattr(n, name), unit) for name, _, unit in shown)) for n in nics
     )
-    return Table("NICs", ("NIC", *(title for _, title, _ in shown)), rows, anchor="nics")
+    return Table("NICs", ("NIC", *(title for _, title, _ in shown)), rows, left_out_note(cut), anchor="nics")
 
 
 def _extras(report: Report) -> tuple[tuple[str, str], ...]:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.catalog import GpuSpec
+from topoaudit.errors import InputError
+from topoaudit.model.codec import shown
 from topoaudit.model.facts import Facts
 from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.identity import CLASSES, UNIDENTIFIED, HardwareClass, Identification
+from topoaudit.model.network import RunFacts
 from topoaudit.model.report import NOT_REQUESTED, AuditOptions, Report
 from topoaudit.model.topology import Domain, Placement
 from topoaudit.model.values import Probed, Unsupported
@@ -37,6 +41,14 @@ class RuleContext(Facts):
     expect_busbw_gbps: float | None = None  # the user's floor for the whole-machine plateau (--expect-busbw)
     plan: DeployPlan | Unsupported = NOT_REQUESTED  # the deploy plan checked against this machine
     oracle: Oracle | None = None  # what an NCCL collective should reach on a shape (bench.oracle)
+    run: RunFacts = field(default_factory=RunFacts)  # the NICs and NCCL release the runs in the input are judged with
+    identified: Identification = UNIDENTIFIED  # how the box is known: the option or line naming it, the class shown
+    hardware: HardwareClass | None = None  # the class the links show, judged by where no catalog entry is believed
+
+    @property
+    def design(self) -> GpuSpec | HardwareClass | None:
+        """What the box should be built like: its catalog entry, else the class its links show, else unknown."""
+        return self.spec if self.spec is not None else self.hardware
 
 
 Rule = Callable[[RuleContext], Iterable["Finding | Skipped"]]
@@ -69,17 +81,31 @@ def fact_extras(ctx: RuleContext) -> dict[str, Any]:
 def facts_in_extras(extras: dict[str, Any]) -> dict[str, Any]:
     """Return the RuleContext fields a saved report's extras hold (the inverse of :func:`fact_extras`).
 
-    InputError when a paste's facts kept there do not read back (a report edited by hand).
+    A saved report is someone else's file: a section a rule reads is checked here, so a damaged one is bad
+    input (InputError, exit 4) and no rule meets a value of the wrong type; so are a paste's facts kept there that
+    do not read back (a report edited by hand).
     """
-    found = {field: extras[key] for field, key in _EXTRAS_KEYS.items() if isinstance(extras.get(key), dict)}
-    typed = {field: extras[key] for field, key in _TYPED_EXTRAS.items() if key in extras}
+    found = {name: extras[key] for name, key in _EXTRAS_KEYS.items() if key in extras}
+    for name, key in _EXTRAS_KEYS.items():
+        if name in found and not isinstance(found[name], dict):
+            raise InputError(
+                f"the saved report's extras.{key} is {shown(found[name], 40)}, not the section topoaudit writes"
+            )
+    if "ras" in found:
+        from topoaudit.parse.nccl_ras import ras_from_dict
+
+        ras_from_dict(found["ras"])
+    if "inspector" in found:
+        from topoaudit.parse.nccl_inspector import check_summary
+
+        check_summary(found["inspector"])
+    typed = {name: extras[key] for name, key in _TYPED_EXTRAS.items() if key in extras}
     if typed:
         found.update(_typed_facts(typed))
     return found
 
 
 def _typed_facts(typed: dict[str, Any]) -> dict[str, Any]:
-    from topoaudit.errors import InputError
     from topoaudit.model.codec import DecodeError, decode
     from topoaudit.model.health import HealthEvent
     from topoaudit.model.nccl_graph import NcclGraphPrint
@@ -103,6 +129,7 @@ def context_of_report(report: Report) -> RuleContext:
     from topoaudit.catalog import find_gpu
 
     spec = find_gpu(report.catalog_entry) if isinstance(report.catalog_entry, str) else None
+    shown = CLASSES.get(report.identified.hardware_class) if spec is None else None
     return RuleContext(
         machine=report.machine,
         source=report.source,
@@ -117,6 +144,8 @@ def context_of_report(report: Report) -> RuleContext:
         spec=spec,
         gpu_model=report.gpu_model,
         plan=report.plan,
+        identified=report.identified,
+        hardware=shown,
         **facts_in_extras(report.extras),
     )
 

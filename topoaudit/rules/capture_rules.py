@@ -8,6 +8,8 @@ only then), each on the kind of capture it reads.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Iterator
 from statistics import median
 
@@ -31,6 +33,7 @@ from topoaudit.rules.needs import (
     P2P_STATUS,
 )
 from topoaudit.rules.registry import rule
+from topoaudit.rules.topology_rules import link_remedy
 
 _LINK_TESTS = NVBANDWIDTH_COPY_TESTS
 
@@ -258,6 +261,85 @@ def nvbandwidth_pairs(ctx: RuleContext) -> list[Finding]:
     return found
 
 
+PEER_TESTS = re.compile(r"^(device_to_device|all_to_one|one_to_all)_")
+"""nvbandwidth tests that copy between GPUs by peer access: waived only when no GPU can reach any other one
+(filterHasAccessiblePeerPairs: cuDeviceCanAccessPeer false for every pair, NVIDIA/nvbandwidth@66746a3
+testcase.cpp and testcase.h)."""
+
+
+@rule(
+    Code(
+        "nvbandwidth-data-corruption",
+        "fail",
+        title="A copy in nvbandwidth returned wrong data: its pattern check failed",
+        remedy=(
+            "Do not run jobs on these GPUs until it is explained: rerun the test alone (`nvbandwidth -t TEST`, and "
+            "with `-b 64`) to see whether it repeats, read `dmesg` for Xid and DMAR/IOMMU errors, check that one CUDA "
+            "toolkit is installed and nvbandwidth was built on this box, and have the GPUs or their links serviced "
+            "if it repeats."
+        ),
+    ),
+    Code(
+        "nvbandwidth-test-failed",
+        "fail",
+        title="An nvbandwidth test failed instead of printing its matrix (a CUDA or NVML error, an internal check)",
+        remedy=(
+            "Read the error the finding quotes: a CUDA error in a GPU-to-GPU copy points at peer access (ACS, the "
+            "IOMMU, `nvidia-smi topo -p2p r`), an NVML error at the driver; rerun the test alone, with nvbandwidth "
+            "built against this box's driver and CUDA."
+        ),
+    ),
+    "p2p-unavailable",
+    needs=(NVBANDWIDTH, CAPTURES),
+)
+def nvbandwidth_outcomes(ctx: RuleContext) -> Iterator[Finding]:
+    """Judge the nvbandwidth tests that printed no matrix: a failed pattern check, another failure, a waived test.
+
+    After each copy nvbandwidth checks the bytes it wrote (``Invalid value when checking the pattern``, then ``ASSERT
+    in expression h_errorFlag == 0`` from v0.7): a GPU copy that returned wrong data, named with its test. A CUDA or
+    NVML error is a failed test. nvbandwidth waives a GPU-to-GPU test only when no GPU can reach any other by peer
+    access, so on a box of two or more GPUs a waived one says that no pair has P2P.
+    """
+    captures = _captures(ctx)
+    wrong = [f for f in captures.copy_failures if f.kind == "data-check"]
+    if wrong:
+        tests = list(dict.fromkeys(str(f.testcase) for f in wrong if isinstance(f.testcase, str)))
+        first = wrong[0]
+        where = f" in {first_few(tests, 4)}" if tests else ""
+        at = f" ({first.detail})" if first.detail else ""
+        yield finding(
+            "nvbandwidth-data-corruption",
+            f"A GPU copy returned wrong data{where}: nvbandwidth's pattern check failed, line {first.line}: "
+            f"'{first.text}'{at}.",
+            tests=tests,
+            lines=[f.line for f in wrong],
+        )
+    failed = [f for f in captures.copy_failures if f.kind != "data-check"]
+    if failed:
+        first = failed[0]
+        test = f" {first.testcase}" if isinstance(first.testcase, str) else ""
+        number = f" (CUDA error {first.cuda_error})" if isinstance(first.cuda_error, int) else ""
+        more = f"; {len(failed) - 1} more failure line(s)" if len(failed) > 1 else ""
+        yield finding(
+            "nvbandwidth-test-failed",
+            f"nvbandwidth's test{test} failed{number}: line {first.line}: '{first.text}'{more}.",
+            tests=list(dict.fromkeys(str(f.testcase) for f in failed if isinstance(f.testcase, str))),
+            lines=[f.line for f in failed],
+        )
+    gpus = len(ctx.machine.gpus)
+    peer = [w for w in captures.waived_tests if isinstance(w.testcase, str) and PEER_TESTS.match(w.testcase)]
+    if peer and gpus >= 2:
+        names = list(dict.fromkeys(str(w.testcase) for w in peer))
+        yield finding(
+            "p2p-unavailable",
+            f"nvbandwidth waived {first_few(names, 3)} on {gpus} GPUs (line {peer[0].line}): it waives a GPU-to-GPU "
+            "test only when no GPU can reach any other by peer access, so no pair of these GPUs has P2P; their "
+            "copies go through host memory.",
+            waived=names,
+            gpus=gpus,
+        )
+
+
 def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Finding]:
     """Flag a pair whose measured copy bandwidth is far below the other pairs of the same test and path.
 
@@ -427,11 +509,24 @@ def all_links_inactive(ctx: RuleContext) -> list[Finding]:
     ]
     if not dead or (spec is not None and spec.nvlink_generation == 0):
         return []
-    return [
-        finding(
+    if spec is not None and spec.build == "bridge":  # PCIe cards: NVLink comes only with a bridge, and that is optional
+        every = len(dead) == len(machine.gpus)
+        said = (
+            f"no NVLink bridge is fitted, so the GPUs talk over PCIe (bridges are optional on {spec.name} cards)"
+            if every
+            else "a bridge is missing or unseated where the other cards have theirs"
+        )
+        down = finding(
             "nvlink-link-down",
-            f"NVML reports every NVLink inactive on {', '.join(dead)}: the GPU is cut off from its NVLink peers.",
-            severity=Severity.FAIL if spec is not None else Severity.WARN,
+            f"NVML reports every NVLink inactive on {', '.join(dead)}: {said}.",
+            severity=Severity.INFO if every else Severity.WARN,
             gpus=dead,
         )
-    ]
+        return [down if every else dataclasses.replace(down, remedy=link_remedy(ctx))]
+    down = finding(
+        "nvlink-link-down",
+        f"NVML reports every NVLink inactive on {', '.join(dead)}: the GPU is cut off from its NVLink peers.",
+        severity=Severity.FAIL if spec is not None else Severity.WARN,
+        gpus=dead,
+    )
+    return [dataclasses.replace(down, remedy=link_remedy(ctx))]

@@ -41,6 +41,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("topoaudit.rules.probe_rules", "What only a live probe sees: links, fabric, PCIe path, RDMA, host"),
     Family("topoaudit.judge.expectations", "What the box was expected to be"),
     Family("topoaudit.bench.judge", "The all-reduce bench", (BENCH,)),
+    Family("topoaudit.rules.run_rules", "A pasted nccl-tests run: failures, hangs, data check, latency", (BENCH,)),
     Family("topoaudit.fleet.node_pairs", "A node-pair sweep across nodes", (BENCH,)),
     Family("topoaudit.rules.nccl_rules", "NCCL's own view: an NCCL_DEBUG=INFO log", (NCCL_LOG,)),
     Family("topoaudit.rules.capture_rules", "NCCL's topology dump and measured matrices", (CAPTURES,)),

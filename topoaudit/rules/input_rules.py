@@ -6,6 +6,7 @@ Neither is a fault of the box; both say how far the rest of the report can be tr
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from topoaudit.model.finding import Finding
 from topoaudit.rules.base import RuleContext, finding
@@ -38,6 +39,12 @@ def input_recovered(ctx: RuleContext) -> Iterable[Finding]:
     )
 
 
+NOT_IN_CATALOG = (
+    "The catalog has no entry for this model (`python -m topoaudit.catalog` lists them): the box is judged from its "
+    "own links; --gpu-model helps only to name a catalog model the box really is."
+)
+
+
 @rule(
     Code(
         "model-unknown",
@@ -52,10 +59,13 @@ def model_unknown(ctx: RuleContext) -> Iterable[Finding]:
     The rules then judge from link counts alone (the box's own GPUs are the expectation); ``--gpu-model`` or a
     probe's snapshot gives the model-specific expectations.
     """
-    if ctx.spec is not None or not ctx.machine.gpus:
-        return
+    if ctx.spec is not None or not ctx.machine.gpus or ctx.identified.contradiction:
+        return  # a model the links contradict is gpu-model-contradicts-links's
     why = "; expectations come from link counts alone."
     if isinstance(ctx.gpu_model, str):
-        yield finding("model-unknown", f"GPU model {ctx.gpu_model!r} not in the catalog{why}", gpu_model=ctx.gpu_model)
+        named = finding(
+            "model-unknown", f"GPU model {ctx.gpu_model!r} not in the catalog{why}", gpu_model=ctx.gpu_model
+        )
+        yield replace(named, remedy=NOT_IN_CATALOG)  # the input named it: --gpu-model cannot name it better
     else:
         yield finding("model-unknown", f"GPU model not in the input{why}", gpu_model_reason=ctx.gpu_model.reason)

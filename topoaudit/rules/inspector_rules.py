@@ -49,7 +49,9 @@ def inspector_busbw(ctx: RuleContext) -> list[Finding]:
     no figure for the shape, hosts running communicators of one shape are compared with each other.
     """
     assert not isinstance(ctx.inspector, Unsupported)
-    return judge_inspector(ctx.inspector, ctx.spec, ctx.oracle)
+    return judge_inspector(
+        ctx.inspector, ctx.spec, ctx.oracle, network=ctx.run.network, nccl_version=ctx.run.nccl_version
+    )
 
 
 def judge_inspector(

@@ -18,8 +18,10 @@ from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Machine, PathLevel
 from topoaudit.model.nccl import PATTERN_NAMES, LogLine, NcclTransport, NcclView, rank_gpu
 from topoaudit.model.topology import format_gpus
+from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import RuleContext, as_sentence, finding
 from topoaudit.rules.codes import Code
+from topoaudit.rules.nccl_settings import settings_finding
 from topoaudit.rules.needs import NCCL_LOG
 from topoaudit.rules.probe_rules import PEERMEM_COMMANDS, fabric_manager_commands, with_fabric_remedy
 from topoaudit.rules.registry import rule
@@ -65,9 +67,13 @@ SLOW_KINDS = ("SHM", "NET")
 """Transports inside one host that leave peer access: host memory and the network."""
 
 
-def _same_box(view: NcclView, a: int, b: int) -> bool:
-    """Tell whether two ranks run on one host: the same prefix host, or a communicator of one node."""
-    if same_host(view, a, b):
+def _same_box(view: NcclView, a: int, b: int, found: list[NcclTransport]) -> bool:
+    """Tell whether two ranks run on one host.
+
+    They do when the log's prefixes name one host, the communicator has one node, or a transport through host
+    memory joins them (SHM joins ranks of one host only: src/transport/shm.cc).
+    """
+    if same_host(view, a, b) or any(t.kind == "SHM" for t in found):
         return True
     ra, rb = view.rank(a), view.rank(b)
     return any(r is not None and isinstance(r.nodes_in_comm, int) and r.nodes_in_comm == 1 for r in (ra, rb))
@@ -93,7 +99,11 @@ def p2p_islands(view: NcclView) -> list[list[int]]:
 
 
 def _hops(view: NcclView) -> list[tuple[int, int, str, LogLine]]:
-    """Every ring hop (wrapping around) and tree edge NCCL printed: (from, to, "ring"|"tree", line)."""
+    """Return every ring hop (wrapping around) and tree edge NCCL printed: (from, to, "ring"|"tree", line).
+
+    A connection line whose pair no ring or tree names is a hop of its own ("connection"): an excerpt of channel
+    lines, without the ring and tree lines, still shows how NCCL joined each pair.
+    """
     hops: list[tuple[int, int, str, LogLine]] = []
     for ring in view.rings:
         order = ring.order
@@ -111,6 +121,12 @@ def _hops(view: NcclView) -> list[tuple[int, int, str, LogLine]]:
                     hops.append((int(child), tree.rank, "tree", tree.first))
             if parent.lstrip("-").isdigit() and int(parent) >= 0:
                 hops.append((tree.rank, int(parent), "tree", tree.first))
+    named = {(min(a, b), max(a, b)) for a, b, _, _ in hops}
+    for t in view.transports:
+        pair = (min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank))
+        if pair not in named and t.src_rank != t.dst_rank:
+            named.add(pair)
+            hops.append((t.src_rank, t.dst_rank, "connection", t.first))
     return hops
 
 
@@ -159,7 +175,7 @@ def ring_split(ctx: RuleContext) -> Iterator[Finding]:
     for a, b, what, line in _hops(view):
         pair = (min(a, b), max(a, b))
         found = by_pair.get(pair, [])
-        if not found or any(t.kind == "P2P" for t in found) or not _same_box(view, a, b):
+        if not found or any(t.kind == "P2P" for t in found) or not _same_box(view, a, b, found):
             continue
         if not any(t.kind in SLOW_KINDS for t in found) or island_of.get(a) == island_of.get(b):
             continue
@@ -199,6 +215,9 @@ def ring_split(ctx: RuleContext) -> Iterator[Finding]:
         + (f"; and {len(hop_text) - PAIRS_IN_MESSAGE} more" if len(hop_text) > PAIRS_IN_MESSAGE else "")
         + ". Every all-reduce over the whole communicator runs at the slowest of these hops."
     )
+    covered = view.coverage()
+    if covered:
+        message += f" {as_sentence(covered)}"
     # NCCL_DEBUG_SUBSYS=GRAPH prints the path type its graphs run over: PHB/SYS is through the CPU
     through_host = [pt for pt in view.patterns if pt.intra_path in ("PHB", "SYS", "NET")]
     if through_host:
@@ -222,6 +241,7 @@ def ring_split(ctx: RuleContext) -> Iterator[Finding]:
         islands=[list(g) for g in islands],
         slow_hops=hop_items,
         log_lines=quote([*lines, *p2p_lines]),
+        **({"coverage": covered} if covered else {}),
         **extra,
     )
 
@@ -478,24 +498,41 @@ def nvls_off(ctx: RuleContext) -> Iterator[Finding]:
 def gdr_disabled(ctx: RuleContext) -> Iterator[Finding]:
     """Report GPUDirect RDMA off between nodes: NCCL copies every inter-node message through host memory.
 
-    Named from NCCL's "GPU Direct RDMA Disabled" lines, or from network connections without ``/GDRDMA``.
+    Named from NCCL's "GPU Direct RDMA Disabled" lines, or from network connections without ``/GDRDMA``. NCCL
+    prints the per-HCA line (``NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'``, src/graph/topo.cc) when
+    the NIC cannot reach GPU memory at all (no nvidia-peermem, no DMA-BUF), so those lines say it alone, in a
+    paste of a few lines or a single-node run; the older per-GPU form with a distance is a choice NCCL makes for
+    far GPU-NIC pairs, judged only where traffic leaves the node.
     """
     view = _log(ctx)
     multi_node = len(view.hosts) > 1 or any(
         isinstance(r.nodes_in_comm, int) and r.nodes_in_comm > 1 for r in view.ranks
     )
     net = [t for t in view.transports if t.kind == "NET"]
-    if not (multi_node or net):
+    between_nodes = multi_node or bool(net)
+    one_node = not between_nodes and any(isinstance(r.nodes_in_comm, int) for r in view.ranks)
+    if one_node:  # the log says every rank is on one node: no traffic leaves it
         return
-    off = [g for g in view.gdr if not g.enabled]
+    enabled = {(g.host, g.hca) for g in view.gdr if g.enabled}
+    off = [
+        g
+        for g in view.gdr
+        if not g.enabled and (between_nodes or isinstance(g.distance, Unsupported)) and (g.host, g.hca) not in enabled
+    ]
     plain_net = [t for t in net if not t.gdr and not t.via.startswith("NET/Socket")]
     if not off and not plain_net:
         return
     hcas = sorted({g.hca for g in off})
     what = f"for HCA {', '.join(hcas)}" if hcas else f"on {len(plain_net)} network connection(s) without /GDRDMA"
+    effect = (
+        "inter-node traffic is copied through host memory"
+        if between_nodes
+        else "the NICs cannot read or write GPU memory (no nvidia-peermem or DMA-BUF), so traffic between nodes "
+        "would be copied through host memory"
+    )
     gdr_off = finding(
         "nccl-gdr-disabled",
-        f"NCCL has GPUDirect RDMA disabled {what}: inter-node traffic is copied through host memory.",
+        f"NCCL has GPUDirect RDMA disabled {what}: {effect}.",
         hcas=hcas,
         log_lines=quote([*(g.evidence for g in off), *(t.first for t in plain_net)]),
     )
@@ -567,3 +604,18 @@ def known_warnings(ctx: RuleContext) -> Iterator[Finding]:
             "processes held the GPUs.",
             log_lines=quote(nvls),
         )
+
+
+@rule("nccl-env-override", needs=(NCCL_LOG,))
+def env_settings(ctx: RuleContext) -> Iterator[Finding]:
+    """Report the NCCL variables the log shows set (``NCCL_P2P_LEVEL set by environment to LOC``).
+
+    A variable that switches a transport off or pins the path (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_IB_DISABLE,
+    NCCL_ALGO, NCCL_NVLS_ENABLE=0, NCCL_CUMEM_ENABLE=0...) warns: two NVLink-connected GPUs then talk through
+    host memory or the NICs. Tuning variables are info. NCCL before 2.23.4 prints NCCL_P2P_DISABLE=1 as
+    ``NCCL_P2P_LEVEL set by environment to LOC``. The remedy lists the files that set each variable.
+    """
+    view = _log(ctx)
+    found = settings_finding(view.settings, "NCCL's log", view.version)
+    if found is not None:
+        yield found

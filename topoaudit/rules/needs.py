@@ -5,6 +5,13 @@ when the input held every one of them, and a report's JUnit says of each code ei
 from the first need its input lacked, why not (a pasted matrix has no NVLink error counters: the probe's rules
 were not run, not passed). Each need answers from the facts alone, so a saved report is answered the same way
 as the run that wrote it.
+
+A need also says what of its kind the input gave a rule to examine (``covers``): "the links between 8 GPUs",
+"NCCL's transports between 12 rank pairs". A kind of fact can be present and hold nothing to judge (an NCCL log
+of its start-up lines, a sweep that printed no row), and a need that is a condition, not evidence (the input
+holds captures at all), covers nothing. The gate's verdict says what it covered from these: a PASS is a
+verdict over evidence a rule examined, and an input whose rules examined none is "not judged"
+(:mod:`topoaudit.judge.coverage`).
 """
 
 from __future__ import annotations
@@ -17,11 +24,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from topoaudit.model.values import Unsupported
 
 if TYPE_CHECKING:  # the facts a need reads; a pasted matrix loads none of their models
+    from topoaudit.catalog import GpuSpec
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.machine import Machine
     from topoaudit.model.nccl import NcclView
+    from topoaudit.model.nccl_graph import NcclGraphPrint
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.plan import DeployPlan
+    from topoaudit.model.smi_query import SmiQuery
 
 
 class Context(Protocol):
@@ -41,6 +51,12 @@ class Context(Protocol):
     def ras(self) -> dict[str, Any] | Unsupported: ...  # noqa: D102
     @property
     def plan(self) -> DeployPlan | Unsupported: ...  # noqa: D102
+    @property
+    def spec(self) -> GpuSpec | None: ...  # noqa: D102
+    @property
+    def smi_query(self) -> SmiQuery | Unsupported: ...  # noqa: D102
+    @property
+    def graph_print(self) -> NcclGraphPrint | Unsupported: ...  # noqa: D102
 
 
 PROBE_SOURCES = ("nvml",)
@@ -51,12 +67,21 @@ NVBANDWIDTH_COPY_TESTS = re.compile(r"device_to_device_memcpy_(read|write)_(ce|s
 """nvbandwidth tests that copy between one GPU pair at a time, one direction: what the pair's NVLinks carry."""
 
 
+def _nothing(ctx: Context) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class Need:
-    """A kind of fact; ``missing(ctx)`` is "" when the input held it, else why a rule needing it was not run."""
+    """A kind of fact; ``missing(ctx)`` is "" when the input held it, else why a rule needing it was not run.
+
+    ``covers(ctx)`` names the evidence of this kind a rule needing it examines ("" when the input holds none to
+    judge, and for a need that is a condition rather than evidence).
+    """
 
     name: str
     missing: Callable[[Context], str]
+    covers: Callable[[Context], str] = _nothing
 
     def __repr__(self) -> str:
         """Name the need (rule listings and test failures print it)."""
@@ -106,7 +131,8 @@ def _topology_dump(ctx: Context) -> str:
 
 def _nvbandwidth(ctx: Context) -> str:
     judged = any(m.tool == "nvbandwidth" for m in _bandwidth(ctx))  # type: ignore[attr-defined]
-    return "" if judged else "judged from nvbandwidth output; this report has none"
+    outcomes = not isinstance(ctx.captures, Unsupported) and (ctx.captures.copy_failures or ctx.captures.waived_tests)
+    return "" if judged or outcomes else "judged from nvbandwidth output; this report has none"
 
 
 def _nvbandwidth_copies(ctx: Context) -> str:
@@ -149,22 +175,166 @@ def _large_all_reduce(ctx: Context) -> str:
     return f"the NCCL Inspector output has no all-reduce of {mib} MiB or more{cpu} to judge"
 
 
-PROBE = Need("a live probe", _probe)
+def _plural(count: int, noun: str, plural: str = "") -> str:
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def _probe_covers(ctx: Context) -> str:
+    return f"a live probe of {_plural(len(ctx.machine.gpus), 'GPU')} (NVML, sysfs and the host)"
+
+
+def _ports_covers(ctx: Context) -> str:
+    with_ports = [g for g in ctx.machine.gpus if isinstance(g.nvlink_ports, tuple)]
+    return f"the NVLink ports of {_plural(len(with_ports), 'GPU')}" if with_ports else ""
+
+
+def _p2p_covers(ctx: Context) -> str:
+    pairs = {(min(s.a, s.b), max(s.a, s.b)) for s in ctx.machine.p2p}
+    return f"the peer-to-peer status of {_plural(len(pairs), 'GPU pair')}" if pairs else ""
+
+
+def _bench_covers(ctx: Context) -> str:
+    bench = ctx.bench
+    if isinstance(bench, Unsupported):
+        return ""
+    sizes = {row.size_bytes for group in bench.groups for row in group.rows}
+    if not sizes:
+        return ""  # a run that printed no result row: what it shows is a finding's, not a figure held
+    return f"an all-reduce sweep of {_plural(bench.world_size, 'rank')} ({_plural(len(sizes), 'message size')})"
+
+
+def _topology(ctx: Context) -> str:
+    from topoaudit.model.topology import gpu_pair_links
+
+    count = len(ctx.machine.gpus)
+    if count >= 2 and gpu_pair_links(ctx.machine):
+        return ""
+    if count < 2 and isinstance(ctx.nccl, Unsupported) and isinstance(ctx.bench, Unsupported):
+        return "judged between GPUs; the input shows " + ("one GPU" if count else "no GPU")
+    return f"judged from the links between GPUs (`nvidia-smi topo -m`); the {ctx.machine.source} input describes none"
+
+
+def _topology_covers(ctx: Context) -> str:
+    return f"the links between {len(ctx.machine.gpus)} GPUs ({ctx.machine.source})"
+
+
+def _nic_paths(ctx: Context) -> str:
+    gpus = {g.label for g in ctx.machine.gpus}
+    nics = {n.label for n in ctx.machine.nics}
+    if any((lk.a in gpus and lk.b in nics) or (lk.b in gpus and lk.a in nics) for lk in ctx.machine.links):
+        return ""
+    shown = "no path to them" if ctx.machine.nics else "no NIC"
+    return f"judged from the paths between GPUs and NICs (`nvidia-smi topo -m`); the input shows {shown}"
+
+
+def _nic_paths_covers(ctx: Context) -> str:
+    return f"the paths from {_plural(len(ctx.machine.gpus), 'GPU')} to {_plural(len(ctx.machine.nics), 'NIC')}"
+
+
+def _nccl_covers(ctx: Context) -> str:
+    """Name what in an NCCL log the NCCL rules examine.
+
+    Transports, graph paths beside a view of the links, GPUDirect RDMA between nodes, NVLS on an NVSwitch box;
+    start-up lines, ring orders and NIC lists alone judge nothing.
+    """
+    view = ctx.nccl
+    if isinstance(view, Unsupported):
+        return ""
+    said = []
+    pairs = {(min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank)) for t in view.transports}
+    if pairs:
+        said.append(f"NCCL's transports between {_plural(len(pairs), 'rank pair')}")
+    if view.patterns and (view.system_links or ctx.machine.links):
+        said.append(f"NCCL's graph paths ({_plural(len(view.patterns), 'pattern')}) beside its view of the links")
+    multi_node = len(view.hosts) > 1 or any(
+        isinstance(r.nodes_in_comm, int) and r.nodes_in_comm > 1 for r in view.ranks
+    )
+    if view.gdr and multi_node:
+        said.append(f"GPUDirect RDMA between nodes ({_plural(len(view.gdr), 'HCA decision')})")
+    nvls = view.nvls_support or any(isinstance(c.nvls, int) for c in view.channel_counts)
+    spec = ctx.spec
+    switched = (
+        spec.build == "nvswitch" and spec.nvlink_generation >= 4
+        if spec is not None
+        else bool(ctx.machine.nvswitches) or any(lk.nvlinks >= 18 for lk in ctx.machine.links)
+    )
+    if nvls and switched:
+        said.append("NVLS on an NVSwitch box")
+    return "; ".join(said)
+
+
+def _captured(kind: str) -> Callable[[Context], str]:
+    def covers(ctx: Context) -> str:
+        count = len([m for m in _bandwidth(ctx) if m.tool == kind])  # type: ignore[attr-defined]
+        return f"{kind}'s {_plural(count, 'matrix', 'matrices')}" if count else ""
+
+    return covers
+
+
+def _dump_covers(ctx: Context) -> str:
+    dump = None if isinstance(ctx.captures, Unsupported) else ctx.captures.nccl_topology
+    count = len(dump.gpus) if dump is not None and not isinstance(dump, Unsupported) else 0
+    return f"NCCL's topology dump of {_plural(count, 'GPU')}"
+
+
+def _stated(text: str) -> Callable[[Context], str]:
+    return lambda ctx: text
+
+
+def _counted(field: str, noun: str) -> Callable[[Context], str]:
+    """Covers of a paste's tuple of facts: how many the rules examine ("" when it holds none)."""
+
+    def covers(ctx: Context) -> str:
+        found = getattr(ctx, field)
+        return "" if isinstance(found, Unsupported) or not found else _plural(len(found), noun)
+
+    return covers
+
+
+def _smi_query_covers(ctx: Context) -> str:
+    query = ctx.smi_query
+    if isinstance(query, Unsupported) or not query.gpus:
+        return ""
+    return f"`nvidia-smi -q` of {_plural(len(query.gpus), 'GPU')}"
+
+
+def _graph_print_covers(ctx: Context) -> str:
+    graph = ctx.graph_print
+    if isinstance(graph, Unsupported) or not (graph.links or graph.paths):
+        return ""
+    return f"NCCL's topology print ({_plural(len(graph.links), 'link')}, {_plural(len(graph.paths), 'path')})"
+
+
+PROBE = Need("a live probe", _probe, _probe_covers)
 """NVML, sysfs and the host's environment, from ``topoaudit audit`` or its snapshot."""
-NVLINK_PORTS = Need("NVLink port states and counters", _ports)
+NVLINK_PORTS = Need("NVLink port states and counters", _ports, _ports_covers)
 """From a probe, or a pasted ``nvidia-smi nvlink -s/-e``."""
-P2P_STATUS = Need("GPU peer-to-peer status", _p2p)
+P2P_STATUS = Need("GPU peer-to-peer status", _p2p, _p2p_covers)
 """From a probe, or a pasted ``nvidia-smi topo -p2p`` / p2pBandwidthLatencyTest."""
-NCCL_LOG = Need("an NCCL_DEBUG=INFO log", _given("nccl", "judged from an NCCL_DEBUG=INFO log; this report has none"))
-BENCH = Need("an all-reduce sweep", _given("bench", "no bench in this report (run `topoaudit bench` to measure)"))
+NCCL_LOG = Need(
+    "an NCCL_DEBUG=INFO log", _given("nccl", "judged from an NCCL_DEBUG=INFO log; this report has none"), _nccl_covers
+)
+BENCH = Need(
+    "an all-reduce sweep",
+    _given("bench", "no bench in this report (run `topoaudit bench` to measure)"),
+    _bench_covers,
+)
 """``topoaudit bench``, ``audit --bench`` or a pasted nccl-tests run."""
-NCCL_TOPOLOGY_DUMP = Need("an NCCL topology dump", _topology_dump)
-NVBANDWIDTH = Need("nvbandwidth output", _nvbandwidth)
+NCCL_TOPOLOGY_DUMP = Need("an NCCL topology dump", _topology_dump, _dump_covers)
+NVBANDWIDTH = Need("nvbandwidth output", _nvbandwidth, _captured("nvbandwidth"))
 NVBANDWIDTH_COPIES = Need("nvbandwidth's GPU-to-GPU copies", _nvbandwidth_copies)
 GPU_LINKS = Need("the GPU pairs' links (`nvidia-smi topo -m`)", _gpu_links)
-COPIES_AND_SWEEP = Need("nvbandwidth's copies with an nccl-tests sweep", _copies_and_sweep)
-NCCL_INSPECTOR = Need("NCCL Inspector output with large all-reduces", _large_all_reduce)
-NCCL_RAS = Need("NCCL RAS output", _given("ras", "judged from NCCL RAS output (`ncclras`); this report has none"))
+COPIES_AND_SWEEP = Need(
+    "nvbandwidth's copies with an nccl-tests sweep", _copies_and_sweep, _stated("nvbandwidth's copies beside the sweep")
+)
+NCCL_INSPECTOR = Need(
+    "NCCL Inspector output with large all-reduces", _large_all_reduce, _stated("NCCL Inspector's large all-reduces")
+)
+NCCL_RAS = Need(
+    "NCCL RAS output",
+    _given("ras", "judged from NCCL RAS output (`ncclras`); this report has none"),
+    _stated("NCCL RAS's view of its communicators"),
+)
 CAPTURES = Need(
     "NCCL's XML dumps or captured matrices",
     _given("captures", "judged from NCCL's XML dumps, nvbandwidth or nvidia-smi captures; this report has none"),
@@ -172,19 +342,33 @@ CAPTURES = Need(
 SIGNATURES = Need(
     "pasted text looked through for known messages",
     _given("signatures", "judged from pasted text (an NCCL log, a traceback, error lines); this input has none"),
+    _counted("signatures", "known message"),
 )
-SMI_QUERY = Need("nvidia-smi -q output", _given("smi_query", "judged from `nvidia-smi -q`; this input has none"))
+SMI_QUERY = Need(
+    "nvidia-smi -q output",
+    _given("smi_query", "judged from `nvidia-smi -q`; this input has none"),
+    _smi_query_covers,
+)
 HEALTH_LINES = Need(
     "NHC, DCGM or kernel-log lines",
     _given("health", "judged from NHC, DCGM or kernel-log (Xid) lines; this input has none"),
+    _counted("health", "health line"),
 )
 NCCL_GRAPH_PRINT = Need(
     "NCCL's topology print",
     _given("graph_print", "judged from NCCL's topology print (NCCL_DEBUG_SUBSYS=GRAPH); this input has none"),
+    _graph_print_covers,
 )
-PLAN = Need("a deploy plan", _given("plan", "judged where a deploy plan is asked for (`--plan-params`)"))
+PLAN = Need(
+    "a deploy plan",
+    _given("plan", "judged where a deploy plan is asked for (`--plan-params`)"),
+    _stated("the deploy plan against the box's NVLink domains"),
+)
 FLEET = Need("many node reports", lambda ctx: "judged across many nodes by `topoaudit fleet`, not on one node's report")
 """Codes only ``topoaudit fleet`` raises, comparing node reports: never judged on one node's report."""
+TOPOLOGY = Need("the links between GPUs (`nvidia-smi topo -m`)", _topology, _topology_covers)
+"""Two or more GPUs and the paths between them: a ``topo -m``, a probe, a snapshot, an NCCL topology dump."""
+NIC_PATHS = Need("the paths between GPUs and NICs", _nic_paths, _nic_paths_covers)
 
 
 def first_missing(needs: tuple[Need, ...], ctx: Context) -> str:
@@ -194,3 +378,8 @@ def first_missing(needs: tuple[Need, ...], ctx: Context) -> str:
         if why:
             return why
     return ""
+
+
+def covered(needs: tuple[Need, ...], ctx: Context) -> tuple[str, ...]:
+    """Return the evidence ``needs`` gave a rule to examine on ``ctx``: each need's ``covers``, those with any."""
+    return tuple(text for need in needs if (text := need.covers(ctx)))

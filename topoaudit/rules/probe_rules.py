@@ -25,6 +25,7 @@ from topoaudit.rules.needs import NVLINK_PORTS, P2P_STATUS, PROBE
 from topoaudit.rules.needs import PROBE_SOURCES as PROBE_SOURCES
 from topoaudit.rules.registry import rule
 from topoaudit.rules.remedies import NCCL_VARIABLES, PCI_BUS_ID, remedy
+from topoaudit.rules.topology_rules import link_remedy
 
 if TYPE_CHECKING:  # a machine without host checks (a pasted matrix) does not load their model
     from topoaudit.catalog import GpuSpec
@@ -267,8 +268,9 @@ def fabric_unhealthy(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         "fail",
         title="NVLink ports are down (fewer active than the model has, or than sibling GPUs)",
         remedy=(
-            "Run `nvidia-smi nvlink -s` and `nvidia-smi nvlink -e`; reseat the bridge or ask the provider to replace "
-            "the baseboard or GPU; a reboot may retrain a link that dropped."
+            "Run `nvidia-smi nvlink -s` and `nvidia-smi nvlink -e`; on PCIe cards reseat the NVLink bridge, on an "
+            "SXM/HGX baseboard (no bridge) ask the provider to service the GPU tray or the baseboard; a reboot may "
+            "retrain a link that dropped."
         ),
     ),
     needs=(NVLINK_PORTS,),
@@ -310,12 +312,13 @@ def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     shown = "; ".join(
         f"GPU{i}: {a}/{expected} active, down: {','.join(map(str, down[:8]))}" for i, (a, down) in sorted(low.items())
     )
-    yield finding(
+    down = finding(
         "nvlink-link-down",
         f"{len(low)} GPU(s) have NVLink ports down ({versus}): {shown}.",
         severity=severity,
         gpus={f"GPU{i}": {"active": a, "expected": expected, "down_links": down} for i, (a, down) in low.items()},
     )
+    yield dataclasses.replace(down, remedy=link_remedy(ctx))
 
 
 _COUNTERS = ("replay_errors", "recovery_errors", "crc_flit_errors", "crc_data_errors")
@@ -377,7 +380,14 @@ def nvlink_errors(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             "Disable ACS on the PCIe bridges above the GPUs (or set the IOMMU to passthrough: iommu=pt) and check "
             "`nvidia-smi topo -p2p r`; in a VM ask for P2P-enabled passthrough."
         ),
-        remedy_actions=("acs-clear",),
+        remedy_actions=(
+            "acs-clear",
+            "package-check",
+            "module-load",
+            "module-load-at-boot",
+            "service-start",
+            "service-enable",
+        ),
     ),
     needs=(P2P_STATUS,),
 )
@@ -412,7 +422,10 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     checks = _checks(machine)
     in_vm = checks is not None and checks.virtualization == "vm"
     cause = ""
-    if isinstance(host.acs_redirect_bridges, tuple) and host.acs_redirect_bridges:
+    fabric_down = _fabric_down(ctx) if {s for *_, s, _ in bad} - {"gpu-not-supported", "disabled-by-regkey"} else ""
+    if fabric_down:
+        cause = fabric_down
+    elif isinstance(host.acs_redirect_bridges, tuple) and host.acs_redirect_bridges:
         cause = f"ACS P2P redirect is on for bridge(s) {', '.join(host.acs_redirect_bridges[:4])}"
     elif host.iommu == "translating":
         cause = "the IOMMU translates DMA (not passthrough)"
@@ -429,7 +442,11 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     named = set(host.acs_redirect_bridges) if isinstance(host.acs_redirect_bridges, tuple) else set()
     acs = [b for b in _redirecting(checks.acs if checks is not None else ()) if b.bridge in named]
     commands = acs_clear_commands(acs) if acs and not in_vm and reasons != ["gpu-not-supported"] else []
-    yield _with_commands(
+    explain = _p2p_explanation
+    if fabric_down:  # the NVSwitch fabric is not up: ACS and the IOMMU are not the cause, nor their cure
+        commands = fabric_manager_commands(ctx.spec)
+        explain = _fabric_explanation
+    found = _with_commands(
         finding(
             "p2p-unavailable",
             f"P2P is unavailable on {len(bad)} GPU pair(s) whose path allows it: {shown}"
@@ -440,7 +457,7 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
                     "gpus": [a, b],
                     "status": s,
                     "path": level.name,
-                    **_p2p_explanation(s, host.acs_redirect_bridges, host.iommu, in_vm),
+                    **explain(s, host.acs_redirect_bridges, host.iommu, in_vm),
                 }
                 for a, b, s, level in bad
             ],
@@ -449,6 +466,35 @@ def p2p_unavailable(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         ),
         commands,
     )
+    if fabric_down:
+        found = with_fabric_remedy(dataclasses.replace(found, remedy=FABRIC_P2P_REMEDY), ctx.spec, ())
+    yield found
+
+
+FABRIC_P2P_REMEDY = (
+    "Start the fabric manager that matches the driver (`systemctl enable --now nvidia-fabricmanager`; on Blackwell HGX "
+    "it needs the nvlsm package and the ib_umad module) and check that `nvidia-smi -q | grep -A4 Fabric` reads "
+    "Completed/Success: GPUs behind NVSwitches reach each other only once the fabric is up. ACS and the IOMMU are not "
+    "the cause here."
+)
+
+
+def _fabric_down(ctx: RuleContext) -> str:
+    """Why the NVSwitch fabric is not up ("" when it is, or the box has none): the cause of P2P failing over it."""
+    machine = ctx.machine
+    design = ctx.design
+    on_board = design is not None and design.build == "nvswitch" and design.layout != "nvl72"
+    if (machine.nvswitches or on_board) and machine.host.fabric_manager == "not running":
+        return "the fabric manager is not running: GPUs behind NVSwitches cannot reach each other until it is"
+    waiting = [g.label for g in machine.gpus if g.fabric.state in ("not-started", "in-progress")]
+    if waiting:
+        return f"the NVLink fabric is not up ({first_few(waiting, 4)} not registered with the fabric manager)"
+    return ""
+
+
+def _fabric_explanation(status: str, acs: object, iommu: object, in_vm: bool) -> dict[str, str]:
+    meaning = P2P_STATUS_MEANING.get(status, (status, ""))[0]
+    return {"explanation": f"{meaning}; the NVLink fabric is not up", "remedy": FABRIC_P2P_REMEDY}
 
 
 # What each NVML P2P status (nvmlGpuP2PStatus_t; ``nvidia-smi topo -p2p`` letters) means, and its fix.

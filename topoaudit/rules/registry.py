@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from topoaudit.model.finding import Finding, Skipped
 from topoaudit.rules.codes import CODES, Code, declare_code
 from topoaudit.rules.families import FAMILIES, load, load_all
-from topoaudit.rules.needs import Need, first_missing
+from topoaudit.rules.needs import Need, covered, first_missing
 
 if TYPE_CHECKING:
     from topoaudit.rules.base import RuleContext
@@ -167,6 +167,14 @@ def run_rules(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Skipped, ...
     raised = {f.code for f in findings}
     findings += (f for f in fallbacks if f.code not in raised)
     return tuple(findings), tuple(skipped)
+
+
+def coverage(ctx: RuleContext) -> tuple[str, ...]:
+    """Return the evidence the rules that run on ``ctx`` examine, each named once, in rule order."""
+    seen: dict[str, None] = {}
+    for entry in rules_for(ctx):
+        seen.update(dict.fromkeys(covered(entry.needs, ctx)))
+    return tuple(seen)
 
 
 def _check_declared(entry: Rule, found: Finding) -> None:

@@ -142,7 +142,8 @@ def _conf_script(p: Mapping[str, str]) -> str:
 
 def _env_find_changes(p: Mapping[str, str]) -> str:
     return (
-        f"changes nothing: {p['variable']}={p['value']} was set in the environment topoaudit ran in, and `unset` in "
+        f"changes nothing: {p['variable']}={p['value']} was set in the environment of the run (the job's, or the "
+        "one topoaudit probed), and `unset` in "
         "this script would change only this script's own shell; this lists the profile and module files that set "
         "it, to delete there (a job script, a container spec or the scheduler may set it too)"
     )

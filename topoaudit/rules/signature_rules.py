@@ -80,10 +80,14 @@ def known_messages(ctx: RuleContext) -> Iterator[Finding]:
 OWNED_BY_READER = {
     "nvidia-smi-q": frozenset({"fabric-not-ready", "fabric-unhealthy"}),
     "nvidia-smi-nvlink": frozenset({"nvlink-link-down"}),
+    "nccl-tests": frozenset({"run-failed", "bench-timeout", "bench-data-corruption"}),
+    "nvbandwidth": frozenset({"run-failed", "bench-data-corruption", "p2p-unavailable"}),
 }
 """Codes a reader's rules judge on every line the reader read: the fabric state, status and health of a pasted
 ``nvidia-smi -q``, GPU by GPU; the NVLink ports of ``nvidia-smi nvlink -s`` against the GPU model (12 of 18 links
-active is an H100 NVL's design). A known message on those lines is theirs to judge, even when they find nothing."""
+active is an H100 NVL's design); the failure lines of an nccl-tests run and of nvbandwidth, with how far the run got
+(a test nvbandwidth waives on one GPU is by design). A known message on those lines is theirs to judge, even when
+they find nothing."""
 
 
 def _owned(ctx: RuleContext) -> dict[int, frozenset[str]]:

@@ -8,13 +8,26 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
-from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, on_nvlink, pairs_among
+from topoaudit.model.report import ELIDED
+from topoaudit.model.topology import (
+    Domain,
+    format_gpus,
+    gpu_pair_links,
+    gpus_with_unknown_pairs,
+    is_unknown,
+    nvlink_pairs,
+    on_nvlink,
+    pairs_among,
+    unknown_pairs,
+)
 from topoaudit.model.values import Failed
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
-from topoaudit.rules.codes import Code
+from topoaudit.rules.codes import Code, info
+from topoaudit.rules.needs import NIC_PATHS, TOPOLOGY
 from topoaudit.rules.registry import rule
 
 
@@ -64,9 +77,11 @@ def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     divide the baseboard's (7, 6, 5, 3 of 8) is how a GPU that fell off the bus or was never passed through
     looks when the input only lists the GPUs it saw.
     """
-    spec, count = ctx.spec, len(ctx.machine.gpus)
-    if sorted(g.index for g in ctx.machine.gpus) != list(range(count)):
+    spec, count = ctx.design, len(ctx.machine.gpus)
+    if sorted(g.index for g in ctx.machine.gpus) != list(range(count)) or _elided(ctx):
         return  # an excerpt ("GPU 0, GPU 1, ..., GPU 7"): the driver numbers every GPU it sees from 0
+    if ctx.machine.source == "nccl-log":
+        return  # a log names the GPUs whose lines it kept, not every GPU of the box
     if spec is None or not spec.one_domain or spec.domain_size > spec.node_gpus:
         return  # unknown model, bridged/PCIe cards, or NVL rack trays: no baseboard to count against
     if 0 < count < spec.node_gpus and spec.node_gpus % count:
@@ -81,6 +96,91 @@ def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
 
 
+LINK_REMEDIES = {
+    "bridge": (
+        "A bridge link did not train or a bridge is unseated: run `nvidia-smi nvlink -s` to see which links are down, "
+        "reseat or replace the NVLink bridge of the GPUs named, then reboot."
+    ),
+    "nvswitch": (
+        "These GPUs sit on an NVSwitch baseboard, not on NVLink bridges: run `nvidia-smi nvlink -s` and `nvidia-smi "
+        "-q | grep -A4 Fabric`, make sure the fabric manager is running (`systemctl status nvidia-fabricmanager`), and "
+        "reboot to retrain a link that dropped; links that stay down mean the GPU tray or the baseboard needs "
+        "service: ask the provider."
+    ),
+    "mesh": (
+        "These GPUs are linked on an SXM baseboard, not by NVLink bridges: run `nvidia-smi nvlink -s` and reboot to "
+        "retrain a link that dropped; links that stay down mean the GPU or the baseboard needs service: ask the "
+        "provider."
+    ),
+    "tray": (
+        "These GPUs sit on a Grace tray of an NVLink rack: run `nvidia-smi nvlink -s` and `nvidia-smi -q | grep -A4 "
+        "Fabric` on the tray, check its NVLink cartridge and the rack's fabric (NMX/NVLSM), and drain the tray for "
+        "service if links stay down."
+    ),
+}
+"""What to do about an NVLink that is down, by how the box is built: only PCIe cards have a bridge to reseat."""
+
+
+def board_kind(ctx: RuleContext) -> str:
+    """Say how the box's NVLinks are built.
+
+    "bridge", "nvswitch", "mesh" (an SXM board of direct links), "tray" (an NVL rack's), or "" when nothing says
+    (a 4-GPU mesh may be an SXM board or four bridged cards).
+    """
+    design = ctx.design
+    if design is not None:
+        if design.layout == "nvl72":
+            return "tray"
+        return {"bridge": "bridge", "nvswitch": "nvswitch", "mesh": "mesh"}.get(design.build, "")
+    builds = {d.build for d in ctx.domains if d.size >= 2}
+    if "nvswitch" in builds or ctx.machine.nvswitches:
+        return "nvswitch"
+    if builds == {"bridged-pair"}:
+        return "bridge"
+    return ""
+
+
+def link_remedy(ctx: RuleContext) -> str:
+    """Return the remedy for NVLinks that are down, naming what this box has: a bridge, a baseboard, a tray."""
+    return LINK_REMEDIES.get(board_kind(ctx)) or info("nvlink-degraded").remedy
+
+
+def _elided(ctx: RuleContext) -> bool:
+    """Whether the paste says it leaves lines out ("......" after GPU 2): it shows some GPUs, not how many there are."""
+    return any(i.message.startswith(ELIDED) for i in ctx.issues)
+
+
+@rule(
+    Code(
+        "gpu-model-contradicts-links",
+        "warn",
+        title="The GPU model named (by --gpu-model or the input) cannot have the links the input shows",
+        remedy=(
+            "Check which GPUs the box holds (`nvidia-smi -L`) and that the paste is of that box; until then the box is "
+            "judged as its links show, not as the model named."
+        ),
+    ),
+    needs=(TOPOLOGY,),
+)
+def model_contradicts_links(ctx: RuleContext) -> Iterable[Finding | Skipped]:
+    """Flag a model whose GPUs cannot have the links the input shows.
+
+    NVLink on a PCIe-only model, or more links on one pair than the model's GPUs have (an RTX 3090, four links,
+    with NV18 to seven peers): either the model is misnamed or the paste is of another box. The links are evidence
+    and the name a claim, so the box is judged as its links show (the class they imply), and this finding says
+    so. Fewer links than the model's are a fault of the box (``nvlink-degraded``), not a contradiction.
+    """
+    known = ctx.identified
+    if known.contradiction:
+        yield finding(
+            "gpu-model-contradicts-links",
+            as_sentence(known.contradiction),
+            gpu_model=known.model,
+            named_by=known.evidence,
+            hardware_class=known.hardware_class,
+        )
+
+
 @rule(
     Code(
         "nvlink-split-domain",
@@ -91,6 +191,7 @@ def gpus_short_of_node(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             "domain, open a ticket with this report attached."
         ),
     ),
+    needs=(TOPOLOGY,),
 )
 def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Several NVLink domains of 2+ GPUs (8 = 4+4, 2+2+2+2): TP beyond one domain runs over PCIe/SYS.
@@ -102,12 +203,20 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     multi = [d for d in ctx.domains if d.size >= 2]
     if len(multi) < 2:
         return
+    between = _unknown_between(ctx, multi)
+    if between:
+        yield Skipped(
+            "nvlink-split-domain",
+            f"the source does not describe {between} GPU pair(s) between the NVLink domains it shows "
+            f"({' '.join(format_gpus(d.gpus) for d in multi)}): they may be one domain",
+        )
+        return
     shape = " + ".join(str(d.size) for d in multi)
     groups = " ".join(format_gpus(d.gpus) for d in multi)
     total = len(ctx.machine.gpus)
     severity, why = _split_severity(ctx, multi, total)
     largest = max(d.size for d in multi)
-    yield finding(
+    split = finding(
         "nvlink-split-domain",
         f"{total} GPUs form {len(multi)} NVLink domains ({shape}): {groups}; tensor parallelism beyond "
         f"{largest} GPUs runs over the {_crossing(ctx, multi)}. {as_sentence(why)}",
@@ -117,15 +226,25 @@ def split_domain(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         crossing=_crossing(ctx, multi),
         reason=why,
     )
+    # half a fabric that should be one: what to repair, not how to live with it
+    yield replace(split, remedy=link_remedy(ctx)) if severity == Severity.FAIL and board_kind(ctx) else split
 
 
 def _split_severity(ctx: RuleContext, multi: list[Domain], total: int) -> tuple[Severity, str]:
-    """How bad a split is for the catalog's model: fail for one-domain builds, info when bridges do it by design."""
-    spec = ctx.spec
+    """How bad a split is for the model or the class the links show.
+
+    Fail for one-domain builds, info when bridges do it by design.
+    """
+    spec = ctx.design
     if spec is None:
         return Severity.WARN, "GPU model unknown; cannot tell whether this is by design"
     if spec.one_domain and total <= max(spec.domain_size, spec.node_gpus):
         fabric = "NVSwitch fabric" if spec.build == "nvswitch" else "NVLink mesh"
+        if spec is ctx.hardware:
+            return Severity.FAIL, (
+                f"{ctx.identified.class_evidence} shows {spec.name}, whose {min(total, spec.domain_size)} GPUs share "
+                f"one {fabric}: part of the fabric is unreachable"
+            )
         return Severity.FAIL, f"{spec.name} ships with all {min(total, spec.domain_size)} GPUs on one {fabric}"
     if spec.build == "bridge":
         sizes = sorted({d.size for d in multi})
@@ -147,6 +266,15 @@ def _split_severity(ctx: RuleContext, multi: list[Domain], total: int) -> tuple[
     if spec.build == "superchip":
         return Severity.WARN, f"{spec.name} node layouts vary; compare with the system's documentation"
     return Severity.WARN, f"{spec.name} normally forms domains of {spec.domain_size}"
+
+
+def _unknown_between(ctx: RuleContext, domains: list[Domain]) -> int:
+    """How many GPU pairs across these domains the source leaves undescribed (a ``topo -m`` cut short)."""
+    unknown = unknown_pairs(ctx.machine)
+    if not unknown:
+        return 0
+    domain_of = {g: d.id for d in domains for g in d.gpus}
+    return sum(1 for a, b in unknown if a in domain_of and b in domain_of and domain_of[a] != domain_of[b])
 
 
 def _crossing(ctx: RuleContext, domains: list[Domain]) -> str:
@@ -175,12 +303,15 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not gpu_pair_links(ctx.machine):  # e.g. an nccl-tests log: GPUs named, links never described
         yield Skipped("nvlink-absent", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
         return
-    levels = {lk.level for lk in gpu_pair_links(ctx.machine).values()}
-    if levels == {PathLevel.UNKNOWN}:  # e.g. another vendor's links ('HT'): present, but not readable as paths
+    described = [lk for lk in gpu_pair_links(ctx.machine).values() if not is_unknown(lk)]
+    levels = {lk.level for lk in described}
+    if levels <= {PathLevel.UNKNOWN}:  # e.g. another vendor's links ('HT'): present, but not readable as paths
         codes = sorted({lk.code for lk in gpu_pair_links(ctx.machine).values()})
         yield Skipped("nvlink-absent", f"no GPU pair's path could be read (cells {', '.join(codes[:3])})")
         return
     worst = max(levels, default=PathLevel.UNKNOWN)
+    unknown = len(unknown_pairs(ctx.machine))
+    shown = f" of the {len(described)} the paste shows ({unknown} pair(s) unknown)" if unknown else ""
     spec = ctx.spec
     if spec and spec.build == "pcie":
         severity, why = Severity.INFO, f"expected: {spec.name} has no NVLink"
@@ -194,7 +325,7 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         severity, why = Severity.WARN, "GPU model unknown"
     yield finding(
         "nvlink-absent",
-        f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair; slowest GPU path: {worst.label}. "
+        f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair{shown}; slowest GPU path: {worst.label}. "
         + as_sentence(why),
         severity=severity,
         gpus=[g.index for g in ctx.machine.gpus],
@@ -209,10 +340,12 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         "fail",
         title="A GPU or GPU pair has fewer NVLinks than its siblings, or none",
         remedy=(
-            "A link is down or a bridge is badly seated: run `nvidia-smi nvlink -s`, reseat the bridge or ask the "
-            "provider to replace the baseboard."
+            "Run `nvidia-smi nvlink -s` to see which links are down; on PCIe cards reseat the NVLink bridge, on an "
+            "SXM/HGX baseboard (no bridge) ask the provider to service the GPU tray or the baseboard; a reboot may "
+            "retrain a link that dropped."
         ),
     ),
+    needs=(TOPOLOGY,),
 )
 def missing_nvlink(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """GPUs with no NVLink beside GPUs that have it, and pairs without NVLink inside an NVSwitch domain.
@@ -222,14 +355,20 @@ def missing_nvlink(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     is on NVLink the GPUs left out are named (``warn``; ``fail`` when the catalog says the model links
     every GPU). Behind NVSwitches every pair is linked, so a pair that is not means a degraded fabric.
     """
-    yield from _gpus_left_out(ctx)
-    yield from _pairs_missing_behind_switches(ctx)
+    remedy = link_remedy(ctx)
+    for found in (*_gpus_left_out(ctx), *_pairs_missing_behind_switches(ctx)):
+        yield replace(found, remedy=remedy)
 
 
 def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
     linked = [d for d in ctx.domains if d.size >= 2]
     lost = {g.index for g in ctx.machine.gpus if isinstance(g.status, Failed)}  # those are gpu-lost's
-    alone = sorted(d.gpus[0] for d in ctx.domains if d.size == 1 and d.build != "unknown" and d.gpus[0] not in lost)
+    undescribed = gpus_with_unknown_pairs(ctx.machine)  # a GPU whose peers are not all shown may be linked to them
+    alone = sorted(
+        d.gpus[0]
+        for d in ctx.domains
+        if d.size == 1 and d.build != "unknown" and d.gpus[0] not in lost and d.gpus[0] not in undescribed
+    )
     if not linked or not alone:
         return
     main = linked[0]  # domains come largest first
@@ -238,7 +377,7 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
         return
     total = len(ctx.machine.gpus)
     siblings = _modal_links(ctx, main)
-    spec = ctx.spec
+    spec = ctx.design
     majority = main.size >= 3 and main.size * 2 > total and main.build != "bridged-pair"
     catalog = spec is not None and spec.one_domain and total <= spec.domain_size
     if majority:
@@ -250,6 +389,11 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
         why = f"{spec.name} links all {min(total, spec.domain_size)} GPUs, {spec.nvlinks_per_gpu} links each" + (
             "; the catalog's link count is unverified" if unverified else ""
         )
+        if spec is ctx.hardware:  # no model named: say what shows the class
+            why = (
+                f"{ctx.identified.class_evidence} shows {spec.name}, which links all "
+                f"{min(total, spec.domain_size)} GPUs, {spec.nvlinks_per_gpu} links each"
+            )
     else:
         severity = Severity.WARN
         why = (
@@ -323,7 +467,7 @@ def _healthy_count(counts: Iterable[int]) -> int:
     return max(tally, key=lambda n: (tally[n], n), default=0)
 
 
-@rule("nvlink-degraded")
+@rule("nvlink-degraded", needs=(TOPOLOGY,))
 def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Flag a GPU pair with fewer NVLinks than its siblings: a link is down or a bridge is badly seated.
 
@@ -331,6 +475,12 @@ def degraded(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     among NV12), against the catalog's links per GPU (per pair behind NVSwitches, summed over the peers on
     meshes and bridges), and flags odd bridge widths (NV3 where bridges come in even link counts).
     """
+    remedy = link_remedy(ctx)
+    for found in _degraded_pairs(ctx):
+        yield replace(found, remedy=remedy)
+
+
+def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
     pairs = list(nvlink_pairs(ctx.machine))
     domain_of = {g: d for d in ctx.domains for g in d.gpus}
     reported: set[tuple[int, int]] = set()
@@ -375,32 +525,34 @@ def _degraded_against_catalog(
     a cube-mesh, bridges: the links to its peers add up to the GPU's count). GPUs left with no NVLink at
     all are :func:`missing_nvlink`'s.
     """
-    spec = ctx.spec
+    spec = ctx.design
     if spec is None or not spec.nvlinks_per_gpu:
         return
     want = spec.nvlinks_per_gpu
     unverified = "\u26a0" in spec.source_of("nvlinks_per_gpu")
     soft = Severity.WARN if unverified else None
     note = "the catalog's link count is unverified" if unverified else ""
+    versus = f"{spec.name}'s {want}" if spec is ctx.spec else f"the {want} their siblings show on {spec.name}"
     domain_of = {g: d for d in ctx.domains for g in d.gpus}
     on_switch = {g for g, d in domain_of.items() if d.build == "nvswitch"}
     switched = [(a, b, n) for a, b, n in pairs if a in on_switch and (a, b) not in reported]
     low = [(a, b, n) for a, b, n in switched if n < want]
     if low:
         reported.update((a, b) for a, b, _ in low)
-        yield _degraded_finding(low, want, f"{spec.name}'s {want} links", severity=soft, note=note)
+        yield _degraded_finding(low, want, f"{versus} links", severity=soft, note=note)
     seen = {g for pair in reported for g in pair}
     totals: Counter[int] = Counter()
     for a, b, n in pairs:
         if a not in on_switch:
             totals[a] += n
             totals[b] += n
-    short = sorted((g, n) for g, n in totals.items() if n < want and g not in seen)
+    undescribed = gpus_with_unknown_pairs(ctx.machine)  # their peers are not all shown: their total is not known
+    short = sorted((g, n) for g, n in totals.items() if n < want and g not in seen and g not in undescribed)
     if short:
         shown = first_few([f"GPU{g} {n}" for g, n in short], 8)
         yield finding(
             "nvlink-degraded",
-            f"{len(short)} GPU(s) have fewer NVLinks to their peers than {spec.name}'s {want}: {shown}"
+            f"{len(short)} GPU(s) have fewer NVLinks to their peers than {versus}: {shown}"
             + (f"; {note}." if note else "."),
             severity=soft,
             gpus=[{"gpu": g, "nvlinks": n} for g, n in short],
@@ -435,6 +587,7 @@ def _degraded_finding(
             "that are fully linked (see placements)."
         ),
     ),
+    needs=(TOPOLOGY,),
 )
 def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Flag a domain where some pairs have no direct NVLink (DGX-1 hybrid cube-mesh).
@@ -444,13 +597,23 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     for domain in ctx.domains:
         if domain.build != "partial-mesh":
             continue
-        missing = sorted(pair for pair, link in pairs_among(ctx.machine, domain.gpus) if not on_nvlink(link))
-        by_design = ctx.spec is not None and ctx.spec.layout == "hybrid-cube-mesh"
+        missing = sorted(
+            pair for pair, link in pairs_among(ctx.machine, domain.gpus) if not on_nvlink(link) and not is_unknown(link)
+        )
+        if not missing:  # every pair not shown linked is one the source does not describe
+            yield Skipped(
+                "nvlink-partial-mesh",
+                f"the source does not describe {domain.unknown_pairs} GPU pair(s) of NVLink domain "
+                f"{format_gpus(domain.gpus)}; every pair it shows is linked",
+            )
+            continue
+        by_design = ctx.design is not None and ctx.design.layout == "hybrid-cube-mesh"
         yield finding(
             "nvlink-partial-mesh",
             f"NVLink domain {format_gpus(domain.gpus)} is not fully connected: {len(missing)} GPU pairs have no direct "
             f"link (e.g. GPU{missing[0][0]}-GPU{missing[0][1]})"
-            + (f"; by design for {ctx.spec.name}." if by_design and ctx.spec else "."),
+            + (f"; {domain.unknown_pairs} more pair(s) are not in the paste" if domain.unknown_pairs else "")
+            + (f"; by design for {ctx.design.name}." if by_design and ctx.design else "."),
             severity=Severity.INFO if by_design else None,
             domain=list(domain.gpus),
             pairs_without_nvlink=[list(p) for p in missing],
@@ -474,6 +637,13 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         yield Skipped("tp-group-crosses-domain", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
     for placement in ctx.placements:
         if placement.fits:
+            continue
+        if placement.unknown_pairs:
+            yield Skipped(
+                "tp-group-crosses-domain",
+                f"TP={placement.tp}: the source does not describe {placement.unknown_pairs} GPU pair(s) of the NVLink "
+                f"domains large enough, so whether {placement.tp} GPUs are linked pair by pair is not known",
+            )
             continue
         largest = max((d.size for d in ctx.domains), default=0)
         why = (
@@ -501,6 +671,7 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             " a VM hides the PCIe tree."
         ),
     ),
+    needs=(NIC_PATHS,),
 )
 def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """NICs exist but a GPU has none behind its PCIe switch (PIX/PXB).
@@ -523,7 +694,16 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     all_phb = all(
         lk.level == PathLevel.PHB for lk in ctx.machine.links if lk.a.startswith("GPU") and lk.b.startswith("NIC")
     )
-    if len(far) == total and len(ctx.machine.nics) < max(2, total // 2):
+    design = ctx.design
+    if design is not None and (design.layout == "nvl72" or design.build == "superchip"):
+        severity, why = (
+            Severity.INFO,
+            (
+                f"by design for {design.name}: a Grace tray reaches its NICs through the Grace CPU, not a PCIe switch "
+                "beside each GPU"
+            ),
+        )
+    elif len(far) == total and len(ctx.machine.nics) < max(2, total // 2):
         severity, why = Severity.INFO, "few NICs and none near a GPU: likely front-end or storage NICs"
     elif len(far) == total and all_phb:
         severity, why = Severity.WARN, "every GPU-NIC path is PHB: a VM may be hiding the PCIe tree"

@@ -16,6 +16,7 @@ from topoaudit.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from topoaudit.model.machine import Machine
+    from topoaudit.model.nccl_topo import NcclTopology
     from topoaudit.model.values import Probed
     from topoaudit.probe.snapshot import GpuRecord, Snapshot
     from topoaudit.topofile.write import Endpoint, NvlinkSpec, PciFacts, Switch, TopologyFile
@@ -182,8 +183,12 @@ def _virtual_note(virtual: Probed[str]) -> tuple[str, ...]:
     return () if isinstance(virtual, str) else (f"virtual machine or bare metal: not known ({why})",)
 
 
-def from_machine(machine: Machine, source: str) -> TopologyFile:
-    """A saved report's machine: switches inferred from the path classes between its devices."""
+def from_machine(machine: Machine, source: str, nccl: NcclTopology | None = None) -> TopologyFile:
+    """A saved report's machine: switches inferred from the path classes between its devices.
+
+    ``nccl`` is NCCL's own topology dump the report was read from, if any: its ``<nvlink>`` lists give the
+    GPUs' NVLinks where the machine has no per-port record.
+    """
     from topoaudit.model.host_checks import HostChecks
     from topoaudit.model.values import Unsupported
     from topoaudit.topofile.write import (
@@ -210,6 +215,7 @@ def from_machine(machine: Machine, source: str) -> TopologyFile:
     }
     endpoints: list[Endpoint] = []
     notes: list[str] = []
+    dumped = _dumped_nvlinks(nccl, {str(g.pci_bus_id) for g in gpus})
     for g in sorted(gpus, key=lambda g: g.index):
         gen = g.pcie.gen_max
         speed = GEN_SPEED.get(gen, Unsupported(SOURCE, f"PCIe gen {gen}")) if isinstance(gen, int) else gen
@@ -224,24 +230,35 @@ def from_machine(machine: Machine, source: str) -> TopologyFile:
                 link_speed=speed,
                 link_width=g.pcie.width_max,
                 cpu_affinity=g.cpu_affinity,
-                nvlinks=_nvlinks(g.nvlink_ports),
+                nvlinks=_nvlinks(g.nvlink_ports)
+                if isinstance(g.nvlink_ports, tuple)
+                else dumped.get(str(g.pci_bus_id), ()),
             )
         )
     if not any(isinstance(g.nvlink_ports, tuple) for g in gpus):
-        notes.append("the input has no per-port NVLink record: NCCL detects the NVLinks itself")
+        notes.append(
+            "NVLinks: as the NCCL topology file in the input lists them"
+            if dumped
+            else "the input has no per-port NVLink record: NCCL detects the NVLinks itself"
+        )
+    ports: dict[str, list[str]] = {}  # a PCI function's RDMA names: a dual-port NIC is one <pci> with two nets
+    nic_of: dict[str, Endpoint] = {}
     for nic in machine.nics:
         if not isinstance(nic.pci_bus_id, str):
             continue
         name = nic.device if isinstance(nic.device, str) else nic.label
-        endpoints.append(
+        ports.setdefault(nic.pci_bus_id, []).append(name)
+        nic_of.setdefault(
+            nic.pci_bus_id,
             Endpoint(
                 bus_id=nic.pci_bus_id,
                 kind="nic",
                 label=name,
                 pci_class=NIC_CLASS_IB if layers.get(name) == "InfiniBand" else NIC_CLASS_ETHERNET,
                 numa_node=nic.numa_node if isinstance(nic.numa_node, int) else -1,
-            )
+            ),
         )
+    endpoints += [replace(end, label=NIC_NAMES_JOIN.join(ports[bus])) for bus, end in nic_of.items()]
     leaves, parents = groups_from_paths(machine)
     chains = chains_from_groups(endpoints, leaves, parents)
     placed: dict[int, list[tuple[tuple[str, ...], Endpoint]]] = {}
@@ -265,6 +282,45 @@ def _numa_of(end: Endpoint) -> int:
     return end.numa_node if isinstance(end.numa_node, int) else -1
 
 
+NIC_NAMES_JOIN = "/"  # the RDMA names of one PCI function ("mlx5_0/mlx5_1"); --switch takes any of them
+
+
+def _dumped_nvlinks(nccl: NcclTopology | None, gpu_bus_ids: set[str]) -> dict[str, tuple[NvlinkSpec, ...]]:
+    """Each GPU's ``<nvlink>`` list as NCCL's dump gives it, where NCCL would read every entry back.
+
+    NCCL takes a GPU's list as complete, so a GPU keeps its list only when every entry is one NCCL connects:
+    an NVSwitch (NCCL joins every NVSwitch link to one switch, whatever its bus id, the hidden one of a GB200
+    tray included), the CPU, or another GPU of this file. A GPU listing itself (a provider's typo) or an
+    unknown target keeps none, and NCCL asks NVML.
+    """
+    from topoaudit.model.nccl_topo import HIDDEN_TARGET_PREFIX
+    from topoaudit.topofile.write import CPU_LINK_CLASS, GPU_CLASS, NVSWITCH_CLASS, NvlinkSpec
+
+    if nccl is None or nccl.kind != "topology" or nccl.flavour != "nccl":
+        return {}
+    out: dict[str, tuple[NvlinkSpec, ...]] = {}
+    for gpu in nccl.gpus:
+        bus = gpu.pci_bus_id.lower()
+        if bus not in gpu_bus_ids or not gpu.nvlinks:
+            continue
+        specs = []
+        for link in gpu.nvlinks:
+            target = link.target.lower()
+            if link.target_kind == "nvswitch" or (
+                link.target_kind == "hidden" and target.startswith(HIDDEN_TARGET_PREFIX)
+            ):
+                specs.append(NvlinkSpec(target, link.count, NVSWITCH_CLASS))
+            elif link.target_kind == "cpu":
+                specs.append(NvlinkSpec(target, link.count, CPU_LINK_CLASS))
+            elif link.target_kind == "gpu" and target in gpu_bus_ids and target != bus:
+                specs.append(NvlinkSpec(target, link.count, GPU_CLASS))
+            else:
+                break
+        else:
+            out[bus] = tuple(specs)
+    return out
+
+
 # --- the user's switch groups --------------------------------------------------------------------------
 
 
@@ -274,7 +330,7 @@ def apply_switch_groups(topo: TopologyFile, groups: Sequence[str]) -> TopologyFi
 
     endpoints = topo.endpoints
     names = {e.bus_id: e for e in endpoints}
-    names.update({e.label.lower(): e for e in endpoints})
+    names.update({name.lower(): e for e in endpoints for name in e.label.split(NIC_NAMES_JOIN)})
     chosen: dict[str, str] = {}  # bus id -> stand-in switch
     end: Endpoint | None
     for number, group in enumerate(groups, start=1):

@@ -20,7 +20,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from topoaudit.errors import InputError
+from topoaudit.model.codec import shown
 from topoaudit.model.machine import Machine, PathLevel
+from topoaudit.model.nccl_topo import HIDDEN_TARGET_PREFIX
 from topoaudit.model.values import Probed, Unsupported
 
 SOURCE = "nccl-topo"
@@ -269,7 +272,11 @@ def groups_from_paths(machine: Machine) -> tuple[list[set[str]], list[set[str]]]
 def chains_from_groups(
     endpoints: Sequence[Endpoint], leaves: Sequence[set[str]], parents: Sequence[set[str]] = ()
 ) -> dict[str, tuple[str, ...]]:
-    """Stand-in switch chains for grouped devices: a parent switch (PXB group) above a leaf one (PIX group)."""
+    """Stand-in switch chains for grouped devices: a parent switch (PXB group) above a leaf one (PIX group).
+
+    A device of a PXB group that shares no PIX group gets a leaf of its own below the parent: two devices
+    directly under one switch are PIX to NCCL, so putting them there would turn the box's PXB into PIX.
+    """
     chains: dict[str, tuple[str, ...]] = {}
     number = 0
     top_of: dict[str, str] = {}
@@ -277,15 +284,49 @@ def chains_from_groups(
         number += 1
         for bus in group:
             top_of[bus] = placeholder_bus(number)
-    for group in sorted(leaves, key=min):
+    alone = [{bus} for bus in top_of if not any(bus in leaf for leaf in leaves)]
+    for group in sorted([*leaves, *alone], key=min):
         number += 1
         leaf = placeholder_bus(number)
         for bus in group:
             chains[bus] = (top_of[bus], leaf) if bus in top_of else (leaf,)
-    for bus, top in top_of.items():
-        chains.setdefault(bus, (top,))
     known = {e.bus_id for e in endpoints}
     return {bus: chain for bus, chain in chains.items() if bus in known}
+
+
+# --- what the file may say --------------------------------------------------------------------------
+
+_FILE_BDF = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+MAX_NUMA_ID = 4095  # Linux's largest NODES_SHIFT gives 1,024 nodes; a larger id is damage
+MAX_CPU = 65535  # Linux's NR_CPUS tops out at 8,192
+MAX_NVLINKS = 64  # NVLinks of one GPU to one target (18 on a Blackwell GPU)
+
+
+def check_writable(topo: TopologyFile, source: str) -> None:
+    """Refuse a tree holding what no machine has before it is written: NCCL matches devices by bus id and reads
+    the file without decoding entities, so a bus id that is no PCI address, one given twice, a NUMA node or CPU
+    past any kernel's, or an NVLink count past any GPU's would give NCCL a wrong machine. InputError names it
+    (a saved report or snapshot is someone else's file)."""
+    seen: dict[str, str] = {}
+    for cpu in topo.cpus:
+        if not -1 <= cpu.numa_id <= MAX_NUMA_ID:
+            raise InputError(f"{source}: NUMA node {cpu.numa_id} is none a machine has; the input is damaged")
+        if isinstance(cpu.cpu_affinity, tuple) and any(not 0 <= c <= MAX_CPU for c in cpu.cpu_affinity):
+            raise InputError(f"{source}: NUMA node {cpu.numa_id} lists a CPU no machine has; the input is damaged")
+    for end in topo.endpoints:
+        name = f"{end.label} ({shown(end.bus_id, 40)})"
+        if not _FILE_BDF.match(end.bus_id):
+            raise InputError(f"{source}: {name} has no PCI bus id NCCL can match; the input is damaged")
+        if end.bus_id in seen:
+            raise InputError(f"{source}: {name} has the bus id of {seen[end.bus_id]}; the input is damaged")
+        seen[end.bus_id] = end.label
+        for link in end.nvlinks:
+            hidden = link.target.startswith(HIDDEN_TARGET_PREFIX) and link.target_class == NVSWITCH_CLASS
+            if not (hidden or _FILE_BDF.match(link.target)) or not 1 <= link.count <= MAX_NVLINKS:
+                raise InputError(
+                    f"{source}: {name} has {link.count} NVLink(s) to {shown(link.target, 40)}, which no GPU has; "
+                    "the input is damaged"
+                )
 
 
 # --- the XML ------------------------------------------------------------------------------------------
@@ -301,12 +342,16 @@ def cpumask(cpus: Iterable[int]) -> str:
 
 
 def comment_text(lines: Iterable[str]) -> str:
-    """Comment lines XML can hold: no "--" (the option names are spelt without it), padded for NCCL's reader."""
+    """Comment lines XML can hold: no "--" (the option names are spelt without it), no control character (a
+    device name from a saved report can carry any; XML forbids most and a terminal runs them), padded for
+    NCCL's reader."""
     import textwrap
+
+    from topoaudit.parse.text import printable
 
     safe: list[str] = []
     for line in lines:
-        line = re.sub(r"-{2,}", "-", line).rstrip()
+        line = re.sub(r"-{2,}", "-", printable(line, 10_000)).rstrip()
         indent = line[: len(line) - len(line.lstrip())]
         safe += textwrap.wrap(line, 108, subsequent_indent=indent + "  ", break_on_hyphens=False) or [""]
     return "\n" + "\n".join(f"  {line}" if line else "" for line in safe) + "\n  "

@@ -1,0 +1,97 @@
+"""Without --gpu-model, the topology rules judge a box as the class its links show: NV18 on every NVLink pair is an
+NVSwitch baseboard of 18-link GPUs (half of it off the fabric fails), NV1/NV2 to four peers is a DGX-1 hybrid
+cube-mesh (partial by design; a GPU that lost a bond is degraded), NV12 pairs are bridged PCIe cards (split by
+design). Every case is a real paste, damaged the way a box that lost links prints it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rulecheck import audit, damage, real
+
+from topoaudit.model.finding import Severity
+
+TOPO = Path(__file__).parents[1] / "fixtures" / "topo"
+H100 = "topo-h100-8gpu-stas-ht-1.txt"  # HGX H100: every pair NV18 (tests/fixtures/rules)
+V100 = (TOPO / "topo-v100-sxm2-8gpu-hybridcubemesh-modern-lmdeploy-1.txt").read_text(encoding="utf-8")
+NV12_PAIRS = (TOPO / "topo-4xa100pcie-nv12-pairs-azure-nc96ads-1.txt").read_text(encoding="utf-8")
+
+
+def by_code(text: str, **options: object) -> dict[str, list]:  # type: ignore[type-arg]
+    found: dict[str, list] = {}  # type: ignore[type-arg]
+    for f in audit(text, **options).findings:
+        found.setdefault(f.code, []).append(f)
+    return found
+
+
+def test_an_nv18_box_split_in_two_halves_fails_without_a_model() -> None:
+    """GPUs 0-3 and 4-7 each keep NV18 among themselves but reach the other half over SYS: half the NVSwitch
+    fabric is unreachable, whatever the GPU model."""
+    halves = damage(real(H100), {(i, j): "SYS" for i in range(4) for j in range(4, 8)})
+    report = audit(halves)
+    (split,) = [f for f in report.findings if f.code == "nvlink-split-domain"]
+    assert split.severity == Severity.FAIL and report.gate.exit_code == 1
+    assert "NV18 on all 12 NVLink pairs of GPUs {0-7} shows an NVSwitch baseboard of 18-link GPUs" in split.message
+    assert "part of the fabric is unreachable" in split.message
+    assert split.remedy.startswith("These GPUs sit on an NVSwitch baseboard, not on NVLink bridges")
+    assert report.identified.hardware_class == "nvswitch-18"
+
+
+def test_the_cube_mesh_is_partial_by_design_without_a_model() -> None:
+    found = by_code(V100)
+    (partial,) = found["nvlink-partial-mesh"]
+    assert partial.severity == Severity.INFO
+    assert partial.message.endswith(
+        "by design for a DGX-1-style hybrid cube-mesh of V100-class GPUs, 6 NVLinks each to four peers."
+    )
+    assert "nvlink-degraded" not in found
+
+
+def test_a_cube_mesh_gpu_that_lost_a_bond_is_degraded_without_a_model() -> None:
+    """GPU0-GPU3 is NV2 on a DGX-1; one of its two links down leaves GPUs 0 and 3 with 5 links where their six
+    siblings have 6."""
+    lost = damage(V100, {(0, 3): "NV1"})
+    report = audit(lost)
+    degraded = [f for f in report.findings if f.code == "nvlink-degraded"]
+    assert len(degraded) == 1 and degraded[0].severity == Severity.FAIL
+    assert degraded[0].evidence["gpus"] == [{"gpu": 0, "nvlinks": 5}, {"gpu": 3, "nvlinks": 5}]
+    assert "fewer NVLinks to their peers than the 6 their siblings show on a DGX-1-style hybrid cube-mesh" in (
+        degraded[0].message
+    )
+    assert report.gate.verdict == "fail"
+
+
+def test_nv12_pairs_are_bridged_cards_split_by_design_without_a_model() -> None:
+    report = audit(NV12_PAIRS)
+    (split,) = [f for f in report.findings if f.code == "nvlink-split-domain"]
+    assert split.severity == Severity.INFO and report.gate.verdict == "pass"
+    assert "By design for PCIe cards joined in pairs by NVLink bridges of 12 links" in split.message
+    assert report.identified.class_evidence == "NV12 joining GPUs in pairs only: GPU0-GPU1, GPU2-GPU3"
+
+
+def test_an_nv12_pair_with_an_unbridged_neighbour_warns_without_a_model() -> None:
+    alone = damage(NV12_PAIRS, {(2, 3): "NODE"})
+    (left_out,) = by_code(alone)["nvlink-degraded"]
+    assert left_out.severity == Severity.WARN and "GPUs {2,3}" in left_out.message
+
+
+def test_a_model_that_contradicts_the_links_is_a_finding_and_the_links_are_judged() -> None:
+    """An RTX 3090 has 4 NVLinks; NV18 from GPU0 to seven peers is no RTX 3090's. The box is judged as its links
+    show (an 18-link NVSwitch baseboard), not against the 3090's bridge."""
+    report = audit(H100, gpu_model="NVIDIA GeForce RTX 3090")
+    (said,) = [f for f in report.findings if f.code == "gpu-model-contradicts-links"]
+    assert said.severity == Severity.WARN
+    assert said.message == (
+        "'NVIDIA GeForce RTX 3090' contradicts the links: NVIDIA GeForce RTX 3090 has 4 NVLinks per GPU, yet "
+        "GPU0-GPU1 show NV18 and GPU0 reaches 7 peers over NVLink; judged as what the links show, an NVSwitch "
+        "baseboard of 18-link GPUs of the H100, H200, H20 or B200 class: NV18 on all 28 NVLink pairs of GPUs {0-7}."
+    )
+    assert not isinstance(report.catalog_entry, str) and "model-unknown" not in {f.code for f in report.findings}
+    assert report.identified.hardware_class == "nvswitch-18"
+
+
+def test_a_model_whose_links_are_merely_fewer_is_no_contradiction() -> None:
+    """An H100 box reading NV8 between a pair is degraded, not an H800."""
+    low = damage(real(H100), {(0, 1): "NV8"})
+    codes = {f.code for f in audit(low, gpu_model="NVIDIA H100 80GB HBM3").findings}
+    assert "nvlink-degraded" in codes and "gpu-model-contradicts-links" not in codes

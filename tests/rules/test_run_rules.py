@@ -1,0 +1,233 @@
+"""A pasted nccl-tests run judged from what it printed: what it died of, where it hung, its data check, its glued
+runs, its small-message latency, and the variables on its command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from parse.dev_pastes import dev_paste
+
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.report import AuditOptions, Report
+from topoaudit.pipeline import analyze_facts
+from topoaudit.readers import load_text
+
+NCCLTESTS = Path(__file__).parents[1] / "fixtures" / "nccltests"
+GH200 = (NCCLTESTS / "nccltest-gh200-alps-2node-1gpu-each-slingshot-1.txt").read_text()  # 2 nodes, 8 sizes, footer
+
+
+def judged(text: str, **options: object) -> Report:
+    return analyze_facts(load_text(text, "paste.txt"), options=AuditOptions(**options))  # type: ignore[arg-type]
+
+
+def found(report: Report) -> dict[str, Finding]:
+    return {f.code: f for f in report.findings}
+
+
+# --- what a run died of ------------------------------------------------------------------------------------
+
+
+def test_cuda_error_802_names_the_fabric_manager_with_its_remedy() -> None:
+    """``Test CUDA failure common.cu:1030 'system not yet initialized'`` right after ``# Using devices`` (H20)."""
+    report = judged(dev_paste("nccltests-338-h20-802-mpi-abort"))
+    fm = found(report)["nccl-fabric-manager-down"]
+    assert report.gate.verdict == "fail" and fm.severity == Severity.FAIL
+    assert fm.message == (
+        "The run died before its first row with CUDA error 802 ('system not yet initialized' at common.cu:1030, "
+        "host gpu, line 2): the NVSwitch fabric manager is not running, so the GPUs cannot use NVLink."
+    )
+    assert [c.command for c in fm.remedy_commands] == [
+        "systemctl start nvidia-fabricmanager",
+        "systemctl enable nvidia-fabricmanager",
+    ]
+    assert "bench-rank-failed" not in found(report)  # one finding, naming the cause
+
+
+def test_802_on_blackwell_brings_up_the_nvlink_subnet_manager_first() -> None:
+    fm = found(judged(dev_paste("nccltests-338-h20-802-mpi-abort"), gpu_model="NVIDIA B200"))[
+        "nccl-fabric-manager-down"
+    ]
+    assert [c.action for c in fm.remedy_commands][:2] == ["package-check", "module-load"]
+
+
+def test_a_run_that_died_after_good_rows_names_the_failure_and_how_far_it_got() -> None:
+    report = judged(dev_paste("nccltests-322-h100-1024rank-unhandled-at-32g"))
+    failed = found(report)["bench-rank-failed"]
+    assert failed.message.startswith(
+        "The run failed after 5 row(s), the largest 16 GiB: host HCA-128 reports 'unhandled cuda error (run with "
+        "NCCL_DEBUG=INFO for details)' at common.cu:1204 (line 7); 3 more failure line(s)"
+    )
+    assert "rank -1" not in failed.message
+    assert [e["host"] for e in failed.evidence["errors"]] == ["HCA-128", "HCA-108", "HCA-107", "HCA-108"]
+
+
+def test_a_failure_on_a_named_rank_says_the_rank() -> None:
+    failed = found(judged(dev_paste("nccltests-355-2x8h800-devapi-ima-midrow")))["bench-rank-failed"]
+    assert failed.message.startswith("The run failed before its first row: rank 0 (node0) reports 'an illegal memory")
+
+
+def test_one_failure_line_alone_is_a_failed_run_not_a_refusal(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    paste = tmp_path / "run.txt"
+    paste.write_text(dev_paste("nccltests-6-unhandled-cuda-one-line"))
+    code, out, err = run("analyze", str(paste), "--format", "json")
+    assert code == 1, err
+    assert [f["code"] for f in json.loads(out)["findings"] if f["severity"] == "fail"] == ["bench-rank-failed"]
+
+
+# --- a run that printed its setup and then nothing --------------------------------------------------------
+
+
+def test_a_run_that_printed_its_parameters_and_then_nothing_hung() -> None:
+    report = judged(dev_paste("nccltests-117-4090-hang-after-using-devices"))
+    hung = found(report)["bench-run-hung"]
+    assert report.gate.verdict == "fail" and hung.severity == Severity.FAIL  # nothing at all after its own lines
+    assert "The last line it printed is line 4: '# Using devices'." in hung.message
+
+
+def test_the_hang_names_the_last_line_of_nccl_s_log_beside_the_device_lines() -> None:
+    hung = found(judged(dev_paste("nccl-1706-h800-cmd-p2pdisable-header")))["bench-run-hung"]
+    assert hung.severity == Severity.WARN  # NCCL's log goes on into its setup: a log pasted in part stops so too
+    assert hung.message.startswith("The run on 4 rank(s) of deepseek printed its setup and then nothing")
+    assert "line 15: 'deepseek:2081556:2081564 [0] NCCL INFO PROFILER/Plugin: Could not find" in hung.message
+
+
+def test_a_run_with_rows_or_a_footer_did_not_hang() -> None:
+    lines = GH200.split("\n")
+    assert "bench-run-hung" not in found(judged("\n".join(lines[:14]) + "\n"))  # rows, no footer: an excerpt
+    assert "bench-run-hung" not in found(judged("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 3.9\n"))
+
+
+def test_rows_cut_before_the_footer_are_judged_not_called_incomplete() -> None:
+    lines = GH200.split("\n")
+    report = judged("\n".join(lines[:16]) + "\n")
+    assert "bench-incomplete" not in found(report) and report.gate.verdict == "pass"
+
+
+# --- the data check ----------------------------------------------------------------------------------------
+
+
+def test_out_of_bounds_failed_alone_is_wrong_data() -> None:
+    report = judged(dev_paste("nccl-1261-a100-4gpu-ll128-oob-failed"))  # one line: '# Out of bounds values : 16 FAILED'
+    bad = found(report)["bench-data-corruption"]
+    assert report.gate.verdict == "fail"
+    assert bad.message == (
+        "nccl-tests' data check failed: 16 value(s) out of bounds (line 1: '# Out of bounds values : 16 FAILED'): "
+        "the collective returned wrong data."
+    )
+
+
+def test_wrong_rows_and_their_footer_are_one_finding() -> None:
+    report = judged((NCCLTESTS / "derived-gh200-wrong-elements.txt").read_text())
+    assert [f.code for f in report.findings if f.code == "bench-data-corruption"] == ["bench-data-corruption"]
+
+
+# --- a tail of rows ----------------------------------------------------------------------------------------
+
+
+def test_a_tail_of_rows_with_its_footer_is_judged_and_says_its_ranks() -> None:
+    """Six rows of a 24-rank run and its footer (NVIDIA/nccl-tests#119): sound rows, data check OK."""
+    loaded = load_text(dev_paste("nccltests-119-tail-multinode-96gbs-healthy"), "paste.txt")
+    report = analyze_facts(loaded)
+    assert report.gate.verdict == "pass" and loaded.source.description == "nccl-tests text output: 24 ranks"
+    assert loaded.bench.world_size == 24  # type: ignore[union-attr]
+    assert any("a run across nodes" in n for n in loaded.bench.notes)  # type: ignore[union-attr]
+    assert {i.action for i in report.input_issues} == {"excerpt"}
+
+
+# --- several runs in one paste ---------------------------------------------------------------------------
+
+
+def slower(text: str, by: float) -> str:
+    """The run with every busbw and algbw divided by ``by`` (and its times multiplied)."""
+    out = []
+    for line in text.split("\n"):
+        parts = line.split()
+        if len(parts) == 13 and parts[0].isdigit():
+            for k in (5, 9):
+                parts[k] = f"{float(parts[k]) * by:.2f}"
+            for k in (6, 7, 10, 11):
+                parts[k] = f"{float(parts[k]) / by:.2f}"
+            line = "  ".join(parts)
+        out.append(line)
+    return "\n".join(out)
+
+
+def test_a_good_run_then_one_four_times_slower_does_not_pass() -> None:
+    report = judged(GH200 + slower(GH200, 4))
+    disagree = found(report)["bench-runs-disagree"]
+    assert report.gate.verdict != "pass"
+    assert disagree.message.startswith("The paste holds 2 runs of all_reduce on the same GPUs, and they disagree: ")
+    assert "run 2 (line 25) reaches 5.71 GB/s busbw at 128 MiB where the first run reaches 22.86 (25%)" in (
+        disagree.message
+    )
+    assert [g.name for g in report.bench.groups] == ["all", "run 2 (line 25)"]  # type: ignore[union-attr]
+
+
+def test_two_runs_that_agree_are_both_judged_and_pass_the_comparison() -> None:
+    report = judged(GH200 + GH200)
+    assert "bench-runs-disagree" not in found(report)
+    assert len(report.bench.groups) == 2  # type: ignore[union-attr]
+
+
+def test_a_run_of_other_gpus_glued_after_the_first_is_said_not_judged_with_it() -> None:
+    other = GH200.replace("NVIDIA GH200 120GB", "NVIDIA H200")
+    report = judged(GH200 + other)
+    (apart,) = [i for i in report.input_issues if i.message.startswith("run 2 starts here")]
+    assert apart.action == "recovered" and "a run on other GPUs (2 rank(s): NVIDIA H200)" in apart.message
+    assert report.gate.verdict == "warn"  # never PASS: half the paste was not judged
+    assert len(report.bench.groups) == 1  # type: ignore[union-attr]
+
+
+# --- small-message latency ---------------------------------------------------------------------------------
+
+H800_BROADCAST = """\
+$ ./build/broadcast_perf -b 8 -e 1M -f 2 -g 2
+# nThread 1 nGpus 2 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1
+#
+# Using devices
+#  Rank  0 Group  0 Pid  41022 on   h800-07 device  0 [0000:18:00] NVIDIA H800
+#  Rank  1 Group  0 Pid  41022 on   h800-07 device  1 [0000:2a:00] NVIDIA H800
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float    none       0   127.41    0.00    0.00      0   126.93    0.00    0.00      0
+          16             4     float    none       0   127.12    0.00    0.00      0   127.80    0.00    0.00      0
+          32             8     float    none       0   128.03    0.00    0.00      0   127.33    0.00    0.00      0
+"""
+"""A 2-rank broadcast on one H800 box at about 127 µs for its smallest sizes (the shape of a pasted run)."""
+
+
+def test_small_messages_at_ten_times_nvlink_latency_are_a_finding() -> None:
+    report = judged(H800_BROADCAST, gpu_model="NVIDIA H800")
+    slow = found(report)["bench-latency-high"]
+    assert slow.severity == Severity.WARN and "bench-incomplete" not in found(report)
+    assert slow.message.startswith(
+        "Its smallest messages take 126.93 µs (8 B, the fastest of 3 size(s) up to 1 KiB) where NCCL's own latency "
+        "model puts a 2-rank broadcast over NVLink at 7.2 µs (6.6 µs + 1 step(s) x 0.6 µs"
+    )
+    assert slow.evidence["model_us"] == 7.2 and slow.evidence["link"] == "NVLink"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nccltest-a100sxm4-40g-oci-bmgpu48-1node-8gpu-fullsweep-1.txt",  # 32 µs, model 15 µs over NVLink
+        "nccltest-8x4090-p2p-unlocked-tinygrad-driver-1.txt",  # 38.8 µs, model 20.6 µs over PCIe
+        "nccltest-a3mega-h100-2node-16gpu-1.txt",  # two hosts: not judged
+    ],
+)
+def test_healthy_boxes_small_messages_are_no_finding(name: str) -> None:
+    assert "bench-latency-high" not in found(judged((NCCLTESTS / name).read_text()))
+
+
+# --- the command line --------------------------------------------------------------------------------------
+
+
+def test_variables_on_the_pasted_command_line_say_what_the_run_measured() -> None:
+    report = judged(dev_paste("nccltests-117-4090-hang-after-using-devices"))
+    typed = found(report)["nccl-env-override"]
+    assert typed.message.startswith("The pasted command line shows 1 NCCL setting(s) that change the path")
+    assert typed.remedy_commands == ()  # typed where it is seen: nothing to find

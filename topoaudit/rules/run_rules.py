@@ -1,0 +1,387 @@
+"""Rules over how a pasted nccl-tests run went.
+
+What it died of, where it hung, whether its data check held, whether its runs agree, how long its smallest messages
+took, and the NCCL variables typed on its command line. The bench judge (topoaudit.bench.judge) holds the sweep's
+figures to what the links should carry; these rules read what only the run's own output says (parse.nccl_tests):
+its failure lines with the CUDA error they name, its last line when it printed no row, its ``Out of bounds values``
+footer, the runs glued into one paste, and the time of its smallest sizes against NCCL's own latency model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from topoaudit.model.bench import BenchGroup, BenchResult, RunFailure
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.nccl import LogLine, NcclView
+from topoaudit.model.values import Unsupported
+from topoaudit.rules.base import RuleContext, finding, first_few
+from topoaudit.rules.codes import Code
+from topoaudit.rules.nccl_settings import settings_finding
+from topoaudit.rules.needs import BENCH
+from topoaudit.rules.probe_rules import fabric_manager_commands, with_fabric_remedy
+from topoaudit.rules.registry import rule
+from topoaudit.units import format_size
+
+PASTED = "nccl-tests"
+"""``BenchResult.source`` of a pasted run (topoaudit's own bench reports through the bench judge)."""
+
+SYSTEM_NOT_READY = 802
+"""cudaErrorSystemNotReady, 'system not yet initialized': on an NVSwitch box, the fabric manager is not running."""
+
+
+def _pasted(ctx: RuleContext) -> BenchResult | None:
+    bench = ctx.bench
+    return bench if isinstance(bench, BenchResult) and bench.source == PASTED else None
+
+
+def _at(failure: RunFailure) -> str:
+    """Where a failure was printed: "rank 0 (node0)", "host gpu", or ""."""
+    host = failure.host if isinstance(failure.host, str) else ""
+    if isinstance(failure.rank, int):
+        return f"rank {failure.rank}" + (f" ({host})" if host else "")
+    return f"host {host}" if host else ""
+
+
+def _what(failure: RunFailure) -> str:
+    """Quote a failure as nccl-tests printed it: its message, NCCL's last error, where in the test."""
+    text = f"'{failure.message}'"
+    if failure.detail:
+        text += f" (NCCL's last error: {failure.detail})"
+    if failure.source_location:
+        text += f" at {failure.source_location}"
+    return text
+
+
+def _rows_before(result: BenchResult) -> str:
+    rows = [r for g in result.groups for r in g.rows]
+    if not rows:
+        return "before its first row"
+    largest = max(r.size_bytes for r in rows)
+    return f"after {len(rows)} row(s), the largest {format_size(largest)}"
+
+
+@rule(
+    "nccl-fabric-manager-down",
+    "bench-rank-failed",
+    "bench-timeout",
+    needs=(BENCH,),
+)
+def run_failures(ctx: RuleContext) -> Iterator[Finding]:
+    """Report what a pasted run died of, naming the cause its failure line names.
+
+    ``Test CUDA failure common.cu:941 'system not yet initialized'`` is CUDA error 802: on an NVSwitch box the
+    fabric manager is not running (the finding carries the platform's fabric remedy). ``Test timeout`` is a
+    collective that did not finish; any other CUDA or NCCL failure is a failed run, named with NCCL's last error
+    when the line carries it, the host and rank that printed it, and how far the run got.
+    """
+    result = _pasted(ctx)
+    if result is None:
+        return
+    died = [f for f in result.failures if f.kind != "data-check"]
+    if not died:
+        return
+    spec = ctx.spec
+    not_ready = [f for f in died if isinstance(f.cuda_error, int) and f.cuda_error == SYSTEM_NOT_READY]
+    if not_ready:
+        first = not_ready[0]
+        tray = spec is not None and spec.layout == "nvl72"
+        cause = (
+            "this tray's GPUs are not registered with the rack's NVLink fabric, so they cannot use NVLink"
+            if tray
+            else "the NVSwitch fabric manager is not running, so the GPUs cannot use NVLink"
+        )
+        found = finding(
+            "nccl-fabric-manager-down",
+            f"The run died {_rows_before(result)} with CUDA error 802 ({_what(first)}"
+            + (f", {_at(first)}" if _at(first) else "")
+            + f", line {first.evidence.line}): {cause}.",
+            log_lines=[f"line {f.evidence.line}: {f.evidence.text}" for f in not_ready[:6]],
+        )
+        yield with_fabric_remedy(found, spec, fabric_manager_commands(spec))
+    timeouts = [f for f in died if f.kind == "timeout"]
+    if timeouts:
+        first = timeouts[0]
+        yield finding(
+            "bench-timeout",
+            f"A collective did not finish: {_at(first) or 'a rank'} reports {first.message} at "
+            f"{first.source_location} (line {first.evidence.line}), {_rows_before(result)}.",
+            log_lines=[f"line {f.evidence.line}: {f.evidence.text}" for f in timeouts[:6]],
+        )
+    rest = [f for f in died if f not in not_ready and f not in timeouts]
+    if rest:
+        first = rest[0]
+        hosts = sorted({f.host for f in rest if isinstance(f.host, str)})
+        more = f"; {len(rest) - 1} more failure line(s)" if len(rest) > 1 else ""
+        where = f" on {first_few(hosts, 4)}" if len(hosts) > 1 else ""
+        yield finding(
+            "bench-rank-failed",
+            f"The run failed {_rows_before(result)}: {_at(first) + ' reports ' if _at(first) else ''}{_what(first)} "
+            f"(line {first.evidence.line}){more}{where}.",
+            errors=[
+                {
+                    "kind": f.kind,
+                    "message": f.message,
+                    "detail": f.detail,
+                    "where": f.source_location,
+                    "host": f.host if isinstance(f.host, str) else "",
+                    "rank": f.rank if isinstance(f.rank, int) else None,
+                    "cuda_error": f.cuda_error if isinstance(f.cuda_error, int) else None,
+                    "line": f.evidence.line,
+                }
+                for f in rest
+            ],
+        )
+
+
+@rule("bench-data-corruption", needs=(BENCH,))
+def data_check_failed(ctx: RuleContext) -> Iterator[Finding]:
+    """Report nccl-tests' own data check failing (``# Out of bounds values : 16 FAILED``) where no row shows it.
+
+    nccl-tests checks every result against the expected values; the footer counts the wrong ones over the whole
+    run. The rows' ``#wrong`` column says it per size (the bench judge names those); a footer pasted without its
+    rows says it alone.
+    """
+    result = _pasted(ctx)
+    if result is None:
+        return
+    checks = [f for f in result.failures if f.kind == "data-check"]
+    shown = any(isinstance(w, int) and w > 0 for g in result.groups for r in g.rows for w in (r.wrong, r.inplace_wrong))
+    if not checks or shown:
+        return
+    first = checks[0]
+    count = result.out_of_bounds if isinstance(result.out_of_bounds, int) else None
+    many = f"{count} value(s)" if count else "values"
+    yield finding(
+        "bench-data-corruption",
+        f"nccl-tests' data check failed: {many} out of bounds (line {first.evidence.line}: "
+        f"'{first.evidence.text}'): the collective returned wrong data.",
+        out_of_bounds=count,
+        log_lines=[f"line {f.evidence.line}: {f.evidence.text}" for f in checks[:6]],
+    )
+
+
+@rule(
+    Code(
+        "bench-run-hung",
+        "fail",
+        title="A pasted run printed its setup and then nothing: it hung there (or the paste stops there)",
+        remedy=(
+            "Rerun with a timeout (`timeout 600 ./build/all_reduce_perf ...`) and NCCL_DEBUG=INFO "
+            "NCCL_DEBUG_SUBSYS=INIT,P2P,SHM,NET, and paste its last lines: a hang at init between PCIe GPUs is most "
+            "often ACS or the IOMMU blocking peer access (NCCL_P2P_DISABLE=1 makes it run if so), on an NVSwitch box "
+            "the fabric manager; `nvidia-smi` hanging too points at the driver."
+        ),
+    ),
+    needs=(BENCH,),
+)
+def run_hung(ctx: RuleContext) -> Iterator[Finding]:
+    """Report a pasted run that printed its parameters or device lines and then nothing: no row, no footer, no failure.
+
+    nccl-tests prints its first row within seconds of its device lines; a run that stops before one hung in NCCL's
+    setup (peer access, shared memory, the network) or was killed, unless the paste itself stops there. The finding
+    names the last line the run printed, and the last NCCL warning when its log is pasted beside it. A run that
+    printed nothing after its own lines fails; one whose NCCL log goes on into its setup and stops there warns, as a
+    log pasted in part stops the same way.
+    """
+    result = _pasted(ctx)
+    if result is None or result.failures or any(g.rows for g in result.groups):
+        return
+    if isinstance(result.avg_busbw_gbps, float) or isinstance(result.out_of_bounds, int):
+        return  # its footer: it ended
+    last = result.last_output
+    if not isinstance(last, LogLine):
+        return
+    on = f" on {len(result.ranks)} rank(s) of {first_few(list(result.hosts), 3)}" if result.ranks else ""
+    message = (
+        f"The run{on} printed its setup and then nothing: no row, no failure, no footer. The last line it printed is "
+        f"line {last.line}: '{last.text}'. It hung there, in NCCL's setup before its first size, or the paste stops "
+        "there."
+    )
+    view = ctx.nccl
+    logged = isinstance(view, NcclView) and view.nccl_lines > 0
+    if isinstance(view, NcclView) and view.warnings:
+        warned = view.warnings[-1].evidence
+        message += f" NCCL's last warning is line {warned.line}: '{warned.text}'."
+    yield finding(
+        "bench-run-hung",
+        message,
+        severity=Severity.WARN if logged else None,
+        last_line=last.line,
+        last_text=last.text,
+        **(
+            {"severity_reason": "NCCL's log beside the run stops inside its setup: a log pasted in part"}
+            if logged
+            else {}
+        ),
+    )
+
+
+RUNS_DISAGREE_BELOW = 0.5
+"""Two runs of one collective on the same GPUs differ by a few percent at one size (nccl-tests' iterations are
+averaged); below half of the other, one of them ran on another path (a transport, an algorithm, a busy link)."""
+
+
+def _at_size(group: BenchGroup, size: int) -> float | None:
+    return next((r.busbw_gbps for r in group.rows if r.size_bytes == size), None)
+
+
+@rule(
+    Code(
+        "bench-runs-disagree",
+        "warn",
+        title="Two runs of one collective on the same GPUs, pasted together, differ by more than twice at one size",
+        remedy=(
+            "One of them did not run on the path the other did: compare the two runs' NCCL settings and transports "
+            "(NCCL_DEBUG=INFO), rerun both on an idle box, and judge the slower one alone."
+        ),
+    ),
+    needs=(BENCH,),
+)
+def runs_disagree(ctx: RuleContext) -> Iterator[Finding]:
+    """Report glued runs of one collective on the same GPUs whose busbw at a common size differ by more than twice.
+
+    Several runs pasted one after another are read apart and each is judged on its own; a good run beside one four
+    times slower must not pass because the first is good.
+    """
+    result = _pasted(ctx)
+    if result is None:
+        return
+    runs = [g for g in result.groups if g.kind == "all" and g.rows]
+    if len(runs) < 2:
+        return
+    slow: list[str] = []
+    pairs: list[dict[str, object]] = []
+    for other in runs[1:]:
+        for a, b in ((runs[0], other),):
+            common = {r.size_bytes for r in a.rows} & {r.size_bytes for r in b.rows}
+            size = max((s for s in common if (_at_size(a, s) or 0) > 0 and (_at_size(b, s) or 0) > 0), default=None)
+            if size is None:
+                continue
+            fa, fb = _at_size(a, size) or 0.0, _at_size(b, size) or 0.0
+            low, high = sorted(((fa, a), (fb, b)), key=lambda item: item[0])
+            if low[0] >= RUNS_DISAGREE_BELOW * high[0]:
+                continue
+            slow.append(
+                f"{_run_name(low[1])} reaches {low[0]:g} GB/s busbw at {format_size(size)} where "
+                f"{_run_name(high[1])} reaches {high[0]:g} ({low[0] / high[0]:.0%})"
+            )
+            pairs.append({"slow": low[1].name, "fast": high[1].name, "size_bytes": size, "ratio": low[0] / high[0]})
+    if slow:
+        yield finding(
+            "bench-runs-disagree",
+            f"The paste holds {len(runs)} runs of {result.collective} on the same GPUs, and they disagree: "
+            + "; ".join(slow)
+            + ". Each run is judged on its own; one of them did not run on the path the other did.",
+            runs=pairs,
+        )
+
+
+def _run_name(group: BenchGroup) -> str:
+    return "the first run" if group.name == "all" else group.name
+
+
+NCCL_BASE_LATENCY_US = 6.6
+"""NCCL's model of a ring collective's fixed cost with its low-latency protocol (baseLatencies[Ring][LL], in µs:
+NVIDIA/nccl@5067397c2676 src/graph/tuning.cc, unchanged since NCCL 2.5)."""
+NCCL_STEP_LATENCY_US = {"NVLink": 0.6, "PCIe": 1.0}
+"""NCCL's model of each ring step over NVLink and over PCIe with the low-latency protocol (hwLatencies[NVLINK|PCI]
+[Ring][LL], in µs, same source)."""
+RING_STEPS = {
+    "all_reduce": lambda n: 2 * (n - 1),
+    "all_gather": lambda n: n - 1,
+    "reduce_scatter": lambda n: n - 1,
+    "broadcast": lambda n: n - 1,
+    "reduce": lambda n: n - 1,
+}
+"""Steps of a ring over n ranks per collective (NCCL's nsteps; broadcast and reduce chain their channels)."""
+SMALL_MESSAGE_BYTES = 1024
+LATENCY_ABOVE_MODEL = 5.0
+"""Healthy boxes measure 1.5-2.2x NCCL's model for their smallest sizes (nccl-tests fixtures: 8x A100 SXM4 32 µs
+and 8x RTX 4090 on PCIe 38.8 µs for an 8-byte all-reduce whose model is 15 and 20.6 µs); five times the model is
+a cost outside the links."""
+
+
+def _link_kind(ctx: RuleContext, ranks: int) -> str:
+    """Name the links the run's figure is modelled on.
+
+    NVLink when the catalog says every GPU of the run shares NVLink (an NVSwitch board, a mesh), else PCIe: the
+    slower figure, so a run not known to be on NVLink is held to the more lenient one.
+    """
+    spec = ctx.spec
+    if spec is not None and spec.build in ("nvswitch", "mesh") and ranks <= spec.domain_size:
+        return "NVLink"
+    return "PCIe"
+
+
+@rule(
+    Code(
+        "bench-latency-high",
+        "warn",
+        title="A pasted run's smallest messages take several times NCCL's own latency model for its links",
+        remedy=(
+            "A cost outside the links delays every small collective: another process on the GPUs or their CPU cores, "
+            "GPUs in a low power state or with persistence mode off, a VM's interrupt path, or a transport through "
+            "host memory or the network between GPUs of one box (NCCL_DEBUG=INFO shows it); small-message latency is "
+            "what tensor-parallel decoding waits on."
+        ),
+    ),
+    needs=(BENCH,),
+)
+def small_message_latency(ctx: RuleContext) -> Iterator[Finding]:
+    """Report small messages far slower than NCCL's own latency model on one host: ten times NVLink's is not a link.
+
+    NCCL models a ring collective's latency as a fixed 6.6 µs plus 0.6 µs per step over NVLink (1.0 µs over PCIe)
+    with its low-latency protocol (src/graph/tuning.cc). A 2-rank broadcast of 8 bytes on H800s is then 7.2 µs;
+    measured at 127 µs, something outside the links costs every small collective. Judged on the sizes up to 1 KiB
+    of runs on one host whose ranks are named, for the collectives NCCL models as rings.
+    """
+    result = _pasted(ctx)
+    if result is None or len(result.hosts) != 1 or result.collective not in RING_STEPS:
+        return
+    for group in (g for g in result.groups if g.kind == "all"):
+        n = len(group.ranks)
+        small = [r for r in group.rows if r.size_bytes <= SMALL_MESSAGE_BYTES]
+        if n < 2 or not small:
+            continue
+        times = [(t, r) for r in small for t in (r.time_us, r.inplace_time_us) if isinstance(t, float) and t > 0]
+        if not times:
+            continue
+        fastest, row = min(times, key=lambda item: item[0])
+        kind = _link_kind(ctx, n)
+        steps = RING_STEPS[result.collective](n)
+        model = NCCL_BASE_LATENCY_US + steps * NCCL_STEP_LATENCY_US[kind]
+        if fastest < LATENCY_ABOVE_MODEL * model:
+            continue
+        yield finding(
+            "bench-latency-high",
+            f"Its smallest messages take {fastest:g} µs ({format_size(row.size_bytes)}, the fastest of "
+            f"{len(small)} size(s) up to {format_size(SMALL_MESSAGE_BYTES)}) where NCCL's own latency model puts a "
+            f"{n}-rank {result.collective} over {kind} at {model:.1f} µs ({NCCL_BASE_LATENCY_US:g} µs + {steps} "
+            f"step(s) x {NCCL_STEP_LATENCY_US[kind]:g} µs, ring with the LL protocol; NVIDIA/nccl "
+            f"src/graph/tuning.cc): {fastest / model:.0f} times it, where healthy boxes measure about twice it.",
+            group=group.name,
+            measured_us=fastest,
+            size_bytes=row.size_bytes,
+            model_us=round(model, 2),
+            link=kind,
+            ranks=n,
+        )
+
+
+@rule("nccl-env-override", needs=(BENCH,))
+def command_line_settings(ctx: RuleContext) -> Iterator[Finding]:
+    """Report NCCL variables typed on a pasted nccl-tests command line (``NCCL_P2P_DISABLE=1 ./all_reduce_perf``).
+
+    The run's figures are of the path those variables leave NCCL, not of the box's own. A variable NCCL's log beside
+    the run also prints is said once, from the log.
+    """
+    result = _pasted(ctx)
+    if result is None or not result.settings:
+        return
+    logged = {s.name for s in ctx.nccl.settings} if isinstance(ctx.nccl, NcclView) else set()
+    typed = [s for s in result.settings if s.name not in logged]
+    version = result.nccl_version if not isinstance(result.nccl_version, Unsupported) else None
+    found = settings_finding(typed, "The pasted command line", version, find_where=False)
+    if found is not None:
+        yield found
