@@ -8,7 +8,7 @@ saved report re-renders on any machine without a GPU.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
@@ -189,9 +189,13 @@ def report_from_dict(data: Any) -> Report:
             "evidence of nothing, so it is not read",
             hint="ask for the report as it was written, or audit the machine again",
         )
+    if not coverage_recorded and report.gate.verdict != NOT_JUDGED:
+        # written before the gate said what it judged: say so, so the report rendered again stays whole
+        report = replace(report, gate=replace(report.gate, judged=(WRITTEN_BEFORE_COVERAGE,)))
     return report
 
 
+WRITTEN_BEFORE_COVERAGE = "what the saved report judged (it was written before reports listed it)"
 INTERRUPTED_EXIT = 130  # a stopped bench ends so whatever it found (topoaudit.exitcodes.ExitCode.INTERRUPTED)
 
 
