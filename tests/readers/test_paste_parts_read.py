@@ -162,3 +162,12 @@ def test_ras_monitor_output_and_the_inspector_textfile_pass_their_readers_sniffs
     prom = (FIXTURES / "inspector" / "readme-prom-v2.30.prom").read_text(encoding="utf-8")
     assert load_text(monitor, "monitor.txt").source.kind == "nccl-ras"
     assert load_text(prom, "inspector.prom").source.kind == "nccl-inspector"
+
+
+def test_a_health_line_naming_a_number_no_tool_prints_is_read_around(run: Run, tmp_path: Path) -> None:
+    """A GPU index of 400 digits used to be kept, and the report it wrote could not be read back (exit 4)."""
+    paste = tmp_path / "nhc.txt"
+    paste.write_text(f"ERROR: nhc: Health check failed: check_gpu_xid: GPU {'9' * 400} has an Xid error\n")
+    code, out, err = run("analyze", str(paste), "--format", "junit")
+    assert code == 1, err
+    assert "health-check-failed" in out
