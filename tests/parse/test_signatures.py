@@ -97,6 +97,8 @@ TABLE = [
     ("node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'", "nccl-nvls-cuda-failure"),
     ("node7:1234:1290 [3] NCCL INFO Failed to multicast-bind user buffer: CUDA error 1 'invalid argument'", "nccl-nvls-user-buffer"),
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
+    ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
+    ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.", "nccl-mnnvl-imex"),
     ("node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 2 healthMask 0x0", "nccl-mnnvl-fabric-not-ready"),
     ("node7:1234:1290 [3] NCCL INFO MNNVL busId 0x901000 fabric UUID 9c6f5af353bf49b5.a436b66766c413c3 cliqueId 0x7ffe state 3 healthMask 0x4", "nccl-mnnvl-fabric-unhealthy"),

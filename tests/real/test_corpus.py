@@ -24,7 +24,6 @@ HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
     "aikitoria-12-2x5070-topo-phb-cmdline": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
-    "bottlerocket-3873-p4d-fm-active-running": "verdict REFUSED, the thread's PASS/NOT_JUDGED",
     "club3090-1130-2x5090-p2p-gns-spaces": "verdict PASS, the thread's WARN/FAIL",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "gpuhot-64-4x3090-smi-list": "verdict REFUSED, the thread's NOT_JUDGED",
@@ -35,7 +34,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-2079-rtx5880ada-topo-node-acs": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-2329-p2p-disabled-nvlink-connected-hw": "verdict FAIL but no finding names nvlink-down (found nccl-p2p-disabled)",
     "nccl-257-1080ti-hang-header-nccl-2-4-8": "verdict WARN, the thread's NOT_JUDGED/FAIL",
-    "nccl-258-v100-cudagdb-peeraccess-warning": "verdict REFUSED, the thread's NOT_JUDGED/PASS/WARN",
     "nccl-667-4gpu-topo-pxb-pix-hang-vtd": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
@@ -45,7 +43,6 @@ STILL_WRONG: dict[str, str] = {
     "pytorch-24081-b-plx-acs-disabled-setpci": "verdict REFUSED, the thread's PASS/NOT_JUDGED",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable, run-failed)",
-    "ray-41907-sagemaker-bootstrap-no-socket-interface": "verdict FAIL but no finding names config-override (found run-failed)",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "siboehm-bench-3xa6000-topo-nv4-pair-plus-one": "verdict WARN but no finding names nvlink-split (found nvlink-degraded)",
     "vllm-16707-ray-initrank-system-error-repeated": "verdict FAIL, the thread's NOT_JUDGED",

@@ -138,3 +138,39 @@ def test_a_gpu_memory_error_is_a_hardware_error(run: Run, tmp_path: Path) -> Non
     text = "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
     code, report = judged(run, tmp_path, text)
     assert code == 1 and by_code(report)["gpu-hardware-error"]["severity"] == "fail"
+
+
+def test_a_failure_the_log_rule_calls_tuning_still_fails(run: Run, tmp_path: Path) -> None:
+    """The log's rule calls NCCL_SOCKET_IFNAME tuning (info); NCCL's own message says it matches no interface and
+    NCCL could not start: that is the run's cause, a fail of the same code, not left out as said already."""
+    text = (
+        "node1:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth9\n"
+        "node1:1:1 [0] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found\n"
+    )
+    code, report = judged(run, tmp_path, text)
+    severities = sorted(f["severity"] for f in report["findings"] if f["code"] == "nccl-env-override")
+    assert code == 1 and report["verdict"] == "fail" and severities == ["fail", "info"]
+    failed = next(f for f in report["findings"] if f["code"] == "nccl-env-override" and f["severity"] == "fail")
+    assert failed["message"].startswith("No IP interface matches NCCL_SOCKET_IFNAME")
+    assert "run-failed" not in {f["code"] for f in report["findings"]}
+
+
+def test_a_running_fabric_manager_service_is_what_the_paste_shows(run: Run, tmp_path: Path) -> None:
+    """Before: refused with a hint to capture `topo -m`. `systemctl status nvidia-fabricmanager` of a running
+    service names its main process."""
+    text = (
+        "nvidia-fabricmanager.service - NVIDIA fabric manager service\n"
+        "     Active: active (running) since Thu 2024-05-16 23:22:02 UTC; 7s ago\n"
+        "   Main PID: 128549 (nv-fabricmanage)\n"
+    )
+    code, report = judged(run, tmp_path, text)
+    assert code == 0 and report["verdict"] == "pass"
+    assert [(f["code"], f["severity"]) for f in report["findings"]] == [("fabric-manager-running", "info")]
+
+
+def test_cuda_gdbs_report_of_peer_access_already_enabled_is_no_fault(run: Run, tmp_path: Path) -> None:
+    """Before: refused. cuda-gdb reports every API error; 0x2c0 (704) says peer access was on already."""
+    text = "warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)\n" * 2
+    code, report = judged(run, tmp_path, text)
+    assert code == 0 and report["verdict"] == "pass"
+    assert {(f["code"], f["severity"]) for f in report["findings"]} == {("p2p-unavailable", "info")}

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
-from topoaudit.model.finding import Finding, Skipped
+from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.rules.codes import CODES, Code, declare_code
 from topoaudit.rules.families import FAMILIES, load, load_all
 from topoaudit.rules.needs import Need, covered, first_missing
@@ -152,7 +152,9 @@ class Undeclared(RuntimeError):
 def run_rules(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Skipped, ...]]:
     """Run every rule with something to judge, once; findings in rule order, then skipped rules.
 
-    A fallback rule's findings come last, and those of a code another rule raised are left out.
+    A fallback rule's findings come last, and those of a code another rule raised are left out, unless the
+    fallback's is a failure the others are not: the log's rule judges NCCL_SOCKET_IFNAME as a setting (info), a
+    known message says it matches no interface, so NCCL could not start (fail).
     """
     findings: list[Finding] = []
     fallbacks: list[Finding] = []
@@ -165,7 +167,8 @@ def run_rules(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Skipped, ...
             else:
                 skipped.append(item)
     raised = {f.code for f in findings}
-    findings += (f for f in fallbacks if f.code not in raised)
+    failed = {f.code for f in findings if f.severity == Severity.FAIL}
+    findings += (f for f in fallbacks if f.code not in raised or (f.severity == Severity.FAIL and f.code not in failed))
     return tuple(findings), tuple(skipped)
 
 
