@@ -26,7 +26,6 @@ STILL_WRONG: dict[str, str] = {
     "aikitoria-12-2x5070-topo-phb-cmdline": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "club3090-1130-2x5090-p2p-gns-spaces": "verdict PASS, the thread's WARN/FAIL",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
-    "gpuhot-64-4x3090-smi-list": "verdict REFUSED, the thread's NOT_JUDGED",
     "msswift-1233-distbackenderror-no-detail": "verdict FAIL, the thread's NOT_JUDGED",
     "nccl-1086-8x4090-topo-pix-pcie-switch": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict WARN but no finding names nvls-failure (found bench-run-hung, nccl-env-override)",
