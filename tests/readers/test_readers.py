@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def test_a_reader_knows_its_capture_as_part_of_a_longer_paste(kind: str) -> None
 def test_what_analyze_reads_is_said_from_the_readers(run) -> None:  # type: ignore[no-untyped-def]
     code, out, _ = run("analyze", "--help")
     assert code == 0
-    flat = " ".join(out.split())
+    flat = re.sub(r"(\w)- (\w)", r"\1-\2", " ".join(out.split()))  # "kernel- log": wrapped at its hyphen
     for r in readers():
         assert r.describes in flat, r.name
     with pytest.raises(InputError) as refused:
@@ -89,5 +90,5 @@ def test_a_new_kind_of_fact_merges_with_no_change_to_the_merge() -> None:
     assert merged.source.kind == "nccl-log"  # a log is no capture: it names the paste
     assert merged.source.description == "nccl-log alone, with the topo-matrix pasted beside it"
     kinds = {f.name for f in dataclasses.fields(Facts) if isinstance(f.default, Unsupported)}
-    pasted = {"signatures", "smi_query", "health", "graph_print"}
+    pasted = {"signatures", "smi_query", "health", "graph_print", "setpci_acs"}
     assert kinds == {"bench", "nccl", "captures", "inspector", "ras"} | pasted

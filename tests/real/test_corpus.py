@@ -38,8 +38,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "pytorch-1637-p2pbw-1080ti-hangs": "verdict PASS, the thread's FAIL/NOT_JUDGED",
-    "pytorch-24081-a-plx-acs-enabled-setpci": "verdict REFUSED, the thread's FAIL/WARN",
-    "pytorch-24081-b-plx-acs-disabled-setpci": "verdict REFUSED, the thread's PASS/NOT_JUDGED",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable, run-failed)",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",

@@ -60,6 +60,7 @@ _TYPED_EXTRAS = {
     "smi_query": "nvidia_smi_q",
     "health": "health_lines",
     "graph_print": "nccl_graph_print",
+    "setpci_acs": "setpci_acs",
 }
 """The facts of a paste a report keeps among its ``extras`` in the model's JSON form, so that a saved report of an
 error line or a Fabric block is judged again as it was."""
@@ -110,6 +111,7 @@ def _typed_facts(typed: dict[str, Any]) -> dict[str, Any]:
     from topoaudit.model.health import HealthEvent
     from topoaudit.model.nccl_graph import NcclGraphPrint
     from topoaudit.model.paste import Hit
+    from topoaudit.model.setpci import SetpciAcs
     from topoaudit.model.smi_query import SmiQuery
 
     types: dict[str, Any] = {
@@ -117,6 +119,7 @@ def _typed_facts(typed: dict[str, Any]) -> dict[str, Any]:
         "smi_query": SmiQuery,
         "health": tuple[HealthEvent, ...],
         "graph_print": NcclGraphPrint,
+        "setpci_acs": SetpciAcs,
     }
     try:
         return {field: decode(types[field], data, f"$.extras.{_TYPED_EXTRAS[field]}") for field, data in typed.items()}

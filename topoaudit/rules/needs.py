@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the facts a need reads; a pasted matrix loads none of their
     from topoaudit.model.nccl_graph import NcclGraphPrint
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.plan import DeployPlan
+    from topoaudit.model.setpci import SetpciAcs
     from topoaudit.model.smi_query import SmiQuery
 
 
@@ -57,6 +58,8 @@ class Context(Protocol):
     def smi_query(self) -> SmiQuery | Unsupported: ...  # noqa: D102
     @property
     def graph_print(self) -> NcclGraphPrint | Unsupported: ...  # noqa: D102
+    @property
+    def setpci_acs(self) -> SetpciAcs | Unsupported: ...  # noqa: D102
 
 
 PROBE_SOURCES = ("nvml",)
@@ -298,6 +301,13 @@ def _smi_query_covers(ctx: Context) -> str:
     return f"`nvidia-smi -q` of {_plural(len(query.gpus), 'GPU')}"
 
 
+def _setpci_covers(ctx: Context) -> str:
+    read = ctx.setpci_acs
+    if isinstance(read, Unsupported) or not read.bridges:
+        return ""
+    return f"the ACS control of {_plural(len(read.bridges), 'PCIe bridge')} (setpci)"
+
+
 def _graph_print_covers(ctx: Context) -> str:
     graph = ctx.graph_print
     if isinstance(graph, Unsupported) or not (graph.links or graph.paths):
@@ -353,6 +363,11 @@ HEALTH_LINES = Need(
     "NHC, DCGM or kernel-log lines",
     _given("health", "judged from NHC, DCGM or kernel-log (Xid) lines; this input has none"),
     _counted("health", "health line"),
+)
+SETPCI_ACS = Need(
+    "setpci reads of PCIe bridges' ACS control",
+    _given("setpci_acs", "judged from `setpci` reads of the bridges' ACS control; this input has none"),
+    _setpci_covers,
 )
 NCCL_GRAPH_PRINT = Need(
     "NCCL's topology print",
