@@ -91,7 +91,6 @@ STILL_WRONG: dict[str, str] = {
     "vllm-14025-pcie-only-4gpu-custom-ar-off": "verdict REFUSED, the thread's PASS/WARN",
     "vllm-15340-8gpu-pcie-custom-ar-disabled": "verdict REFUSED, the thread's PASS/WARN",
     "vllm-16707-ray-initrank-system-error-repeated": "verdict REFUSED, the thread's NOT_JUDGED",
-    "vllm-17568-nccltests-2gpu-shm-direct": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "vllm-4770-ci-custom-ar-no-p2p": "verdict REFUSED, the thread's WARN/FAIL",
     "vllm-6385-tp3-world-size-not-divisible": "verdict REFUSED, the thread's NOT_JUDGED/PASS",
 }
