@@ -71,7 +71,6 @@ STILL_WRONG: dict[str, str] = {
     "pytorch-121209-torchrun-elastic-summary-only": "verdict REFUSED, the thread's NOT_JUDGED",
     "pytorch-130113-nvls-init-error-3-ddp": "verdict NOT_JUDGED, the thread's FAIL",
     "pytorch-13045-amdvi-io-page-fault-dp": "verdict REFUSED, the thread's FAIL",
-    "pytorch-1637-p2pbw-1080ti-hangs": "verdict PASS, the thread's FAIL/NOT_JUDGED",
     "pytorch-177472-aws-h100-nvls-bind-401-traceback": "verdict REFUSED, the thread's FAIL",
     "pytorch-24081-a-plx-acs-enabled-setpci": "verdict REFUSED, the thread's FAIL/WARN",
     "pytorch-24081-b-plx-acs-disabled-setpci": "verdict REFUSED, the thread's PASS/NOT_JUDGED",
