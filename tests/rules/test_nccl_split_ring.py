@@ -227,6 +227,12 @@ def test_the_setting_that_asks_for_host_memory_is_named() -> None:
     assert "NCCL_P2P_DISABLE=1 is set (line 1), which asks for this." in found.message
 
 
+def test_channel_lines_without_the_rings_connected_may_leave_out_the_p2p_ones() -> None:
+    """Cross-socket SHM hops copied out of a PCIe box's log: by design there, and the P2P lines are not pasted."""
+    excerpt = "".join(line + "\n" for line in SHM_ONLY.splitlines() if "Connected all rings" not in line)
+    assert "nccl-p2p-unused" not in codes(judged(excerpt))
+
+
 def test_one_pair_on_p2p_is_not_a_host_without_p2p() -> None:
     log = SHM_ONLY + "sinnet:868106:868183 [2] NCCL INFO Channel 00 : 2[2] -> 3[3] via P2P/CUMEM/read\n"
     assert "nccl-p2p-unused" not in codes(judged(log))
