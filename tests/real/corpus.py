@@ -31,7 +31,7 @@ FAULT_CODES: dict[str, frozenset[str]] = {
                         "health-check-failed"),
         "nvlink-split": ("nvlink-split-domain", "nccl-ring-split", "nccl-transport-below-topology",
                          "tp-group-crosses-domain", "nvlink-partial-mesh", "nccl-graph-below-topology"),
-        "p2p-unsupported": ("p2p-unavailable", "nccl-p2p-disabled", "pcie-acs-redirect",
+        "p2p-unsupported": ("p2p-unavailable", "nccl-p2p-disabled", "nccl-p2p-unused", "pcie-acs-redirect",
                             "nccl-transport-below-topology", "nccl-graph-below-topology", "nccl-ring-split"),
         "config-override": ("nccl-env-override", "gpu-visibility-restricted"),
         "gdr-disabled": ("nccl-gdr-disabled", "gpudirect-rdma-unavailable"),

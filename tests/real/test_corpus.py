@@ -37,13 +37,11 @@ STILL_WRONG: dict[str, str] = {
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
-    "pytorch-1637-p2pbw-1080ti-hangs": "verdict PASS, the thread's FAIL/NOT_JUDGED",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable, run-failed)",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "siboehm-bench-3xa6000-topo-nv4-pair-plus-one": "verdict WARN but no finding names nvlink-split (found nvlink-degraded)",
     "vllm-16707-ray-initrank-system-error-repeated": "verdict FAIL, the thread's NOT_JUDGED",
-    "vllm-17568-nccltests-2gpu-shm-direct": "verdict PASS, the thread's WARN/NOT_JUDGED",
 }
 
 

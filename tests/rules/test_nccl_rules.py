@@ -227,6 +227,8 @@ def test_log_codes_are_every_code_the_rules_emit_and_junit_skips_them_without_a_
         if f.code.startswith("nccl-")
     }
     emitted |= {f.code for f in judged(log("NCCL_P2P_DISABLE set by environment to 1")).findings}
+    shm_only = ("Channel 00 : 0[0] -> 1[1] via SHM/direct/direct", "Channel 00 : 1[1] -> 0[0] via SHM/direct/direct")
+    emitted |= {f.code for f in judged(log(*shm_only, "Connected all rings")).findings}
     assert {c for c in emitted if c.startswith("nccl-")} == LOG_CODES
 
     def cases(report: Report) -> dict[str, ET.Element]:
