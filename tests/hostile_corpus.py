@@ -146,8 +146,8 @@ CAPTURE_CASES: dict[str, tuple[str, str, str, int, str]] = {
         "p2p-2x3090-nvlink-ok-clubrig-1.txt",
         "GPU1",
         "GPU" + "9" * 5000,
-        4,
-        "not a format topoaudit reads",
+        0,
+        "look like `nvidia-smi topo -p2p` output, but no reader could read it",
     ),
     "p2p-sample-row-cut.txt": (P2P_SAMPLE, "     1  52.10 806.22", "     1  52.10", 0, "row left out"),
     "p2p-sample-figure-1e308.txt": (P2P_SAMPLE, "     1  52.10 806.22", "     1  1e308 806.22", 0, "WARN"),
@@ -286,13 +286,5 @@ def _fleet_cases(folder: Path | None) -> list[Case]:
     ]
 
 
-NEEDS_WIRING = {
-    "json-nested-3000.json": "loaders.load_text checks JSON that is not a report with json.loads and lets its "
-    "RecursionError out; model.codec.read_json says it in one sentence",
-    "json-integer-5000-digits.json": "loaders.load_text lets json.loads's ValueError out; model.codec.read_json "
-    "says it in one sentence",
-    "fleet: a link that loops beside two nodes": "app.fleet reads the entry through loaders.load_path, which lets "
-    "ELOOP's OSError out (or records NodeInput.error)",
-    "analyze: a link that loops": "loaders.load_path lets ELOOP's OSError out; parse.text.read_capture_file names it",
-}
-"""Cases that still end in exit 5 until a caller of this branch's functions is changed: why, for each."""
+NEEDS_WIRING: dict[str, str] = {}
+"""Cases that still end in exit 5 until a caller of the functions they need is changed: why, for each."""

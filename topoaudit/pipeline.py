@@ -170,7 +170,7 @@ def _oracle(inspector: dict[str, Any] | Unsupported) -> Any:
 def _links_known(machine: Machine) -> bool:
     """Whether the source describes the fabric: a source that names GPUs but no links between them (an
     nccl-tests log) says nothing about it, so no placements or ring bottlenecks are claimed from it."""
-    return len(machine.gpus) < 2 or bool(gpu_pair_links(machine))
+    return len(machine.gpus) == 1 or bool(gpu_pair_links(machine))  # no GPU (an error line): nothing to place
 
 
 def _placements(machine: Machine, domains: tuple[Domain, ...], options: AuditOptions) -> tuple[Placement, ...]:

@@ -104,3 +104,18 @@ def test_probe_snapshot_into_a_missing_directory_exits_4(
     monkeypatch.setattr(app, "probe", fake_probe)
     code, _, err = run("probe", "-o", str(tmp_path / "missing" / "snapshot.json"))
     assert code == 4 and "missing" in err and "Traceback" not in err
+
+
+def test_an_error_sentence_never_carries_a_paths_escape_sequences_to_the_terminal(run: Run, tmp_path: Path) -> None:
+    """A file name (or a quoted line) with terminal escape sequences in it is named with them replaced."""
+    hostile = tmp_path / "topo\x1b[2J\x1b]0;owned\x07.txt"
+    code, out, err = run("analyze", str(hostile))
+    assert code == 4 and out == ""
+    assert "\x1b" not in err and "\x07" not in err
+    assert "topo\ufffd[2J\ufffd]0;owned\ufffd.txt: no such file" in err
+
+
+def test_report_reads_a_link_that_loops_as_one_sentence(run: Run, tmp_path: Path) -> None:
+    os.symlink("loop.json", tmp_path / "loop.json")
+    code, _, err = run("report", str(tmp_path / "loop.json"))
+    assert code == 4 and "a symbolic link that loops back on itself" in err and "Traceback" not in err

@@ -71,12 +71,6 @@ def test_a_path_given_that_loops_is_refused_with_the_reason(tmp_path: Path) -> N
         list(node_inputs([str(tmp_path / "loop.json")]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fleet judges an unreadable entry through loaders.load_path, which lets ELOOP's OSError out; "
-    "it passes once app.fleet records NodeInput.error as the node's error (or load_path reads through "
-    "parse.text.read_capture_file)",
-)
 def test_fleet_names_the_loop_and_judges_the_others(linked: Path, run: Run) -> None:
     code, out, _ = run("fleet", str(linked))
     assert code == 1  # an unreadable node fails the fleet

@@ -249,9 +249,6 @@ def test_gpu_and_cpu_timed_collectives_are_never_summarized_together() -> None:
     assert summarize(parse_inspector(CPU_MIXED.read_text()))["cpu_timed_records"] == 16
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the loader's cheap sniff (loaders._is_nccl_inspector) does not admit the textfile yet"
-)
 @pytest.mark.parametrize("path", [PROM_README, PROM_229, PROM_230], ids=lambda p: p.name)
 def test_the_prometheus_textfile_loads_as_inspector_output(path: Path) -> None:
     from topoaudit.readers import load_path

@@ -35,9 +35,6 @@ def test_every_fixture_has_provenance_and_is_recognised() -> None:
             assert load_path(str(p)).source.kind == "nccl-ras", p.name
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the loader's cheap sniff (loaders._is_nccl_ras) does not admit monitor output yet"
-)
 @pytest.mark.parametrize("path", MONITOR, ids=lambda p: p.name)
 def test_monitor_output_loads_as_ras(path: Path) -> None:
     assert load_path(str(path)).source.kind == "nccl-ras"

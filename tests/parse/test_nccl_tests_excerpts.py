@@ -43,6 +43,19 @@ def test_tail_of_rows_and_footer_is_a_run() -> None:
     assert result.last_output.line == 8  # type: ignore[union-attr]
 
 
+def test_the_tables_header_over_one_row_is_a_run(tmp_path: Path) -> None:
+    """Before: the part was named nccl-tests but no reader read it ("no reader could read it")."""
+    text = dev_paste("vllm-17568-nccltests-2gpu-shm-direct")  # the header, NCCL's lines, then the 8-byte row
+    assert looks_like_nccl_tests(text)
+    (tmp_path / "run.txt").write_text(text)
+    loaded = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "run.txt")))).report
+    assert [(p.kind, p.read_by) for p in loaded.source.parts] == [
+        ("nccl-tests", "nccl-tests"),
+        ("nccl-log", "nccl-log"),
+    ]
+    assert [r.size_bytes for r in loaded.bench.groups[0].rows] == [8]  # type: ignore[union-attr]
+
+
 def test_footer_alone_is_read_and_its_failed_data_check_is_a_failure() -> None:
     text = dev_paste("nccl-1261-a100-4gpu-ll128-oob-failed")  # one line: '# Out of bounds values : 16 FAILED'
     assert looks_like_nccl_tests(text)

@@ -59,6 +59,14 @@ def test_b200_with_all_links_inactive_fails() -> None:
     assert report.machine.gpus[0].label == "GPU2"
 
 
+def test_a_card_whose_links_are_all_inactive_is_named_without_link_numbers() -> None:
+    """NVML prints one sentence, no link numbers, for a card with every link inactive (here: an unbridged card)."""
+    paste = CAPTURES.parent / "real" / "pastes" / "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive.txt"
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    down = next(f for f in report.findings if f.code == "nvlink-link-down" and "active, down" in f.message)
+    assert "GPU2: 0/4 active, down: every link (NVML numbers none)." in down.message
+
+
 def test_h100_nvl_twelve_active_of_eighteen_is_by_design() -> None:
     report = _analyze("nvlink-2xh100nvl-12-active-6-inactive-constructed.txt")
     assert "nvlink-link-down" not in _codes(report)

@@ -8,7 +8,6 @@ import pytest
 
 from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import MachineInput
-from topoaudit.errors import InputError
 from topoaudit.model.finding import Finding
 from topoaudit.model.nccl_topo import Captures
 from topoaudit.model.report import Report
@@ -151,8 +150,35 @@ def test_a_damaged_bandwidth_matrix_row_is_left_out_and_said(
 
 
 def test_a_gpu_label_of_5000_digits_is_no_p2p_matrix(tmp_path: Path) -> None:
-    """It used to crash the reader (exit 5)."""
+    """It used to crash the reader (exit 5). The matrix is named as what it looks like, read by nothing, and
+    nothing is judged from it."""
     label = "GPU" + "9" * 5000
     (tmp_path / "p2p.txt").write_text(f"        GPU0    {label}\n GPU0     X       OK\n {label}     OK      X\n")
-    with pytest.raises(InputError, match="not a format topoaudit reads"):
-        analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "p2p.txt"))))
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "p2p.txt")))).report
+    assert report.gate.verdict == "not judged" and not report.machine.gpus
+    assert [i.message for i in report.input_issues] == [
+        "lines 1-3 look like `nvidia-smi topo -p2p` output, but no reader could read it"
+    ]
+
+
+def _stopped_paste() -> str:
+    """A real 4-card run cut where the thread's run hung: after the first bandwidth matrix's title."""
+    whole = (CAPTURES / "p2p-4xrtx6000ada-asus-esc8000a-p2pbwlat-1.txt").read_text()
+    title = "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)"
+    return whole[: whole.index(title)] + title + "\n   D\\D     0      1      2      3\n"
+
+
+def test_a_run_that_ends_on_a_matrix_title_hung_there(tmp_path: Path) -> None:
+    paste = tmp_path / "p2p.txt"
+    paste.write_text(_stopped_paste())
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    (hung,) = [f for f in report.findings if f.code == "bench-run-hung"]
+    assert hung.severity.value == "fail" and report.gate.verdict == "fail"
+    assert hung.message.startswith("p2pBandwidthLatencyTest printed 'Unidirectional P2P=Disabled Bandwidth Matrix")
+    assert "(with peer access off, so staged through host memory) never finished" in hung.message
+
+
+@pytest.mark.parametrize("name", [p.name for p in sorted(CAPTURES.glob("p2p-*p2pbwlat*-1.txt"))])
+def test_a_run_that_printed_every_matrix_did_not_stop(name: str) -> None:
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(CAPTURES / name)))).report
+    assert "bench-run-hung" not in {f.code for f in report.findings}

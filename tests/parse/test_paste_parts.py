@@ -141,6 +141,7 @@ def test_text_no_recogniser_knows_is_one_other_part() -> None:
 
 def test_a_list_of_gpus_alone_is_not_nvlink_status() -> None:
     text = "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-e1924eea-b9bb-d537-39f2-b345087fa145)\n"
-    assert [p.kind for p in split_parts(text)] == ["other"]
+    assert [p.kind for p in split_parts(text)] == ["gpu-list"]  # `nvidia-smi -L`
+    assert [p.kind for p in split_parts("$ nvidia-smi -L\n" + text)] == ["gpu-list"]
     with_links = text + "\t Link 0: 14.062 GB/s\n"
     assert [(p.kind, p.recognised) for p in split_parts(with_links)] == [("nvlink-status", (1, 2))]

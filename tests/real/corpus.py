@@ -26,24 +26,26 @@ FAULT_CODES: dict[str, frozenset[str]] = {
     k: frozenset(v)
     for k, v in {
         "fabric-manager-down": ("nccl-fabric-manager-down", "fabric-not-ready"),
-        "fabric-unhealthy": ("fabric-unhealthy", "fabric-not-ready"),
-        "nvlink-down": ("nvlink-link-down", "nvlink-degraded", "nccl-topo-nvlinks-low", "nvlink-errors"),
+        "fabric-unhealthy": ("fabric-unhealthy", "fabric-not-ready", "health-check-failed"),
+        "nvlink-down": ("nvlink-link-down", "nvlink-degraded", "nccl-topo-nvlinks-low", "nvlink-errors",
+                        "health-check-failed"),
         "nvlink-split": ("nvlink-split-domain", "nccl-ring-split", "nccl-transport-below-topology",
                          "tp-group-crosses-domain", "nvlink-partial-mesh", "nccl-graph-below-topology"),
-        "p2p-unsupported": ("p2p-unavailable", "nccl-p2p-disabled", "pcie-acs-redirect",
+        "p2p-unsupported": ("p2p-unavailable", "nccl-p2p-disabled", "nccl-p2p-unused", "pcie-acs-redirect",
                             "nccl-transport-below-topology", "nccl-graph-below-topology", "nccl-ring-split"),
         "config-override": ("nccl-env-override", "gpu-visibility-restricted"),
         "gdr-disabled": ("nccl-gdr-disabled", "gpudirect-rdma-unavailable"),
-        "net-fallback": ("rdma-port-down",),
-        "nvls-failure": ("nccl-nvls-invalid-argument", "nccl-nvls-off"),
+        "net-fallback": ("rdma-port-down", "nccl-net-socket-fallback"),
+        "nvls-failure": ("nccl-nvls-invalid-argument", "nccl-nvls-off", "nccl-nvls-failed"),
         "data-corruption": ("bench-data-corruption", "nvbandwidth-data-corruption"),
         "run-hung": ("bench-timeout", "bench-run-hung"),
-        "run-failed": ("bench-rank-failed", "kernel-gpu-error", "nvbandwidth-test-failed"),
+        "run-failed": ("bench-rank-failed", "kernel-gpu-error", "nvbandwidth-test-failed", "run-failed",
+                       "nccl-net-error"),
         "low-bandwidth": ("bench-below-expected", "nvbandwidth-pair-low", "nvbandwidth-below-links",
                           "nccl-inspector-busbw-low", "bandwidth-tools-disagree", "bench-runs-disagree"),
         "high-latency": ("bench-latency-high",),
         "pcie-degraded": ("pcie-link-degraded", "pcie-path-degraded"),
-        "xid": ("kernel-gpu-error",),
+        "xid": ("kernel-gpu-error", "gpu-hardware-error"),
     }.items()
 }  # fmt: skip
 NO_FAULT = ("healthy", "not-judgeable", "other")

@@ -124,6 +124,8 @@ def _parent(doc: Any, path: Path) -> Any:
             doc = doc[step]
         except (KeyError, IndexError, TypeError):
             return None
+    if not isinstance(doc, (dict, list)):  # an earlier damage made it a string or a number: nothing to assign into
+        return None
     try:
         doc[path[-1]]
     except (KeyError, IndexError, TypeError):

@@ -110,7 +110,7 @@ def test_p2p_disabled_between_nvlink_connected_gpus_fails() -> None:
     report = judged(text("constructed-2.30.7-shm-direct-warn-function.txt"))
     found = nccl_findings(report)["nccl-p2p-disabled"]
     assert found.severity == Severity.FAIL and report.gate.exit_code == 1
-    assert "line 7: [2026-11-02 10:00:01] l40s-box" in found.evidence["log_lines"][0]
+    assert found.evidence["log_lines"][0].startswith("line 7: l40s-box")  # the collector's timestamp taken off
 
 
 def test_nvls_off_on_an_nvswitch_hopper_box_only() -> None:
@@ -171,8 +171,7 @@ def test_known_warn_signatures_fail_with_their_remedies() -> None:
     found = nccl_findings(report)
     assert set(found) == {"nccl-fabric-manager-down", "nccl-nvls-invalid-argument"}
     assert found["nccl-fabric-manager-down"].evidence["log_lines"] == [
-        "line 3: [2026-05-05 06:16:47] hgx-9:6100:6160 [0] init.cc:412 NCCL WARN Cuda failure 802 "
-        "'system not yet initialized'"
+        "line 3: hgx-9:6100:6160 [0] init.cc:412 NCCL WARN Cuda failure 802 'system not yet initialized'"
     ]
     assert "nvidia-fabricmanager" in found["nccl-fabric-manager-down"].remedy
     assert "reboot" in found["nccl-nvls-invalid-argument"].remedy
@@ -228,6 +227,8 @@ def test_log_codes_are_every_code_the_rules_emit_and_junit_skips_them_without_a_
         if f.code.startswith("nccl-")
     }
     emitted |= {f.code for f in judged(log("NCCL_P2P_DISABLE set by environment to 1")).findings}
+    shm_only = ("Channel 00 : 0[0] -> 1[1] via SHM/direct/direct", "Channel 00 : 1[1] -> 0[0] via SHM/direct/direct")
+    emitted |= {f.code for f in judged(log(*shm_only, "Connected all rings")).findings}
     assert {c for c in emitted if c.startswith("nccl-")} == LOG_CODES
 
     def cases(report: Report) -> dict[str, ET.Element]:

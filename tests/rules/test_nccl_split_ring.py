@@ -85,11 +85,14 @@ def test_one_island_is_no_split() -> None:
 
 
 def test_a_log_with_no_p2p_at_all_is_no_split() -> None:
-    """Every rank its own island: nothing was split, the rings never had peer access to lose."""
+    """Every rank its own island: nothing was split, the rings never had peer access to lose.
+
+    What the log shows instead is a host whose GPUs never use P2P, a finding of its own.
+    """
     log = text(SPLIT).replace("via P2P/direct pointer", "via SHM/direct/direct")
     report = judged(log)
     assert "nccl-ring-split" not in codes(report)
-    assert report.verdict == "pass"
+    assert {f.code for f in report.findings if f.severity is not Severity.INFO} == {"nccl-p2p-unused"}
 
 
 def test_real_logs_whose_rings_are_all_p2p_raise_no_split() -> None:
@@ -196,3 +199,45 @@ def test_pairs_on_p2p_with_shm_hops_across_sockets_of_a_pcie_box_without_p2p_are
     """Every hop through host memory and none on P2P (a PCIe box across sockets) is no island split."""
     shm_only = SPLIT_4_OLD_FORM.replace("via P2P/CUMEM", "via SHM/direct/direct")
     assert "nccl-ring-split" not in codes(judged(shm_only))
+
+
+SHM_ONLY = """\
+sinnet:868106:868182 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct
+sinnet:868106:868181 [1] NCCL INFO Channel 00 : 1[1] -> 0[0] via SHM/direct/direct
+sinnet:868106:868182 [0] NCCL INFO Channel 01 : 0[0] -> 1[1] via SHM/direct/direct
+sinnet:868106:868181 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 1
+"""
+
+
+def test_a_host_whose_gpus_never_use_p2p_warns_naming_the_transport() -> None:
+    report = judged(SHM_ONLY)
+    (found,) = [f for f in report.findings if f.code == "nccl-p2p-unused"]
+    assert found.severity is Severity.WARN
+    assert found.message.startswith(
+        "NCCL uses peer access for none of the 1 rank pair(s) the log shows inside one host (ranks 0,1): they go "
+        "through SHM/direct/direct"
+    )
+    assert "GPUs on different CPU sockets use host memory by design" in found.message
+    assert report.gate.verdict == "warn"
+
+
+def test_the_setting_that_asks_for_host_memory_is_named() -> None:
+    log = "sinnet:1:1 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1.\n" + SHM_ONLY
+    (found,) = [f for f in judged(log).findings if f.code == "nccl-p2p-unused"]
+    assert "NCCL_P2P_DISABLE=1 is set (line 1), which asks for this." in found.message
+
+
+def test_channel_lines_without_the_rings_connected_may_leave_out_the_p2p_ones() -> None:
+    """Cross-socket SHM hops copied out of a PCIe box's log: by design there, and the P2P lines are not pasted."""
+    excerpt = "".join(line + "\n" for line in SHM_ONLY.splitlines() if "Connected all rings" not in line)
+    assert "nccl-p2p-unused" not in codes(judged(excerpt))
+
+
+def test_one_pair_on_p2p_is_not_a_host_without_p2p() -> None:
+    log = SHM_ONLY + "sinnet:868106:868183 [2] NCCL INFO Channel 00 : 2[2] -> 3[3] via P2P/CUMEM/read\n"
+    assert "nccl-p2p-unused" not in codes(judged(log))
+
+
+def test_with_the_topology_beside_the_log_the_pairs_are_judged_against_their_links() -> None:
+    matrix = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tSYS\t0-7\nGPU1\tSYS\t X \t8-15\n"
+    assert "nccl-p2p-unused" not in codes(judged(matrix + SHM_ONLY))

@@ -183,25 +183,24 @@ def bundle_report(path: str) -> str:
 
 
 def read_input(path: str, expected: str, stdin: TextIO | None = None) -> str:
-    """The text of a file or of standard input (``-``), refusing a terminal and empty input by name."""
+    """The text of a file or of standard input (``-``), refusing a terminal and empty input by name.
+
+    Either is read to at most :data:`~topoaudit.parse.text.MAX_INPUT_BYTES`; a path that cannot be read (a folder,
+    a symbolic link that loops) is named in one sentence.
+    """
+    from topoaudit.parse.text import decode_capture, read_capped, read_capture_file  # UTF-16 from Windows reads too
+
     if path == "-":
         stream = stdin or sys.stdin
         if stream.isatty():
             raise UsageError(f"'-' reads standard input, which is a terminal here: pipe in {expected}")
-        from topoaudit.parse.text import decode_capture  # UTF-16 from a Windows pipe reads too
-
         raw = getattr(stream, "buffer", None)
-        text = decode_capture(raw.read()) if raw is not None else stream.read()
+        text = decode_capture(read_capped(raw, "standard input")) if raw is not None else stream.read()
         if not text.strip():
             raise InputError("standard input is empty", hint=f"pipe in {expected}")
         return text
     refuse_empty_file(path)
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such file") from exc
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read it ({type(exc).__name__})") from exc
+    return decode_capture(read_capture_file(path))
 
 
 def refuse_empty_file(path: str) -> None:
@@ -329,7 +328,7 @@ def judge(
     """The one call into the pipeline: the machine, a bench and a plan request judged together, once."""
     from topoaudit.pipeline import analyze_facts
 
-    if not loaded.machine.gpus and bench is None and not _holds_facts(loaded):
+    if not loaded.machine.gpus and bench is None and not (loaded.judgeable_without_gpus() or _holds_facts(loaded)):
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
     facts = loaded if bench is None else replace(loaded, bench=bench)
     request = saved_request(gate, loaded.saved)

@@ -133,6 +133,8 @@ def _fleet_node(item: tuple[NodeInput, GateRequest]) -> NodeSummary:
     from topoaudit.fleet.summary import summarize, unusable
 
     node, gate = item
+    if node.error:  # the folder walk could not read it (a symbolic link that loops): unusable, the others judged
+        return unusable(node.host_hint, node.shown_as, node.error)
     try:
         loaded, _ = load_machine(MachineInput(path=node.path), keep_evidence=False)
         options, kept, overridden = node_options(gate, loaded.saved)

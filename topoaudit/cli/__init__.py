@@ -96,9 +96,9 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         code = ExitCode.USAGE if isinstance(exc, click.UsageError) else ExitCode.UNUSABLE
     except TopoauditError as exc:
-        click.echo(f"topoaudit: error: {exc}", err=True)
+        click.echo(f"topoaudit: error: {_shown(str(exc))}", err=True)
         if exc.hint:
-            click.echo(f"topoaudit: hint: {exc.hint}", err=True)
+            click.echo(f"topoaudit: hint: {_shown(exc.hint)}", err=True)
         code = exc.exit_code
     except KeyboardInterrupt:
         click.echo("topoaudit: interrupted", err=True)
@@ -107,9 +107,20 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             traceback.print_exc()
         hint = "" if debug else "; rerun with --debug for the traceback"
-        click.echo(f"topoaudit: internal error: {type(exc).__name__}: {exc} (a bug{hint}; please report it)", err=True)
+        said = _shown(f"{type(exc).__name__}: {exc}")
+        click.echo(f"topoaudit: internal error: {said} (a bug{hint}; please report it)", err=True)
         code = ExitCode.INTERNAL
     sys.exit(int(code or 0))
+
+
+def _shown(text: str) -> str:
+    """A sentence fit for the terminal: an input's escape sequences or control characters quoted in it replaced."""
+    from topoaudit.parse.text import printable
+
+    return printable(text, limit=_SENTENCE_CHARS)
+
+
+_SENTENCE_CHARS = 4000  # an error sentence is one line; a quoted input line in it is already cut shorter
 
 
 __all__ = ["cli", "main"]

@@ -24,9 +24,23 @@ from topoaudit.model.values import Unsupported
 
 if TYPE_CHECKING:  # the models of the facts only some inputs hold; a pasted matrix loads none of them
     from topoaudit.model.bench import BenchResult
+    from topoaudit.model.health import HealthEvent
     from topoaudit.model.nccl import NcclView
+    from topoaudit.model.nccl_graph import NcclGraphPrint
     from topoaudit.model.nccl_topo import Captures
+    from topoaudit.model.paste import Hit
     from topoaudit.model.report import Report
+    from topoaudit.model.setpci import SetpciAcs
+    from topoaudit.model.smi_query import SmiQuery
+
+SIGNATURES_NOT_SCANNED = Unsupported("signatures", "no pasted text was looked through for known messages")
+SMI_QUERY_NOT_GIVEN = Unsupported("nvidia-smi -q", "no nvidia-smi -q output in the input")
+HEALTH_NOT_GIVEN = Unsupported("health lines", "no NHC, DCGM or kernel-log lines in the input")
+GRAPH_PRINT_NOT_GIVEN = Unsupported("nccl-graph", "no NCCL topology print (NCCL_DEBUG_SUBSYS=GRAPH) in the input")
+SETPCI_ACS_NOT_GIVEN = Unsupported("setpci", "no setpci read of bridges' ACS control in the input")
+JUDGED_WITHOUT_GPUS = ("bench", "nccl", "signatures", "smi_query", "health", "graph_print", "setpci_acs")
+"""Facts judged on their own: an input holding one of them is judged even when it names no GPU (an NCCL WARN
+line, a traceback, the Fabric block of ``nvidia-smi -q``, NHC lines, the tail of an nccl-tests run)."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +56,23 @@ class Facts:
     captures: Captures | Unsupported = CAPTURES_NOT_GIVEN  # NCCL's XML dumps, nvbandwidth and p2p matrices
     inspector: dict[str, Any] | Unsupported = INSPECTOR_NOT_GIVEN  # NCCL Inspector, summarized per communicator
     ras: dict[str, Any] | Unsupported = RAS_NOT_GIVEN  # an NCCL RAS dump, in the form the report keeps
+    signatures: tuple[Hit, ...] | Unsupported = SIGNATURES_NOT_SCANNED  # known messages found on the paste's lines
+    smi_query: SmiQuery | Unsupported = SMI_QUERY_NOT_GIVEN  # nvidia-smi -q: fabric state and health, ECC, PCIe
+    health: tuple[HealthEvent, ...] | Unsupported = HEALTH_NOT_GIVEN  # NHC, DCGM and kernel (Xid) failure lines
+    graph_print: NcclGraphPrint | Unsupported = GRAPH_PRINT_NOT_GIVEN  # NCCL's topology print (GRAPH subsystem)
+    setpci_acs: SetpciAcs | Unsupported = SETPCI_ACS_NOT_GIVEN  # setpci reads of PCIe bridges' ACS control
     saved: Report | None = None  # the input was a saved report: what it was asked and decided (the fleet keeps it)
     used: frozenset[int] | None = None  # the 1-based lines read; None: the whole text, nothing left beside it
     what: str = ""  # what the part is, in a few words ("`nvidia-smi topo -m`"), to name it beside another
     text: str = field(default="", repr=False, compare=False)  # the paste as read: a finding quotes the line it names
+
+    def judgeable_without_gpus(self) -> bool:
+        """Whether the input holds something to judge although it names no GPU.
+
+        A fact judged on its own (:data:`JUDGED_WITHOUT_GPUS`: a known message, a fabric block, a health line...),
+        or a recognised part of a paste no reader could read, which the report then names as not judged.
+        """
+        if any(not isinstance(getattr(self, kind), Unsupported) and getattr(self, kind) != () for kind in
+               JUDGED_WITHOUT_GPUS):  # fmt: skip
+            return True
+        return any(not part.read_by and part.kind != "other" for part in self.source.parts)

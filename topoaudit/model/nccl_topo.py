@@ -116,7 +116,8 @@ class CopyTestFailure:
 
     ``kind``: ``data-check`` (the pattern check found wrong bytes after a copy: ``Invalid value when checking the
     pattern``, ``ASSERT in expression h_errorFlag == 0``), ``cuda`` (``[CUDA_ERROR_X] text in expression ...``),
-    ``nvml``, ``assert`` (another internal check), ``error`` (``ERROR: ...``).
+    ``nvml``, ``assert`` (another internal check), ``error`` (``ERROR: ...``); ``stopped``: CUDA's
+    p2pBandwidthLatencyTest output that ends on a matrix's title (the copies never finished, or the paste stops).
     """
 
     kind: str

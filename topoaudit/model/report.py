@@ -8,7 +8,7 @@ saved report re-renders on any machine without a GPU.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
@@ -17,6 +17,7 @@ from topoaudit.model.finding import Finding, Severity, Skipped, verdict_of
 from topoaudit.model.identity import UNIDENTIFIED, Identification
 from topoaudit.model.machine import Machine
 from topoaudit.model.network import NicSet
+from topoaudit.model.paste import PastePart
 from topoaudit.model.topology import Bottleneck, Domain, Placement
 from topoaudit.model.values import NO_POLICY, Failed, Probed, Unsupported
 
@@ -46,6 +47,7 @@ class SourceInfo:
     name: str  # file path, example name or "live"
     demo: bool = False  # a bundled example box, not this machine: every output says so
     description: str = ""
+    parts: tuple[PastePart, ...] = ()  # a paste's parts, their lines and what read each
 
 
 ELIDED = "the paste leaves lines out here"
@@ -187,9 +189,13 @@ def report_from_dict(data: Any) -> Report:
             "evidence of nothing, so it is not read",
             hint="ask for the report as it was written, or audit the machine again",
         )
+    if not coverage_recorded and report.gate.verdict != NOT_JUDGED:
+        # written before the gate said what it judged: say so, so the report rendered again stays whole
+        report = replace(report, gate=replace(report.gate, judged=(WRITTEN_BEFORE_COVERAGE,)))
     return report
 
 
+WRITTEN_BEFORE_COVERAGE = "what the saved report judged (it was written before reports listed it)"
 INTERRUPTED_EXIT = 130  # a stopped bench ends so whatever it found (topoaudit.exitcodes.ExitCode.INTERRUPTED)
 
 

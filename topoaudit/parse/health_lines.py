@@ -15,26 +15,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from topoaudit.model.finding import Severity
+from topoaudit.model.health import NO_BUS, NO_GPU, NO_XID, SOURCE, HealthEvent
 from topoaudit.model.host_checks import KernelEvent
 from topoaudit.model.values import Failed, Probed, Unsupported
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.parse.signatures import Signature, catalog
 from topoaudit.units import parse_bus_id
 
-SOURCE = "health lines"
+__all__ = ["HealthEvent", "kernel_events", "read_health_lines", "xid_meaning"]
+
 MAX_LINE_CHARS = 300
 WATCHED_XIDS = frozenset({74, 79, *range(144, 151)})
 """The Xids the live probe reports: fallen off the bus, NVLink errors, the Blackwell NVLink Xids."""
 
-NO_GPU = Unsupported(SOURCE, "the line names no GPU index")
-NO_BUS = Unsupported(SOURCE, "the line names no PCI bus id")
-NO_XID = Unsupported(SOURCE, "not an Xid line")
 
 # The kernel log, as the probe reads it.
-_XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): (\d+)")
+_XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): (\d{1,9})")
 _FALLEN = re.compile(r"(?:GPU|PCI:?)\s*(?:at PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?)"
                      r".*fallen off the bus", re.I)  # fmt: skip
 _TRAINING = re.compile(r"nvlink.*(?:training|train|post.?rx.?det\w*).*fail|nvlink.*fail\w*.*(?:training|train\b)", re.I)
@@ -42,10 +41,10 @@ _ANY_BUS = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?
 
 # Any Xid in a pasted line (the bus id may be elided: "PCI:..."), and NVSwitch SXids.
 _ANY_XID = re.compile(
-    r"Xid \((?:PCI:)?(?P<bus>[^)\s]*)[^)]*\): (?P<xid>\d+),(?: pid=(?P<pid>[^,]*), name=[^,]*,)? ?(?P<msg>.*)"
+    r"Xid \((?:PCI:)?(?P<bus>[^)\s]*)[^)]*\): (?P<xid>\d{1,9}),(?: pid=(?P<pid>[^,]*), name=[^,]*,)? ?(?P<msg>.*)"
 )
-_SXID = re.compile(r"SXid \(PCI:(?P<bus>[^)\s]+)\): (?P<sxid>\d+), (?P<msg>.*)")
-_LINK = re.compile(r"\b[Ll]ink (\d+)\b")
+_SXID = re.compile(r"SXid \(PCI:(?P<bus>[^)\s]+)\): (?P<sxid>\d{1,9}), (?P<msg>.*)")
+_LINK = re.compile(r"\b[Ll]ink (\d{1,9})\b")
 _NVRM_FAILURE = re.compile(
     r"GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d): "
     r"(?P<init>RmInitAdapter failed|rm_init_adapter failed)|probe routine failed for \d+ device"
@@ -55,7 +54,7 @@ _IOMMU = re.compile(
     r"|DMAR: \[DMA (?:Read|Write)[^\]]*\] Request device \[(?P<dmar>[0-9A-Fa-f:.]+)\]"
 )
 _MESSAGE_LINES = 3  # a driver message continued on the next lines ("NVRM: The NVIDIA GPU ... / fallen off the bus")
-_GPU = re.compile(r"\bGPU(?: id)? (\d+)\b")
+_GPU = re.compile(r"\bGPU(?: id)? (\d{1,9})\b")
 
 # Azure NHC (LBNL NHC's die/warning/pass lines), and DCGM's tables and failure reasons.
 _NHC = re.compile(
@@ -64,27 +63,13 @@ _NHC = re.compile(
     r"(?:(?P<check>check_\w+):\s*)?(?P<msg>.*?)\s*$"
 )
 _NHC_LEVEL = {"ERROR": Severity.FAIL, "WARNING": Severity.WARN, "SUCCESS": Severity.INFO}
-_NHC_LINK = re.compile(r"^\s*Link (\d+): Inactive\b")
+_NHC_LINK = re.compile(r"^\s*Link (\d{1,9}): Inactive\b")
 _DCGM_ROW = re.compile(r"^\s*\|\s*(?P<name>[^|]*?)\s*\|\s*(?P<result>[^|]*?)\s*\|\s*$")
 _DCGM_RESULT = re.compile(r"^(?P<word>Pass|Fail|Failure|Warn|Warning|Healthy|Skip)\b", re.I)
-_DCGM_REASON = re.compile(r"(?P<reason>DCGM_FR_[A-Z0-9_]+)(?:\s+GPU:(?P<gpu>\d+))?(?:\s+PCI:(?P<bus>[0-9A-Fa-f:.]+))?")
+_DCGM_REASON = re.compile(
+    r"(?P<reason>DCGM_FR_[A-Z0-9_]+)(?:\s+GPU:(?P<gpu>\d{1,9}))?(?:\s+PCI:(?P<bus>[0-9A-Fa-f:.]+))?"
+)
 _DCGM_DETAIL_ROWS = frozenset({"", "warning", "info", "error"})
-
-
-@dataclass(frozen=True)
-class HealthEvent:
-    """One failure (or pass) a health checker or the kernel printed."""
-
-    line: int  # 1-based line in the paste
-    source: str  # "nhc" | "dcgm" | "kernel"
-    check: str  # NHC check ("check_nvlink_status"), DCGM subsystem or reason, "xid-79", "sxid-12028", "fallen-off-bus"
-    severity: Severity  # what it means for a deployment (NHC's ERROR is a fail, WARNING a warn, SUCCESS info)
-    text: str  # the line's message, trimmed
-    gpu: int | Unsupported = NO_GPU
-    pci_bus_id: Probed[str] = NO_BUS
-    xid: int | Unsupported = NO_XID
-    links: tuple[int, ...] = ()  # NVLink ports the line names (inactive, down)
-    meaning: str = ""  # what the Xid or check means, where the catalog says
 
 
 def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
@@ -201,7 +186,7 @@ def _dcgm_row(number: int, m: re.Match[str], events: list[HealthEvent], gpu: int
             )
         return gpu
     word = outcome[1].lower()
-    if name.startswith("->") and bare.isdigit():
+    if name.startswith("->") and bare.isdigit() and len(bare) <= 9:
         return int(bare)  # "-> 0": the GPU the following subsystem rows are about
     if bare.lower() == "overall health" or word in ("pass", "healthy", "skip"):
         return gpu

@@ -27,17 +27,17 @@ SOURCE = "nccl-graph"
 MAX_EVIDENCE_CHARS = 300
 
 _MARKER = re.compile(r"\bNCCL INFO ")
+_FIGURE = r"\d{1,9}(?:\.\d{1,9})?"  # a figure NCCL prints (GB/s); a damaged one ("1.2.3", 400 digits) reads as no line
 _PREFIX = re.compile(r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\]")
 _NODE_ID = r"(?:GPU|PCI|NVS|CPU|NIC|NET|GIN|RMA|DEV|CXB)/[0-9a-fA-F]+(?:-[0-9a-fA-F]+)?"
-_SYSTEM = re.compile(r"=== System : max(?:Bw|Width) (?P<max>[\d.]+) total(?:Bw|Width) (?P<total>[\d.]+) ===")
+_SYSTEM = re.compile(rf"=== System : max(?:Bw|Width) (?P<max>{_FIGURE}) total(?:Bw|Width) (?P<total>{_FIGURE}) ===")
 _ROOT = re.compile(rf"^(?P<id>{_NODE_ID})(?: \((?P<detail>[^)]*)\))?\s*$")
-_LINK = re.compile(
-    rf"^\+ (?P<kind>[A-Z0-9]+)\[(?P<gbps>\d+(?:\.\d+)?)\] - (?P<id>{_NODE_ID})(?: \((?P<detail>[^)]*)\))?"
-)
+_LINK = re.compile(rf"^\+ (?P<kind>[A-Z0-9]+)\[(?P<gbps>{_FIGURE})\] - (?P<id>{_NODE_ID})(?: \((?P<detail>[^)]*)\))?")
 _PATHS = re.compile(rf"^(?P<src>{_NODE_ID}) :(?P<body>.*)$")
-_PATH_ITEM = re.compile(rf"(?P<dst>{_NODE_ID}) \((?P<hops>\d+)/(?P<gbps>[\d.]+)/(?P<type>[A-Z0-9]+)\)")
+_PATH_ITEM = re.compile(rf"(?P<dst>{_NODE_ID}) \((?P<hops>\d{{1,9}})/(?P<gbps>{_FIGURE})/(?P<type>[A-Z0-9]+)\)")
 _PATTERN = re.compile(
-    r"Pattern (?P<p>\d+), crossNic (?P<cross>\d+), nChannels (?P<n>\d+), (?:bw|speed) (?P<bi>[\d.]+)/(?P<be>[\d.]+), "
+    r"Pattern (?P<p>\d{1,9}), crossNic (?P<cross>\d{1,9}), nChannels (?P<n>\d{1,9}), "
+    rf"(?:bw|speed) (?P<bi>{_FIGURE})/(?P<be>{_FIGURE}), "
     r"type (?P<ti>\w+)/(?P<te>\w+)"
 )
 _CHANNEL = re.compile(rf"^\s*(?P<ch>\d+) :(?P<nodes>(?: (?:{_NODE_ID}|(?:GPU|NET)/\d+))+)\s*$")

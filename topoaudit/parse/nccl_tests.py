@@ -100,7 +100,7 @@ _ROW_START = re.compile(
 
 def looks_like_nccl_tests(text: str) -> bool:
     """A cheap sniff: a header with its rank lines or program name, a line only nccl-tests prints (a footer, a
-    failure, a trace line), or table rows (a tail of rows pasted without the rest)."""
+    failure, a trace line), the table's header over a row, or table rows (a tail of rows pasted without the rest)."""
     head = text[:20000]
     if head.lstrip().startswith("{"):
         return '"results"' in head and ('"bus_bw"' in head or '"nccl_version"' in head)
@@ -108,6 +108,9 @@ def looks_like_nccl_tests(text: str) -> bool:
     has_rank = bool(re.search(r"^#\s*Rank\s+\d+\s+.*device", head, re.MULTILINE))
     has_perf = "_perf" in head or "nccl-tests" in head or "rccl-tests" in head or "Avg bus bandwidth" in text
     if (has_header and (has_rank or has_perf)) or (has_rank and has_perf):
+        return True
+    rows = _ROW_START.finditer(head)
+    if has_header and next(rows, None) is not None:  # the table's own header over a row: a run cut to its start
         return True
     if _OWN_LINE.search(head) or _PARAMETERS.search(head):
         return True

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, P2PStatus
-from topoaudit.model.nccl_topo import BandwidthMatrix
+from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure
 from topoaudit.model.values import Probed, Unsupported
 
 # ``nvidia-smi topo -p2p`` legend (X = Self, OK = Status Ok, CNS = Chipset not supported, ...), in NVML's words.
@@ -52,6 +52,7 @@ class ParsedP2P:
     notes: tuple[tuple[int, str], ...]
     tool: str  # "nvidia-smi topo -p2p" | "p2pBandwidthLatencyTest"
     damaged: tuple[tuple[int, str], ...] = ()  # (line, a row or header read around): the audit is incomplete
+    stopped: tuple[CopyTestFailure, ...] = ()  # p2pBandwidthLatencyTest ended on a matrix's header: it hung there
 
 
 def looks_like_p2p(text: str) -> bool:
@@ -212,6 +213,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
         elif title and line.strip():
             close()
             title, columns, rows = "", [], []
+    stopped = _stopped_at(lines, title, rows)
     close()
     indices = sorted(set(gpus) | {a for a, _ in access} | {b for _, b in access})
     if not indices:
@@ -225,7 +227,36 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
                 statuses.append(P2PStatus(a, b, read="ok" if can else "not-supported"))
     all_gpus = tuple(gpus.get(i, Gpu(index=i)) for i in indices)
     return ParsedP2P(
-        all_gpus, tuple(statuses), tuple(matrices), frozenset(), (), "p2pBandwidthLatencyTest", tuple(damaged)
+        all_gpus,
+        tuple(statuses),
+        tuple(matrices),
+        frozenset(),
+        (),
+        "p2pBandwidthLatencyTest",
+        tuple(damaged),
+        stopped,
+    )
+
+
+def _stopped_at(lines: list[str], title: str, rows: list[tuple[int, list[float]]]) -> tuple[CopyTestFailure, ...]:
+    """The matrix the test was measuring when its output ends: its title printed, not one of its rows.
+
+    The sample prints each matrix's title before it copies anything; output that ends there is a copy that never
+    finished (or a paste cut there).
+    """
+    if not title or rows:
+        return ()
+    number = max(i for i, line in enumerate(lines, 1) if line.strip() == title)
+    return (
+        CopyTestFailure(
+            kind="stopped",
+            testcase=title.removesuffix(" Matrix (GB/s)").removesuffix(" Matrix (us)").strip(),
+            message="the output ends on this matrix's title, before its first row",
+            detail="",
+            cuda_error=Unsupported("p2pBandwidthLatencyTest", "the test printed no error"),
+            line=number,
+            text=title,
+        ),
     )
 
 

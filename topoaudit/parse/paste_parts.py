@@ -29,7 +29,7 @@ from topoaudit.parse.prefixes import Line, strip_prefixes
 
 KINDS = (
     "nccl-log", "traceback", "nccl-tests", "topo-matrix", "p2p-matrix", "nvidia-smi-q", "nvidia-smi-table",
-    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "other",
+    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "gpu-list", "other",
 )  # fmt: skip
 INTERLEAVED = "nccl-log"
 """The kind whose lines run through other tools' output (NCCL_DEBUG writes to the same console)."""
@@ -113,6 +113,8 @@ _TOPO_LEGEND = re.compile(r"^\s*(?:Legend:|NIC Legend:|(?:X|SYS|NODE|PHB|PXB|PIX
 _P2P_LEGEND = re.compile(r"^\s*(?:OK|CNS|GNS|TNS|NS|DR|U)\s+=")
 _NVLINK = re.compile(r"^\s*Link \d+[:,]\s*(?:<inactive>|[\d.]+ GB/s|Link is supported|[\w ]+Errors:|Remote Device)")
 _NVLINK_GPU = re.compile(r"^GPU \d+: .+\(UUID: GPU-[0-9a-fA-F-]+\)\s*$")
+_GPU_LIST = re.compile(rf"{_NVLINK_GPU.pattern}|.*\bnvidia-smi\s+(?:-L|--list-gpus)\s*$")
+"""`nvidia-smi -L` and its lines: outside an ``nvidia-smi nvlink`` output (whose GPU lines head its links)."""
 _SMI_KEY = re.compile(r"^\s*\S(?:[^:]*?\S)?\s{2,}: ")
 _SMI_STRONG_KEYS = ("Product Name", "Bus Id", "CliqueId", "ClusterUUID", "Attached GPUs", "Driver Version",
                     "Persistence Mode", "GPU UUID", "Minor Number", "VBIOS Version", "Route Unhealthy",
@@ -134,7 +136,7 @@ _COMMANDS = (
     (re.compile(r"nvidia-smi\s+topo\b|(?:GPU|NVIDIA) Topology:"), "topo-matrix"),
     (re.compile(r"nvidia-smi\s+nvlink"), "nvlink-status"),
     (re.compile(r"nvidia-smi\s+(?:-q|--query)\b"), "nvidia-smi-q"),
-    (re.compile(r"\w+_perf\b"), "nccl-tests"),
+    (re.compile(r"\b\w+_perf\b"), "nccl-tests"),  # \b first: a long word is not tried from each letter
     (re.compile(r"\bnvbandwidth\b"), "nvbandwidth"),
     (re.compile(r"p2pBandwidthLatencyTest"), "p2p-matrix"),
     (re.compile(r"\b(?:dmesg|journalctl)\b"), "kernel-log"),
@@ -272,6 +274,10 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
         current.recognised.append(line.number)
         pending = []
     _close(runs, current, pending, "")
+    texts = {line.number: line.text for line in lines}
+    for run in runs:
+        if run.kind == "other" and all(_GPU_LIST.match(texts[n].strip()) for n in run.lines):
+            run.kind = "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
     return tuple(run.part() for run in _interleave(runs))
 
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from topoaudit.model.paste import NO_HOST as NO_HOST
+from topoaudit.model.paste import NO_RANK as NO_RANK
+from topoaudit.model.paste import PREFIX_SOURCE
 from topoaudit.model.values import Unsupported
 
-SOURCE = "line prefix"
-NO_RANK = Unsupported(SOURCE, "no prefix names a rank")
-NO_HOST = Unsupported(SOURCE, "no prefix names a host")
+SOURCE = PREFIX_SOURCE
 NO_PID = Unsupported(SOURCE, "no prefix names a process id")
 MAX_PREFIXES = 8  # a line with more stacked prefixes than this keeps the rest as text
 
@@ -116,7 +117,8 @@ _ALTERNATIVES = (
     ),
     ("mpich", r"\[(?P<mpich_rank>\d{1,5})\] (?=\S)"),
     ("slurm", r"(?P<slurm_rank>\d{1,5}): (?=.)"),
-    ("pdsh", rf"(?P<pdsh_host>{_HOST}): (?=.)"),
+    # nccl-tests prints its own "host: Test NCCL failure ..." and "host: Test timeout ...": the tool's text, kept
+    ("pdsh", rf"(?P<pdsh_host>{_HOST}): (?!Test (?:NCCL failure|CUDA failure|Cuda failure|timeout|failure) )(?=.)"),
 )
 _RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _PREFIX = re.compile(r"[ \t]*(?:" + "|".join(f"(?P<{kind}>{rx})" for kind, rx in _ALTERNATIVES) + ")")

@@ -24,15 +24,17 @@ import functools
 import itertools
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from topoaudit.errors import TopoauditError
 from topoaudit.model.finding import Severity
-from topoaudit.parse.prefixes import Line, strip_prefixes
+from topoaudit.model.paste import Hit as Hit
+from topoaudit.model.values import Unsupported
+from topoaudit.parse.prefixes import NO_HOST, NO_RANK, Line, strip_prefixes
 
 SCHEMA = "topoaudit-signatures/1"
 TIERS = ("fallback", "catch-all", "error", "message")
@@ -100,16 +102,6 @@ class Catalog:
     @functools.cached_property
     def _by_id(self) -> dict[str, Signature]:
         return {s.id: s for s in self.signatures}
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A signature found on a line."""
-
-    line: int  # 1-based line number in the paste
-    signature: str  # the signature's id
-    values: Mapping[str, str] = field(default_factory=dict)  # the named groups that matched
-    text: str = ""  # the line without its prefixes, trimmed to MAX_SHOWN_CHARS
 
 
 def load_catalog(text: str, name: str = "signatures.toml") -> Catalog:
@@ -250,13 +242,16 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
     cat = cat or catalog()
     texts: list[str] = []
     numbers: list[int] = []
+    where: list[tuple[int | Unsupported, str | Unsupported]] = []  # what the line's prefixes named
     for position, line in enumerate(lines, 1):
         if isinstance(line, Line):
             texts.append(line.text)
             numbers.append(line.number)
+            where.append((line.rank, line.host) if line.prefixes else (NO_RANK, NO_HOST))
         else:
             texts.append(line)
             numbers.append(position)
+            where.append((NO_RANK, NO_HOST))
     # Lines that differ only in their digits (channel, rank, size) share a shape: the keywords are looked for once
     # per shape, and a keyword found in a line is always found in its shape (digits become 0 in both).
     shapes: dict[str, list[int]] = {}
@@ -289,7 +284,7 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
         for s, m in found:
             if _TIER_RANK[s.tier] == top:
                 values = {k: v for k, v in m.groupdict().items() if v is not None}
-                hits.append(Hit(numbers[row], s.id, values, shown))
+                hits.append(Hit(numbers[row], s.id, values, shown, *where[row]))
     return tuple(hits)
 
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from topoaudit.errors import InputError
+from topoaudit.model.smi_query import SOURCE, FabricInfo, PcieLink, SmiGpu, SmiQuery
 from topoaudit.model.values import Unsupported
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.units import parse_bus_id
 
-SOURCE = "nvidia-smi -q"
+__all__ = ["FabricInfo", "PcieLink", "SmiGpu", "SmiQuery", "looks_like_smi_query", "read_smi_query"]
 
 _GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _KEY_VALUE = re.compile(r"^(?P<indent>\s*)(?P<key>\S(?:.*?\S)?)\s+:(?:\s(?P<value>.*?))?\s*$")
@@ -40,69 +40,6 @@ _UNIQUE_KEYS = {
     "CUDA Version": ("CUDA Version",),
 }
 _TOP_LEVEL = frozenset({("Attached GPUs",), ("Driver Version",), ("CUDA Version",), ("Timestamp",)})
-
-
-@dataclass(frozen=True)
-class FabricInfo:
-    """A GPU's ``Fabric`` block: its registration with the NVLink fabric and the fabric's health."""
-
-    state: str | Unsupported  # Completed, In Progress, Not Started
-    status: str | Unsupported  # Success, or NVML's error ("Insufficient Resources")
-    clique_id: int | Unsupported
-    cluster_uuid: str | Unsupported
-    health_summary: str | Unsupported  # Healthy, Unhealthy, Limited Capacity
-    health_bandwidth: str | Unsupported  # Full, Degraded
-    route_recovery_in_progress: bool | Unsupported
-    route_unhealthy: bool | Unsupported
-    access_timeout_recovery: bool | Unsupported
-    incorrect_configuration: str | Unsupported  # None, or what is wrong
-
-    @property
-    def registered(self) -> bool:
-        """The GPU finished registering with the fabric and reports no error."""
-        return self.state == "Completed" and self.status == "Success"
-
-
-@dataclass(frozen=True)
-class PcieLink:
-    """A GPU's PCIe link: generation and width, as running now and at most."""
-
-    generation_current: int | Unsupported
-    generation_max: int | Unsupported  # the lower of the GPU's and the host's maximum
-    generation_device_max: int | Unsupported
-    generation_host_max: int | Unsupported
-    width_current: int | Unsupported  # lanes
-    width_max: int | Unsupported
-
-
-@dataclass(frozen=True)
-class SmiGpu:
-    """One GPU of the paste, as far as its lines go."""
-
-    line: int  # the paste's line where this GPU's text starts
-    bus_id: str | Unsupported  # normalised ("0000:18:00.0")
-    product_name: str | Unsupported
-    fabric: FabricInfo | Unsupported
-    ecc_mode_current: str | Unsupported  # Enabled, Disabled
-    ecc_mode_pending: str | Unsupported
-    pcie: PcieLink | Unsupported
-
-    @property
-    def label(self) -> str:
-        """How a report names the GPU: its bus id, else where its lines start."""
-        return self.bus_id if isinstance(self.bus_id, str) else f"the GPU at line {self.line}"
-
-
-@dataclass(frozen=True)
-class SmiQuery:
-    """What a pasted ``nvidia-smi -q`` shows."""
-
-    gpus: tuple[SmiGpu, ...]
-    attached_gpus: int | Unsupported
-    driver_version: str | Unsupported
-    cuda_version: str | Unsupported
-    excerpt: bool  # pieces of the output (grep's "--", no GPU header, or fewer GPUs than attached)
-    used_lines: frozenset[int]  # 1-based lines read as nvidia-smi -q
 
 
 def looks_like_smi_query(text: str) -> bool:
@@ -199,7 +136,7 @@ def read_smi_query(paste: str | Sequence[Line], name: str = "") -> SmiQuery:
         driver_version=_text(top.get(("Driver Version",)), "Driver Version"),
         cuda_version=_text(top.get(("CUDA Version",)), "CUDA Version"),
         excerpt=excerpt,
-        used_lines=frozenset(used),
+        used_lines=tuple(sorted(used)),
     )
 
 
@@ -279,7 +216,8 @@ def _int(raw: str | None, what: str) -> int | Unsupported:
     absent = _absent(raw, what)
     if absent is not None:
         return absent
-    m = re.fullmatch(r"(\d+)x?", str(raw).strip())
+    # nvidia-smi prints no count of more than 18 digits: a longer one is damage, said as such rather than kept
+    m = re.fullmatch(r"(\d{1,18})x?", str(raw).strip())
     return int(m[1]) if m else Unsupported(SOURCE, f"{what} is not a number: {raw!r}")
 
 

@@ -3,24 +3,30 @@
 A reader module defines ``READER = Reader(...)``: the source kind it reports, a priority (lower reads first, so a
 precise sniff runs before a loose one), a cheap ``sniff`` that works on a part of a mixed paste, a one-line
 description (``analyze --help``, the docs and the sentence for an input nothing reads are made from these), the
-readers whose output may be pasted beside its own, and ``load(text, name) -> Facts`` with the lines it used.
+readers whose output may be pasted beside its own, the kinds of paste part it reads, and ``load(text, name) ->
+Facts`` with the lines it used (``load_lines`` where the reader uses what the lines' prefixes named).
 
-:func:`load_text` reads a paste with the best reader, blanks the lines it used (line numbers kept) and reads what
-is left with the readers that may sit beside it, merging the parts once (:func:`merge`): the part whose machine
-has links frames it, each other part adds the facts it ``joins`` (a GPU's name, its NVLink ports, P2P statuses).
+:func:`load_text` reads a JSON document whole. Pasted text first loses its launchers' and collectors' line
+prefixes (line numbers kept), is read whole by the best reader and the readers that may sit beside it, then split
+into its parts (:mod:`topoaudit.parse.paste_parts`): each part no reader took is read by any reader that
+recognises it, and what is still left by the readers of known messages. Every line that may carry one is looked
+through for the signature catalog's messages. The parts are merged once (:func:`merge`): the part whose machine
+has links frames it, each other part adds the facts it ``joins`` (a GPU's name, its NVLink ports, P2P statuses),
+and the report names each part with its lines and what read it.
 
 This module stays light: ``--help`` lists the readers without loading a model or a parser.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.errors import InputError
@@ -29,8 +35,8 @@ if TYPE_CHECKING:
     from topoaudit.model.facts import Facts
     from topoaudit.model.machine import Machine
     from topoaudit.model.report import InputIssue
-
-MAX_INPUT_BYTES = 64 * 1024 * 1024
+    from topoaudit.parse.paste_parts import Part
+    from topoaudit.parse.prefixes import Line
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,15 @@ class Reader:
     beside: tuple[str, ...] = ()  # readers whose output may be pasted beside this one's, read from what is left
     joins: tuple[str, ...] = ()  # what its machine adds to one another part frames: "gpu.name", "p2p", "source"...
     capture: bool = False  # a capture of a box: beside that box's `topo -m`, the `topo -m` names the paste
+    parts: tuple[str, ...] = ()  # the kinds of paste part it reads (topoaudit.parse.paste_parts.KINDS); () = its name
+    overlay: bool = False  # its lines stand among another reader's (NCCL's GRAPH print inside an NCCL log)
+    fallback: bool = False  # reads what no other reader took, every part left over at once (known messages)
+    load_lines: Callable[[Sequence[Line], str], Facts] | None = None  # load from the lines, with what prefixes named
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The kinds of paste part this reader reads."""
+        return self.parts or (self.name,)
 
 
 @cache
@@ -70,20 +85,260 @@ def inputs_sentence() -> str:
 
 
 def load_text(text: str, name: str) -> Facts:
-    """Read ``text`` with the best reader and every reader allowed beside it; InputError when none reads it."""
+    """Read every part of ``text`` with the reader that recognises it, merged once; InputError when nothing in it
+    is recognisable.
+
+    A JSON document (a report, a snapshot, NCCL Inspector or RAS JSON) is read whole. Pasted text first loses what
+    launchers and log collectors put in front of its lines (:mod:`topoaudit.parse.prefixes`, line numbers kept),
+    is read whole by the best reader and the readers allowed beside it, then split into its parts
+    (:mod:`topoaudit.parse.paste_parts`): each part no reader has read yet is read by any reader that recognises it
+    (the catalog of known messages last). Every line is looked through for known messages
+    (:mod:`topoaudit.parse.signatures`), and the report names each part with its lines and what read it.
+    """
     if "\x00" in text[:4096]:
         raise InputError(f"{name}: binary data, not a text capture")
-    primary = next((r for r in readers() if r.sniff(text)), None)
+    loaded = _load_document(text, name) if _is_json(text) else _read_paste(text, name)
+    return replace(loaded, text=text)  # a finding or the identified model quotes the line it names
+
+
+def _is_json(text: str) -> bool:
+    """A JSON document (an object, JSON lines, or an array of them), not text whose lines start with "[rank0]:"."""
+    head = text.lstrip()[:64]
+    return head.startswith("{") or bool(re.match(r"\[\s*[\[{\]\"]", head))
+
+
+def _load_document(text: str, name: str) -> Facts:
+    """A JSON document, read whole by the reader that knows it, as its one part."""
+    primary = next((r for r in readers() if not r.fallback and r.sniff(text)), None)
     if primary is None:
         raise _unreadable(text, name)
-    parts = [(primary, primary.load(text, name))]
-    rest = _left(text, parts[0][1].used)
+    loaded = primary.load(text, name)
+    return _as_document(loaded, primary, text)
+
+
+def _as_document(loaded: Facts, reader: Reader, text: str) -> Facts:
+    """The document as the one part of the input, unless it keeps the parts of a paste (a saved report)."""
+    import dataclasses
+
+    from topoaudit.model.paste import PastePart
+
+    if loaded.source.parts:
+        return dataclasses.replace(loaded, used=None)
+    part = PastePart(reader.name, 1, max(1, text.count("\n") + (not text.endswith("\n"))), reader.name)
+    return dataclasses.replace(loaded, source=dataclasses.replace(loaded.source, parts=(part,)), used=None)
+
+
+@dataclass
+class _Read:
+    """A reader that read the paste (or some of its parts), what it read, and the parts it was given."""
+
+    reader: Reader
+    facts: Facts
+    given: tuple[Part, ...] = ()  # the parts it read; () when it read the whole paste
+
+    def covers(self, part: Part) -> bool:
+        """Whether this read took ``part``: given it (a fallback: used one of its lines), read its kind, or used
+        the lines a recogniser took for that kind."""
+        used = self.facts.used
+        if self.reader.fallback:
+            return part in self.given and used is not None and any(n in used for n in part.lines)
+        if self.given:
+            return part in self.given
+        if part.kind in self.reader.reads:
+            return True
+        if used is None:  # a reader that took the whole text took what no recogniser knew
+            return part.kind == "other"
+        return any(n in used for n in (part.recognised or part.lines))
+
+
+# Parts whose lines carry no message of the signature catalog: not looked through (a pasted matrix never loads it).
+_NO_MESSAGES = frozenset({"topo-matrix", "nccl-xml"})
+
+
+def _read_paste(text: str, name: str) -> Facts:
+    """Pasted text: the whole paste read as before, every part left over read by any reader that knows it."""
+    import dataclasses
+
+    from topoaudit.parse.paste_parts import split_parts
+    from topoaudit.parse.prefixes import strip_prefixes
+
+    lines = strip_prefixes(text)
+    ending = "\n" if text.endswith(("\n", "\r")) else ""  # a paste that ends inside a line is still seen cut
+    clean = "\n".join(line.text for line in lines) + ending
+    parts = split_parts(lines)
+    reads: list[_Read] = []
+    failed: dict[Part, tuple[Reader, InputError]] = {}
+    first_failure = _read_whole(clean, name, reads)
+    for group in _left_over(parts, reads):
+        _read_group(group, lines, name, reads, failed)
+    rest = tuple(part for group in _left_over(parts, reads) for part in group)
+    if rest:
+        _read_group(tuple(sorted(rest, key=lambda p: p.first)), lines, name, reads, failed, fallback=True)
+    for overlay in (r for r in readers() if r.overlay and r not in {x.reader for x in reads}):
+        if overlay.sniff(clean):
+            with contextlib.suppress(InputError):  # its lines are then read as the part they stand in
+                reads.append(_Read(overlay, overlay.load(clean, name)))
+    hits = _known_messages(lines, parts)
+    if not reads:
+        _refuse_unread(text, name, parts, first_failure, failed)
+    shown = tuple(_shown_part(p, reads, failed) for p in parts)
+    unread = [p for p in parts if not _read_by(p, reads)]
+    issues = tuple(
+        issue for p in unread if (issue := _not_read(p, failed[p]) if p in failed else _unrecognised(p)) is not None
+    )
+    if reads:
+        loaded = merge([(r.reader, r.facts) for r in reads]) if len(reads) > 1 else reads[0].facts
+    else:
+        loaded = _nothing_read(name, shown)
+    source = dataclasses.replace(loaded.source, parts=shown)
+    facts = dataclasses.replace(loaded, source=source, issues=loaded.issues + issues, used=None)
+    return facts if hits is None else dataclasses.replace(facts, signatures=hits)
+
+
+def _refuse_unread(
+    text: str,
+    name: str,
+    parts: tuple[Part, ...],
+    first_failure: InputError | None,
+    failed: dict[Part, tuple[Reader, InputError]],
+) -> None:
+    """Refuse a paste nothing read: with its reader's sentence when a reader refused it (a capture cut short or
+    edited is bad input, beside anything or alone), with the hint to capture ``nvidia-smi topo -m`` when nothing
+    in it was recognised. A paste whose parts were recognised but that no reader is for (a traceback naming no
+    known error) is not refused: it is judged, and the report says what it holds."""
+    if first_failure is not None:
+        raise first_failure
+    failure = next(iter(failed.values()), None)
+    if failure is not None:
+        raise failure[1]
+    if not any(p.kind != "other" for p in parts):
+        raise _unreadable(text, name)
+
+
+def _unrecognised(part: Part) -> InputIssue | None:
+    """The issue for a part that looks like a capture no reader could read ("lines 1-2 look like an NCCL log")."""
+    from topoaudit.model.report import InputIssue
+
+    what = next((r.describes for r in readers() if part.kind in r.reads), "")
+    if not what:
+        return None  # a traceback, an nvidia-smi table: text no reader is for, named in the report's parts
+    verb = "looks" if part.first == part.last else "look"
+    return InputIssue(part.first, "ignored", f"{part.span} {verb} like {what}, but no reader could read it")
+
+
+def _read_whole(clean: str, name: str, reads: list[_Read]) -> InputError | None:
+    """The paste read whole by the best reader and the readers allowed beside it; the best reader's refusal."""
+    primary = next((r for r in readers() if not r.fallback and r.sniff(clean)), None)
+    if primary is None:
+        return None
+    try:
+        reads.append(_Read(primary, primary.load(clean, name)))
+    except InputError as exc:
+        return exc
+    rest = _left(clean, reads[0].facts.used)
     for other in (reader(n) for n in primary.beside):
         if rest.strip() and other.sniff(rest):
             part = other.load(rest, name)
-            parts.append((other, part))
+            reads.append(_Read(other, part))
             rest = _left(rest, part.used)
-    return replace(merge(parts) if len(parts) > 1 else parts[0][1], text=text)
+    return None
+
+
+def _left_over(parts: tuple[Part, ...], reads: list[_Read]) -> list[tuple[Part, ...]]:
+    """The parts no read took, those of one kind together (an NCCL log's lines broken by another tool's)."""
+    groups: dict[str, list[Part]] = {}
+    for part in parts:
+        if not any(r.covers(part) for r in reads):
+            groups.setdefault(part.kind, []).append(part)
+    return [tuple(group) for group in groups.values()]
+
+
+def _read_group(
+    group: tuple[Part, ...],
+    lines: Sequence[Line],
+    name: str,
+    reads: list[_Read],
+    failed: dict[Part, tuple[Reader, InputError]],
+    *,
+    fallback: bool = False,
+) -> None:
+    """Read parts of one kind with the first reader that recognises them, those that read the kind first (with
+    ``fallback``: every part left over, by the readers of what no other reader took)."""
+    from topoaudit.parse.paste_parts import part_text
+
+    kind = group[0].kind
+    numbers = frozenset(n for part in group for n in part.lines)
+    text = part_text(lines, _joined(group, numbers))
+    done = {r.reader.name for r in reads if not r.given}  # read the whole paste already
+    ordered = sorted(readers(), key=lambda r: (kind not in r.reads, r.priority))
+    for candidate in ordered:
+        if candidate.fallback != fallback or (candidate.name in done and kind not in candidate.reads):
+            continue
+        if not candidate.sniff(text):
+            continue
+        try:
+            if candidate.load_lines is not None:
+                loaded = candidate.load_lines([line for line in lines if line.number in numbers], name)
+            else:
+                loaded = candidate.load(text, name)
+        except InputError as exc:
+            for part in group:
+                failed.setdefault(part, (candidate, exc))
+            continue
+        reads.append(_Read(candidate, loaded, group))
+        return
+
+
+def _joined(group: tuple[Part, ...], numbers: frozenset[int]) -> Part:
+    from topoaudit.parse.paste_parts import Part
+
+    ordered = tuple(sorted(numbers))
+    return Part(group[0].kind, ordered[0], ordered[-1], ordered)
+
+
+def _known_messages(lines: Sequence[Line], parts: tuple[Part, ...]) -> tuple[Any, ...] | None:
+    """The known messages on the lines of every part that may carry one; None when no line may (a matrix)."""
+    scanned = frozenset(n for p in parts if p.kind not in _NO_MESSAGES for n in p.lines)
+    if not scanned:
+        return None
+    from topoaudit.parse.signatures import match_lines
+
+    return match_lines([line for line in lines if line.number in scanned])
+
+
+def _read_by(part: Part, reads: list[_Read]) -> str:
+    return next((r.reader.name for r in reads if r.covers(part)), "")
+
+
+def _shown_part(part: Part, reads: list[_Read], failed: dict[Part, tuple[Reader, InputError]]) -> Any:
+    """A part as the report names it: its kind, lines and what read it (or why the reader that tried could not)."""
+    from topoaudit.model.paste import PastePart
+
+    read_by = _read_by(part, reads)
+    note = "" if read_by or part not in failed else str(failed[part][1])
+    return PastePart(part.kind, part.first, part.last, read_by, note)
+
+
+def _not_read(part: Part, failure: tuple[Reader, InputError]) -> InputIssue:
+    from topoaudit.model.report import InputIssue
+
+    reader_, exc = failure
+    return InputIssue(part.first, "ignored", f"{reader_.describes} at {part.span} could not be read: {exc}")
+
+
+def _nothing_read(name: str, parts: tuple[Any, ...]) -> Facts:
+    """A paste whose recognised parts no reader can read (a traceback naming no known error): judged as it is,
+    so the report can say what was recognised and that nothing in it could be judged."""
+    from topoaudit.model.facts import Facts
+    from topoaudit.model.machine import Machine
+    from topoaudit.model.report import SourceInfo
+
+    named = ", ".join(f"{p.kind} ({p.span})" for p in parts if p.kind != "other")
+    return Facts(
+        Machine(source="paste", gpus=()),
+        SourceInfo("paste", name, description=f"{named}: nothing in it that topoaudit reads or knows"),
+        what="a paste",
+    )
 
 
 def _left(text: str, used: frozenset[int] | None) -> str:
@@ -181,6 +436,7 @@ def _join(frame: Machine, part: Machine, joins: tuple[str, ...]) -> Machine:
 
 
 def _unreadable(text: str, name: str) -> InputError:
+    """The sentence for text nothing recognises: where a JSON document breaks, else what topoaudit reads."""
     if text.lstrip()[:1] in ("{", "["):  # a report or snapshot cut short: say where the JSON breaks
         import json
 
@@ -192,6 +448,13 @@ def _unreadable(text: str, name: str) -> InputError:
                 "a truncated or edited file?",
                 hint="copy the whole file again: a report or snapshot topoaudit writes is one complete JSON document",
             )
+        except (RecursionError, ValueError):  # nested past the recursion limit, an integer of thousands of digits
+            from topoaudit.model.codec import read_json
+
+            try:
+                read_json(text, name, "report or snapshot")
+            except InputError as refused:
+                return refused
     return InputError(
         f"{name}: not a format topoaudit reads (expected {inputs_sentence()})",
         hint="capture it with `nvidia-smi topo -m > topo.txt`",
@@ -199,23 +462,13 @@ def _unreadable(text: str, name: str) -> InputError:
 
 
 def load_path(path: str) -> Facts:
-    """Read a file (or ``-`` for standard input) and load it."""
-    if path == "-":
-        return load_text(sys.stdin.read(), "<stdin>")
-    p = Path(path)
-    try:
-        if p.stat().st_size > MAX_INPUT_BYTES:
-            raise InputError(f"{path}: larger than {MAX_INPUT_BYTES // 2**20} MiB; not a capture topoaudit reads")
-        raw = p.read_bytes()
-    except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such file") from exc
-    except IsADirectoryError as exc:
-        raise InputError(f"{path}: is a directory, not a capture file") from exc
-    except PermissionError as exc:
-        raise InputError(f"{path}: permission denied") from exc
-    from topoaudit.parse.text import decode_capture
+    """Read a file (or ``-`` for standard input, at most as much as a file) and load it."""
+    from topoaudit.parse.text import decode_capture, read_capped, read_capture_file
 
-    return load_text(decode_capture(raw), path)
+    if path == "-":
+        raw = getattr(sys.stdin, "buffer", None)  # a replaced stdin (a test's) may have no bytes under its text
+        return load_text(decode_capture(read_capped(raw, "<stdin>")) if raw else sys.stdin.read(), "<stdin>")
+    return load_text(decode_capture(read_capture_file(path)), path)
 
 
 def load_example(name: str) -> Facts:

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 
 def sniff(text: str) -> bool:
-    if "inspector_output_format_version" not in text[:65536]:  # cheap test first
+    head = text[:65536]
+    if "inspector_output_format_version" not in head and "nccl_bus_bandwidth_gbs{" not in head:  # cheap test first
         return False
     from topoaudit.parse.nccl_inspector import looks_like_inspector
 

@@ -9,7 +9,9 @@ from topoaudit.readers import Reader
 if TYPE_CHECKING:
     from topoaudit.model.facts import Facts
 
-_SIGNS = ("Group     Comms", "Job summary", '"missing_ranks', "Errors\n======")
+# The text form's tables, its JSON, monitor mode (text and JSON events): cheap tests before the parser loads.
+_SIGNS = ("Group     Comms", "Job summary", '"missing_ranks', "Errors\n======", "RAS Monitor Mode", "] PEER_",
+          '"event": "PEER_')  # fmt: skip
 
 
 def sniff(text: str) -> bool:

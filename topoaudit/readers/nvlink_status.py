@@ -49,4 +49,5 @@ READER = Reader(
     # its ports are judged by the probe's rules, which know a pasted nvlink capture by its source
     joins=("gpu.name", "gpu.uuid", "gpu.nvlink_ports", "source"),
     capture=True,
+    parts=("nvlink-status",),
 )

@@ -33,7 +33,7 @@ def load(text: str, name: str) -> Facts:
         Machine(source="p2p-capture", gpus=parsed.gpus, p2p=parsed.statuses),
         SourceInfo("p2p-capture", name, description=description),
         (*noted(parsed.notes), *noted(parsed.damaged, "recovered")),
-        captures=Captures(bandwidth=parsed.matrices),
+        captures=Captures(bandwidth=parsed.matrices, copy_failures=parsed.stopped),
         used=parsed.used_lines,
         what=f"`{parsed.tool}`",
     )
@@ -48,4 +48,5 @@ READER = Reader(
     beside=("topo-matrix",),
     joins=("p2p",),
     capture=True,
+    parts=("p2p-matrix",),
 )

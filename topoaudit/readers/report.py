@@ -25,7 +25,13 @@ def load(text: str, name: str) -> Facts:
     report = report_from_json(text, name)
     return Facts(
         report.machine,
-        SourceInfo("report", name, report.source.demo, f"re-judged from a saved report ({report.source.kind})"),
+        SourceInfo(
+            "report",
+            name,
+            report.source.demo,
+            f"re-judged from a saved report ({report.source.kind})",
+            report.source.parts,  # the pasted parts its facts' line numbers refer to
+        ),
         report.input_issues,
         dict(report.extras),
         bench=report.bench,  # a saved sweep is judged again with the rest of the report

@@ -8,6 +8,7 @@ from topoaudit.model.machine import PathLevel
 from topoaudit.model.network import nodes_heading
 from topoaudit.model.report import Report
 from topoaudit.model.topology import format_gpus
+from topoaudit.model.values import Unsupported
 
 # characters XML 1.0 cannot carry (or should not): a hostile string must still give a well-formed file
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
@@ -25,7 +26,7 @@ def summary(report: Report) -> str:
     multi = [d for d in report.domains if d.size >= 2]
     parts = []
     if n == 0:
-        parts.append("no GPUs in this report (a CPU-only run)")
+        parts.append(f"no GPUs in this report ({no_gpus_why(report)})")
     elif n == 1:
         parts.append(f"1× {model} in the input")
     elif n >= 2 and all(d.build == "unknown" for d in report.domains):
@@ -59,6 +60,14 @@ def summary(report: Report) -> str:
     parts.append(f"verdict {report.gate.verdict.upper()} ({len(fails)} fail, {len(warns)} warn)")
     prefix = "DEMO (bundled example, not this machine): " if report.source.demo else ""
     return prefix + "; ".join(parts) + "."
+
+
+def no_gpus_why(report: Report) -> str:
+    """Why a report names no GPU: a bench measured on CPUs, else an input that names none (an error line)."""
+    bench = report.bench
+    if not isinstance(bench, Unsupported) and bench.source == "topoaudit" and bench.backend == "gloo":
+        return "a CPU-only run"
+    return "the input names none"
 
 
 def cpu_list(cpus: object) -> str:

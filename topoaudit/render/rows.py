@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topoaudit.model.machine import PathLevel, level_from_code
+from topoaudit.model.paste import parts_read
 from topoaudit.model.report import VERDICTS, Report
 from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Failed, Unsupported
@@ -36,7 +37,7 @@ from topoaudit.render.cells import (
     sentence,
     value_cell,
 )
-from topoaudit.render.common import cpu_list, summary
+from topoaudit.render.common import cpu_list, no_gpus_why, summary
 
 if TYPE_CHECKING:  # a report without a bench, a plan, an NCCL log or captures does not load their sections
     from topoaudit.model.bench import BenchResult
@@ -164,7 +165,7 @@ def _view(report: Report) -> ReportView:
     known = has_gpus and not all(d.build == "unknown" for d in report.domains)
     note = ""
     if not has_gpus:
-        note = "No GPUs in this report (a CPU-only run): no domains, placements or link matrix."
+        note = f"No GPUs in this report ({no_gpus_why(report)}): no domains, placements or link matrix."
     elif not known:
         note = "The source describes no links between GPUs: NVLink domains, placements and the link matrix are unknown."
     bench = None if isinstance(report.bench, Unsupported) else _bench_view(report.bench)
@@ -183,7 +184,7 @@ def _view(report: Report) -> ReportView:
         to_judge=sentence(report.gate.to_judge) if report.gate.to_judge else "",
         identified=sentence(report.identified.sentence) if report.identified.sentence else "",
         summary=summary(report),
-        source=f"{report.source.kind} {report.source.name}",
+        source=_source(report),
         demo=_demo(report),
         redaction=_redaction(report),
         identity=_identity(report),
@@ -212,6 +213,11 @@ def _view(report: Report) -> ReportView:
         facts=_fact_sections(report),
         left_out=_left_out(report, (issues_cut, skipped_cut, absent_cut)),
     )
+
+
+def _source(report: Report) -> str:
+    read = parts_read(report.source.parts)
+    return f"{report.source.kind} {report.source.name}" + (f"; parts: {read}" if read else "")
 
 
 def _left_out(report: Report, lists: tuple[str, ...]) -> tuple[str, ...]:

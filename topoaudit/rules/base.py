@@ -55,20 +55,36 @@ Rule = Callable[[RuleContext], Iterable["Finding | Skipped"]]
 
 _EXTRAS_KEYS = {"inspector": "nccl_inspector", "ras": "nccl_ras"}
 """The facts a report keeps among its ``extras`` (JSON-ready summaries), by RuleContext field."""
+_TYPED_EXTRAS = {
+    "signatures": "known_messages",
+    "smi_query": "nvidia_smi_q",
+    "health": "health_lines",
+    "graph_print": "nccl_graph_print",
+    "setpci_acs": "setpci_acs",
+}
+"""The facts of a paste a report keeps among its ``extras`` in the model's JSON form, so that a saved report of an
+error line or a Fabric block is judged again as it was."""
 
 
 def fact_extras(ctx: RuleContext) -> dict[str, Any]:
     """Return the facts of ``ctx`` a report keeps in its extras, under their JSON names."""
-    return {
+    kept = {
         key: value for field, key in _EXTRAS_KEYS.items() if not isinstance(value := getattr(ctx, field), Unsupported)
     }
+    typed = {field: getattr(ctx, field) for field in _TYPED_EXTRAS}
+    if any(not isinstance(v, Unsupported) for v in typed.values()):
+        from topoaudit.model.codec import encode
+
+        kept.update({_TYPED_EXTRAS[f]: encode(v) for f, v in typed.items() if not isinstance(v, Unsupported)})
+    return kept
 
 
 def facts_in_extras(extras: dict[str, Any]) -> dict[str, Any]:
     """Return the RuleContext fields a saved report's extras hold (the inverse of :func:`fact_extras`).
 
     A saved report is someone else's file: a section a rule reads is checked here, so a damaged one is bad
-    input (InputError, exit 4) and no rule meets a value of the wrong type.
+    input (InputError, exit 4) and no rule meets a value of the wrong type; so are a paste's facts kept there that
+    do not read back (a report edited by hand).
     """
     found = {name: extras[key] for name, key in _EXTRAS_KEYS.items() if key in extras}
     for name, key in _EXTRAS_KEYS.items():
@@ -84,7 +100,31 @@ def facts_in_extras(extras: dict[str, Any]) -> dict[str, Any]:
         from topoaudit.parse.nccl_inspector import check_summary
 
         check_summary(found["inspector"])
+    typed = {name: extras[key] for name, key in _TYPED_EXTRAS.items() if key in extras}
+    if typed:
+        found.update(_typed_facts(typed))
     return found
+
+
+def _typed_facts(typed: dict[str, Any]) -> dict[str, Any]:
+    from topoaudit.model.codec import DecodeError, decode
+    from topoaudit.model.health import HealthEvent
+    from topoaudit.model.nccl_graph import NcclGraphPrint
+    from topoaudit.model.paste import Hit
+    from topoaudit.model.setpci import SetpciAcs
+    from topoaudit.model.smi_query import SmiQuery
+
+    types: dict[str, Any] = {
+        "signatures": tuple[Hit, ...],
+        "smi_query": SmiQuery,
+        "health": tuple[HealthEvent, ...],
+        "graph_print": NcclGraphPrint,
+        "setpci_acs": SetpciAcs,
+    }
+    try:
+        return {field: decode(types[field], data, f"$.extras.{_TYPED_EXTRAS[field]}") for field, data in typed.items()}
+    except DecodeError as exc:
+        raise InputError(f"the report is damaged: {exc}") from exc
 
 
 def context_of_report(report: Report) -> RuleContext:

@@ -314,7 +314,7 @@ def nvbandwidth_outcomes(ctx: RuleContext) -> Iterator[Finding]:
             tests=tests,
             lines=[f.line for f in wrong],
         )
-    failed = [f for f in captures.copy_failures if f.kind != "data-check"]
+    failed = [f for f in captures.copy_failures if f.kind not in ("data-check", "stopped")]
     if failed:
         first = failed[0]
         test = f" {first.testcase}" if isinstance(first.testcase, str) else ""
@@ -530,3 +530,31 @@ def all_links_inactive(ctx: RuleContext) -> list[Finding]:
         gpus=dead,
     )
     return [dataclasses.replace(down, remedy=link_remedy(ctx))]
+
+
+@rule("bench-run-hung", needs=(CAPTURES,))
+def copy_test_stopped(ctx: RuleContext) -> Iterator[Finding]:
+    """Report a pasted p2pBandwidthLatencyTest whose output ends on a matrix's title, before its first row.
+
+    The sample prints each matrix's title and then copies between every pair: output that stops there is a copy
+    that never finished. Between GPUs that report peer access that is most often ACS or the IOMMU redirecting the
+    copy through the root complex, where it stalls; it fails, as a hung nccl-tests run does.
+    """
+    stopped = [f for f in _captures(ctx).copy_failures if f.kind == "stopped"]
+    if not stopped:
+        return
+    first = stopped[0]
+    how = (
+        " (with peer access off, so staged through host memory)"
+        if "P2P=Disabled" in first.text
+        else " (with peer access on, directly between the GPUs)"
+        if "P2P=Enabled" in first.text
+        else ""
+    )
+    yield finding(
+        "bench-run-hung",
+        f"p2pBandwidthLatencyTest printed '{first.text}' (line {first.line}) and then nothing: the copies it "
+        f"measures there{how} never finished, or the paste stops there.",
+        last_line=first.line,
+        last_text=first.text,
+    )

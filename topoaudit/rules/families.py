@@ -11,7 +11,21 @@ import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from topoaudit.rules.needs import BENCH, CAPTURES, FLEET, NCCL_INSPECTOR, NCCL_LOG, NCCL_RAS, PLAN, Need
+from topoaudit.rules.needs import (
+    BENCH,
+    CAPTURES,
+    FLEET,
+    HEALTH_LINES,
+    NCCL_GRAPH_PRINT,
+    NCCL_INSPECTOR,
+    NCCL_LOG,
+    NCCL_RAS,
+    PLAN,
+    SETPCI_ACS,
+    SIGNATURES,
+    SMI_QUERY,
+    Need,
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +48,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("topoaudit.rules.capture_rules", "NCCL's topology dump and measured matrices", (CAPTURES,)),
     Family("topoaudit.rules.inspector_rules", "NCCL Inspector", (NCCL_INSPECTOR,)),
     Family("topoaudit.rules.ras_rules", "NCCL RAS", (NCCL_RAS,)),
+    Family("topoaudit.rules.smi_query_rules", "A pasted `nvidia-smi -q`: the NVLink fabric", (SMI_QUERY,)),
+    Family("topoaudit.rules.health_rules", "Health checkers and the kernel log: NHC, DCGM, Xid", (HEALTH_LINES,)),
+    Family("topoaudit.rules.graph_print_rules", "NCCL's topology print (GRAPH)", (NCCL_GRAPH_PRINT,)),
+    Family("topoaudit.rules.setpci_rules", "A pasted `setpci` read of bridges' ACS control", (SETPCI_ACS,)),
+    Family("topoaudit.rules.signature_rules", "Known messages on any pasted line", (SIGNATURES,)),
     Family("topoaudit.rules.input_rules", "The input itself"),
     Family("topoaudit.judge.plan_fit", "The deploy plan", (PLAN,)),
     Family("topoaudit.fleet.assemble", "The fleet: many node reports compared", (FLEET,)),

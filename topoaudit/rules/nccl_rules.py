@@ -389,6 +389,81 @@ def graph_below_topology(ctx: RuleContext) -> Iterator[Finding]:
     )
 
 
+PATH_SETTINGS = ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL")
+"""Variables that keep NCCL from peer access between GPUs it could join."""
+
+
+@rule(
+    Code(
+        "nccl-p2p-unused",
+        "warn",
+        title=(
+            "NCCL joins no GPUs of a host by peer access (P2P): every connection inside the host goes through host "
+            "memory"
+        ),
+        remedy=(
+            "Paste `nvidia-smi topo -m` and `nvidia-smi topo -p2p r` beside the log: GPUs on different CPU sockets use "
+            "host memory by design; otherwise peer access is refused (GeForce cards on stock drivers, ACS or the "
+            "IOMMU on the PCIe path, a VM, NCCL_P2P_DISABLE / NCCL_P2P_LEVEL, ranks in separate containers) and "
+            "every all-reduce is staged through the CPU."
+        ),
+    ),
+    needs=(NCCL_LOG,),
+)
+def p2p_unused(ctx: RuleContext) -> Iterator[Finding]:
+    """Report a log whose ranks inside one host never use P2P (the log alone).
+
+    A split into P2P islands is nccl-ring-split's; with a topology beside the log, nccl-transport-below-topology
+    compares each pair against its link. This rule speaks when no pair inside a host uses peer access at all, in a
+    log that goes on to ``Connected all rings`` (NCCL prints that after every ring connection): a few channel lines
+    copied from a box whose cross-socket hops use SHM by design would otherwise read as a box without P2P.
+    """
+    view, machine = _log(ctx), ctx.machine
+    if machine.links or not any(e.what == "Connected all rings" for e in view.events):
+        return  # an excerpt of channel lines may leave out the P2P ones: only a log that connected its rings shows all
+    inside: dict[tuple[int, int], list[NcclTransport]] = {}
+    for t in view.transports:
+        if t.src_rank != t.dst_rank:
+            inside.setdefault((min(t.src_rank, t.dst_rank), max(t.src_rank, t.dst_rank)), []).append(t)
+    inside = {pair: found for pair, found in inside.items() if _same_box(view, *pair, found)}
+    if not inside or any(t.kind == "P2P" for found in inside.values() for t in found):
+        return
+    if not all(any(t.kind in SLOW_KINDS for t in found) for found in inside.values()):
+        return
+    ranks = sorted({r for pair in inside for r in pair})
+    vias = sorted({t.via for found in inside.values() for t in found})
+    lines = [found[0].first for _, found in sorted(inside.items())]
+    asked = [s for s in view.settings if s.name in PATH_SETTINGS]
+    message = (
+        f"NCCL uses peer access for none of the {len(inside)} rank pair(s) the log shows inside one host (ranks "
+        f"{format_ranks(ranks)}): they go through {' and '.join(vias)}, so each of these transfers is staged through "
+        "host memory."
+    )
+    if asked:
+        message += " " + as_sentence(
+            "; ".join(f"{s.name}={s.value} is set (line {s.evidence.line})" for s in asked) + ", which asks for this"
+        )
+    else:
+        message += (
+            " GPUs on different CPU sockets use host memory by design; elsewhere peer access is refused "
+            "(GeForce cards, ACS or the IOMMU, a VM, separate containers)."
+        )
+    extra: dict[str, object] = {}
+    covered = view.coverage()
+    if covered:
+        message += f" {as_sentence(covered)}"
+        extra["coverage"] = covered
+    yield finding(
+        "nccl-p2p-unused",
+        message,
+        ranks=ranks,
+        transports=vias,
+        severity=None,
+        log_lines=quote([*lines, *(s.evidence for s in asked)]),
+        **extra,
+    )
+
+
 @rule(
     Code(
         "nccl-p2p-disabled",

@@ -28,8 +28,11 @@ if TYPE_CHECKING:  # the facts a need reads; a pasted matrix loads none of their
     from topoaudit.model.bench import BenchResult
     from topoaudit.model.machine import Machine
     from topoaudit.model.nccl import NcclView
+    from topoaudit.model.nccl_graph import NcclGraphPrint
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.plan import DeployPlan
+    from topoaudit.model.setpci import SetpciAcs
+    from topoaudit.model.smi_query import SmiQuery
 
 
 class Context(Protocol):
@@ -51,6 +54,12 @@ class Context(Protocol):
     def plan(self) -> DeployPlan | Unsupported: ...  # noqa: D102
     @property
     def spec(self) -> GpuSpec | None: ...  # noqa: D102
+    @property
+    def smi_query(self) -> SmiQuery | Unsupported: ...  # noqa: D102
+    @property
+    def graph_print(self) -> NcclGraphPrint | Unsupported: ...  # noqa: D102
+    @property
+    def setpci_acs(self) -> SetpciAcs | Unsupported: ...  # noqa: D102
 
 
 PROBE_SOURCES = ("nvml",)
@@ -275,6 +284,37 @@ def _stated(text: str) -> Callable[[Context], str]:
     return lambda ctx: text
 
 
+def _counted(field: str, noun: str) -> Callable[[Context], str]:
+    """Covers of a paste's tuple of facts: how many the rules examine ("" when it holds none)."""
+
+    def covers(ctx: Context) -> str:
+        found = getattr(ctx, field)
+        return "" if isinstance(found, Unsupported) or not found else _plural(len(found), noun)
+
+    return covers
+
+
+def _smi_query_covers(ctx: Context) -> str:
+    query = ctx.smi_query
+    if isinstance(query, Unsupported) or not query.gpus:
+        return ""
+    return f"`nvidia-smi -q` of {_plural(len(query.gpus), 'GPU')}"
+
+
+def _setpci_covers(ctx: Context) -> str:
+    read = ctx.setpci_acs
+    if isinstance(read, Unsupported) or not read.bridges:
+        return ""
+    return f"the ACS control of {_plural(len(read.bridges), 'PCIe bridge')} (setpci)"
+
+
+def _graph_print_covers(ctx: Context) -> str:
+    graph = ctx.graph_print
+    if isinstance(graph, Unsupported) or not (graph.links or graph.paths):
+        return ""
+    return f"NCCL's topology print ({_plural(len(graph.links), 'link')}, {_plural(len(graph.paths), 'path')})"
+
+
 PROBE = Need("a live probe", _probe, _probe_covers)
 """NVML, sysfs and the host's environment, from ``topoaudit audit`` or its snapshot."""
 NVLINK_PORTS = Need("NVLink port states and counters", _ports, _ports_covers)
@@ -308,6 +348,31 @@ NCCL_RAS = Need(
 CAPTURES = Need(
     "NCCL's XML dumps or captured matrices",
     _given("captures", "judged from NCCL's XML dumps, nvbandwidth or nvidia-smi captures; this report has none"),
+)
+SIGNATURES = Need(
+    "pasted text looked through for known messages",
+    _given("signatures", "judged from pasted text (an NCCL log, a traceback, error lines); this input has none"),
+    _counted("signatures", "known message"),
+)
+SMI_QUERY = Need(
+    "nvidia-smi -q output",
+    _given("smi_query", "judged from `nvidia-smi -q`; this input has none"),
+    _smi_query_covers,
+)
+HEALTH_LINES = Need(
+    "NHC, DCGM or kernel-log lines",
+    _given("health", "judged from NHC, DCGM or kernel-log (Xid) lines; this input has none"),
+    _counted("health", "health line"),
+)
+SETPCI_ACS = Need(
+    "setpci reads of PCIe bridges' ACS control",
+    _given("setpci_acs", "judged from `setpci` reads of the bridges' ACS control; this input has none"),
+    _setpci_covers,
+)
+NCCL_GRAPH_PRINT = Need(
+    "NCCL's topology print",
+    _given("graph_print", "judged from NCCL's topology print (NCCL_DEBUG_SUBSYS=GRAPH); this input has none"),
+    _graph_print_covers,
 )
 PLAN = Need(
     "a deploy plan",

@@ -310,7 +310,9 @@ def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     severity = Severity.FAIL if has_nvlink else Severity.WARN
     versus = f"{spec.name} has {expected} active by design" if has_nvlink and spec else f"the best GPU here has {best}"
     shown = "; ".join(
-        f"GPU{i}: {a}/{expected} active, down: {','.join(map(str, down[:8]))}" for i, (a, down) in sorted(low.items())
+        f"GPU{i}: {a}/{expected} active, down: "
+        + ("every link (NVML numbers none)" if down == [-1] else ",".join(map(str, down[:8])))
+        for i, (a, down) in sorted(low.items())
     )
     down = finding(
         "nvlink-link-down",

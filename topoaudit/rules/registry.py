@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
-from topoaudit.model.finding import Finding, Skipped
+from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.rules.codes import CODES, Code, declare_code
 from topoaudit.rules.families import FAMILIES, load, load_all
 from topoaudit.rules.needs import Need, covered, first_missing
@@ -35,6 +35,7 @@ class Rule:
     codes: tuple[str, ...]
     needs: tuple[Need, ...]
     module: str
+    fallback: bool = False  # its findings stand only for codes no other rule raised on the same input
 
     @property
     def name(self) -> str:
@@ -50,12 +51,16 @@ _RULES: list[Rule] = []
 _IN_ORDER: list[tuple[Rule, ...]] = []  # _RULES in display order, made again when a rule is registered
 
 
-def register_rule(function: RuleFunction, codes: Iterable[str], needs: Iterable[Need] = ()) -> Rule:
+def register_rule(
+    function: RuleFunction, codes: Iterable[str], needs: Iterable[Need] = (), *, fallback: bool = False
+) -> Rule:
     """Register ``function`` as raising ``codes`` (declared already) when the input holds ``needs``.
 
-    The decorator's door, and a data file's: a catalog of signatures registers the one rule that matches them.
+    The decorator's door, and a data file's: a catalog of signatures registers the one rule that matches them. A
+    ``fallback`` rule's finding of a code gives way to another rule's finding of that code: a known message read
+    on a line defers to the rule that judged the same line's facts (one finding per code, its owner's).
     """
-    entry = Rule(function, tuple(codes), tuple(needs), getattr(function, "__module__", ""))
+    entry = Rule(function, tuple(codes), tuple(needs), getattr(function, "__module__", ""), fallback)
     known = next((i for i, r in enumerate(_RULES) if _same_function(r.function, function)), None)
     if known is None:
         _RULES.append(entry)
@@ -145,16 +150,25 @@ class Undeclared(RuntimeError):
 
 
 def run_rules(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Skipped, ...]]:
-    """Run every rule with something to judge, once; findings in rule order, then skipped rules."""
+    """Run every rule with something to judge, once; findings in rule order, then skipped rules.
+
+    A fallback rule's findings come last, and those of a code another rule raised are left out, unless the
+    fallback's is a failure the others are not: the log's rule judges NCCL_SOCKET_IFNAME as a setting (info), a
+    known message says it matches no interface, so NCCL could not start (fail).
+    """
     findings: list[Finding] = []
+    fallbacks: list[Finding] = []
     skipped: list[Skipped] = []
     for entry in rules_for(ctx):
         for item in entry.function(ctx):
             if isinstance(item, Finding):
                 _check_declared(entry, item)
-                findings.append(item)
+                (fallbacks if entry.fallback else findings).append(item)
             else:
                 skipped.append(item)
+    raised = {f.code for f in findings}
+    failed = {f.code for f in findings if f.severity == Severity.FAIL}
+    findings += (f for f in fallbacks if f.code not in raised or (f.severity == Severity.FAIL and f.code not in failed))
     return tuple(findings), tuple(skipped)
 
 
@@ -180,5 +194,6 @@ def judgement(code: str, ctx: RuleContext) -> str:
     """Whether ``code`` was judged on ``ctx``: "" when a rule raising it could run, else why none could."""
     own = CODES[code].needs if code in CODES else ()
     raising = [r for r in rules() if code in r.codes]
+    raising = [r for r in raising if not r.fallback] or raising  # a known message's absence judges nothing
     reasons = [first_missing((*own, *r.needs), ctx) for r in raising] or [first_missing(own, ctx)]
     return "" if "" in reasons else reasons[0]

@@ -1,0 +1,84 @@
+"""Pasted NHC, DCGM and kernel lines: a failed check names the check and the GPU, an Xid line is a kernel GPU error
+with what it means, and a line the catalog names more precisely is left to that code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cli_runner import Run
+
+REAL = Path(__file__).parents[1] / "fixtures" / "real" / "pastes"  # the corpus's dev part
+
+
+def judged(run: Run, path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = run("analyze", str(path), "--format", "json", *args)
+    assert code in (0, 1), err
+    return code, json.loads(out)
+
+
+def codes(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for f in report["findings"]:
+        assert f["code"] not in found, f"{f['code']} said twice"
+        found[f["code"]] = f
+    return found
+
+
+def test_a_failed_nhc_check_names_the_check_and_the_gpu(run: Run, tmp_path: Path) -> None:
+    paste = tmp_path / "nhc.txt"
+    paste.write_text(
+        "ERROR:  nhc:  Health check failed:  check_ecc: GPU id 4: Row remap pending. FaultCode: NHC2007\n"
+        "SUCCESS: nhc: Health check passed: check_hw_ib\n"
+    )
+    code, report = judged(run, paste)
+    found = codes(report)
+    assert code == 1 and "health-check-failed" not in found  # ECC is the catalog's: a GPU hardware error
+    assert found["gpu-hardware-error"]["severity"] == "fail"
+    paste.write_text("ERROR:  nhc:  Health check failed:  check_hw_cpuinfo: Actual CPU core count (64) != 128\n")
+    code, report = judged(run, paste)
+    check = codes(report)["health-check-failed"]
+    assert code == 1 and check["severity"] == "fail"
+    assert check["message"].startswith("1 health check(s) failed: NHC check_hw_cpuinfo on a GPU the line does not name")
+    assert check["evidence"]["checks"][0]["line"] == 1
+
+
+def test_an_xid_line_is_a_kernel_gpu_error_with_its_meaning_said_once(run: Run) -> None:
+    """A GPU fallen off the bus, its bus id on the first of the driver's three lines (NVIDIA/NVSentinel#155):
+    before, refused."""
+    code, report = judged(run, REAL / "nvsentinel-155-fallen-off-bus-no-xid.txt")
+    found = codes(report)["kernel-gpu-error"]
+    assert code == 1 and found["severity"] == "fail"
+    assert "0000:b3:00.0: fallen-off-bus (The GPU disappeared from PCIe" in found["message"]
+    assert "signatures" not in found["evidence"]  # the health rule's, not the catalog's second copy
+
+
+def test_blackwell_nvlink_xids_warn_when_the_driver_says_nonfatal(run: Run) -> None:
+    code, report = judged(run, REAL / "nccl-2241-b200-xid145-137.txt")
+    found = codes(report)["kernel-gpu-error"]
+    assert code == 0 and found["severity"] == "warn" and "xid-145" in found["message"]
+
+
+def test_a_dcgm_nvlink_failure_on_a_card_without_a_bridge_is_not_a_failure(run: Run) -> None:
+    """DCGM's NVLink check fails on an A100 PCIe with no bridge fitted (NVIDIA/NVSentinel#1481): a warning that
+    says why, and on a card with no NVLink at all only information."""
+    paste = REAL / "nvsentinel-1481-dcgm-nvlink-down-pcie.txt"
+    code, report = judged(run, paste, "--gpu-model", "A100 80GB PCIe")
+    check = codes(report)["health-check-failed"]
+    assert code == 0 and check["severity"] == "warn" and "only through a bridge" in check["message"]
+    assert "DCGM NVLINK system on GPU 0" in check["message"]
+    code, report = judged(run, paste, "--gpu-model", "L40S")
+    assert code == 0 and report["verdict"] == "pass" and codes(report)["health-check-failed"]["severity"] == "info"
+    code, report = judged(run, paste, "--gpu-model", "H100 80GB HBM3")
+    assert code == 1 and codes(report)["health-check-failed"]["severity"] == "fail"
+
+
+def test_a_line_the_catalog_names_precisely_is_left_to_that_code(run: Run) -> None:
+    """An IOMMU page fault blocks peer access (pytorch/pytorch#13045); NHC's GPU bandwidth check on a VM size
+    whose GPUs are not NVLink peers (Azure/azurehpc-health-checks#162) is a slow pair, by design a warning."""
+    code, report = judged(run, REAL / "pytorch-13045-amdvi-io-page-fault-dp.txt")
+    assert code == 1 and set(codes(report)) == {"p2p-unavailable"}
+    code, report = judged(run, REAL / "azhc-162-ncv5-gpu-bw-by-design.txt", "--gpu-model", "H100 PCIe")
+    assert code == 0 and "health-check-failed" not in codes(report)
+    assert codes(report)["nvbandwidth-pair-low"]["severity"] == "warn"

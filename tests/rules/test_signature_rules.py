@@ -1,0 +1,176 @@
+"""Known messages on pasted lines become findings: one per code, quoting the lines, with the message's meaning and
+fix; the rule that read a line's facts owns its code; what the box is decides what a message means."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cli_runner import Run
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+REAL = FIXTURES / "real" / "pastes"  # the corpus's dev part
+
+
+def judged(run: Run, tmp_path: Path, text: str, *args: str) -> tuple[int, dict[str, Any]]:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(text, encoding="utf-8")
+    code, out, err = run("analyze", str(paste), "--format", "json", *args)
+    assert code in (0, 1), err
+    return code, json.loads(out)
+
+
+def by_code(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for f in report["findings"]:
+        assert f["code"] not in found, f"{f['code']} said twice"
+        found[f["code"]] = f
+    return found
+
+
+def test_one_finding_per_code_quotes_the_first_lines_and_counts_the_rest(run: Run, tmp_path: Path) -> None:
+    """Before: PASS. Five lines of two messages meaning one thing (no P2P between the GPUs) are one finding."""
+    ipc = "transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between"
+    lines = [f"box:1:1 [{g}] {ipc} these two devices" for g in range(4)]
+    lines.append("box:1:1 [0] NCCL WARN Cuda failure 'peer access is not supported between these two devices'")
+    code, report = judged(run, tmp_path, "\n".join(lines) + "\n")
+    found = by_code(report)["p2p-unavailable"]
+    assert code == 1 and found["severity"] == "fail" and report["verdict"] == "fail"
+    assert found["evidence"]["lines"] == [1, 2, 3, 4, 5]
+    assert [q["line"] for q in found["evidence"]["quoted"]] == [1, 2, 3]
+    assert "and 2 more line(s)" in found["message"]
+    assert set(found["evidence"]["signatures"]) == {"nccl-p2p-ipc-open-failed", "cuda-217-peer-access-unsupported"}
+
+
+def test_a_variable_the_log_shows_set_is_said_once_from_the_log(run: Run, tmp_path: Path) -> None:
+    """The log's rule owns nccl-env-override: the catalog's messages for the same lines are not said again."""
+    lines = [f"box:1:1 [{g}] NCCL INFO NCCL_P2P_LEVEL set by environment to LOC" for g in range(4)]
+    lines.append("box:1:1 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.")
+    code, report = judged(run, tmp_path, "\n".join(lines) + "\n")
+    found = by_code(report)["nccl-env-override"]
+    assert code == 0 and found["severity"] == "warn" and report["verdict"] == "warn"
+    assert "NCCL_P2P_LEVEL=LOC" in found["message"] and "NCCL_SHM_DISABLE=1" in found["message"]
+    assert "signatures" not in found["evidence"]
+    assert "NCCL_P2P_LEVEL" in found["remedy"]
+
+
+def test_a_setting_that_only_changes_what_nccl_prints_is_not_a_finding(run: Run, tmp_path: Path) -> None:
+    text = "box:1:1 [0] NCCL INFO NCCL_DEBUG_SUBSYS set by environment to INIT,GRAPH\n"
+    _, report = judged(run, tmp_path, text)
+    assert "nccl-env-override" not in by_code(report)
+
+
+def test_the_rule_that_read_the_line_owns_its_code(run: Run) -> None:
+    """CUDA error 802 in a parsed NCCL WARN, and a ``#wrong`` count the sweep read, are each said once: by the
+    NCCL log's rule and by the sweep's, with their structured evidence."""
+    code, out, _ = run(
+        "analyze", str(FIXTURES / "nccl" / "constructed-2.26-warn-timestamps-fm-down.txt"), "--format", "json"
+    )
+    fm = by_code(json.loads(out))["nccl-fabric-manager-down"]
+    assert code == 1 and "log_lines" in fm["evidence"] and "signatures" not in fm["evidence"]
+    code, out, _ = run("analyze", str(FIXTURES / "nccltests" / "derived-gh200-wrong-elements.txt"), "--format", "json")
+    wrong = by_code(json.loads(out))["bench-data-corruption"]
+    assert code == 1 and "signatures" not in wrong["evidence"]
+
+
+def test_nvls_not_available_is_normal_on_a100_and_a_warning_on_an_nvswitch_hopper(run: Run, tmp_path: Path) -> None:
+    text = "NVLS multicast support is not available on dev 0\nNVLS multicast support is not available on dev 1\n"
+    _, a100 = judged(run, tmp_path, text, "--gpu-model", "A100-SXM4-80GB")
+    assert by_code(a100)["nccl-nvls-off"]["severity"] == "info" and a100["verdict"] == "pass"
+    _, unknown = judged(run, tmp_path, text)
+    assert by_code(unknown)["nccl-nvls-off"]["severity"] == "info"
+    _, h100 = judged(run, tmp_path, text, "--gpu-model", "H100 80GB HBM3")
+    assert h100["verdict"] == "warn" and by_code(h100)["nccl-nvls-off"]["severity"] == "warn"
+
+
+def test_an_inactive_nvlink_line_warns_only_where_every_link_is_wired(run: Run, tmp_path: Path) -> None:
+    text = "         Link 4: <inactive>\n         Link 5: <inactive>\n"
+    _, unknown = judged(run, tmp_path, text)
+    assert unknown["verdict"] == "pass" and by_code(unknown)["nvlink-link-down"]["severity"] == "info"
+    _, nvl = judged(run, tmp_path, text, "--gpu-model", "H100 NVL")  # 12 of its 18 links are bridged by design
+    assert nvl["verdict"] == "pass"
+    _, sxm = judged(run, tmp_path, text, "--gpu-model", "H100 80GB HBM3")
+    assert by_code(sxm)["nvlink-link-down"]["severity"] == "warn"
+
+
+def test_sockets_instead_of_infiniband_cost_nothing_on_one_node_and_warn_across_nodes(run: Run, tmp_path: Path) -> None:
+    one = "\n".join(
+        [
+            "node1:10:10 [0] NCCL INFO NET/IB : No device found.",
+            "node1:10:10 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+            "node1:10:10 [0] NCCL INFO Using network Socket",
+        ]
+    )
+    _, single = judged(run, tmp_path, one + "\n")
+    assert by_code(single)["nccl-net-socket-fallback"]["severity"] == "info"
+    two = one + "\nnode2:20:20 [0] NCCL INFO Using network Socket\n"
+    _, multi = judged(run, tmp_path, two)
+    found = by_code(multi)["nccl-net-socket-fallback"]
+    assert found["severity"] == "warn" and multi["verdict"] == "warn"
+    assert "line 1: 'node1:10:10 [0] NCCL INFO NET/IB : No device found.'" in found["message"]
+
+
+def test_a_real_pasted_nccl_tests_failure_names_the_fabric_manager(run: Run) -> None:
+    """nccl-tests that died at CUDA error 802 under mpirun (NVIDIA/nccl-tests#338): before, refused with a hint about
+    JSON reports."""
+    code, out, _ = run("analyze", str(REAL / "nccltests-338-h20-802-mpi-abort.txt"), "--format", "json")
+    found = by_code(json.loads(out))
+    assert code == 1 and found["nccl-fabric-manager-down"]["severity"] == "fail"
+    assert "system not yet initialized" in found["nccl-fabric-manager-down"]["message"]
+
+
+def test_a_run_that_failed_says_so_and_what_it_printed(run: Run) -> None:
+    """ncclInternalError at a proxy connect (ray-project/ray#40758): run-failed, the NCCL message quoted."""
+    code, out, _ = run("analyze", str(REAL / "ray-40758-proxy-call-rank0-connect.txt"), "--format", "json")
+    found = by_code(json.loads(out))["run-failed"]
+    assert code == 1 and found["severity"] == "fail"
+    assert "nccl-proxy-failed" in found["evidence"]["signatures"]
+
+
+def test_infiniband_errors_during_the_run_are_a_network_failure(run: Run) -> None:
+    code, out, _ = run("analyze", str(REAL / "nccl-733-ib-completion-error12.txt"), "--format", "json")
+    found = by_code(json.loads(out))["nccl-net-error"]
+    assert code == 1 and found["severity"] == "fail" and "ibstat" in found["remedy"]
+
+
+def test_a_gpu_memory_error_is_a_hardware_error(run: Run, tmp_path: Path) -> None:
+    text = "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+    code, report = judged(run, tmp_path, text)
+    assert code == 1 and by_code(report)["gpu-hardware-error"]["severity"] == "fail"
+
+
+def test_a_failure_the_log_rule_calls_tuning_still_fails(run: Run, tmp_path: Path) -> None:
+    """The log's rule calls NCCL_SOCKET_IFNAME tuning (info); NCCL's own message says it matches no interface and
+    NCCL could not start: that is the run's cause, a fail of the same code, not left out as said already."""
+    text = (
+        "node1:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth9\n"
+        "node1:1:1 [0] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found\n"
+    )
+    code, report = judged(run, tmp_path, text)
+    severities = sorted(f["severity"] for f in report["findings"] if f["code"] == "nccl-env-override")
+    assert code == 1 and report["verdict"] == "fail" and severities == ["fail", "info"]
+    failed = next(f for f in report["findings"] if f["code"] == "nccl-env-override" and f["severity"] == "fail")
+    assert failed["message"].startswith("No IP interface matches NCCL_SOCKET_IFNAME")
+    assert "run-failed" not in {f["code"] for f in report["findings"]}
+
+
+def test_a_running_fabric_manager_service_is_what_the_paste_shows(run: Run, tmp_path: Path) -> None:
+    """Before: refused with a hint to capture `topo -m`. `systemctl status nvidia-fabricmanager` of a running
+    service names its main process."""
+    text = (
+        "nvidia-fabricmanager.service - NVIDIA fabric manager service\n"
+        "     Active: active (running) since Thu 2024-05-16 23:22:02 UTC; 7s ago\n"
+        "   Main PID: 128549 (nv-fabricmanage)\n"
+    )
+    code, report = judged(run, tmp_path, text)
+    assert code == 0 and report["verdict"] == "pass"
+    assert [(f["code"], f["severity"]) for f in report["findings"]] == [("fabric-manager-running", "info")]
+
+
+def test_cuda_gdbs_report_of_peer_access_already_enabled_is_no_fault(run: Run, tmp_path: Path) -> None:
+    """Before: refused. cuda-gdb reports every API error; 0x2c0 (704) says peer access was on already."""
+    text = "warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)\n" * 2
+    code, report = judged(run, tmp_path, text)
+    assert code == 0 and report["verdict"] == "pass"
+    assert {(f["code"], f["severity"]) for f in report["findings"]} == {("p2p-unavailable", "info")}

@@ -1,0 +1,94 @@
+"""A pasted ``nvidia-smi -q`` (whole, or grep's pieces of its Fabric block) is judged for the NVLink fabric: a GPU
+not registered is fabric-not-ready with the platform's remedy, an unhealthy fabric is fabric-unhealthy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cli_runner import Run
+
+REAL = Path(__file__).parents[1] / "fixtures" / "real" / "pastes"  # the corpus's dev part
+
+
+def fabric(state: str, status: str, summary: str = "Healthy", bandwidth: str = "Full") -> str:
+    return (
+        "    Fabric\n"
+        f"        State                             : {state}\n"
+        f"        Status                            : {status}\n"
+        "        CliqueId                          : 1\n"
+        "        ClusterUUID                       : 3f1c9a0d-5e7b-4a68-9d2c-1b7e4f0a6c35\n"
+        "        Health\n"
+        f"            Summary                       : {summary}\n"
+        f"            Bandwidth                     : {bandwidth}\n"
+    )
+
+
+def judged(run: Run, path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = run("analyze", str(path), "--format", "json", *args)
+    assert code in (0, 1), err
+    return code, json.loads(out)
+
+
+def codes(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["code"]: f for f in report["findings"]}
+
+
+def test_a_grep_of_fabric_blocks_in_progress_is_not_ready_with_the_fabric_manager_commands(run: Run) -> None:
+    """``nvidia-smi -q | grep -A2 Fabric`` pieces, no GPU header (the fabric manager guide's example): before,
+    refused with "capture it with nvidia-smi topo -m"."""
+    code, report = judged(run, REAL / "do-fm-doc-fabric-in-progress-grep.txt")
+    found = codes(report)["fabric-not-ready"]
+    assert code == 1 and found["severity"] == "fail"
+    assert (
+        found["message"].startswith("3 of 3 GPU(s) the paste shows are not registered")
+        and "In Progress" in (found["message"])
+    )
+    assert [c["action"] for c in found["remedy_commands"]] == ["service-start", "service-enable"]
+    assert report["source"]["parts"][0]["read_by"] == "nvidia-smi-q"
+
+
+def test_on_blackwell_the_remedy_starts_the_nvlink_subnet_manager_first(run: Run, tmp_path: Path) -> None:
+    paste = tmp_path / "q.txt"
+    paste.write_text(fabric("Not Started", "N/A"))
+    _, report = judged(run, paste, "--gpu-model", "B200")
+    actions = [c["action"] for c in codes(report)["fabric-not-ready"]["remedy_commands"]]
+    assert actions[:3] == ["package-check", "module-load", "module-load-at-boot"]
+
+
+def test_a_completed_registration_with_an_error_status_is_not_ready(run: Run) -> None:
+    """Azure's ND GB200 image, ``Status : Insufficient Resources``: one finding, not a second for the same line."""
+    code, report = judged(run, REAL / "azimg-506-fabric-insufficient-resources.txt")
+    assert code == 1 and [f["code"] for f in report["findings"]] == ["fabric-not-ready"]
+    assert "status Insufficient Resources" in report["findings"][0]["message"]
+
+
+def test_an_unhealthy_summary_fails_and_limited_capacity_warns(run: Run, tmp_path: Path) -> None:
+    code, report = judged(run, REAL / "dra-626-fabric-summary-unhealthy.txt")
+    found = codes(report)["fabric-unhealthy"]
+    assert code == 1 and found["severity"] == "fail" and "summary Unhealthy" in found["message"]
+    paste = tmp_path / "q.txt"
+    paste.write_text(fabric("Completed", "Success", summary="Limited Capacity"))
+    code, report = judged(run, paste)
+    assert code == 0 and codes(report)["fabric-unhealthy"]["severity"] == "warn"
+    paste.write_text(fabric("Completed", "Success", bandwidth="Degraded"))
+    code, report = judged(run, paste)
+    assert code == 1 and "bandwidth Degraded" in codes(report)["fabric-unhealthy"]["message"]
+
+
+def test_a_registered_healthy_fabric_passes(run: Run, tmp_path: Path) -> None:
+    paste = tmp_path / "q.txt"
+    paste.write_text(
+        "GPU 00000000:18:00.0\n    Product Name                          : NVIDIA H100 80GB HBM3\n"
+        + fabric("Completed", "Success")
+    )
+    code, report = judged(run, paste)
+    assert code == 0 and not {"fabric-not-ready", "fabric-unhealthy"} & set(codes(report))
+
+
+def test_a_gpu_built_without_nvswitches_is_not_judged_for_a_fabric(run: Run, tmp_path: Path) -> None:
+    paste = tmp_path / "q.txt"
+    paste.write_text(fabric("In Progress", "N/A"))
+    code, report = judged(run, paste, "--gpu-model", "L40S")
+    assert code == 0 and "fabric-not-ready" not in codes(report)

@@ -1,0 +1,32 @@
+"""A failure (or pass) line a health checker or the kernel printed: Azure NHC, DCGM, the NVIDIA driver's Xid lines.
+
+Read by :mod:`topoaudit.parse.health_lines`; what a line does not say is absent with its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topoaudit.model.finding import Severity
+from topoaudit.model.values import Probed, Unsupported
+
+SOURCE = "health lines"
+NO_GPU = Unsupported(SOURCE, "the line names no GPU index")
+NO_BUS = Unsupported(SOURCE, "the line names no PCI bus id")
+NO_XID = Unsupported(SOURCE, "not an Xid line")
+
+
+@dataclass(frozen=True)
+class HealthEvent:
+    """One failure (or pass) a health checker or the kernel printed."""
+
+    line: int  # 1-based line in the paste
+    source: str  # "nhc" | "dcgm" | "kernel"
+    check: str  # NHC check ("check_nvlink_status"), DCGM subsystem or reason, "xid-79", "sxid-12028", "fallen-off-bus"
+    severity: Severity  # what it means for a deployment (NHC's ERROR is a fail, WARNING a warn, SUCCESS info)
+    text: str  # the line's message, trimmed
+    gpu: int | Unsupported = NO_GPU
+    pci_bus_id: Probed[str] = NO_BUS
+    xid: int | Unsupported = NO_XID
+    links: tuple[int, ...] = ()  # NVLink ports the line names (inactive, down)
+    meaning: str = ""  # what the Xid or check means, where the catalog says

@@ -1,0 +1,206 @@
+"""Known messages (``topoaudit/catalog/signatures.toml``) found on any pasted line, as the findings they name.
+
+The catalog maps each message NCCL, nccl-tests, nvbandwidth, CUDA, the driver, nvidia-smi, the fabric manager and the
+health checkers print to a finding code, with what it means and how to fix it. One finding per code quotes the first
+lines that showed it. A rule that judged a line's facts owns its code: this rule is a fallback
+(:func:`~topoaudit.rules.registry.register_rule`), so an NCCL WARN that the log's rules read, or a ``#wrong`` count
+the sweep's rules read, is not said twice.
+
+What a message means may depend on the box: NVLS "not available" is normal on an A100 but not on an NVSwitch H100,
+an ``<inactive>`` NVLink is by design on an H100 NVL but a fault on an SXM board, and sockets instead of InfiniBand
+cost nothing on one node. Those are judged against the GPU model (``--gpu-model`` or what the input names) and the
+hosts the paste shows, and stay informational when the box is not known.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from topoaudit.model.finding import Finding, Severity
+from topoaudit.model.paste import Hit
+from topoaudit.model.values import Unsupported
+from topoaudit.parse.signatures import TIERS, Signature, catalog, declared_codes
+from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
+from topoaudit.rules.codes import Code, declare_code
+from topoaudit.rules.needs import SIGNATURES
+from topoaudit.rules.probe_rules import NCCL_QUIET_VARS
+from topoaudit.rules.registry import register_rule
+
+QUOTED_LINES = 3
+"""Lines a finding quotes; the rest are counted and listed in its evidence."""
+
+
+def _declare_catalog_codes() -> None:
+    """Declare the codes the catalog introduces, each documented by the messages that raise it."""
+    cat = catalog()
+    for declared in declared_codes():
+        messages = [s for s in cat.signatures if s.code == declared.code]
+        doc = (
+            f"{declared.title}.\n\nRaised when a pasted line holds one of {len(messages)} known message(s) of the "
+            "signature catalog (docs/signatures.md): "
+            + "; ".join(f"`{s.id}` ({s.meaning.rstrip('.')})" for s in messages[:6])
+            + ("; ..." if len(messages) > 6 else "")
+            + "."
+        )
+        declare_code(
+            Code(
+                declared.code,
+                declared.severity,
+                title=declared.title,
+                remedy=declared.remedy,
+                needs=(SIGNATURES,),
+                doc=doc,
+                declared_in=__name__,
+            )
+        )
+
+
+def known_messages(ctx: RuleContext) -> Iterator[Finding]:
+    """Each finding code the pasted lines' known messages name, once, with their meaning, fix and lines."""
+    hits = ctx.signatures
+    if isinstance(hits, Unsupported) or not hits:
+        return
+    cat = catalog()
+    owned = _owned(ctx)
+    by_code: dict[str, list[tuple[Hit, Signature]]] = {}
+    for hit in hits:
+        signature = cat.get(hit.signature)
+        if signature.code in owned.get(hit.line, ()) or _quiet(hit):
+            continue
+        by_code.setdefault(signature.code, []).append((hit, signature))
+    tier = {t: rank for rank, t in enumerate(TIERS)}
+    ordered = sorted(by_code.items(), key=lambda item: -max(tier[s.tier] for _, s in item[1]))  # a message first
+    for code, found in ordered:
+        yield _finding(code, [_Judged(h, s, _severity(s, h, found, ctx)) for h, s in found])
+
+
+OWNED_BY_READER = {
+    "nvidia-smi-q": frozenset({"fabric-not-ready", "fabric-unhealthy"}),
+    "nvidia-smi-nvlink": frozenset({"nvlink-link-down"}),
+    "nccl-tests": frozenset({"run-failed", "bench-timeout", "bench-data-corruption"}),
+    "nvbandwidth": frozenset({"run-failed", "bench-data-corruption", "p2p-unavailable"}),
+}
+"""Codes a reader's rules judge on every line the reader read: the fabric state, status and health of a pasted
+``nvidia-smi -q``, GPU by GPU; the NVLink ports of ``nvidia-smi nvlink -s`` against the GPU model (12 of 18 links
+active is an H100 NVL's design); the failure lines of an nccl-tests run and of nvbandwidth, with how far the run got
+(a test nvbandwidth waives on one GPU is by design). A known message on those lines is theirs to judge, even when
+they find nothing."""
+
+
+def _owned(ctx: RuleContext) -> dict[int, frozenset[str]]:
+    """Return the codes another rule owns, by line of the paste."""
+    owned: dict[int, frozenset[str]] = {}
+    for part in ctx.source.parts:
+        codes = OWNED_BY_READER.get(part.read_by)
+        if codes:
+            owned.update(dict.fromkeys(range(part.first_line, part.last_line + 1), codes))
+    return owned
+
+
+def _quiet(hit: Hit) -> bool:
+    """Tell a setting that changes what NCCL prints, not the path it takes (NCCL_DEBUG, NCCL_TOPO_DUMP_FILE)."""
+    return hit.values.get("var", "") in NCCL_QUIET_VARS
+
+
+@dataclass(frozen=True)
+class _Judged:
+    hit: Hit
+    signature: Signature
+    severity: Severity
+
+
+def _finding(code: str, judged: list[_Judged]) -> Finding:
+    worst = max((j.severity for j in judged), key=lambda s: s.rank)
+    leading = [j for j in judged if j.severity == worst]
+    ids = list(dict.fromkeys(j.signature.id for j in judged))
+    meanings = list(dict.fromkeys(j.signature.meaning for j in leading))
+    fixes = list(dict.fromkeys(j.signature.fix for j in leading))
+    lines = list(dict.fromkeys(j.hit.line for j in judged))
+    quoted = list(dict.fromkeys((j.hit.line, j.hit.text) for j in leading))
+    shown = "; ".join(f"line {n}{_where(judged, n)}: {text!r}" for n, text in quoted[:QUOTED_LINES])
+    more = len(lines) - min(len(quoted), QUOTED_LINES)
+    message = as_sentence(meanings[0]) + f" The paste shows it on {shown}"
+    if more:
+        message += f", and {more} more line(s)"
+    if len(meanings) > 1:
+        message += ". Also: " + first_few([m.rstrip(". ") for m in meanings[1:]], 2, "; ")
+    found = finding(
+        code,
+        as_sentence(message),
+        severity=worst,
+        lines=lines,
+        signatures=ids,
+        quoted=[{"line": n, "text": text} for n, text in quoted[:QUOTED_LINES]],
+        sources=list(dict.fromkeys(j.signature.source for j in leading)),
+    )
+    return dataclasses.replace(found, remedy=" ".join(as_sentence(f) for f in fixes[:2]) or found.remedy)
+
+
+def _where(judged: list[_Judged], line: int) -> str:
+    """Say what the line's launcher prefix named: " (rank 3)", " (host node07)"; "" when nothing."""
+    hit = next(j.hit for j in judged if j.hit.line == line)
+    named = []
+    if isinstance(hit.rank, int):
+        named.append(f"rank {hit.rank}")
+    if isinstance(hit.host, str):
+        named.append(f"host {hit.host}")
+    return f" ({', '.join(named)})" if named else ""
+
+
+# --- what a message means on this box ------------------------------------------------------------------------------
+
+_NVLINK_INACTIVE = frozenset({"smi-nvlink-inactive", "smi-nvlink-all-inactive"})
+_NVLINK_CHECKS = frozenset({"nhc-nvlink-inactive", "nhc-nvlink-query-failed", "nhc-nvlink-inactive-link"})
+_SOCKETS = "nccl-net-socket-fallback"
+_NCCL_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\]")
+_CROSS_NODE = frozenset({"nccl-channel-net-socket"})  # a channel between ranks that runs over the network
+
+
+def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signature]], ctx: RuleContext) -> Severity:
+    """Return the catalog's severity, judged against the box where the message's meaning depends on it."""
+    spec = ctx.spec
+    if signature.id == "nccl-nvls-not-available":
+        # NVLS needs NVSwitches of NVLink 4 or later: on such a box NCCL should have found it.
+        nvls_box = spec is not None and spec.build == "nvswitch" and spec.nvlink_generation >= 4
+        return Severity.WARN if nvls_box else signature.severity
+    if signature.id in _NVLINK_INACTIVE:
+        # Every NVLink of an SXM/HGX GPU is wired; PCIe cards use only what their bridges connect (H100 NVL: 12 of 18).
+        wired = spec is not None and spec.build in ("nvswitch", "mesh")
+        return Severity.WARN if wired else signature.severity
+    if signature.id in _NVLINK_CHECKS and spec is not None:
+        # A health checker's NVLink check on a card with no NVLink, or with NVLink only through an optional bridge.
+        if spec.nvlink_generation == 0:
+            return Severity.INFO
+        if spec.build == "bridge":
+            return min(signature.severity, Severity.WARN, key=lambda s: s.rank)
+    if signature.code == _SOCKETS and signature.severity != Severity.INFO and _one_node(found, ctx):
+        return Severity.INFO  # sockets carry nothing when every rank is on one node
+    return signature.severity
+
+
+def _one_node(found: Iterable[tuple[Hit, Signature]], ctx: RuleContext) -> bool:
+    """Whether the paste shows one host and no channel between nodes (its NCCL log's hosts, the lines' prefixes)."""
+    found = list(found)
+    if any(s.id in _CROSS_NODE for _, s in found):
+        return False
+    hosts: set[str] = set()
+    if not isinstance(ctx.nccl, Unsupported):
+        hosts.update(ctx.nccl.hosts)
+    for hit, _ in found:
+        if isinstance(hit.host, str):
+            hosts.add(hit.host)
+        if m := _NCCL_HOST.match(hit.text):
+            hosts.add(m.group(1))
+    return len(hosts) == 1
+
+
+_declare_catalog_codes()
+register_rule(
+    known_messages,
+    sorted({s.code for s in catalog().signatures}),
+    (SIGNATURES,),
+    fallback=True,
+)
