@@ -172,10 +172,10 @@ def test_why_a_group_gets_no_figure() -> None:
         "oracle", "the ranks are spread unevenly over the hosts (a 6, b 2): no one figure fits every node"
     )
     assert _why(dataclasses.replace(base, collective="all_gather")) == Unsupported(
-        "oracle", "no all-reduce figure for a all_gather run of 8 rank(s) on nccl"
+        "oracle", "no all-reduce figure for an all_gather run of 8 rank(s) on nccl"
     )
     one = dataclasses.replace(base, groups=(dataclasses.replace(base.groups[0], ranks=(0,)),))
-    assert _why(one) == Unsupported("oracle", "no all-reduce figure for a all_reduce run of 1 rank(s) on nccl")
+    assert _why(one) == Unsupported("oracle", "no all-reduce figure for an all_reduce run of 1 rank(s) on nccl")
     assert isinstance(_why(dataclasses.replace(base, ranks=tuple(reversed(base.ranks)))), float)
 
 

@@ -353,7 +353,7 @@ def test_the_algorithm_is_read_from_what_the_input_shows_nccl_ran() -> None:
     ("kw", "spec", "why"),
     [
         ({}, None, "the GPU model is unknown (pass --gpu-model)"),
-        ({"backend": "gloo"}, "H200", "no all-reduce figure for a all_reduce run of 8 rank(s) on gloo"),
+        ({"backend": "gloo"}, "H200", "no all-reduce figure for an all_reduce run of 8 rank(s) on gloo"),
         (
             {"name": "NVIDIA H100 NVL", "n": 2},
             "H100 NVL",

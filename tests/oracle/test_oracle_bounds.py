@@ -223,7 +223,7 @@ def test_a_rate_the_input_did_not_give_is_the_reference_node_s_and_said_so() -> 
 def test_a_node_running_some_of_its_gpus_uses_its_share_of_the_nics(per_node: int, nics: int, used: int) -> None:
     ring = _figure("H100-SXM", per_node, nodes=2, algorithm="ring", nics=NicSet(nics, 400.0, "IB", "x"))
     share = f" ({per_node} of 8 GPUs per node ran: {used} of {nics} NICs)" if per_node < 8 else ""
-    assert ring.arithmetic.startswith(f"{used} NICs x 50 GB/s (400 Gb/s / 8, ")
+    assert ring.arithmetic.startswith(f"{used} NIC{'' if used == 1 else 's'} x 50 GB/s (400 Gb/s / 8, ")
     assert f"){share} = {used * 50}" in ring.arithmetic
 
 
@@ -298,3 +298,8 @@ def test_nccl_2_6_s_tree_cap_is_lower_above_two_nodes(nodes: int, cap: int, figu
     tree = _figure("A100-SXM", 8, nodes=nodes, algorithm="tree", nccl_version=NcclVersion(2, 7, 3),
                    nics=NicSet(8, 200.0, "IB", "x"))  # fmt: skip
     assert tree.busbw_gbps == figure and f", capped at {cap} x (n-1)/n = " in tree.arithmetic
+
+
+def test_one_nic_is_named_in_the_singular() -> None:
+    one = _figure("H100-SXM", 8, nodes=2, algorithm="ring", nics=NicSet(1, 400.0, "IB", "x"))
+    assert one.arithmetic.startswith("1 NIC x 50 GB/s (400 Gb/s / 8, ")

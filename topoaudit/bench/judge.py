@@ -326,7 +326,7 @@ def _oracle_figure(result: BenchResult, group: BenchGroup, spec: GpuSpec | None,
     if spec is None:
         return "the GPU model is unknown (pass --gpu-model)"
     if result.backend == "gloo" or result.collective != "all_reduce" or len(group.ranks) < 2:
-        return f"no all-reduce figure for a {result.collective} run of {len(group.ranks)} rank(s) on {result.backend}"
+        return f"no all-reduce figure for an {result.collective} run of {len(group.ranks)} rank(s) on {result.backend}"
     by_rank = {r.rank: r for r in result.ranks}
     members = [by_rank[r] for r in group.ranks if r in by_rank]
     if len(members) != len(group.ranks) or any(m.device == "cpu" for m in members):
