@@ -61,3 +61,10 @@ def test_graph_print_of_a_real_log_is_explained_in_the_report() -> None:
         "24 GB/s: PCIe Gen4 x16 (16 lanes x 120/80) or Gen5 x8 (8 lanes x 240/80) = 24.0 GB/s (4x, first line 13)"
     )
     assert facts["NCCL's SYS figure"] == "5000 GB/s (1x, first line 12)"
+
+
+@pytest.mark.parametrize("figure", [float("inf"), float("-inf"), float("nan")])
+@pytest.mark.parametrize("kind", ["PCI", "NVL", "NET"])
+def test_a_figure_that_is_no_number_is_explained_by_nothing(kind: str, figure: float) -> None:
+    """A saved report edited to hold infinity rendered as a crash; no constant of NCCL's gives it."""
+    assert explain(kind, figure) == ""

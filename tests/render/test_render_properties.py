@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import report_samples as rs
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_render_hostile import full_report
 
@@ -152,6 +152,7 @@ def _strict_json(text: str) -> Any:
 @pytest.mark.parametrize("fmt", [f.name for f in REPORT_FORMATS])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(damage=damages())
+@example(damage=(0, ((("captures", "bandwidth", 0, "values_gbps", 0), []),)))  # a copy-bandwidth row emptied
 def test_a_damaged_report_is_read_or_refused_and_what_is_read_renders_in_each_format(fmt: str, damage: Damage) -> None:
     try:
         report = report_from_dict(damaged(damage))

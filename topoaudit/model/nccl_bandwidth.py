@@ -10,6 +10,7 @@ from the topology XML (``link_width``, ``link_speed``, ``<nvlink count>``, ``<ne
 
 from __future__ import annotations
 
+import math
 import re
 
 # PCIe: GB/s = link_width x per-lane(speed) / 80. The per-lane figure is NCCL's table keyed on the link speed
@@ -62,8 +63,11 @@ def net_gbps(speed_mbps: int) -> float:
 def explain(kind: str, gbps: float) -> str:
     """Say in words which inputs give the figure NCCL printed for a link of ``kind`` (PCI, NVL, NET).
 
-    "" when no combination of NCCL's constants gives it (a C2C, SYS or a figure scaled by NCCL's search).
+    "" when no combination of NCCL's constants gives it (a C2C, SYS or a figure scaled by NCCL's search), or the
+    figure is no finite number (a damaged saved report).
     """
+    if not math.isfinite(gbps):
+        return ""
     if kind == "PCI":
         fits = [
             f"Gen{PCI_GENERATION[speed]} x{width} ({width} lanes x {per_lane}/{PCI_DIVISOR})"
