@@ -413,8 +413,8 @@ def _across_nodes(ctx: _Ctx, per_node: int, nodes: int, nics: NicSet | None, alg
         share = f" ({per_node} of {spec.node_gpus} GPUs per node ran: {usable} of {net.count} NICs)"
     per_nic = net_gbps(int(net.gbits_each * 1000))
     total = round(usable * per_nic, 1)
-    nics = f"{usable} NIC" if usable == 1 else f"{usable} NICs"
-    net_how = f"{nics} x {per_nic:g} GB/s ({net.gbits_each:g} Gb/s / 8, {NET_GBPS_SOURCE}){share} = {total:g}"
+    nic_count = f"{usable} NIC" if usable == 1 else f"{usable} NICs"
+    net_how = f"{nic_count} x {per_nic:g} GB/s ({net.gbits_each:g} Gb/s / 8, {NET_GBPS_SOURCE}){share} = {total:g}"
     node = _ring_model(ctx, per_node) if per_node > 1 else None
     node_gbps = node.busbw_gbps if isinstance(node, Figure) else 0.0
     ring_value, ring_how = total, net_how
