@@ -26,6 +26,7 @@ GH200 = (FIXTURES / "nccltest-gh200-alps-2node-1gpu-each-slingshot-1.txt").read_
 LINES = GH200.split("\n")
 TABLE = LINES[8:11]  # the three header lines of the table
 ROWS = LINES[11:19]  # 1 MiB .. 128 MiB
+RANK_LINE = "#  Rank  0 Group  0 Pid  1 on  x device  0 [0000:1a:00.0] GPU"
 NOT_IN_INPUT = Unsupported("nccl-tests", "in-place half not in the input")
 NO_HOST = Unsupported("nccl-tests", "the line names no host")
 NO_PID = Unsupported("nccl-tests", "the line names no pid")
@@ -652,6 +653,13 @@ def test_a_paste_with_no_run_is_refused_naming_its_last_two_lines() -> None:
     assert caught.value.hint == (
         "pass the stdout of all_reduce_perf (or another *_perf) including the size/time/busbw table"
     )
+    long = "NCCL version 2.18.1 " + "x" * 100
+    with pytest.raises(NcclTestsParseError) as cut:
+        parse_nccl_tests(long)
+    assert str(cut.value) == (
+        f"no nccl-tests data row, rank line or failure found (the run printed line 1: {long[:80]!r}, then nothing "
+        "that names a GPU)"
+    )
     with pytest.raises(NcclTestsParseError) as empty:
         parse_nccl_tests("\n\n---\n")
     assert str(empty.value) == "no nccl-tests data row, rank line or failure found"
@@ -682,10 +690,30 @@ def test_a_paste_with_no_run_is_refused_naming_its_last_two_lines() -> None:
         ('{"results": [], "nccl_version": 1}', True),
         ('{"results": []}', False),
         ('{"bus_bw": 1}', False),
+        ('\n  {"results": [], "bus_bw": 1}', True),
+        ("#  size  count  type  redop\nnccl-tests", True),
+        ("algbw\nnccl-tests", False),
+        ("busbw\nnccl-tests", False),
+        ("algbw busbw", False),
+        (f"{RANK_LINE}\nnccl-tests", True),
+        (f"{RANK_LINE}\nrccl-tests", True),
+        (f"{RANK_LINE}\nmy_perf", True),
+        (f"{RANK_LINE}\n# Avg bus bandwidth", True),
+        ("#  rank  0 on x device 0 [0]\nall_reduce_perf", False),
     ],
 )
 def test_the_sniff_takes_what_only_nccl_tests_prints(text: str, looks: bool) -> None:
     assert looks_like_nccl_tests(text) is looks
+
+
+@pytest.mark.parametrize(("filler", "looks"), [(19995 - len(RANK_LINE) - 1, True), (19996 - len(RANK_LINE) - 1, False)])
+def test_the_sniff_reads_the_first_20000_characters(filler: int, looks: bool) -> None:
+    text = f"{RANK_LINE}\n{'x' * filler}_perf"
+    assert looks_like_nccl_tests(text) is looks
+
+
+def test_the_footer_counts_anywhere_in_the_paste() -> None:
+    assert looks_like_nccl_tests(f"{RANK_LINE}\n{'x' * 30000}\n# Avg bus bandwidth    : 14.9966")
 
 
 # --- JSON (-J) ---------------------------------------------------------------------------------------------------
@@ -738,8 +766,8 @@ def test_json_in_place_only_rows_and_rows_without_timing() -> None:
         "args": ["./build/reduce_scatter_perf", "-b", "8"],
         "devices": [{"rank": 3, "device": 2, "hostname": "gpu-b", "device_hex": "0000:3b:00.0", "pid": 77}, "x"],
         "results": [
-            {"size": 8, "count": 2, "type": "half", "in_place": {"time": 4.0, "alg_bw": 1, "bus_bw": 2, "nwrong": 3}},
             {"size": 16},
+            {"size": 8, "count": 2, "type": "half", "in_place": {"time": 4.0, "alg_bw": 1, "bus_bw": 2, "nwrong": 3}},
         ],
         "average_bus_bandwidth": {"bandwidth": "1.5"},
         "out_of_bounds": {"count": 4},
@@ -752,7 +780,7 @@ def test_json_in_place_only_rows_and_rows_without_timing() -> None:
     (row,) = result.groups[0].rows
     assert (row.count, row.dtype, row.time_us, row.algbw_gbps, row.busbw_gbps, row.wrong) == (2, "half", 4.0, 1, 2, 3)
     assert (row.inplace_time_us, row.inplace_busbw_gbps, row.inplace_wrong) == (4.0, 2.0, 3)
-    assert parsed.issues == (ParseIssue(0, "ignored", "results[1] has no timing"),)
+    assert parsed.issues == (ParseIssue(0, "ignored", "results[0] has no timing"),)
     assert (result.collective, result.avg_busbw_gbps, result.out_of_bounds) == ("reduce_scatter", 1.5, 4)
     assert (result.version, result.nccl_version) == ("nccl-tests JSON v2, NCCL 2.27.3", "2.27.3")
 
@@ -760,11 +788,12 @@ def test_json_in_place_only_rows_and_rows_without_timing() -> None:
 def test_json_devices_without_their_fields_take_their_position() -> None:
     doc = {"devices": [{}, {}], "results": [{"size": 8, "out_of_place": {"time": 1, "alg_bw": 1, "bus_bw": 1}}]}
     result = parse_nccl_tests(json.dumps(doc)).result
-    assert [(r.rank, r.local_rank, r.host, r.device, r.pid) for r in result.ranks] == [
-        (0, 0, "unknown", "cuda:0", 0),
-        (1, 0, "unknown", "cuda:0", 0),
-    ]
-    assert result.ranks[0].pci_bus_id == Unsupported("nccl-tests", "only the PCI bus number is printed ()")
+    no_bus = Unsupported("nccl-tests", "only the PCI bus number is printed ()")
+    no_name = Unsupported("nccl-tests", "no device_info")
+    assert result.ranks == (
+        RankInfo(0, 0, "unknown", "cuda:0", 0, no_bus, no_name, 0),
+        RankInfo(1, 0, "unknown", "cuda:0", 0, no_bus, no_name, 0),
+    )
 
 
 def test_an_impossible_json_figure_is_an_input_issue() -> None:
@@ -885,3 +914,326 @@ def test_the_algorithm_named_beside_the_table_reaches_the_result() -> None:
         "nccl_algorithm": "tree",
         "nccl_algorithm_evidence": "line 1: $ NCCL_ALGO=Tree ./build/all_reduce_perf -g 1",
     }
+
+
+# --- what the run prints around its table ------------------------------------------------------------------------
+
+
+def test_the_collective_the_run_announces_wins_over_the_file_name() -> None:
+    started = "\n".join(["# Collective test starting: alltoall_perf", *TABLE, *ROWS])
+    assert parse_nccl_tests(started, name="all_gather.txt").result.collective == "alltoall"
+    concluded = "\n".join([*TABLE, *ROWS, "# Collective test concluded: alltoall_perf"])
+    assert parse_nccl_tests(concluded, name="all_gather.txt").result.collective == "alltoall"
+
+
+def test_rows_after_the_run_concluded_are_another_run_and_noise_after_it_is_no_table_noise() -> None:
+    text = "\n".join([*TABLE, *ROWS, "# Collective test concluded: all_reduce_perf", "srun: job 7 done", *ROWS])
+    parsed = parse_nccl_tests(text)
+    assert _starts(parsed.issues) == [(14, "rows after the footer")]
+    assert [i.line for i in parsed.issues if i.action == "ignored"] == []
+
+
+def test_noise_after_the_data_check_line_is_no_table_noise() -> None:
+    parsed = parse_nccl_tests("\n".join([*LINES[:20], "srun: job 7 done"]))
+    assert parsed.issues == ()
+
+
+def test_noise_between_the_header_and_the_first_row_is_said() -> None:
+    parsed = parse_nccl_tests("\n".join([*TABLE, "NCCL INFO Channel 00/02", *ROWS]))
+    assert ParseIssue(4, "ignored", "not a table row (MPI/NCCL noise?): NCCL INFO Channel 00/02") in parsed.issues
+
+
+def test_long_noise_is_cut_to_80_characters() -> None:
+    noise = "NCCL INFO " + "y" * 100
+    parsed = parse_nccl_tests("\n".join([*LINES[:12], noise]))
+    assert parsed.issues == (ParseIssue(13, "ignored", f"not a table row (MPI/NCCL noise?): {noise[:80]}"),)
+
+
+def test_a_table_header_alone_is_a_run_that_stopped() -> None:
+    result = parse_nccl_tests("\n".join(TABLE)).result
+    assert result.status == "partial" and result.groups[0].rows == ()
+    assert result.groups[0].peak_size_bytes == Unsupported("nccl-tests", "no rows")
+    assert result.groups[0].plateau_size_bytes == Unsupported("nccl-tests", "no size >= 1 MiB in the input")
+    assert result.world_size == 0
+
+
+@pytest.mark.parametrize(
+    ("lines", "starts"),
+    [
+        ([*ROWS, RANK_LINE], [(9, "rank lines after a table")]),
+        ([*TABLE, *TABLE], [(5, "a second table header")]),
+        (["# Avg bus bandwidth    : 1.5", *TABLE], [(3, "a second table header")]),
+        ([*TABLE, LINES[2]], [(4, "'nThread 1 nGpus 1 minBytes 104'")]),
+        (["# Avg bus bandwidth    : 1.5", LINES[0]], [(2, "'nccl-tests version 2.18.2 nccl'")]),
+    ],
+)
+def test_what_starts_another_run_before_any_row(lines: list[str], starts: list[tuple[int, str]]) -> None:
+    assert _starts(parse_nccl_tests("\n".join(lines)).issues) == starts
+
+
+def test_the_last_line_printed_is_where_a_stopped_run_stopped_even_when_nccl_printed_it() -> None:
+    text = "\n".join([*LINES[:8], "nid007106:1:1 [0] NCCL INFO Bootstrap : Using hsn0"])
+    result = parse_nccl_tests(text).result
+    assert result.last_output == LogLine(9, "nid007106:1:1 [0] NCCL INFO Bootstrap : Using hsn0")
+
+
+def test_one_wrong_element_fails_the_data_check() -> None:
+    result = parse_nccl_tests("\n".join([*LINES[:19], "# Out of bounds values : 1"])).result
+    assert [(f.kind, f.message) for f in result.failures] == [("data-check", "Out of bounds values : 1")]
+
+
+def test_nccl_s_error_line_keeps_everything_after_its_first_colon() -> None:
+    text = "# error: ncclSystemError: Call to connect returned Connection refused"
+    (failure,) = parse_nccl_tests(text).result.failures
+    assert (failure.kind, failure.message) == ("nccl", "ncclSystemError: Call to connect returned Connection refused")
+
+
+def test_a_footer_without_its_colon_is_no_average() -> None:
+    result = parse_nccl_tests("\n".join([*LINES[:19], "# Avg bus bandwidth 1.5"])).result
+    assert result.avg_busbw_gbps == Unsupported("nccl-tests", "no 'Avg bus bandwidth' footer (output cut?)")
+
+
+# --- failures inside the table ----------------------------------------------------------------------------------
+
+
+def test_failure_lines_inside_the_table_are_failures_not_noise() -> None:
+    text = "\n".join(
+        [
+            *LINES[:12],
+            "nid007106: Test CUDA failure common.cu:941 'out of memory'",
+            ".. nid007106 pid 15784: Test failure common.cu:401",
+            ".. nid007106 pid 15784: Test failure common.cu:877",
+            "nid007109: Test timeout (300s) common.cu:538",
+            "Invalid number of GPUs: 8 requested but only 4 were found",
+            ".. nid007200 pid 1: Test failure common.cu:401",
+            ".. nid007200 pid 2: Test failure common.cu:401",
+        ]
+    )
+    parsed = parse_nccl_tests(text)
+    assert parsed.issues == ()
+    assert [(f.kind, f.host, f.pid, f.rank) for f in parsed.result.failures] == [
+        ("cuda", "nid007106", 15784, 0),
+        ("timeout", "nid007109", NO_PID, 1),
+        ("gpus", NO_HOST, NO_PID, NO_RANK),
+        ("test", "nid007200", 1, NO_RANK),
+        ("test", "nid007200", 2, NO_RANK),
+    ]
+
+
+def test_a_failure_line_that_names_no_host_has_none() -> None:
+    (failure,) = parse_nccl_tests("Test NCCL failure all_reduce.cu:95 'unhandled cuda error'").result.failures
+    assert (failure.host, failure.rank, failure.source_location) == (NO_HOST, NO_RANK, "all_reduce.cu:95")
+
+
+def test_a_warning_that_only_mentions_a_failure_is_table_noise() -> None:
+    noise = "nid007106:1:1 [0] NCCL WARN Cuda failure 'out of memory'"
+    parsed = parse_nccl_tests("\n".join([*LINES[:12], noise]))
+    assert parsed.issues == (ParseIssue(13, "ignored", f"not a table row (MPI/NCCL noise?): {noise}"),)
+    assert parsed.result.failures == ()
+
+
+def test_a_row_without_root_cut_by_a_failure_names_its_size() -> None:
+    text = "1048576 262144 float sum 339.61 3.09 3.09 0\n2097152 524288 float sum node0: Test CUDA failure x.cu:1 'e'"
+    parsed = parse_nccl_tests(text)
+    assert ParseIssue(2, "recovered", "the run failed in the row for 2097152 bytes; no figure in it") in parsed.issues
+
+
+# --- lines that are not rows, and columns a header names -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "1048576 x float sum -1 339.61 3.09 3.09 0",
+        "1048576 262144 floaty sum -1 339.61 3.09 3.09 0",
+        "1048576 262144 float add -1 339.61 3.09 3.09 0",
+        "1048576 262144 float sum -1 339.61 x 3.09 0",
+        "1048576 262144 float sum -1 339.61 3.09 x 0",
+        "1048576 262144 float sum x 339.61 3.09 3.09 0",
+    ],
+)
+def test_a_line_that_only_starts_like_a_row_is_table_noise(line: str) -> None:
+    parsed = parse_nccl_tests("\n".join([*LINES[:12], line]))
+    assert parsed.issues == (ParseIssue(13, "ignored", f"not a table row (MPI/NCCL noise?): {line}"),)
+    assert len(parsed.result.groups[0].rows) == 1
+
+
+def test_a_header_without_a_wrong_column_reads_three_figures_per_half() -> None:
+    header = "#  size  count  type  redop  root  time  algbw  busbw  time  algbw  busbw"
+    parsed = parse_nccl_tests("\n".join([header, "1048576 262144 float sum -1 339.61 3.09 3.09 335.85 3.12 3.12"]))
+    (row,) = parsed.result.groups[0].rows
+    assert (row.time_us, row.busbw_gbps, row.inplace_time_us, row.inplace_busbw_gbps) == (339.61, 3.09, 335.85, 3.12)
+    assert row.wrong == Unsupported("nccl-tests", "#wrong column not in the input")
+    assert row.inplace_wrong == Unsupported("nccl-tests", "#wrong column not in the input")
+
+
+def test_a_header_of_cpu_times_reads_both_halves() -> None:
+    header = "#  size  count  type  redop  root  cputime  algbw  busbw  cputime  algbw  busbw"
+    parsed = parse_nccl_tests("\n".join([header, "1048576 262144 float sum -1 339.61 3.09 3.09 335.85 3.12 3.12"]))
+    (row,) = parsed.result.groups[0].rows
+    assert (row.inplace_time_us, row.inplace_busbw_gbps) == (335.85, 3.12)
+
+
+def test_a_header_of_one_half_still_reads_a_whole_row() -> None:
+    header = "#  size  count  type  redop  root  time  algbw  busbw  #wrong"
+    (row,) = parse_nccl_tests("\n".join([header, ROWS[0]])).result.groups[0].rows
+    assert (row.wrong, row.inplace_time_us, row.inplace_busbw_gbps, row.inplace_wrong) == (0, 335.85, 3.12, 0)
+
+
+def test_the_old_one_half_header_reads_its_error_column() -> None:
+    header = "#  size  count  type  redop  time  algbw  busbw  error"
+    (row,) = (
+        parse_nccl_tests("\n".join([header, "1048576 262144 float sum 339.61 3.09 3.09 2e-07"])).result.groups[0].rows
+    )
+    assert row.wrong == Unsupported("nccl-tests", "old format reports a max error 2e-07, not a count of wrong elements")
+
+
+def test_an_unreadable_in_place_figure_leaves_the_in_place_half_out() -> None:
+    line = "1048576 262144 float sum -1 339.61 3.09 3.09 0 335.85 x 3.12 0"
+    (row,) = parse_nccl_tests("\n".join([*LINES[:11], line])).result.groups[0].rows
+    assert (row.busbw_gbps, row.inplace_time_us, row.inplace_busbw_gbps, row.inplace_wrong) == (
+        3.09,
+        NOT_IN_INPUT,
+        NOT_IN_INPUT,
+        NOT_IN_INPUT,
+    )
+
+
+def test_each_data_type_is_its_own_series_of_sizes() -> None:
+    half = [r.replace("     float", "      half") for r in ROWS]
+    parsed = parse_nccl_tests("\n".join([*LINES[:19], *half]))
+    assert len(parsed.runs) == 1 and parsed.result.row_problems == ()
+    assert [r.dtype for r in parsed.result.groups[0].rows].count("half") == 8
+
+
+def test_a_table_that_starts_at_zero_bytes_is_one_run() -> None:
+    zero = "     0     0     float     sum      -1     0.10    0.00    0.00       0     0.10    0.00    0.00       0"
+    parsed = parse_nccl_tests("\n".join([*LINES[:11], zero, *ROWS]))
+    assert len(parsed.runs) == 1 and [r.size_bytes for r in parsed.result.groups[0].rows][:2] == [0, 1048576]
+
+
+def test_a_long_impossible_size_is_cut_in_its_message() -> None:
+    size = "9" * 45
+    line = f"{size} 262144 float sum -1 339.61 3.09 3.09 0 335.85 3.12 3.12 0"
+    (problem,) = parse_nccl_tests("\n".join([*LINES[:11], line, ROWS[0]])).result.row_problems
+    assert problem.message == f"the row's size {size[:40]!r} is not a possible size; left out"
+
+
+@pytest.mark.parametrize(("count", "kept"), [("1" * 16, True), ("1" * 17, False)])
+def test_a_count_of_more_than_16_digits_leaves_the_row_out(count: str, kept: bool) -> None:
+    line = f"1048576 {count} float sum -1 339.61 3.09 3.09 0 335.85 3.12 3.12 0"
+    result = parse_nccl_tests("\n".join([*LINES[:11], line, ROWS[1]])).result
+    assert [r.size_bytes for r in result.groups[0].rows] == ([1048576, 2097152] if kept else [2097152])
+
+
+# --- the rank count from rows alone ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("busbw", "note"),
+    [
+        ("187.50", "16 ranks, from the rows' busbw/algbw (the rank lines were not pasted)"),
+        (
+            "188.24",
+            "17 ranks, from the rows' busbw/algbw (the rank lines were not pasted): a run across nodes, as no node "
+            "holds more than 16 GPUs",
+        ),
+    ],
+)
+def test_a_rank_count_above_16_from_the_rows_is_a_run_across_nodes(busbw: str, note: str) -> None:
+    line = f"1048576 262144 float sum -1 10.00 100.00 {busbw} 0 10.00 100.00 {busbw} 0"
+    result = parse_nccl_tests("\n".join([*TABLE, line])).result
+    assert result.notes[-1] == note and result.world_size == int(note.split()[0])
+
+
+def test_rows_that_name_no_rank_count_leave_the_world_size_at_zero() -> None:
+    line = "1048576 262144 float sum -1 10.00 100.00 155.55 0 10.00 100.00 155.55 0"
+    result = parse_nccl_tests("\n".join([*TABLE, line])).result
+    assert result.world_size == 0 and len(result.notes) == 1
+
+
+@pytest.mark.parametrize(
+    ("rows", "ranks"),
+    [
+        ([_row(1.0, 1.0)], 2),
+        ([_row(1.925, 1.1)], 8),
+        ([_row(0.56, 0.33), _row(175.0, 100.0)], 8),
+        ([_row(3.9, 100.0)], None),
+        ([_row(1.0, 0.0)], None),
+    ],
+)
+def test_rows_at_the_edge_of_the_printed_precision(rows: list[BenchRow], ranks: int | None) -> None:
+    assert ranks_from_rows(rows, "all_reduce") == ranks
+
+
+def test_the_algorithm_of_a_run_without_rows_is_read_from_its_tuning_lines() -> None:
+    text = "\n".join([RANK_LINE, "NCCL INFO 0 Bytes -> Algo 1 proto 2 time 1"])
+    assert parse_nccl_tests(text).result.environment["nccl_algorithm"] == "ring"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("NCCL INFO AllGather: 16 Bytes -> Algo 0 proto 2 time 1\nNCCL INFO 16 Bytes -> Algo 1 proto 2 time 1", 2),
+        ("NCCL INFO 16 Bytes -> Algo 1 proto 2 time 1\nNCCL INFO 16 Bytes -> Algo 9 proto 2 time 1", 1),
+    ],
+)
+def test_tuning_lines_of_other_collectives_or_unknown_algorithms_are_passed_over(text: str, line: int) -> None:
+    assert algorithm_in(text, 16) == ("ring", f"line {line}: {text.splitlines()[line - 1]}")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "NCCL INFO 16 Bytes -> Algo 1 proto 2 time 1 " + "z" * 250,
+        "NCCL INFO NCCL_ALGO set by environment to Ring " + "z" * 250,
+        "NCCL_ALGO=Ring ./build/all_reduce_perf " + "z" * 250,
+    ],
+)
+def test_the_algorithm_s_evidence_is_cut_to_200_characters(line: str) -> None:
+    assert algorithm_in(line, 16) == ("ring", f"line 1: {line[:200]}")
+
+
+# --- JSON details ------------------------------------------------------------------------------------------------
+
+
+def test_json_with_leading_blank_lines_is_json() -> None:
+    assert parse_nccl_tests("\n\n" + _json()).format == "json"
+
+
+def test_json_in_place_cpu_time_and_missing_figures() -> None:
+    doc = {
+        "results": [
+            {"size": 8, "out_of_place": {"time": 2, "bus_bw": 1}, "in_place": {"cpu_time": 3.5, "alg_bw": 1}},
+        ],
+        "out_of_bounds": {},
+        "devices": [{"hostname": "h"}],
+    }
+    result = parse_nccl_tests(json.dumps(doc)).result
+    (row,) = result.groups[0].rows
+    assert (row.time_us, row.algbw_gbps, row.inplace_time_us, row.inplace_busbw_gbps) == (2.0, 0.0, 3.5, 0.0)
+    assert result.out_of_bounds == 0 and result.ranks[0].gpu_index == 0
+
+
+def test_json_impossible_row_with_an_unreadable_size_is_said_at_size_zero() -> None:
+    doc = {
+        "results": [
+            {"size": "big", "out_of_place": {"time": 0, "alg_bw": 1, "bus_bw": 1}},
+            {"size": 8, "out_of_place": {"time": 1, "alg_bw": 1, "bus_bw": 1}},
+        ]
+    }
+    (problem,) = parse_nccl_tests(json.dumps(doc)).result.row_problems
+    assert problem.size_bytes == 0 and problem.message.startswith("results[0] (big bytes) has a time of 0")
+
+
+def test_json_args_name_the_collective() -> None:
+    doc = {"args": ["./build/all_gather_perf", "-b", "8"], "results": [{"size": 8, "out_of_place": {"time": 1}}]}
+    assert parse_nccl_tests(json.dumps(doc), name="alltoall.json").result.collective == "all_gather"
+    doc.pop("args")
+    assert parse_nccl_tests(json.dumps(doc)).result.collective == "all_reduce"
+    assert parse_nccl_tests(json.dumps(doc)).result.backend == "nccl"
+
+
+@pytest.mark.parametrize(("code", "version"), [(100000, "10.0.0"), (2001, "2.0.1"), (1000, "1.0.0")])
+def test_nccl_version_codes_at_their_edges(code: int, version: str) -> None:
+    assert parse_nccl_tests(_json(nccl_version=code)).result.nccl_version == version
