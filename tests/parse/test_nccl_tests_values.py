@@ -1126,6 +1126,15 @@ def test_a_count_of_more_than_16_digits_leaves_the_row_out(count: str, kept: boo
     assert [r.size_bytes for r in result.groups[0].rows] == ([1048576, 2097152] if kept else [2097152])
 
 
+def test_an_impossible_count_is_named_as_the_count_not_the_size() -> None:
+    """Before: "the row's size '1048576' is not a possible size" for a row whose size was fine."""
+    count = "9" * 45
+    line = f"1048576 {count} float sum -1 339.61 3.09 3.09 0 335.85 3.12 3.12 0"
+    (problem,) = parse_nccl_tests("\n".join([*LINES[:11], line])).result.row_problems
+    message = f"the row for 1048576 bytes has the element count {count[:40]!r}, not a possible count; left out"
+    assert problem == RowProblem("impossible", 1048576, message, LogLine(12, line))
+
+
 # --- the rank count from rows alone ----------------------------------------------------------------------------
 
 

@@ -719,10 +719,13 @@ def _data_row(
     if t is None or algbw is None or busbw is None:
         return None
     size_text, count_text = tokens[0], tokens[1]
-    if len(size_text) > 16 or int(size_text) > MAX_SIZE_BYTES or len(count_text) > 16:
+    if len(size_text) > 16 or int(size_text) > MAX_SIZE_BYTES:
         return RowProblem(
             "impossible", 0, f"the row's size {size_text[:40]!r} is not a possible size; left out", _line(number, line)
         )
+    if len(count_text) > 16:  # the size is sound: name the column that is not
+        message = f"the row for {size_text} bytes has the element count {count_text[:40]!r}, not a possible count"
+        return RowProblem("impossible", int(size_text), f"{message}; left out", _line(number, line))
     size, count = int(size_text), int(count_text)
     why = "" if _sound(t, algbw, busbw) else _impossible(oop[:3])
     if why:
