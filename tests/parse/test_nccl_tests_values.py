@@ -400,6 +400,9 @@ def test_the_old_error_column_is_a_deviation_not_a_count(error: str, read: objec
         ("339.61 1000001 3.09", "algbw 1000001, beyond any measurement"),
         ("339.61 3.09 -inf", "busbw '-inf', not a number"),
         ("339.61 3.09 1e308", "busbw 1e308, beyond any measurement"),
+        ("1.0000005e12 3.09 3.09", "time 1.0000005e12, beyond any measurement"),
+        ("1 1e6 -1", "a negative busbw (-1)"),
+        ("2e6 3.09 -1", "a negative busbw (-1)"),
     ],
 )
 def test_an_impossible_out_of_place_figure_leaves_the_row_out_saying_which(figures: str, why: str) -> None:
@@ -700,6 +703,7 @@ def test_a_paste_with_no_run_is_refused_naming_its_last_two_lines() -> None:
         (f"{RANK_LINE}\nmy_perf", True),
         (f"{RANK_LINE}\n# Avg bus bandwidth", True),
         ("#  rank  0 on x device 0 [0]\nall_reduce_perf", False),
+        (f"$ ./build/all_reduce_perf -g 1\n{RANK_LINE}", True),
     ],
 )
 def test_the_sniff_takes_what_only_nccl_tests_prints(text: str, looks: bool) -> None:
@@ -933,9 +937,16 @@ def test_rows_after_the_run_concluded_are_another_run_and_noise_after_it_is_no_t
     assert [i.line for i in parsed.issues if i.action == "ignored"] == []
 
 
-def test_noise_after_the_data_check_line_is_no_table_noise() -> None:
-    parsed = parse_nccl_tests("\n".join([*LINES[:20], "srun: job 7 done"]))
-    assert parsed.issues == ()
+def test_noise_after_the_data_check_line_or_the_footer_is_no_table_noise() -> None:
+    assert parse_nccl_tests("\n".join([*LINES[:20], "srun: job 7 done"])).issues == ()
+    assert parse_nccl_tests("\n".join([*LINES[:19], LINES[20], "srun: job 7 done"])).issues == ()
+
+
+def test_a_header_of_three_figures_reads_a_trimmed_row() -> None:
+    header = "#  size  count  type  redop  root  time  algbw  busbw"
+    (row,) = parse_nccl_tests("\n".join([header, "1048576 262144 float sum -1 339.61 3.09 3.09"])).result.groups[0].rows
+    assert (row.time_us, row.busbw_gbps) == (339.61, 3.09)
+    assert row.wrong == Unsupported("nccl-tests", "#wrong column not in the input")
 
 
 def test_noise_between_the_header_and_the_first_row_is_said() -> None:
@@ -1050,6 +1061,7 @@ def test_a_row_without_root_cut_by_a_failure_names_its_size() -> None:
         "1048576 262144 float sum -1 339.61 x 3.09 0",
         "1048576 262144 float sum -1 339.61 3.09 x 0",
         "1048576 262144 float sum x 339.61 3.09 3.09 0",
+        "1x 262144 float sum -1 339.61 3.09 3.09 0",
     ],
 )
 def test_a_line_that_only_starts_like_a_row_is_table_noise(line: str) -> None:
@@ -1243,6 +1255,6 @@ def test_json_args_name_the_collective() -> None:
     assert parse_nccl_tests(json.dumps(doc)).result.backend == "nccl"
 
 
-@pytest.mark.parametrize(("code", "version"), [(100000, "10.0.0"), (2001, "2.0.1"), (1000, "1.0.0")])
+@pytest.mark.parametrize(("code", "version"), [(100000, "10.0.0"), (2001, "2.0.1"), (1000, "1.0.0"), (2100, "2.1.0")])
 def test_nccl_version_codes_at_their_edges(code: int, version: str) -> None:
     assert parse_nccl_tests(_json(nccl_version=code)).result.nccl_version == version
