@@ -227,6 +227,16 @@ def test_the_setting_that_asks_for_host_memory_is_named() -> None:
     assert "NCCL_P2P_DISABLE=1 is set (line 1), which asks for this." in found.message
 
 
+@pytest.mark.parametrize(
+    "setting", ["NCCL_P2P_DISABLE set by environment to 0.", "NCCL_P2P_LEVEL set by environment to SYS"]
+)
+def test_a_setting_that_keeps_p2p_on_is_not_named_as_the_cause(setting: str) -> None:
+    log = f"sinnet:1:1 [0] NCCL INFO {setting}\n" + SHM_ONLY
+    (found,) = [f for f in judged(log).findings if f.code == "nccl-p2p-unused"]
+    assert "asks for this" not in found.message
+    assert "GPUs on different CPU sockets use host memory by design" in found.message
+
+
 def test_channel_lines_without_the_rings_connected_may_leave_out_the_p2p_ones() -> None:
     """Cross-socket SHM hops copied out of a PCIe box's log: by design there, and the P2P lines are not pasted."""
     excerpt = "".join(line + "\n" for line in SHM_ONLY.splitlines() if "Connected all rings" not in line)

@@ -21,7 +21,7 @@ from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import RuleContext, as_sentence, finding
 from topoaudit.rules.codes import Code
-from topoaudit.rules.nccl_settings import settings_finding
+from topoaudit.rules.nccl_settings import effect, settings_finding
 from topoaudit.rules.needs import NCCL_LOG
 from topoaudit.rules.probe_rules import PEERMEM_COMMANDS, fabric_manager_commands, with_fabric_remedy
 from topoaudit.rules.registry import rule
@@ -390,7 +390,13 @@ def graph_below_topology(ctx: RuleContext) -> Iterator[Finding]:
 
 
 PATH_SETTINGS = ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL")
-"""Variables that keep NCCL from peer access between GPUs it could join."""
+"""Variables that can keep NCCL from peer access between GPUs it could join (their values judged by ``effect``)."""
+
+
+def _narrows_p2p(name: str, value: str) -> bool:
+    """Whether a P2P variable's value turns peer access off or narrows it (NCCL_P2P_DISABLE=0 does neither)."""
+    said = effect(name, value)
+    return said is not None and said[0] is Severity.WARN
 
 
 @rule(
@@ -433,7 +439,7 @@ def p2p_unused(ctx: RuleContext) -> Iterator[Finding]:
     ranks = sorted({r for pair in inside for r in pair})
     vias = sorted({t.via for found in inside.values() for t in found})
     lines = [found[0].first for _, found in sorted(inside.items())]
-    asked = [s for s in view.settings if s.name in PATH_SETTINGS]
+    asked = [s for s in view.settings if s.name in PATH_SETTINGS and _narrows_p2p(s.name, s.value)]
     message = (
         f"NCCL uses peer access for none of the {len(inside)} rank pair(s) the log shows inside one host (ranks "
         f"{format_ranks(ranks)}): they go through {' and '.join(vias)}, so each of these transfers is staged through "
