@@ -10,7 +10,7 @@ from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import MachineInput
 from topoaudit.model.finding import Finding
 from topoaudit.model.nccl_topo import Captures
-from topoaudit.model.report import Report
+from topoaudit.model.report import Report, report_to_dict
 from topoaudit.parse.p2p_matrix import parse_p2p
 from topoaudit.render import render
 
@@ -176,6 +176,8 @@ def test_a_run_that_ends_on_a_matrix_title_hung_there(tmp_path: Path) -> None:
     assert hung.severity.value == "fail" and report.gate.verdict == "fail"
     assert hung.message.startswith("p2pBandwidthLatencyTest printed 'Unidirectional P2P=Disabled Bandwidth Matrix")
     assert "(with peer access off, so staged through host memory) never finished" in hung.message
+    (stopped,) = report_to_dict(report)["captures"]["copy_failures"]
+    assert (stopped["kind"], stopped["testcase"]) == ("stopped", "Unidirectional P2P=Disabled Bandwidth")
 
 
 @pytest.mark.parametrize("name", [p.name for p in sorted(CAPTURES.glob("p2p-*p2pbwlat*-1.txt"))])
