@@ -5,8 +5,9 @@
 
 Each generated part sits between ``<!-- generated: NAME -->`` and ``<!-- end: NAME -->`` in its file; the
 prose around it is written by hand. The parts: the inputs ``analyze`` reads (the readers), the finding codes
-and what each documents (the rule registry), the output formats, the commands and the exit codes. A test fails
-when a committed file differs from what this produces.
+and what each documents (the rule registry), the output formats, the commands and the exit codes; and the whole
+tables of the GPU catalog (docs/catalog.md) and the signature catalog (docs/signatures.md), each between its own
+markers. A test fails when a committed file differs from what this produces.
 """
 
 from __future__ import annotations
@@ -188,6 +189,13 @@ PARTS: dict[str, tuple[str, Callable[[], str]]] = {
 """Generated part -> (file under docs/, what writes it)."""
 
 
+def _whole_tables() -> dict[str, Callable[[str], str]]:
+    from topoaudit import catalog
+    from topoaudit.parse import signatures
+
+    return {"catalog.md": catalog.render_doc, "signatures.md": signatures.render_doc}
+
+
 def section(text: str, name: str) -> str:
     """The generated part ``name`` of a file's text (what tests read)."""
     start, end = f"<!-- generated: {name} -->\n", f"\n<!-- end: {name} -->"
@@ -206,6 +214,9 @@ def regenerated(docs: Path = DOCS) -> dict[Path, str]:
             raise SystemExit(f"{path}: no generated part {name!r} ({start.strip()} ... {end})")
         table = make()
         out[path] = pattern.sub(lambda m, table=table: m.group(1) + table + "\n" + m.group(2), text)
+    for file, render in _whole_tables().items():
+        path = docs / file
+        out[path] = render(out.get(path) or path.read_text(encoding="utf-8"))
     return out
 
 
@@ -223,9 +234,10 @@ def main() -> int:
         for path in problems:
             print(f"{path}: stale; run `python tools/regen_docs.py`", file=sys.stderr)
         return 1 if problems else 0
-    for path, text in regenerated().items():
+    written = regenerated()
+    for path, text in written.items():
         path.write_text(text, encoding="utf-8")
-    print(f"wrote the generated parts of {len(PARTS)} tables under {DOCS}")
+    print(f"wrote the generated parts of {len(written)} files under {DOCS}")
     return 0
 
 

@@ -230,7 +230,7 @@ def test_every_entry_is_found_by_its_key() -> None:
 def test_docs_catalog_is_generated_from_the_data() -> None:
     doc = (ROOT / "docs" / "catalog.md").read_text(encoding="utf-8")
     assert catalog.MARKER_BEGIN in doc and catalog.MARKER_END in doc
-    assert render_doc(doc) == doc, "docs/catalog.md is stale: run `.venv/bin/python -m topoaudit.catalog`"
+    assert render_doc(doc) == doc, "docs/catalog.md is stale: run `python tools/regen_docs.py`"
     for spec in all_gpus():
         assert f"`{spec.key}`" in doc
 
@@ -386,3 +386,18 @@ def test_real_captures_under_their_model(fixture: str, model: str, entry: str, d
     assert report.catalog_entry == entry
     assert ("nvlink-degraded" in codes) == degraded, codes
     assert codes.get("nvlink-split-domain", Severity.INFO) == Severity.INFO
+
+
+def test_python_m_topoaudit_catalog_lists_every_model() -> None:
+    """`model-unknown` tells users that this command lists the catalog: it prints every key, writes nothing."""
+    import subprocess
+    import sys
+
+    before = (ROOT / "docs" / "catalog.md").stat().st_mtime_ns
+    done = subprocess.run(
+        [sys.executable, "-m", "topoaudit.catalog"], capture_output=True, text=True, check=True, cwd=ROOT / "tests"
+    )
+    for spec in all_gpus():
+        assert f"`{spec.key}`" in done.stdout
+    assert "<!--" not in done.stdout
+    assert (ROOT / "docs" / "catalog.md").stat().st_mtime_ns == before
