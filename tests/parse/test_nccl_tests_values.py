@@ -1223,17 +1223,30 @@ def test_json_with_leading_blank_lines_is_json() -> None:
 
 
 def test_json_in_place_cpu_time_and_missing_figures() -> None:
+    """A figure the JSON lacks is never read as 0 GB/s: the row is left out and said, an in-place gap is a reason."""
     doc = {
         "results": [
-            {"size": 8, "out_of_place": {"time": 2, "bus_bw": 1}, "in_place": {"cpu_time": 3.5, "alg_bw": 1}},
+            {"size": 8, "out_of_place": {"time": 2, "bus_bw": 1}},
+            {"size": 16, "out_of_place": {"time": 2, "alg_bw": 1, "bus_bw": 1}, "in_place": {"cpu_time": 3.5}},
         ],
         "out_of_bounds": {},
         "devices": [{"hostname": "h"}],
     }
-    result = parse_nccl_tests(json.dumps(doc)).result
+    parsed = parse_nccl_tests(json.dumps(doc))
+    result = parsed.result
     (row,) = result.groups[0].rows
-    assert (row.time_us, row.algbw_gbps, row.inplace_time_us, row.inplace_busbw_gbps) == (2.0, 0.0, 3.5, 0.0)
+    assert (row.size_bytes, row.time_us, row.algbw_gbps, row.inplace_time_us) == (16, 2.0, 1.0, 3.5)
+    assert row.inplace_busbw_gbps == Unsupported("nccl-tests", "the in-place half has no number for bus_bw")
+    message = "results[0] (8 bytes) has no number for alg_bw; left out of the figures"
+    assert result.row_problems == (RowProblem("missing", 8, message, LogLine(0, "results[0]")),)
+    assert ParseIssue(0, "recovered", message) in parsed.issues
     assert result.out_of_bounds == 0 and result.ranks[0].gpu_index == 0
+
+
+def test_json_without_any_bus_bandwidth_is_refused_not_read_as_zero() -> None:
+    doc = {"results": [{"size": 8, "out_of_place": {"time": 2, "alg_bw": 1}}]}
+    with pytest.raises(NcclTestsParseError, match="no result rows"):
+        parse_nccl_tests(json.dumps(doc))
 
 
 def test_json_impossible_row_with_an_unreadable_size_is_said_at_size_zero() -> None:
@@ -1248,7 +1261,8 @@ def test_json_impossible_row_with_an_unreadable_size_is_said_at_size_zero() -> N
 
 
 def test_json_args_name_the_collective() -> None:
-    doc = {"args": ["./build/all_gather_perf", "-b", "8"], "results": [{"size": 8, "out_of_place": {"time": 1}}]}
+    figures = {"time": 1, "alg_bw": 1, "bus_bw": 1}
+    doc = {"args": ["./build/all_gather_perf", "-b", "8"], "results": [{"size": 8, "out_of_place": figures}]}
     assert parse_nccl_tests(json.dumps(doc), name="alltoall.json").result.collective == "all_gather"
     doc.pop("args")
     assert parse_nccl_tests(json.dumps(doc)).result.collective == "all_reduce"

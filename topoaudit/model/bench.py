@@ -128,7 +128,8 @@ class RunFailure:
 class RowProblem:
     """A result row that is not a figure to judge: an impossible figure, or a size repeated with other figures."""
 
-    kind: str  # "impossible" (NaN, inf, 1e308, negative, zero time) | "conflict" (same size, other figures)
+    kind: str  # "impossible" (NaN, inf, 1e308, negative, zero time) | "missing" (JSON without the figure)
+    # | "conflict" (same size, other figures)
     size_bytes: int
     message: str
     evidence: LogLine

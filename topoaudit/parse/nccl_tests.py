@@ -855,6 +855,9 @@ def _result(
     )
 
 
+_JSON_FIGURES = ("time", "alg_bw", "bus_bw")
+
+
 def _parse_json(text: str, name: str) -> NcclTestsParse:
     try:
         doc: Any = json.loads(text)
@@ -885,8 +888,14 @@ def _parse_json(text: str, name: str) -> NcclTestsParse:
         if not isinstance(first, dict):
             issues.append(ParseIssue(0, "ignored", f"results[{k}] has no timing"))
             continue
-        figures = [str(first.get(key)) for key in ("time", "alg_bw", "bus_bw")]
-        if all(_float_or_none(f) is not None for f in figures) and (why := _impossible(figures)):
+        figures = [str(first.get(key, first.get("cpu_time") if key == "time" else None)) for key in _JSON_FIGURES]
+        absent = [key for key, f in zip(_JSON_FIGURES, figures, strict=True) if _float_or_none(f) is None]
+        if absent:  # a figure the JSON lacks is not a zero: the row is left out and said
+            message = f"results[{k}] ({item.get('size')} bytes) has no number for {', '.join(absent)}; left out of the figures"
+            problems.append(RowProblem("missing", _jint(item.get("size")), message, LogLine(0, f"results[{k}]")))
+            issues.append(ParseIssue(0, "recovered", message))
+            continue
+        if why := _impossible(figures):
             message = f"results[{k}] ({item.get('size')} bytes) has {why}; left out of the figures"
             problems.append(RowProblem("impossible", _jint(item.get("size")), message, LogLine(0, f"results[{k}]")))
             issues.append(ParseIssue(0, "recovered", message))
@@ -901,8 +910,8 @@ def _parse_json(text: str, name: str) -> NcclTestsParse:
                 algbw_gbps=_jfloat(first.get("alg_bw")),
                 busbw_gbps=_jfloat(first.get("bus_bw")),
                 wrong=_jwrong(first.get("nwrong")),
-                inplace_time_us=_jfloat(ip.get("time", ip.get("cpu_time"))) if isinstance(ip, dict) else missing,
-                inplace_busbw_gbps=_jfloat(ip.get("bus_bw")) if isinstance(ip, dict) else missing,
+                inplace_time_us=_jfigure(ip, "time", "cpu_time") if isinstance(ip, dict) else missing,
+                inplace_busbw_gbps=_jfigure(ip, "bus_bw") if isinstance(ip, dict) else missing,
                 inplace_wrong=_jwrong(ip.get("nwrong")) if isinstance(ip, dict) else missing,
             )
         )
@@ -949,6 +958,12 @@ def _jfloat(value: Any) -> float:
         return float(value)  # "nan" is written as a string
     except (TypeError, ValueError):
         return 0.0
+
+
+def _jfigure(half: dict[str, Any], key: str, fallback: str = "") -> float | Unsupported:
+    """One figure of a JSON row's half, or why there is none (never a zero for a figure the JSON lacks)."""
+    value = _float_or_none(str(half.get(key, half.get(fallback) if fallback else None)))
+    return value if value is not None else Unsupported(SOURCE, f"the in-place half has no number for {key}")
 
 
 def _jwrong(value: Any) -> int | Unsupported:
