@@ -184,3 +184,31 @@ def test_a_run_that_ends_on_a_matrix_title_hung_there(tmp_path: Path) -> None:
 def test_a_run_that_printed_every_matrix_did_not_stop(name: str) -> None:
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(CAPTURES / name)))).report
     assert "bench-run-hung" not in {f.code for f in report.findings}
+
+
+# --- p2pBandwidthLatencyTest's latency matrices --------------------------------------------------------------------
+
+
+def test_latency_matrices_are_read_per_gpu_pair_and_the_cpu_blocks_left_out() -> None:
+    """Before: the latency part of the sample was skipped, and a paste of it alone refused or left unread."""
+    parsed = parse_p2p((CAPTURES / "p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt").read_text(), "p2p.txt")
+    assert [m.test for m in parsed.latency] == ["P2P=Disabled Latency", "P2P=Enabled Latency (P2P Writes)"]
+    disabled, enabled = parsed.latency
+    assert (disabled.rows, disabled.columns) == (("GPU0", "GPU1"), ("GPU0", "GPU1"))
+    assert [v for row in disabled.values_us for v in row if isinstance(v, float)] == [10.90, 10.46]  # not CPU's
+    assert [v for row in enabled.values_us for v in row if isinstance(v, float)] == [1.12, 1.14]
+    assert len(parsed.matrices) == 4  # the bandwidth matrices are read as before
+
+
+def test_a_latency_matrix_pasted_alone_names_its_gpus() -> None:
+    text = (
+        "    P2P=Enabled Latency (P2P Writes) Matrix (us)\n"
+        "      GPU     0      1      2\n"
+        "        0   4.95 49206.88 49206.64\n"
+        "        1 49206.62   2.08 49206.51\n"
+        "        2 49206.70 49206.45   2.21\n"
+    )
+    parsed = parse_p2p(text, "latency.txt")
+    assert [g.index for g in parsed.gpus] == [0, 1, 2] and parsed.statuses == ()
+    (matrix,) = parsed.latency
+    assert matrix.values_us[1][0] == 49206.62 and matrix.tool == "p2pBandwidthLatencyTest"

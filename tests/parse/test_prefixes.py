@@ -178,3 +178,30 @@ def test_rays_repeated_suffix_comes_off_the_end() -> None:
     assert line.text == "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"
     assert line.suffix == " [repeated 6x across cluster]"
     assert "".join(p.text for p in line.prefixes) + line.text + line.suffix == raw
+
+
+def test_an_editors_line_numbers_come_off_every_line() -> None:
+    """Before: a p2pBandwidthLatencyTest pasted from an editor with its line numbers was not read at all."""
+    text = "  1 P2P=Disabled Latency Matrix (us)\n  2    GPU     0      1\n  3      0   2.61  14.95\n  4\n  5 next\n"
+    lines = strip_prefixes(text)
+    assert [line.text for line in lines] == [
+        "P2P=Disabled Latency Matrix (us)",
+        "   GPU     0      1",
+        "     0   2.61  14.95",
+        "",
+        "next",
+    ]
+    assert [line.number for line in lines] == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "     0   2.61  14.95\n     1  11.09   2.10\n     2  13.34  16.44\n",  # a matrix's own numbered rows
+        "  1 P2P=Disabled\n  3 GPU\n  4 next\n",  # a number skipped
+        "  1 first\n  2 second\n",  # too short to tell
+        "8 bytes\n9 bytes\n10 bytes\n",  # numbers not right-aligned
+    ],
+)
+def test_numbers_that_are_not_a_gutter_stay(text: str) -> None:
+    assert [line.text for line in strip_prefixes(text)] == text.splitlines()

@@ -186,3 +186,44 @@ def test_a_cuda_error_in_a_test_is_a_failed_test(tmp_path: Path) -> None:
     assert failed.message.startswith(
         "nvbandwidth's test device_to_device_memcpy_write_ce failed (CUDA error 217): line 18: '[CUDA_ERROR_PEER"
     )
+
+
+# --- copy latency between GPUs (p2pBandwidthLatencyTest) ---------------------------------------------------------
+
+
+def _analyze_text(text: str, tmp_path: Path) -> Report:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(text, encoding="utf-8")
+    return analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+
+
+def test_copies_that_take_milliseconds_between_every_pair_fail(tmp_path: Path) -> None:
+    """Before: not judged. 49 ms P2P writes between every pair of an 8-GPU box whose peer path was broken
+    (huggingface/transformers#20438), against ~2 us on the diagonal."""
+    report = _analyze_text(dev_paste("transformers-20438-p2p-latency-49ms"), tmp_path)
+    (slow,) = [f for f in report.findings if f.code == "p2p-latency-high"]
+    assert report.gate.verdict == "fail" and slow.severity.value == "fail"
+    assert slow.message.startswith("28 GPU pair(s) take up to 49,207 us per copy in P2P=Enabled Latency (P2P Writes)")
+    assert "only with peer access on" in slow.message
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "p2p-8x4090-p2pbwlat-p2p-disabled-stock-1.txt",  # 11-20 us: staged through host memory, by design
+        "p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt",  # ~1 us P2P, ~11 us without
+        "p2p-4xrtx6000ada-asus-esc8000a-p2pbwlat-1.txt",
+    ],
+)
+def test_healthy_copy_latencies_are_judged_and_pass(name: str) -> None:
+    report = _analyze(name)
+    assert "p2p-latency-high" not in {f.code for f in report.findings}
+    assert any("copy latency of" in judged for judged in report.gate.judged)
+
+
+def test_a_copy_latency_between_the_thresholds_warns(tmp_path: Path) -> None:
+    text = "P2P=Disabled Latency Matrix (us)\n   GPU     0      1\n     0   1.39 250.00\n     1  10.46   1.45\n"
+    report = _analyze_text(text, tmp_path)
+    (slow,) = [f for f in report.findings if f.code == "p2p-latency-high"]
+    assert slow.severity.value == "warn" and "GPU0->GPU1 250 us" in slow.message
+    assert "only with peer access on" not in slow.message

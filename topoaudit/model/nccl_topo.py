@@ -111,6 +111,18 @@ class BandwidthMatrix:
 
 
 @dataclass(frozen=True)
+class LatencyMatrix:
+    """One measured GPU-to-GPU copy latency matrix (``p2pBandwidthLatencyTest``'s ``P2P=... Latency Matrix (us)``)."""
+
+    test: str  # "P2P=Enabled Latency (P2P Writes)"
+    title: str  # the line naming the matrix
+    rows: tuple[str, ...]  # "GPU0"
+    columns: tuple[str, ...]
+    values_us: tuple[tuple[Probed[float], ...], ...]  # absent on the diagonal (a GPU's copy to itself)
+    tool: str = "p2pBandwidthLatencyTest"
+
+
+@dataclass(frozen=True)
 class CopyTestFailure:
     """A copy test that failed instead of printing its matrix (nvbandwidth).
 
@@ -148,5 +160,6 @@ class Captures:
 
     nccl_topology: NcclTopology | Unsupported = NO_NCCL_XML
     bandwidth: tuple[BandwidthMatrix, ...] = ()
+    latency: tuple[LatencyMatrix, ...] = ()  # p2pBandwidthLatencyTest's GPU-to-GPU latency matrices
     copy_failures: tuple[CopyTestFailure, ...] = ()  # nvbandwidth tests that failed instead of printing a matrix
     waived_tests: tuple[WaivedTest, ...] = ()  # nvbandwidth tests skipped because their precondition failed

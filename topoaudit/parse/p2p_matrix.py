@@ -1,9 +1,10 @@
 """Peer-to-peer captures: ``nvidia-smi topo -p2p r|w|n|a`` (NVML's P2P status per GPU pair, with its codes
-OK/CNS/GNS/TNS/NS/DR/U) and CUDA samples' ``p2pBandwidthLatencyTest`` (can-access-peer and copy bandwidth).
+OK/CNS/GNS/TNS/NS/DR/U) and CUDA samples' ``p2pBandwidthLatencyTest`` (can-access-peer, copy bandwidth and the
+GPU-to-GPU latency matrices; the CPU-side latency blocks under them are not GPU pairs and are left out).
 
 The statuses become the same :class:`~topoaudit.model.machine.P2PStatus` facts the probe records, so the
 probe's P2P rule judges them against the topology (a ``topo -m`` pasted in the same file gives it); the
-bandwidth matrices are kept as measured facts.
+bandwidth and latency matrices are kept as measured facts.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, P2PStatus
-from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure
+from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, LatencyMatrix
 from topoaudit.model.values import Probed, Unsupported
 
 # ``nvidia-smi topo -p2p`` legend (X = Self, OK = Status Ok, CNS = Chipset not supported, ...), in NVML's words.
@@ -35,7 +36,11 @@ _LEGEND = re.compile(r"^\s*(Legend:|[A-Z]{1,3}\s+=\s)")
 _DEVICE = re.compile(
     r"^Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+), pciDeviceID: ([0-9a-fA-F]+), pciDomainID:\s*(\d+)"
 )
-_SAMPLE_MATRIX = re.compile(r"^(P2P Connectivity Matrix|(Uni|Bi)directional P2P=\w+ Bandwidth.*Matrix \(GB/s\))\s*$")
+_SAMPLE_MATRIX = re.compile(
+    r"^(P2P Connectivity Matrix|(Uni|Bi)directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)"
+    r"|P2P=\w+ Latency(?: \(P2P \w+\))? Matrix \(us\))\s*$"
+)
+_LATENCY_TITLE = re.compile(r"Latency(?: \(P2P \w+\))? Matrix \(us\)")
 _SAMPLE_ROW = re.compile(r"^\s*(\d{1,6})\s+(\S.*)$")
 MAX_GBPS = 1e6
 """No copy moves a million GB/s: a figure above is damage (``1e308``), not a measurement."""
@@ -53,12 +58,15 @@ class ParsedP2P:
     tool: str  # "nvidia-smi topo -p2p" | "p2pBandwidthLatencyTest"
     damaged: tuple[tuple[int, str], ...] = ()  # (line, a row or header read around): the audit is incomplete
     stopped: tuple[CopyTestFailure, ...] = ()  # p2pBandwidthLatencyTest ended on a matrix's header: it hung there
+    latency: tuple[LatencyMatrix, ...] = ()  # p2pBandwidthLatencyTest's GPU-to-GPU latency matrices (us)
 
 
 def looks_like_p2p(text: str) -> bool:
     """An ``nvidia-smi topo -p2p`` matrix (GPU header, then rows of P2P codes) or a p2pBandwidthLatencyTest."""
     head = text[:200_000]
     if "P2P Connectivity Matrix" in head or "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]" in head:
+        return True
+    if "Matrix (us)" in head and _LATENCY_TITLE.search(head):
         return True
     return bool(_smi_blocks(head.splitlines()))
 
@@ -91,7 +99,7 @@ def _smi_blocks(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, 
 def parse_p2p(text: str, name: str) -> ParsedP2P:
     """Read every P2P capture in ``text``."""
     lines = text.splitlines()
-    if "P2P Connectivity Matrix" in text or "Bandwidth Latency Test" in text:
+    if "P2P Connectivity Matrix" in text or "Bandwidth Latency Test" in text or _LATENCY_TITLE.search(text):
         return _cuda_sample(lines, name)
     return _nvidia_smi(lines, name)
 
@@ -149,6 +157,7 @@ def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
 def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     gpus: dict[int, Gpu] = {}
     matrices: list[BandwidthMatrix] = []
+    latencies: list[LatencyMatrix] = []
     access: dict[tuple[int, int], bool] = {}
     title = ""
     columns: list[int] = []
@@ -165,6 +174,25 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
                         access[(a, b)] = v >= 1
             return
         labels = tuple(f"GPU{c}" for c in columns)
+        if _LATENCY_TITLE.search(title):
+            latencies.append(
+                LatencyMatrix(
+                    test=title.removesuffix(" Matrix (us)").strip(),
+                    title=title,
+                    rows=tuple(f"GPU{a}" for a, _ in rows),
+                    columns=labels,
+                    values_us=tuple(
+                        tuple(
+                            Unsupported("p2pBandwidthLatencyTest", "a GPU's copy to itself, not a pair")
+                            if a == b
+                            else v
+                            for b, v in zip(columns, values, strict=False)
+                        )
+                        for a, values in rows
+                    ),
+                )
+            )
+            return
         cells: list[tuple[Probed[float], ...]] = []
         for a, values in rows:
             cells.append(
@@ -195,6 +223,12 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             close()
             title, columns, rows = line.strip(), [], []
             continue
+        if title and not columns and _LATENCY_TITLE.search(title) and line.split()[:1] == ["GPU"]:
+            line = line.replace("GPU", "D\\D", 1)  # the latency matrices head their columns with "GPU"
+        if title and columns and line.split()[:1] == ["CPU"]:
+            close()  # the CPU-side latency under a GPU matrix: not GPU pairs
+            title, columns, rows = "", [], []
+            continue
         if title and line.strip().startswith("D\\D"):
             labels = line.split()[1:]
             if labels and all(c.isdigit() and len(c) < 6 for c in labels):
@@ -215,7 +249,11 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             title, columns, rows = "", [], []
     stopped = _stopped_at(lines, title, rows)
     close()
-    indices = sorted(set(gpus) | {a for a, _ in access} | {b for _, b in access})
+    labels = [x for m in matrices for x in (*m.rows, *m.columns)] + [
+        x for m in latencies for x in (*m.rows, *m.columns)
+    ]
+    measured = {int(label[3:]) for label in labels if label.startswith("GPU") and label[3:].isdigit()}
+    indices = sorted(set(gpus) | {a for a, _ in access} | {b for _, b in access} | measured)
     if not indices:
         raise InputError(f"{name}: a p2pBandwidthLatencyTest paste with neither devices nor matrices")
     statuses = []
@@ -235,6 +273,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
         "p2pBandwidthLatencyTest",
         tuple(damaged),
         stopped,
+        tuple(latencies),
     )
 
 

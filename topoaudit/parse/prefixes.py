@@ -180,7 +180,11 @@ def strip_prefixes(text: str) -> tuple[Line, ...]:
     lines = []
     match = _PREFIX.match
     prefixes: tuple[Prefix, ...]
-    for number, raw in enumerate(text.splitlines(), 1):
+    raw_lines = text.splitlines()
+    gutter = _editor_gutter(raw_lines)
+    if gutter:
+        raw_lines = [raw[gutter:].removeprefix(" ").removeprefix("\t") for raw in raw_lines]
+    for number, raw in enumerate(raw_lines, 1):
         m = match(raw)
         if m is None:  # most lines of a log carry no prefix
             stripped, prefixes = raw, ()
@@ -193,3 +197,30 @@ def strip_prefixes(text: str) -> tuple[Line, ...]:
         else:
             lines.append(Line(number, raw))
     return tuple(lines)
+
+
+_GUTTER = re.compile(r"^( *)(\d{1,6})(?=[ \t]|$)")
+MIN_NUMBERED_LINES = 3
+
+
+def _editor_gutter(raw_lines: list[str]) -> int:
+    """The width of an editor's or ``cat -n``'s line numbers in front of every line, or 0 when there are none.
+
+    Numbered means: every line starts with a right-aligned number one above the last, and some line has words after
+    it (a matrix's rows are numbered too, but hold figures alone).
+    """
+    if len(raw_lines) < MIN_NUMBERED_LINES or (not raw_lines[0][:1].isspace() and not raw_lines[0][:1].isdigit()):
+        return 0
+    width, expected, words = 0, 0, False
+    for k, raw in enumerate(raw_lines):
+        m = _GUTTER.match(raw)
+        if m is None:
+            return 0
+        number, end = int(m.group(2)), m.end()
+        if k == 0:
+            width, expected = end, number
+        if number != expected or end != width or number == 0:
+            return 0
+        expected += 1
+        words = words or any(c.isalpha() for c in raw[end : end + 12])
+    return width if words else 0

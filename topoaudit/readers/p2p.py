@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def sniff(text: str) -> bool:
     head = text[:200_000]
-    if "P2P" not in head and " OK" not in head and "NS" not in head:  # cheap test first
+    if "P2P" not in head and " OK" not in head and "NS" not in head and "Matrix (us)" not in head:  # cheap test first
         return False
     from topoaudit.parse.p2p_matrix import looks_like_p2p
 
@@ -33,7 +33,7 @@ def load(text: str, name: str) -> Facts:
         Machine(source="p2p-capture", gpus=parsed.gpus, p2p=parsed.statuses),
         SourceInfo("p2p-capture", name, description=description),
         (*noted(parsed.notes), *noted(parsed.damaged, "recovered")),
-        captures=Captures(bandwidth=parsed.matrices, copy_failures=parsed.stopped),
+        captures=Captures(bandwidth=parsed.matrices, latency=parsed.latency, copy_failures=parsed.stopped),
         used=parsed.used_lines,
         what=f"`{parsed.tool}`",
     )

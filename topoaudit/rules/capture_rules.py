@@ -17,7 +17,7 @@ from topoaudit.catalog import GpuSpec, all_gpus
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Link, Machine, PathLevel
-from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, NcclTopology
+from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, LatencyMatrix, NcclTopology
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.rules.base import RuleContext, finding, first_few
 from topoaudit.rules.codes import Code
@@ -30,6 +30,7 @@ from topoaudit.rules.needs import (
     NVBANDWIDTH_COPIES,
     NVBANDWIDTH_COPY_TESTS,
     NVLINK_PORTS,
+    P2P_LATENCY,
     P2P_STATUS,
 )
 from topoaudit.rules.registry import rule
@@ -557,4 +558,59 @@ def copy_test_stopped(ctx: RuleContext) -> Iterator[Finding]:
         f"measures there{how} never finished, or the paste stops there.",
         last_line=first.line,
         last_text=first.text,
+    )
+
+
+LATENCY_WARN_ABOVE_US = 100.0
+"""A GPU-to-GPU copy takes 1-3 us over NVLink or PCIe P2P and 10-21 us staged through host memory
+(p2pBandwidthLatencyTest on 8x RTX 4090, 2x and 4x RTX 6000 Ada, 4x V100 NVLink: fixtures p2p-8x4090-p2pbwlat-*,
+p2p-2xrtx6000ada-*, p2p-4xrtx6000ada-*); five times the slowest healthy path is no longer a path working normally."""
+LATENCY_FAIL_ABOVE_US = 1000.0
+"""A millisecond per copy is a path that stalls: the 49 ms P2P writes of a box whose peer path was broken
+(huggingface/transformers#20438) are the known case."""
+
+
+@rule(
+    Code(
+        "p2p-latency-high",
+        "fail",
+        title="Copies between GPUs take far longer than any working path allows",
+        remedy=(
+            "Run p2pBandwidthLatencyTest (or `nvidia-smi topo -p2p r`) again with peer access on and off; when only "
+            "the P2P=Enabled matrix is slow, peer traffic is redirected or stalled by ACS or the IOMMU: disable ACS "
+            "on the PCIe bridges above the GPUs or set iommu=pt, and in a VM ask for P2P-enabled passthrough; "
+            "until then NCCL_P2P_DISABLE=1 avoids the broken path."
+        ),
+    ),
+    needs=(CAPTURES, P2P_LATENCY),
+)
+def p2p_latency_high(ctx: RuleContext) -> Iterator[Finding]:
+    """GPU pairs whose measured copy latency is far above NVLink's, PCIe's or host memory's.
+
+    p2pBandwidthLatencyTest times a small write between every pair, with peer access on and off. A working path
+    answers in microseconds; milliseconds mean the copy stalls on its way (peer traffic redirected through a root
+    complex that drops or delays it), and the collectives that take that path hang or crawl.
+    """
+    slow: list[tuple[LatencyMatrix, str, str, float]] = []
+    for matrix in _captures(ctx).latency:
+        for row, values in zip(matrix.rows, matrix.values_us, strict=False):
+            for column, value in zip(matrix.columns, values, strict=False):
+                if isinstance(value, float) and value > LATENCY_WARN_ABOVE_US and row != column:
+                    slow.append((matrix, row, column, value))
+    if not slow:
+        return
+    worst = max(value for *_, value in slow)
+    tests = list(dict.fromkeys(m.test for m, *_ in slow))
+    shown = first_few([f"{r}->{c} {v:,.0f} us" for _, r, c, v in sorted(slow, key=lambda t: -t[3])], 4)
+    pairs = {tuple(sorted((r, c))) for _, r, c, _ in slow}
+    enabled_only = all("P2P=Enabled" in t for t in tests)
+    yield finding(
+        "p2p-latency-high",
+        f"{len(pairs)} GPU pair(s) take up to {worst:,.0f} us per copy in {' and '.join(tests)} ({shown}), where a "
+        f"working path takes 1-21 us"
+        + ("; only with peer access on, so the direct path between the GPUs is what stalls." if enabled_only else "."),
+        severity=Severity.FAIL if worst > LATENCY_FAIL_ABOVE_US else Severity.WARN,
+        pairs=sorted(f"{a}-{b}" for a, b in pairs),
+        worst_us=worst,
+        tests=tests,
     )

@@ -126,6 +126,18 @@ def _copies(ctx: Context) -> bool:
     return any(m.tool == "nvbandwidth" and NVBANDWIDTH_COPY_TESTS.match(m.test) for m in _bandwidth(ctx))  # type: ignore[attr-defined]
 
 
+def _latency(ctx: Context) -> str:
+    captured = not isinstance(ctx.captures, Unsupported) and ctx.captures.latency
+    return "" if captured else "judged from p2pBandwidthLatencyTest's latency matrices; this report has none"
+
+
+def _latency_covers(ctx: Context) -> str:
+    if isinstance(ctx.captures, Unsupported) or not ctx.captures.latency:
+        return ""
+    pairs = {(r, c) for m in ctx.captures.latency for r in m.rows for c in m.columns if r != c}
+    return f"the copy latency of {_plural(len(pairs), 'GPU pair')} (p2pBandwidthLatencyTest)"
+
+
 def _topology_dump(ctx: Context) -> str:
     dump = None if isinstance(ctx.captures, Unsupported) else ctx.captures.nccl_topology
     judged = dump is not None and not isinstance(dump, Unsupported) and dump.kind == "topology"
@@ -333,6 +345,8 @@ BENCH = Need(
 NCCL_TOPOLOGY_DUMP = Need("an NCCL topology dump", _topology_dump, _dump_covers)
 NVBANDWIDTH = Need("nvbandwidth output", _nvbandwidth, _captured("nvbandwidth"))
 NVBANDWIDTH_COPIES = Need("nvbandwidth's GPU-to-GPU copies", _nvbandwidth_copies)
+P2P_LATENCY = Need("GPU-to-GPU copy latency", _latency, _latency_covers)
+"""From a pasted p2pBandwidthLatencyTest's ``P2P=... Latency Matrix (us)``."""
 GPU_LINKS = Need("the GPU pairs' links (`nvidia-smi topo -m`)", _gpu_links)
 COPIES_AND_SWEEP = Need(
     "nvbandwidth's copies with an nccl-tests sweep", _copies_and_sweep, _stated("nvbandwidth's copies beside the sweep")
