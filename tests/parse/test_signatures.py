@@ -232,6 +232,10 @@ TABLE = [
     ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.", "smi-no-driver"),
     ("[Jun 01 2025 10:00:00] [ERROR] [tid 4242] fabric manager NVIDIA GPU driver interface version 550.127.05 don't match with driver version 550.90.07. Please update with matching NVIDIA driver package.", "fm-version-mismatch"),
     ("Jun 01 10:00:00 host systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE", "fm-service-failed"),
+    (" [0] NCCL INFO NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR", "ofi-gdr-disabled"),
+    ("ip-10-0-0-1:1234:1300 [0] NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p5.48xlarge", "ofi-gdr-required"),
+    ("ip-10-0-0-1:1234:1300 [0] NCCL WARN NET/OFI GDR support reported to NCCL but then couldn't be configured on an endpoint.  Cannot continue.", "ofi-gdr-required"),
+    ("Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4756]: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]", "fm-no-nvswitch"),
     ("CUDA error at p2pBandwidthLatencyTest.cu:102 code=400(cudaErrorInvalidResourceHandle) \"cudaEventRecord(start[i], stream[i])\"", "cuda-samples-error"),
     ("[CUDA_ERROR_INVALID_HANDLE] invalid resource handle in expression cuStreamSynchronize(stream) in void run()() : /src/nvbandwidth/memcpy.cpp:98", "nvbandwidth-cuda-error"),
 ]

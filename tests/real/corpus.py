@@ -28,7 +28,7 @@ FAULT_CODES: dict[str, frozenset[str]] = {
         "fabric-manager-down": ("nccl-fabric-manager-down", "fabric-not-ready"),
         "fabric-unhealthy": ("fabric-unhealthy", "fabric-not-ready", "health-check-failed"),
         "nvlink-down": ("nvlink-link-down", "nvlink-degraded", "nccl-topo-nvlinks-low", "nvlink-errors",
-                        "health-check-failed"),
+                        "health-check-failed", "nvlink-absent"),
         "nvlink-split": ("nvlink-split-domain", "nccl-ring-split", "nccl-transport-below-topology",
                          "tp-group-crosses-domain", "nvlink-partial-mesh", "nccl-graph-below-topology"),
         "p2p-unsupported": ("p2p-unavailable", "nccl-p2p-disabled", "nccl-p2p-unused", "pcie-acs-redirect",
@@ -40,12 +40,12 @@ FAULT_CODES: dict[str, frozenset[str]] = {
         "data-corruption": ("bench-data-corruption", "nvbandwidth-data-corruption"),
         "run-hung": ("bench-timeout", "bench-run-hung"),
         "run-failed": ("bench-rank-failed", "kernel-gpu-error", "nvbandwidth-test-failed", "run-failed",
-                       "nccl-net-error"),
+                       "nccl-net-error", "gpu-lost"),
         "low-bandwidth": ("bench-below-expected", "nvbandwidth-pair-low", "nvbandwidth-below-links",
                           "nccl-inspector-busbw-low", "bandwidth-tools-disagree", "bench-runs-disagree"),
-        "high-latency": ("bench-latency-high",),
+        "high-latency": ("bench-latency-high", "p2p-latency-high"),
         "pcie-degraded": ("pcie-link-degraded", "pcie-path-degraded"),
-        "xid": ("kernel-gpu-error", "gpu-hardware-error"),
+        "xid": ("kernel-gpu-error", "gpu-hardware-error", "gpu-lost"),
     }.items()
 }  # fmt: skip
 NO_FAULT = ("healthy", "not-judgeable", "other")

@@ -24,10 +24,7 @@ HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
     "aikitoria-12-2x5070-topo-phb-cmdline": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
-    "azimg-443-nc80adis-h100nvl-topo-sys-no-nvlink": "verdict WARN but no finding names nvlink-down (found nvlink-absent)",
     "club3090-1130-2x5090-p2p-gns-spaces": "verdict PASS, the thread's WARN/FAIL",
-    "cubestudio-29-2x4090-fm-nothing-to-do": "verdict FAIL, the thread's PASS/NOT_JUDGED/WARN",
-    "cudasamples-230-latency-nvlink-4gpu": "verdict NOT_JUDGED, the thread's PASS",
     "dcgm-198-h100nvl-link-status-all-down": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
@@ -43,16 +40,12 @@ STILL_WRONG: dict[str, str] = {
     "nccl-667-4gpu-topo-pxb-pix-hang-vtd": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
-    "nccltests-245-a10g-efa-ofi-gdr-disabled": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "pytorch-117748-nvlstree-before-104": "verdict PASS, the thread's FAIL/WARN/NOT_JUDGED",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable, run-failed)",
-    "returnn-1486-nvidia-smi-device-handle-unknown": "verdict FAIL but no finding names run-failed (found gpu-lost)",
-    "sglang-3398-h20-multinode-no-ib-socket": "verdict WARN but no finding names net-fallback (found nccl-env-override)",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "siboehm-bench-3xa6000-topo-nv4-pair-plus-one": "verdict WARN but no finding names nvlink-split (found nvlink-degraded)",
-    "transformers-20438-p2p-latency-49ms": "verdict NOT_JUDGED, the thread's FAIL",
     "vllm-16707-ray-initrank-system-error-repeated": "verdict FAIL, the thread's NOT_JUDGED",
     "vllm-20226-init416-operation-not-supported": "verdict FAIL but no finding names run-failed (found p2p-unavailable)",
 }

@@ -111,6 +111,21 @@ def test_sockets_instead_of_infiniband_cost_nothing_on_one_node_and_warn_across_
     assert "line 1: 'node1:10:10 [0] NCCL INFO NET/IB : No device found.'" in found["message"]
 
 
+def test_sockets_in_a_communicator_larger_than_a_node_warn_though_one_host_is_shown(run: Run, tmp_path: Path) -> None:
+    """Before: info. One host's lines of a 16-rank job (sgl-project/sglang#3398, TP=16 over two 8-GPU nodes)."""
+    lines = [
+        "node1:10:10 [1] NCCL INFO NET/IB : No device found.",
+        "node1:10:10 [1] NCCL INFO Using network Socket",
+        "node1:10:10 [1] NCCL INFO ncclCommInitRank comm 0xb9c26e0 rank 1 nranks {n} cudaDev 1 nvmlDev 1 busId 7e000 "
+        "commId 0x898b6d578585998c - Init START",
+    ]
+    severities = {}
+    for n in (8, 16):
+        _, report = judged(run, tmp_path, "\n".join(lines).format(n=n) + "\n")
+        severities[n] = by_code(report)["nccl-net-socket-fallback"]["severity"]
+    assert severities == {8: "info", 16: "warn"}
+
+
 def test_a_real_pasted_nccl_tests_failure_names_the_fabric_manager(run: Run) -> None:
     """nccl-tests that died at CUDA error 802 under mpirun (NVIDIA/nccl-tests#338): before, refused with a hint about
     JSON reports."""
@@ -174,3 +189,33 @@ def test_cuda_gdbs_report_of_peer_access_already_enabled_is_no_fault(run: Run, t
     code, report = judged(run, tmp_path, text)
     assert code == 0 and report["verdict"] == "pass"
     assert {(f["code"], f["severity"]) for f in report["findings"]} == {("p2p-unavailable", "info")}
+
+
+FABRIC_MANAGER_WITHOUT_SWITCHES = (
+    "Sep 18 03:19:01 box nvidia-fabricmanager-start.sh[4756]: request to query NVSwitch device information from "
+    "NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n"
+    'Sep 18 03:19:01 box nvidia-fabricmanager-start.sh[4753]: "/usr/bin/nv-fabricmanager -c '
+    '/usr/share/nvidia/nvswitch/fabricmanager.cfg" failed! Exit code: 1\n'
+    "Sep 18 03:19:01 box systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, "
+    "status=1/FAILURE\n"
+)
+
+
+def test_a_fabric_manager_that_finds_no_nvswitch_matters_only_where_there_are_nvswitches(
+    run: Run, tmp_path: Path
+) -> None:
+    """Before: FAIL on a 2x RTX 4090 box (NVIDIA/gpu-operator#610): the service has nothing to manage there."""
+    answers = {}
+    for model in ("RTX 4090", "A100 PCIe", "", "H100"):
+        code, report = judged(
+            run, tmp_path, FABRIC_MANAGER_WITHOUT_SWITCHES, *(["--gpu-model", model] if model else [])
+        )
+        (found,) = [f for f in report["findings"] if f["code"] == "fabric-not-ready"]
+        answers[model] = (code, report["verdict"], found["severity"])
+        assert found["message"].startswith("The fabric manager found no NVSwitch and exits")
+    assert answers == {
+        "RTX 4090": (0, "pass", "info"),
+        "A100 PCIe": (0, "pass", "info"),
+        "": (0, "warn", "warn"),
+        "H100": (1, "fail", "fail"),
+    }

@@ -891,7 +891,8 @@ def _parse_json(text: str, name: str) -> NcclTestsParse:
         figures = [str(first.get(key, first.get("cpu_time") if key == "time" else None)) for key in _JSON_FIGURES]
         absent = [key for key, f in zip(_JSON_FIGURES, figures, strict=True) if _float_or_none(f) is None]
         if absent:  # a figure the JSON lacks is not a zero: the row is left out and said
-            message = f"results[{k}] ({item.get('size')} bytes) has no number for {', '.join(absent)}; left out of the figures"
+            named = ", ".join(absent)
+            message = f"results[{k}] ({item.get('size')} bytes) has no number for {named}; left out of the figures"
             problems.append(RowProblem("missing", _jint(item.get("size")), message, LogLine(0, f"results[{k}]")))
             issues.append(ParseIssue(0, "recovered", message))
             continue

@@ -7,9 +7,10 @@ lines that showed it. A rule that judged a line's facts owns its code: this rule
 the sweep's rules read, is not said twice.
 
 What a message means may depend on the box: NVLS "not available" is normal on an A100 but not on an NVSwitch H100,
-an ``<inactive>`` NVLink is by design on an H100 NVL but a fault on an SXM board, and sockets instead of InfiniBand
-cost nothing on one node. Those are judged against the GPU model (``--gpu-model`` or what the input names) and the
-hosts the paste shows, and stay informational when the box is not known.
+an ``<inactive>`` NVLink is by design on an H100 NVL but a fault on an SXM board, sockets instead of InfiniBand
+cost nothing on one node, and a fabric manager that fails to start matters only where there are NVSwitches. Those
+are judged against the GPU model (``--gpu-model`` or what the input names) and the hosts the paste shows, and stay
+informational when the box is not known.
 """
 
 from __future__ import annotations
@@ -157,6 +158,8 @@ _NVLINK_CHECKS = frozenset({"nhc-nvlink-inactive", "nhc-nvlink-query-failed", "n
 _SOCKETS = "nccl-net-socket-fallback"
 _NCCL_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\]")
 _CROSS_NODE = frozenset({"nccl-channel-net-socket"})  # a channel between ranks that runs over the network
+_FABRIC_MANAGER_FAILURES = frozenset({"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch"})
+_NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
 
 
 def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signature]], ctx: RuleContext) -> Severity:
@@ -176,6 +179,12 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
             return Severity.INFO
         if spec.build == "bridge":
             return min(signature.severity, Severity.WARN, key=lambda s: s.rank)
+    if signature.id in _FABRIC_MANAGER_FAILURES and spec is not None and spec.build in _NO_NVSWITCH:
+        return Severity.INFO  # the fabric manager serves NVSwitches: without them its failure changes nothing
+    if signature.id == "fm-no-nvswitch" and spec is not None and spec.build == "nvswitch":
+        return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
+    if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
+        return Severity.WARN  # it failed because it found no NVSwitch: a fault only if the box should have some
     if signature.code == _SOCKETS and signature.severity != Severity.INFO and _one_node(found, ctx):
         return Severity.INFO  # sockets carry nothing when every rank is on one node
     return signature.severity
@@ -188,6 +197,8 @@ def _one_node(found: Iterable[tuple[Hit, Signature]], ctx: RuleContext) -> bool:
         return False
     hosts: set[str] = set()
     if not isinstance(ctx.nccl, Unsupported):
+        if _more_ranks_than_a_node(ctx):
+            return False
         hosts.update(ctx.nccl.hosts)
     for hit, _ in found:
         if isinstance(hit.host, str):
@@ -195,6 +206,20 @@ def _one_node(found: Iterable[tuple[Hit, Signature]], ctx: RuleContext) -> bool:
         if m := _NCCL_HOST.match(hit.text):
             hosts.add(m.group(1))
     return len(hosts) == 1
+
+
+def _more_ranks_than_a_node(ctx: RuleContext) -> bool:
+    """Whether the communicator spans nodes by its own numbers, however few of its hosts the paste shows.
+
+    It does when a rank says nNodes above 1, or when it has more ranks than one node holds (the model's standard
+    node, else 8 GPUs).
+    """
+    log = ctx.nccl
+    assert not isinstance(log, Unsupported)
+    if any(isinstance(r.nodes_in_comm, int) and r.nodes_in_comm > 1 for r in log.ranks):
+        return True
+    per_node = ctx.spec.node_gpus if ctx.spec is not None else 8
+    return isinstance(log.comm_size, int) and log.comm_size > per_node
 
 
 _declare_catalog_codes()
