@@ -121,3 +121,12 @@ def test_text_without_a_print_is_refused() -> None:
     assert not looks_like_nccl_graph("h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\n")
     with pytest.raises(InputError, match="no line of NCCL's topology print"):
         parse_nccl_graph("nothing\n", "x.txt")
+
+
+def test_a_gpu_rank_of_hundreds_of_digits_is_damage_not_a_rank() -> None:
+    """A saved report of such a print could not be read back (a rank past 2**64); the rank is now not logged."""
+    text = dev_paste("nccl-1197-hopper-graph-nvs-4pcisw")
+    damaged = text.replace("GPU/4000 (0)", "GPU/4000 (" + "9" * 400 + ")", 1)
+    assert damaged != text
+    ranks = [g.gpu_rank for g in parse_nccl_graph(damaged).gpus()]
+    assert isinstance(ranks[0], Unsupported) and ranks[1:] == list(range(1, 8))

@@ -42,6 +42,8 @@ _PATTERN = re.compile(
 )
 _CHANNEL = re.compile(rf"^\s*(?P<ch>\d+) :(?P<nodes>(?: (?:{_NODE_ID}|(?:GPU|NET)/\d+))+)\s*$")
 _GRAPH_WORDS = ("=== System", "+ ", "Pattern ", "/")
+MAX_RANK_DIGITS = 9
+"""A rank is a count of processes: a longer number on a GPU node is damage, not a rank."""
 
 
 @dataclass
@@ -162,7 +164,8 @@ class _Reader:
         kind = node_id.split("/", 1)[0]
         rank: Probed[int] = Unsupported(SOURCE, "not a GPU")
         if kind == "GPU":
-            rank = int(detail.split()[0]) if detail.split() and detail.split()[0].isdigit() else NOT_LOGGED
+            first = detail.split()[0] if detail.split() else ""
+            rank = int(first) if first.isdigit() and len(first) <= MAX_RANK_DIGITS else NOT_LOGGED
         self.nodes.setdefault((host, node_id), GraphNode(host, node_id, kind, detail, rank, evidence))
 
     def link(self, printer: _Printer, host: Probed[str], column: int, m: re.Match[str], evidence: LogLine) -> None:

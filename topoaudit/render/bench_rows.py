@@ -28,7 +28,7 @@ def _num(value: object, fmt: str = "{:.2f}") -> str:
 def ranks_text(ranks: tuple[int, ...]) -> str:
     """Ranks as a reader scans them: ``0-7`` for a run, ``0,2,5`` otherwise."""
     r = list(ranks)
-    if len(r) > 2 and r == list(range(r[0], r[-1] + 1)):
+    if len(r) > 2 and r[-1] - r[0] == len(r) - 1 and r == sorted(set(r)):  # no list as long as the span
         return f"{r[0]}-{r[-1]}"
     return ",".join(map(str, r))
 
