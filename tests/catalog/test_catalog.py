@@ -401,3 +401,18 @@ def test_python_m_topoaudit_catalog_lists_every_model() -> None:
         assert f"`{spec.key}`" in done.stdout
     assert "<!--" not in done.stdout
     assert (ROOT / "docs" / "catalog.md").stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("NVIDIA-H100-80GB-HBM3", "H100-SXM"),
+        ("NVIDIA-H100-PCIe", "H100-PCIE"),
+        ("NVIDIA-GB200", "GB200"),
+        ("NVIDIA-A100-SXM4-80GB", "A100-SXM"),
+        ("NVIDIA-H2000", None),  # still whole words: no H200
+    ],
+)
+def test_a_name_joined_by_hyphens_as_node_agents_print_it_is_found(name: str, key: str | None) -> None:
+    spec = find_gpu(name)
+    assert (spec.key if spec else None) == key

@@ -227,7 +227,8 @@ def product_name(name: str) -> str:
 def find_gpu(name: str) -> GpuSpec | None:
     """The catalog entry for a product name or short name; None when unknown.
 
-    Patterns match whole words ("NVIDIA H2000" is no H200), and a bus id printed after the name is ignored.
+    Patterns match whole words ("NVIDIA H2000" is no H200), a bus id printed after the name is ignored, and a name
+    whose words are joined by hyphens is read with spaces when it matches nothing as printed.
     """
     text = product_name(name)
     for spec in all_gpus():
@@ -239,6 +240,8 @@ def find_gpu(name: str) -> GpuSpec | None:
                 if re.search(pattern, text, re.IGNORECASE):
                     return dataclasses.replace(spec, memory_bytes=memory)
             return spec
+    if "-" in text:  # node agents join the words with hyphens: "NVIDIA-H100-80GB-HBM3"
+        return find_gpu(text.replace("-", " "))
     return None
 
 

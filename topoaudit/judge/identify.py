@@ -41,12 +41,13 @@ MAX_SCANNED_LINES = 200_000
 """Lines of a paste read for a product name; a log longer than this names its GPUs earlier if at all."""
 
 _PRODUCT = re.compile(
-    r"\b(?:NVIDIA|Tesla|Quadro|AMD Instinct)(?:\s+(?:GeForce|RTX|PRO|Tesla))*\s+"
+    r"\b(?:NVIDIA|Tesla|Quadro|AMD Instinct)(?:[\s-]+(?:GeForce|RTX|PRO|Tesla))*(?:\s+|-(?=[A-Z]))"
     r"(?:[A-Z]{1,3}\d{2,4}[A-Za-z]*|(?<=RTX )\d{4}[A-Za-z]*|(?<=PRO )\d{4})"
     r"(?:[- ](?:SXM\d?|PCIe|PCIE|NVL|\d+GB|\d+G|HBM\d?e?|Ada(?: Generation)?|Blackwell|Ti|D|AC|3e|\d+))*"
 )
 """A product name as drivers and tools print it: "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB", "NVIDIA GeForce
-RTX 4090", "NVIDIA RTX 6000D", "AMD Instinct MI355X"; not "NVIDIA-SMI 535" nor "NVIDIA Corporation"."""
+RTX 4090", "NVIDIA RTX 6000D", "AMD Instinct MI355X", and hyphenated as node agents print it ("NVIDIA-H100-80GB-HBM3",
+"NVIDIA-GB200"); not "NVIDIA-SMI 535" nor "NVIDIA Corporation"."""
 
 
 @dataclass(frozen=True)
