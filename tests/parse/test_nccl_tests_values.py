@@ -1272,3 +1272,19 @@ def test_json_args_name_the_collective() -> None:
 @pytest.mark.parametrize(("code", "version"), [(100000, "10.0.0"), (2001, "2.0.1"), (1000, "1.0.0"), (2100, "2.1.0")])
 def test_nccl_version_codes_at_their_edges(code: int, version: str) -> None:
     assert parse_nccl_tests(_json(nccl_version=code)).result.nccl_version == version
+
+
+def test_nccl_1s_rank_lines_name_the_devices_of_a_run_that_printed_no_row() -> None:
+    """Before: refused. NCCL 1's tests print "#   Rank  0 uses device  0 [0x02] Tesla P100-PCIE-16GB" (no host)."""
+    text = (
+        "# Using devices\n"
+        "#   Rank  0 uses device  0 [0x02] Tesla P100-PCIE-16GB\n"
+        "#   Rank  1 uses device  1 [0x03] Tesla P100-PCIE-16GB\n"
+        "\n"
+        "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n"
+    )
+    result = parse_nccl_tests(text).result
+    assert [(r.rank, r.gpu_index, r.host, r.name) for r in result.ranks] == [
+        (0, 0, "unknown", "Tesla P100-PCIE-16GB"),
+        (1, 1, "unknown", "Tesla P100-PCIE-16GB"),
+    ]

@@ -54,7 +54,8 @@ from topoaudit.units import parse_bus_id
 SOURCE = "nccl-tests"
 
 _RANK = re.compile(
-    r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(?P<host>\S+)\s+"
+    r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?"
+    r"(?:on\s+(?P<host>\S+)\s+|uses\s+)"  # NCCL 1's tests: "#   Rank  0 uses device  0 [0x02] Tesla P100"
     r"device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
 )
 _MPI_PREFIX = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
@@ -282,7 +283,7 @@ class _Reader:
                 RankInfo(
                     rank=int(m["rank"]),
                     local_rank=int(m["dev"]),
-                    host=m["host"],
+                    host=m["host"] or "unknown",
                     device=f"cuda:{m['dev']}",
                     gpu_index=int(m["dev"]),
                     pci_bus_id=_bus_id(m["bus"]),

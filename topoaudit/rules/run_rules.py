@@ -192,7 +192,8 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     last = result.last_output
     if not isinstance(last, LogLine):
         return
-    on = f" on {len(result.ranks)} rank(s) of {first_few(list(result.hosts), 3)}" if result.ranks else ""
+    named = [h for h in result.hosts if h != "unknown"]  # NCCL 1's tests and -J output may name no host
+    on = f" on {len(result.ranks)} rank(s)" + (f" of {first_few(named, 3)}" if named else "") if result.ranks else ""
     message = (
         f"The run{on} printed its setup and then nothing: no row, no failure, no footer. The last line it printed is "
         f"line {last.line}: '{last.text}'. It hung there, in NCCL's setup before its first size, or the paste stops "
