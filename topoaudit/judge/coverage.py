@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Unsupported
+from topoaudit.rules.needs import unexplained_messages
 
 if TYPE_CHECKING:
     from topoaudit.model.policy import PolicyOutcome
@@ -73,6 +74,12 @@ def _why_not(ctx: RuleContext) -> str:
     bench = ctx.bench
     if not isinstance(bench, Unsupported) and not any(g.rows for g in bench.groups):
         parts.append("the run printed no result row")
+    unexplained = unexplained_messages(ctx)
+    if unexplained:
+        parts.append(
+            f"{unexplained} error or warning line(s) topoaudit has no entry for (shown as run-failed, info), so what "
+            "they mean for the interconnect is not known"
+        )
     return "; ".join(parts) or "no rule had evidence to examine"
 
 

@@ -29,7 +29,7 @@ from topoaudit.parse.prefixes import Line, strip_prefixes
 
 KINDS = (
     "nccl-log", "traceback", "nccl-tests", "topo-matrix", "p2p-matrix", "nvidia-smi-q", "nvidia-smi-table",
-    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "gpu-list", "other",
+    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "gpu-list", "bandwidth-note", "other",
 )  # fmt: skip
 INTERLEAVED = "nccl-log"
 """The kind whose lines run through other tools' output (NCCL_DEBUG writes to the same console)."""
@@ -129,6 +129,12 @@ _DCGM_WORDS = ("Overall Health", "Diagnostic", "-> NVLINK", "NvLink link", "| Pa
 _BORDER = re.compile(r"^\s*[|+][-=+| ]*$")
 _NHC = re.compile(r"(?:ERROR|WARNING|SUCCESS):\s+\S+:\s+(?:Health check|Nearing a failure)")
 _KERNEL_WORDS = ("NVRM", "Xid (", "nvidia-nvswitch", "AMD-Vi", "DMAR:", "nvidia-modeset", "nvidia 0000:")
+_BANDWIDTH_NOTE = re.compile(
+    r"\b(?:NVLink|NVL|NVSwitch|RDMA|InfiniBand|RoCE|EFA|P2P|PCIe|busbw|algbw|[Aa]ll[-_ ]?[Rr]educe)\b.*?"
+    r"\d+(?:\.\d+)?\s*GB/s|\d+(?:\.\d+)?\s*GB/s.*?\b(?:NVLink|NVL|NVSwitch|RDMA|InfiniBand|RoCE|EFA|P2P|PCIe)\b"
+)
+"""A line that states a bandwidth over a named interconnect in words (a tool's summary, a benchmark's result
+line): no reader is for it, but it is recognisably about the interconnect, so the paste is judged, not refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _COMMANDS = (
@@ -233,6 +239,8 @@ def _classify(text: str, current: str) -> _Mark:
     for pattern, kind in _COMMANDS:
         if pattern.search(text):
             return _weak(kind)
+    if "GB/s" in text and _BANDWIDTH_NOTE.search(text):
+        return _S["bandwidth-note"]
     return _UNKNOWN
 
 

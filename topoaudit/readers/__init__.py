@@ -97,8 +97,19 @@ def load_text(text: str, name: str) -> Facts:
     """
     if "\x00" in text[:4096]:
         raise InputError(f"{name}: binary data, not a text capture")
-    loaded = _load_document(text, name) if _is_json(text) else _read_paste(text, name)
+    loaded = _load_document(text, name) if _is_document(text) else _read_paste(text, name)
     return replace(loaded, text=text)  # a finding or the identified model quotes the line it names
+
+
+def _is_document(text: str) -> bool:
+    """JSON that a document reader knows, or that names itself topoaudit's (then a damaged one is refused whole);
+    other JSON-looking text (a node agent's JSON log lines) is read as a paste, line by line."""
+    if not _is_json(text):
+        return False
+    head = text.lstrip()[:4096]
+    if "schema_version" in head or "topoaudit" in head:
+        return True
+    return any(not r.fallback and r.sniff(text) for r in readers())
 
 
 def _is_json(text: str) -> bool:
@@ -182,6 +193,8 @@ def _read_paste(text: str, name: str) -> Facts:
     if not reads:
         _refuse_unread(text, name, parts, first_failure, failed)
     shown = tuple(_shown_part(p, reads, failed) for p in parts)
+    if hits:
+        hits = _unclaimed(hits, parts, reads)
     unread = [p for p in parts if not _read_by(p, reads)]
     issues = tuple(
         issue for p in unread if (issue := _not_read(p, failed[p]) if p in failed else _unrecognised(p)) is not None
@@ -304,6 +317,16 @@ def _known_messages(lines: Sequence[Line], parts: tuple[Part, ...]) -> tuple[Any
     from topoaudit.parse.signatures import match_lines
 
     return match_lines([line for line in lines if line.number in scanned])
+
+
+LINE_FALLBACKS = frozenset({"gpu-stack-error"})
+"""Catalog fallbacks that stand only on lines no reader judged: an NVRM line the kernel-log reader read, or an
+nccl-tests failure the run's reader read, is said by that reader, with its meaning."""
+
+
+def _unclaimed(hits: tuple[Any, ...], parts: tuple[Part, ...], reads: list[_Read]) -> tuple[Any, ...]:
+    claimed = frozenset(n for p in parts if _read_by(p, reads) not in ("", "known-messages") for n in p.lines)
+    return tuple(h for h in hits if h.signature not in LINE_FALLBACKS or h.line not in claimed)
 
 
 def _read_by(part: Part, reads: list[_Read]) -> str:
@@ -437,12 +460,15 @@ def _join(frame: Machine, part: Machine, joins: tuple[str, ...]) -> Machine:
 
 def _unreadable(text: str, name: str) -> InputError:
     """The sentence for text nothing recognises: where a JSON document breaks, else what topoaudit reads."""
-    if text.lstrip()[:1] in ("{", "["):  # a report or snapshot cut short: say where the JSON breaks
+    head = text.lstrip()[:4096]
+    if head[:1] in ("{", "["):  # a report or snapshot cut short: say where the JSON breaks
         import json
 
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:
+            if "schema_version" not in head and "topoaudit" not in head:  # JSON-looking log lines, not a document
+                return _not_a_format(name)
             return InputError(
                 f"{name}: invalid JSON, it breaks at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
                 "a truncated or edited file?",
@@ -455,6 +481,10 @@ def _unreadable(text: str, name: str) -> InputError:
                 read_json(text, name, "report or snapshot")
             except InputError as refused:
                 return refused
+    return _not_a_format(name)
+
+
+def _not_a_format(name: str) -> InputError:
     return InputError(
         f"{name}: not a format topoaudit reads (expected {inputs_sentence()})",
         hint="capture it with `nvidia-smi topo -m > topo.txt`",

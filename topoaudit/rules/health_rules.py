@@ -29,7 +29,7 @@ def _events(ctx: RuleContext) -> tuple[HealthEvent, ...]:
 
 
 def _named_elsewhere(ctx: RuleContext) -> dict[int, set[str]]:
-    """Return the codes the signature catalog names, by line."""
+    """Return the codes the signature catalog names, by line (its fallbacks name no meaning: the line stays ours)."""
     hits = ctx.signatures
     if isinstance(hits, Unsupported) or not hits:
         return {}
@@ -38,7 +38,9 @@ def _named_elsewhere(ctx: RuleContext) -> dict[int, set[str]]:
     cat = catalog()
     codes: dict[int, set[str]] = {}
     for hit in hits:
-        codes.setdefault(hit.line, set()).add(cat.get(hit.signature).code)
+        signature = cat.get(hit.signature)
+        if signature.tier != "fallback":
+            codes.setdefault(hit.line, set()).add(signature.code)
     return codes
 
 

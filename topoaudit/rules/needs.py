@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the facts a need reads; a pasted matrix loads none of their
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_graph import NcclGraphPrint
     from topoaudit.model.nccl_topo import Captures
+    from topoaudit.model.paste import Hit
     from topoaudit.model.plan import DeployPlan
     from topoaudit.model.setpci import SetpciAcs
     from topoaudit.model.smi_query import SmiQuery
@@ -60,6 +61,8 @@ class Context(Protocol):
     def graph_print(self) -> NcclGraphPrint | Unsupported: ...  # noqa: D102
     @property
     def setpci_acs(self) -> SetpciAcs | Unsupported: ...  # noqa: D102
+    @property
+    def signatures(self) -> tuple[Hit, ...] | Unsupported: ...  # noqa: D102
 
 
 PROBE_SOURCES = ("nvml",)
@@ -306,6 +309,26 @@ def _counted(field: str, noun: str) -> Callable[[Context], str]:
     return covers
 
 
+def unexplained_messages(ctx: Context) -> int:
+    """How many of the paste's known messages are the catalog's fallbacks: an error or warning it has no entry for."""
+    from topoaudit.parse.signatures import catalog
+
+    hits = ctx.signatures
+    if isinstance(hits, Unsupported):
+        return 0
+    cat = catalog()
+    return sum(cat.get(hit.signature).tier == "fallback" for hit in hits)
+
+
+def _known_messages_covers(ctx: Context) -> str:
+    """Count the messages whose meaning the catalog knows; a fallback (a warning it has no entry for) judges nothing."""
+    hits = ctx.signatures
+    if isinstance(hits, Unsupported) or not hits:
+        return ""
+    known = len(hits) - unexplained_messages(ctx)
+    return _plural(known, "known message") if known else ""
+
+
 def _smi_query_covers(ctx: Context) -> str:
     query = ctx.smi_query
     if isinstance(query, Unsupported) or not query.gpus:
@@ -366,7 +389,7 @@ CAPTURES = Need(
 SIGNATURES = Need(
     "pasted text looked through for known messages",
     _given("signatures", "judged from pasted text (an NCCL log, a traceback, error lines); this input has none"),
-    _counted("signatures", "known message"),
+    _known_messages_covers,
 )
 SMI_QUERY = Need(
     "nvidia-smi -q output",

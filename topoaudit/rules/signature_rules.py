@@ -158,7 +158,9 @@ _NVLINK_CHECKS = frozenset({"nhc-nvlink-inactive", "nhc-nvlink-query-failed", "n
 _SOCKETS = "nccl-net-socket-fallback"
 _NCCL_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\]")
 _CROSS_NODE = frozenset({"nccl-channel-net-socket"})  # a channel between ranks that runs over the network
-_FABRIC_MANAGER_FAILURES = frozenset({"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch"})
+_FABRIC_MANAGER_FAILURES = frozenset(
+    {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive"}
+)
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
 
 
@@ -181,6 +183,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
             return min(signature.severity, Severity.WARN, key=lambda s: s.rank)
     if signature.id in _FABRIC_MANAGER_FAILURES and spec is not None and spec.build in _NO_NVSWITCH:
         return Severity.INFO  # the fabric manager serves NVSwitches: without them its failure changes nothing
+    if signature.id == "gpud-fabric-state-not-supported" and spec is not None and spec.layout == "nvl72":
+        return Severity.WARN  # a rack-scale GPU outside its NVLink domain
     if signature.id == "fm-no-nvswitch" and spec is not None and spec.build == "nvswitch":
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):

@@ -1,0 +1,104 @@
+"""Pastes whose lines are recognisably about the GPU stack but that no entry of the catalog explains: read and said
+"not judged", never refused and never PASS; JSON-looking log lines are read as a paste, not refused as a damaged
+report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runner import Run
+
+
+def analyzed(run: Run, tmp_path: Path, text: str, *args: str) -> tuple[int, dict[str, Any]]:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(text, encoding="utf-8")
+    code, out, err = run("analyze", str(paste), "--format", "json", *args)
+    assert code in (0, 1), err
+    return code, json.loads(out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an NCCL warning the catalog has no entry for: before, PASS ("1 known message")
+        "node1:1:1 [0] misc/odd.cc:12 NCCL WARN Something odd happened here\n",
+        # aws-ofi-nccl's own WARN format (aws/aws-ofi-nccl#22): before, refused
+        "WARN: Function: create_nccl_ofi_component Line: 459: NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid "
+        "argument\n",
+        # NVSHMEM under DeepEP (deepseek-ai/DeepEP#139): before, refused
+        "/repo/nvshmem_src/src/host/transport/transport.cpp:nvshmemi_transport_init:275: init failed for transport: "
+        "IBGDA\n",
+    ],
+)
+def test_an_error_line_without_an_entry_is_not_judged_and_says_so(run: Run, tmp_path: Path, text: str) -> None:
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert "error or warning line(s) topoaudit has no entry for" in report["gate"]["reason"]
+    (unexplained,) = [f for f in report["findings"] if f["code"] == "run-failed"]
+    assert unexplained["severity"] == "info" and unexplained["message"].startswith(("An error", "A warning"))
+
+
+def test_a_kernel_line_keeps_its_own_reading_and_is_not_said_twice(run: Run, tmp_path: Path) -> None:
+    """The kernel-log reader judges an NVRM line; the catalog's fallback stands only on lines no reader judged."""
+    text = (
+        "Jul 09 10:42:47 node kernel: NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask "
+        "failed!\n"
+    )
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 1 and [f["code"] for f in report["findings"] if f["severity"] != "info"] == ["kernel-gpu-error"]
+    assert "run-failed" not in {f["code"] for f in report["findings"]}
+
+
+def test_json_log_lines_of_a_node_agent_are_read_as_a_paste(run: Run, tmp_path: Path) -> None:
+    """Before: refused as "invalid JSON ... a truncated or edited file?" (gpud's log, leptonai/gpud#1108)."""
+    text = (
+        '{"level":"warn","ts":"2025-10-16T10:34:29.644Z","caller":"fabric-manager/component.go:378","msg":"fabric '
+        'state is not healthy","reason":"GPU GPU-1182579c: state=Not Supported; GPU GPU-3aead50c: state=Not '
+        'Supported"}\n'
+        "\u2714 NVIDIA-GB200 checked fabric state\n"
+    )
+    _, report = analyzed(run, tmp_path, text)
+    (state,) = [f for f in report["findings"] if f["code"] == "fabric-not-ready"]
+    assert state["severity"] == "warn"  # a GB200 (named hyphenated, as the agent prints it) outside its NVLink domain
+    assert report["identified"]["model"] == "NVIDIA-GB200"
+    _, pcie = analyzed(run, tmp_path, text.replace("GB200", "H100-PCIe"))
+    assert pcie["gate"]["verdict"] == "pass"  # fabric state Not Supported is what PCIe cards report
+
+
+def test_a_damaged_report_is_still_refused_where_its_json_breaks(run: Run, tmp_path: Path) -> None:
+    paste = tmp_path / "report.json"
+    paste.write_text('{"schema_version": "1", "gate": {"verdict": "pass"', encoding="utf-8")
+    code, _, err = run("analyze", str(paste))
+    assert code == 4 and "not JSON (line 1" in err and "report.json" in err
+
+
+def test_a_bandwidth_stated_in_words_is_recognised_and_not_judged(run: Run, tmp_path: Path) -> None:
+    """Before: refused. DeepEP's tuning result (deepseek-ai/DeepEP#344) names what it measured over RDMA and NVLink."""
+    text = "[tuning] Best dispatch (BF16): SMs 24, NVL chunk 12, RDMA chunk 32: 42.36 GB/s (RDMA), 138.25 GB/s (NVL)\n"
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert [p["kind"] for p in report["source"]["parts"]] == ["bandwidth-note"]
+
+
+def test_prose_with_nothing_recognisable_is_still_refused(run: Run, tmp_path: Path) -> None:
+    paste = tmp_path / "notes.txt"
+    paste.write_text("we bought new servers last week and they are fast\n", encoding="utf-8")
+    code, _, err = run("analyze", str(paste))
+    assert code == 4 and "not a format topoaudit reads" in err
+
+
+def test_an_nccl_1_run_that_stopped_after_its_header_hung(run: Run, tmp_path: Path) -> None:
+    """Before: refused, "no nccl-tests data row, rank line or failure found" (NVIDIA/nccl#85)."""
+    text = (
+        "# Using devices\n"
+        "#   Rank  0 uses device  0 [0x02] Tesla P100-PCIE-16GB\n"
+        "#   Rank  1 uses device  1 [0x03] Tesla P100-PCIE-16GB\n"
+        "\n"
+        "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n"
+    )
+    code, report = analyzed(run, tmp_path, text)
+    (hung,) = [f for f in report["findings"] if f["code"] == "bench-run-hung"]
+    assert code == 1 and hung["message"].startswith("The run on 2 rank(s) printed its setup and then nothing")
