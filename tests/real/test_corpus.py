@@ -46,7 +46,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
-    "pytorch-117748-nvlstree-before-104": "verdict PASS, the thread's FAIL/WARN/NOT_JUDGED",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable, run-failed)",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",

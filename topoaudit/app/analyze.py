@@ -19,10 +19,16 @@ class AnalyzeRequest:
     gate: GateRequest = field(default_factory=GateRequest)
     plan: PlanRequest | None = None  # ``--plan-*``: a deploy plan section checked against this machine
     keep_evidence: bool = False  # a bundle is written: keep the raw input
+    expect_busbw_gbps: float | None = None  # ``--expect-busbw``: the figure a pasted sweep is held to
 
 
 def analyze_input(request: AnalyzeRequest) -> Judged:
     """Judge a captured machine (a file, standard input or a bundled example)."""
     loaded, evidence = load_machine(request.machine, keep_evidence=request.keep_evidence)
-    report = judge(loaded, gate_knowing_the_card(request.gate, request.plan, loaded.machine), request.plan)
+    report = judge(
+        loaded,
+        gate_knowing_the_card(request.gate, request.plan, loaded.machine),
+        request.plan,
+        expect_busbw_gbps=request.expect_busbw_gbps,
+    )
     return Judged(report, evidence)

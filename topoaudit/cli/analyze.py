@@ -32,6 +32,12 @@ Examples:
 @click.command(help=HELP)
 @click.argument("path", required=False, type=click.Path(allow_dash=True))
 @click.option("--example", metavar="NAME", help=EXAMPLE_HELP)
+@click.option(
+    "--expect-busbw",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Fail unless a pasted all-reduce sweep's large-message busbw reaches X GB/s (a figure to hold it to when "
+    "the paste names no GPU model).",
+)
 @gate_options
 @plan_options
 @output_options
@@ -40,6 +46,7 @@ def analyze(
     ctx: click.Context,
     path: str | None,
     example: str | None,
+    expect_busbw: float | None,
     gate: GateRequest,
     plan: PlanRequest | None,
     out: OutputRequest,
@@ -51,7 +58,9 @@ def analyze(
     if example == "list":
         print_examples(out.fmt)
         ctx.exit(0)
-    request = use_case.AnalyzeRequest(MachineInput(path, example), gate, plan, keep_evidence=bool(out.out_dir))
+    request = use_case.AnalyzeRequest(
+        MachineInput(path, example), gate, plan, keep_evidence=bool(out.out_dir), expect_busbw_gbps=expect_busbw
+    )
     judged = use_case.analyze_input(request)
     published = publish(judged.report, out, judged.evidence)
     show_report(published, out)

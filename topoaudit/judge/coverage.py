@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Unsupported
-from topoaudit.rules.needs import unexplained_messages
+from topoaudit.rules.needs import sweep_held_to_anything, unexplained_messages
 
 if TYPE_CHECKING:
     from topoaudit.model.policy import PolicyOutcome
@@ -74,6 +74,11 @@ def _why_not(ctx: RuleContext) -> str:
     bench = ctx.bench
     if not isinstance(bench, Unsupported) and not any(g.rows for g in bench.groups):
         parts.append("the run printed no result row")
+    elif not isinstance(bench, Unsupported) and not sweep_held_to_anything(ctx):
+        parts.append(
+            "the sweep's figures have nothing to be held to (no GPU model names the box, no --expect-busbw) and "
+            "it checked no data (#wrong N/A)"
+        )
     unexplained = unexplained_messages(ctx)
     if unexplained:
         parts.append(
@@ -92,4 +97,7 @@ def _to_judge(ctx: RuleContext) -> str:
     """The one capture that would give the rules evidence: `topo -m` of the same box (none for one GPU alone)."""
     if _lone_gpu(ctx) and not ctx.machine.nics:
         return ""  # one GPU and no NIC: no capture of this box holds an interconnect
+    bench = ctx.bench
+    if not isinstance(bench, Unsupported) and any(g.rows for g in bench.groups) and not sweep_held_to_anything(ctx):
+        return "name the GPUs (`--gpu-model NAME`) or the figure to hold the sweep to (`--expect-busbw GBPS`)"
     return TOPO_M

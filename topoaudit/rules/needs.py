@@ -63,6 +63,8 @@ class Context(Protocol):
     def setpci_acs(self) -> SetpciAcs | Unsupported: ...  # noqa: D102
     @property
     def signatures(self) -> tuple[Hit, ...] | Unsupported: ...  # noqa: D102
+    @property
+    def expect_busbw_gbps(self) -> float | None: ...  # noqa: D102
 
 
 PROBE_SOURCES = ("nvml",)
@@ -211,6 +213,21 @@ def _p2p_covers(ctx: Context) -> str:
     return f"the peer-to-peer status of {_plural(len(pairs), 'GPU pair')}" if pairs else ""
 
 
+def sweep_held_to_anything(ctx: Context) -> bool:
+    """Whether a sweep's figures were held to something, so that a PASS over it means something held.
+
+    Something: an expected figure (the model's, or NCCL's arithmetic on the box), the user's --expect-busbw, a data
+    check that ran (#wrong a number, not N/A), or other groups to compare.
+    """
+    bench = ctx.bench
+    if isinstance(bench, Unsupported):
+        return False
+    groups = [g for g in bench.groups if g.rows]
+    expected = any(isinstance(g.expected_busbw_gbps, float) for g in groups)
+    checked = any(isinstance(r.wrong, int) or isinstance(r.inplace_wrong, int) for g in groups for r in g.rows)
+    return expected or checked or ctx.expect_busbw_gbps is not None or len(groups) > 1
+
+
 def _bench_covers(ctx: Context) -> str:
     bench = ctx.bench
     if isinstance(bench, Unsupported):
@@ -218,7 +235,10 @@ def _bench_covers(ctx: Context) -> str:
     sizes = {row.size_bytes for group in bench.groups for row in group.rows}
     if not sizes:
         return ""  # a run that printed no result row: what it shows is a finding's, not a figure held
-    return f"an all-reduce sweep of {_plural(bench.world_size, 'rank')} ({_plural(len(sizes), 'message size')})"
+    if not sweep_held_to_anything(ctx):
+        return ""  # figures with nothing to compare them with, and no data check: nothing was judged
+    ranks = _plural(bench.world_size, "rank") if bench.world_size else "ranks the paste does not show"
+    return f"an all-reduce sweep of {ranks} ({_plural(len(sizes), 'message size')})"
 
 
 def _topology(ctx: Context) -> str:

@@ -1,0 +1,44 @@
+"""A pasted sweep is judged only when its figures are held to something: the GPU model's expected figure, the
+user's --expect-busbw, a data check that ran, or other groups. A bare row is "not judged", never PASS."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_runner import Run
+from parse.dev_pastes import dev_paste
+
+# The header and one row an AWS P5 user pasted of an 8-node all-reduce (pytorch/pytorch#117748, 104 GB/s before the
+# NCCL fix).
+ROW = dev_paste("pytorch-117748-nvlstree-before-104")
+
+
+def _analyze(run: Run, tmp_path: Path, text: str, *args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    paste = tmp_path / "sweep.txt"
+    paste.write_text(text, encoding="utf-8")
+    code, out, err = run("analyze", str(paste), "--format", "json", *args)
+    assert code in (0, 1), err
+    return code, json.loads(out)
+
+
+def test_a_row_with_nothing_to_hold_it_to_is_not_judged(run: Run, tmp_path: Path) -> None:
+    """Before: PASS, "judged: an all-reduce sweep of 0 ranks"."""
+    code, report = _analyze(run, tmp_path, ROW)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert "nothing to be held to" in report["gate"]["reason"]
+    assert "--expect-busbw" in report["gate"]["to_judge"]
+
+
+def test_expect_busbw_holds_a_pasted_sweep(run: Run, tmp_path: Path) -> None:
+    code, report = _analyze(run, tmp_path, ROW, "--expect-busbw", "250")
+    (low,) = [f for f in report["findings"] if f["code"] == "bench-below-expected"]
+    assert code == 1 and low["message"] == "group all plateaus at 104.2 GB/s busbw, below the --expect-busbw 250 GB/s"
+    code, report = _analyze(run, tmp_path, ROW, "--expect-busbw", "90")
+    assert code == 0 and report["gate"]["verdict"] == "pass"
+    assert report["gate"]["judged"][0] == "an all-reduce sweep of ranks the paste does not show (1 message size)"
+
+
+def test_a_data_check_is_something_judged(run: Run, tmp_path: Path) -> None:
+    code, report = _analyze(run, tmp_path, ROW.replace("N/A", "0"))
+    assert code == 0 and report["gate"]["verdict"] == "pass"
