@@ -26,7 +26,6 @@ STILL_WRONG: dict[str, str] = {
     "aikitoria-12-2x5070-topo-phb-cmdline": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "awsofi-22-efa-open-av-einval": "verdict NOT_JUDGED, the thread's FAIL",
     "club3090-1130-2x5090-p2p-gns-spaces": "verdict PASS, the thread's WARN/FAIL",
-    "dcgm-198-h100nvl-link-status-all-down": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "deepep-139-ibgda-init-roce": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",

@@ -219,3 +219,29 @@ def test_a_fabric_manager_that_finds_no_nvswitch_matters_only_where_there_are_nv
         "": (0, "warn", "warn"),
         "H100": (1, "fail", "fail"),
     }
+
+
+DCGMI_LINK_STATUS = """+----------------------+
+|  NvLink Link Status  |
++----------------------+
+GPUs:
+    gpuId 0:
+        {gpu0}
+    gpuId 1:
+        U U U U U U U U U U U U _ _ _ _ _ _
+NvSwitches:
+    No NvSwitches found.
+
+Key: Up=U, Down=D, Disabled=X, Not Supported=_
+"""
+
+
+def test_dcgmi_link_status_names_links_down_and_judges_links_up(run: Run, tmp_path: Path) -> None:
+    """Before: refused. `dcgmi nvlink --link-status` of 2x H100 NVL whose 18 links read D (NVIDIA/DCGM#198)."""
+    code, report = judged(run, tmp_path, DCGMI_LINK_STATUS.format(gpu0=" ".join("D" * 18)))
+    down = by_code(report)["nvlink-link-down"]
+    assert code == 0 and report["verdict"] == "warn" and down["severity"] == "warn"
+    assert down["evidence"]["lines"] == [6]
+    code, report = judged(run, tmp_path, DCGMI_LINK_STATUS.format(gpu0=" ".join("U" * 18)))
+    assert code == 0 and report["verdict"] == "pass"
+    assert [(f["code"], f["severity"]) for f in report["findings"]] == [("nvlink-links-up", "info")]
