@@ -236,6 +236,8 @@ TABLE = [
     ("        D D D D D D D D D D D D D D D D D D", "dcgmi-nvlink-down"),
     ("gpuId 3: U U U U U U U U U U U D _ _ _ _ _ _", "dcgmi-nvlink-down"),
     ("        U U U U U U U U U U U U _ _ _ _ _ _", "dcgmi-nvlink-up"),
+    ("\t\tState: Down", "ibstat-port-not-active"),
+    ("\t\tState: Initializing", "ibstat-port-not-active"),
     ("e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol", "nccl-socket-creation-failed"),
     ('        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active",', "gpud-fabric-manager-inactive"),
     ('          "data": "{\\"fabric_manager_active\\":false,', "gpud-fabric-manager-inactive"),

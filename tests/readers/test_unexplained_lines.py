@@ -102,3 +102,21 @@ def test_an_nccl_1_run_that_stopped_after_its_header_hung(run: Run, tmp_path: Pa
     code, report = analyzed(run, tmp_path, text)
     (hung,) = [f for f in report["findings"] if f["code"] == "bench-run-hung"]
     assert code == 1 and hung["message"].startswith("The run on 2 rank(s) printed its setup and then nothing")
+
+
+def test_text_only_interconnect_tools_print_is_recognised_not_refused(run: Run, tmp_path: Path) -> None:
+    """Before: refused with the `topo -m` hint. `fi_info -p efa` names the EFA provider; nothing in it is judged."""
+    text = "provider: efa\n    fabric: efa\n    domain: rdmap16s27-rdm\n    type: FI_EP_RDM\n"
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert [(p["kind"], p["first_line"]) for p in report["source"]["parts"]][:1] == [("gpu-text", 1)]
+
+
+def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> None:
+    text = (
+        "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n"
+        "\t\tPhysical state: Disabled\n\t\tLink layer: InfiniBand\n"
+    )
+    code, report = analyzed(run, tmp_path, text)
+    (down,) = [f for f in report["findings"] if f["code"] == "rdma-port-down"]
+    assert code == 0 and report["gate"]["verdict"] == "warn" and down["evidence"]["lines"] == [5]

@@ -43,6 +43,10 @@ JUDGED_WITHOUT_GPUS = ("bench", "nccl", "signatures", "smi_query", "health", "gr
 line, a traceback, the Fabric block of ``nvidia-smi -q``, NHC lines, the tail of an nccl-tests run)."""
 
 
+PROSE_KINDS = ("bandwidth-note", "gpu-text")
+"""Paste parts recognised by their words alone (:mod:`topoaudit.parse.paste_parts`), not by a capture's shape."""
+
+
 @dataclass(frozen=True)
 class Facts:
     """Everything one input (or one part of a paste) held; an absent kind of fact is an Unsupported saying why."""
@@ -70,9 +74,14 @@ class Facts:
         """Whether the input holds something to judge although it names no GPU.
 
         A fact judged on its own (:data:`JUDGED_WITHOUT_GPUS`: a known message, a fabric block, a health line...),
-        or a recognised part of a paste no reader could read, which the report then names as not judged.
+        or a recognised part of a paste no reader could read, which the report then names as not judged (prose about
+        the interconnect, :data:`PROSE_KINDS`, only when nothing else in the paste was read: a topology file's
+        comment that names NCCL does not make a file without GPUs judgeable).
         """
         if any(not isinstance(getattr(self, kind), Unsupported) and getattr(self, kind) != () for kind in
                JUDGED_WITHOUT_GPUS):  # fmt: skip
             return True
-        return any(not part.read_by and part.kind != "other" for part in self.source.parts)
+        parts = self.source.parts
+        read = any(part.read_by for part in parts)  # beside a part that was read, words in prose are commentary
+        ignored = ("other", *(PROSE_KINDS if read else ()))
+        return any(not part.read_by and part.kind not in ignored for part in parts)

@@ -29,7 +29,8 @@ from topoaudit.parse.prefixes import Line, strip_prefixes
 
 KINDS = (
     "nccl-log", "traceback", "nccl-tests", "topo-matrix", "p2p-matrix", "nvidia-smi-q", "nvidia-smi-table",
-    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "gpu-list", "bandwidth-note", "other",
+    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "gpu-list", "bandwidth-note",
+    "gpu-text", "other",
 )  # fmt: skip
 INTERLEAVED = "nccl-log"
 """The kind whose lines run through other tools' output (NCCL_DEBUG writes to the same console)."""
@@ -135,6 +136,12 @@ _BANDWIDTH_NOTE = re.compile(
 )
 """A line that states a bandwidth over a named interconnect in words (a tool's summary, a benchmark's result
 line): no reader is for it, but it is recognisably about the interconnect, so the paste is judged, not refused."""
+_GPU_TEXT = re.compile(
+    r"\b(?:NCCL|NVLink|NVSwitch|NVSHMEM|InfiniBand|RoCE|GPUDirect|libfabric|nvidia-fabricmanager|fabricmanager"
+    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\d+|ibv_\w+|fi_info|provider: (?:efa|verbs))\b"
+)
+"""Words only the GPU interconnect's tools and logs print: a paste of such lines that no reader is for (``ibstat``,
+``fi_info``, an NCCL banner) is recognisably about the interconnect and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _COMMANDS = (
@@ -239,8 +246,6 @@ def _classify(text: str, current: str) -> _Mark:
     for pattern, kind in _COMMANDS:
         if pattern.search(text):
             return _weak(kind)
-    if "GB/s" in text and _BANDWIDTH_NOTE.search(text):
-        return _S["bandwidth-note"]
     return _UNKNOWN
 
 
@@ -284,9 +289,22 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
     _close(runs, current, pending, "")
     texts = {line.number: line.text for line in lines}
     for run in runs:
-        if run.kind == "other" and all(_GPU_LIST.match(texts[n].strip()) for n in run.lines):
-            run.kind = "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
+        if run.kind == "other":
+            run.kind = _other_kind([texts[n] for n in run.lines])
     return tuple(run.part() for run in _interleave(runs))
+
+
+def _other_kind(texts: list[str]) -> str:
+    """What lines no capture's shape claims still are: `nvidia-smi -L`, a bandwidth stated in words, words only the
+    interconnect's tools print; else ``other``. Decided for the whole stretch, so a traceback's message that names
+    NVLink stays in the traceback."""
+    if all(_GPU_LIST.match(t.strip()) for t in texts):
+        return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
+    if any("GB/s" in t and _BANDWIDTH_NOTE.search(t) for t in texts):
+        return "bandwidth-note"
+    if any(_GPU_TEXT.search(t) for t in texts):
+        return "gpu-text"
+    return "other"
 
 
 def _close(

@@ -312,7 +312,7 @@ def _captured(kind: str) -> Callable[[Context], str]:
 def _dump_covers(ctx: Context) -> str:
     dump = None if isinstance(ctx.captures, Unsupported) else ctx.captures.nccl_topology
     count = len(dump.gpus) if dump is not None and not isinstance(dump, Unsupported) else 0
-    return f"NCCL's topology dump of {_plural(count, 'GPU')}"
+    return f"NCCL's topology dump of {_plural(count, 'GPU')}" if count else ""  # no GPU in it: nothing judged
 
 
 def _stated(text: str) -> Callable[[Context], str]:
