@@ -245,3 +245,16 @@ def test_dcgmi_link_status_names_links_down_and_judges_links_up(run: Run, tmp_pa
     code, report = judged(run, tmp_path, DCGMI_LINK_STATUS.format(gpu0=" ".join("U" * 18)))
     assert code == 0 and report["verdict"] == "pass"
     assert [(f["code"], f["severity"]) for f in report["findings"]] == [("nvlink-links-up", "info")]
+
+
+def test_vllms_custom_allreduce_without_p2p_is_by_design_only_on_geforce(run: Run, tmp_path: Path) -> None:
+    text = (
+        "WARNING 05-25 00:00:25 custom_all_reduce.py:74] Custom allreduce is disabled because your platform lacks "
+        "GPU P2P capability or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True "
+        "explicitly.\n"
+    )
+    severities = {}
+    for model in ("RTX 4090", "L40S", ""):
+        _, report = judged(run, tmp_path, text, *(["--gpu-model", model] if model else []))
+        severities[model] = by_code(report)["p2p-unavailable"]["severity"]
+    assert severities == {"RTX 4090": "info", "L40S": "warn", "": "warn"}

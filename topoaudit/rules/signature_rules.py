@@ -181,6 +181,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
             return Severity.INFO
         if spec.build == "bridge":
             return min(signature.severity, Severity.WARN, key=lambda s: s.rank)
+    if signature.id == "vllm-custom-allreduce-no-p2p" and spec is not None and "GeForce" in spec.name:
+        return Severity.INFO  # GeForce cards have no peer access on stock drivers: by design
     if signature.id in _FABRIC_MANAGER_FAILURES and spec is not None and spec.build in _NO_NVSWITCH:
         return Severity.INFO  # the fabric manager serves NVSwitches: without them its failure changes nothing
     if signature.id == "gpud-fabric-state-not-supported" and spec is not None and spec.layout == "nvl72":
