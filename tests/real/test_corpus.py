@@ -23,7 +23,6 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
-    "aikitoria-12-2x5070-topo-phb-cmdline": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "awsofi-22-efa-open-av-einval": "verdict NOT_JUDGED, the thread's FAIL",
     "club3090-1130-2x5090-p2p-gns-spaces": "verdict PASS, the thread's WARN/FAIL",
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
@@ -32,16 +31,13 @@ STILL_WRONG: dict[str, str] = {
     "gdrcopy-324-sanity-tokens-fail-570": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "gpud-1271-gh100-postrx-linkmask": "verdict FAIL but no finding names nvlink-down (found kernel-gpu-error)",
     "msswift-1233-distbackenderror-no-detail": "verdict FAIL, the thread's NOT_JUDGED",
-    "nccl-1086-8x4090-topo-pix-pcie-switch": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict WARN but no finding names nvls-failure (found bench-run-hung, nccl-env-override)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",
     "nccl-1817-l20-p2p-run-tail-0p9gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccl-1911-ras-mismatch-32ranks": "verdict PASS, the thread's WARN/FAIL",
-    "nccl-2079-rtx5880ada-topo-node-acs": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-2329-p2p-disabled-nvlink-connected-hw": "verdict FAIL but no finding names nvlink-down (found nccl-p2p-disabled)",
     "nccl-257-1080ti-hang-header-nccl-2-4-8": "verdict WARN, the thread's NOT_JUDGED/FAIL",
     "nccl-523-gdr-acs-vendor-err81": "verdict FAIL but no finding names p2p-unsupported (found nccl-net-error)",
-    "nccl-667-4gpu-topo-pxb-pix-hang-vtd": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
