@@ -30,7 +30,6 @@ STILL_WRONG: dict[str, str] = {
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "gdrcopy-324-sanity-tokens-fail-570": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "gpud-1271-gh100-postrx-linkmask": "verdict FAIL but no finding names nvlink-down (found kernel-gpu-error)",
-    "msswift-1233-distbackenderror-no-detail": "verdict FAIL, the thread's NOT_JUDGED",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict WARN but no finding names nvls-failure (found bench-run-hung, nccl-env-override)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",
     "nccl-1817-l20-p2p-run-tail-0p9gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
@@ -42,10 +41,9 @@ STILL_WRONG: dict[str, str] = {
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",
-    "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable, run-failed)",
+    "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "siboehm-bench-3xa6000-topo-nv4-pair-plus-one": "verdict WARN but no finding names nvlink-split (found nvlink-degraded)",
-    "vllm-16707-ray-initrank-system-error-repeated": "verdict FAIL, the thread's NOT_JUDGED",
     "vllm-20226-init416-operation-not-supported": "verdict FAIL but no finding names run-failed (found p2p-unavailable)",
 }
 

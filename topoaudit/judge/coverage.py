@@ -82,8 +82,9 @@ def _why_not(ctx: RuleContext) -> str:
     unexplained = unexplained_messages(ctx)
     if unexplained:
         parts.append(
-            f"{unexplained} error or warning line(s) topoaudit has no entry for (shown as run-failed, info), so what "
-            "they mean for the interconnect is not known"
+            f"{unexplained} error or warning line(s) that name no cause topoaudit can judge (a framework's wrapper "
+            "such as 'NCCL error ... unhandled system error', or a message it has no entry for; shown as run-failed, "
+            "info)"
         )
     return "; ".join(parts) or "no rule had evidence to examine"
 

@@ -330,7 +330,10 @@ def _counted(field: str, noun: str) -> Callable[[Context], str]:
 
 
 def unexplained_messages(ctx: Context) -> int:
-    """How many of the paste's known messages are the catalog's fallbacks: an error or warning it has no entry for."""
+    """Count the paste's known messages that are the catalog's fallbacks.
+
+    A fallback is a framework's wrapper naming no cause, or an error or warning the catalog has no entry for.
+    """
     from topoaudit.parse.signatures import catalog
 
     hits = ctx.signatures
