@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from topoaudit.app.analyze import AnalyzeRequest, analyze_input
-from topoaudit.app.common import MachineInput
+from topoaudit.app.common import GateRequest, MachineInput
 from topoaudit.model.finding import Finding
 from topoaudit.model.nccl_topo import Captures
 from topoaudit.model.report import Report, report_to_dict
@@ -60,8 +60,15 @@ def test_chipset_not_supported_alone_warns_and_asks_for_the_topology() -> None:
     assert "GPU0-GPU1 chipset-not-supported" in found.message and "nvidia-smi topo -m" in found.message
 
 
-def test_consumer_gpu_not_supported_is_info() -> None:
+def test_gpu_not_supported_is_info_only_when_a_named_model_says_it_is_the_design() -> None:
+    """GNS both ways: by design on a named GeForce card, a warning when nothing names the model (the threads' experts
+    warn: every copy goes through host memory)."""
     found = _p2p_finding(_analyze("p2p-2x5090-rw-gns-1.txt"))
+    assert found is not None and found.severity.value == "warn" and "through host memory" in found.message
+    named = analyze_input(
+        AnalyzeRequest(MachineInput(path=str(CAPTURES / "p2p-2x5090-rw-gns-1.txt")), GateRequest(gpu_model="RTX 5090"))
+    ).report
+    found = _p2p_finding(named)
     assert found is not None and found.severity.value == "info"
 
 

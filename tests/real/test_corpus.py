@@ -24,7 +24,6 @@ HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
     "awsofi-22-efa-open-av-einval": "verdict NOT_JUDGED, the thread's FAIL",
-    "club3090-1130-2x5090-p2p-gns-spaces": "verdict PASS, the thread's WARN/FAIL",
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "deepep-139-ibgda-init-roce": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",

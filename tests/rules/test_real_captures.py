@@ -124,7 +124,7 @@ TABLE = [
     Row("captures/nvlink-h800-status-8links-elided-1.txt", None, "pass", "", ""),
     Row("captures/nvlink-v100-ndv2-gpu3-two-links-inactive-1.txt", None, "fail", "", "nvlink-link-down:fail"),
     Row("captures/p2p-2x3090-nvlink-ok-clubrig-1.txt", None, "pass", "", "model-unknown:info"),
-    Row("captures/p2p-2x5090-rw-gns-1.txt", None, "pass", "", "model-unknown:info p2p-unavailable:info"),
+    Row("captures/p2p-2x5090-rw-gns-1.txt", None, "warn", "", "model-unknown:info p2p-unavailable:warn"),
     Row("captures/p2p-2xl4-cns-stas-1.txt", None, "warn", "", "model-unknown:info p2p-unavailable:warn"),
     Row("captures/p2p-2xrtx6000ada-puget-wrx90-p2pbwlat-1.txt", None, "pass", "", ""),
     Row("captures/p2p-4xrtx6000ada-asus-esc8000a-p2pbwlat-1.txt", None, "pass", "", ""),

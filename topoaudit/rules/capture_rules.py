@@ -465,7 +465,9 @@ def p2p_without_topology(ctx: RuleContext) -> list[Finding]:
     """P2P statuses pasted without the topology (``nvidia-smi topo -p2p`` or p2pBandwidthLatencyTest alone).
 
     With a ``topo -m`` beside them the probe's rule judges each pair against its path; alone, a pair
-    without peer access is still worth saying, with the path left for the user to paste.
+    without peer access is still worth saying, with the path left for the user to paste. "GPU not supported"
+    is the design of consumer cards: informational when the model is named, a warning when nothing names it (every
+    copy goes through host memory, and nothing says that was the plan).
     """
     machine = ctx.machine
     if not machine.p2p or gpu_pair_links(machine):
@@ -479,6 +481,7 @@ def p2p_without_topology(ctx: RuleContext) -> list[Finding]:
         return []
     reasons = sorted({s for *_, s in bad})
     consumer = reasons == ["gpu-not-supported"]
+    by_design = consumer and ctx.spec is not None  # a named model whose GPUs refuse P2P: the model's design
     shown = ", ".join(f"GPU{a}-GPU{b} {s}" for a, b, s in bad[:6]) + (
         f" and {len(bad) - 6} more" if len(bad) > 6 else ""
     )
@@ -486,9 +489,14 @@ def p2p_without_topology(ctx: RuleContext) -> list[Finding]:
         finding(
             "p2p-unavailable",
             f"P2P is unavailable on {len(bad)} GPU pair(s): {shown}. "
-            + ("The GPU model does not support P2P (consumer cards, by design). " if consumer else "")
+            + (
+                "The GPU model does not support P2P (consumer cards, by design): every GPU-to-GPU copy goes through "
+                "host memory. "
+                if consumer
+                else ""
+            )
             + "Paste `nvidia-smi topo -m` beside it to judge each pair against its path.",
-            severity=Severity.INFO if consumer else Severity.WARN,
+            severity=Severity.INFO if by_design else Severity.WARN,
             pairs=[{"gpus": [a, b], "status": s, "path": "unknown"} for a, b, s in bad],
             likely_cause="the GPU model does not support P2P" if consumer else "unknown",
         )
