@@ -1288,3 +1288,17 @@ def test_nccl_1s_rank_lines_name_the_devices_of_a_run_that_printed_no_row() -> N
         (0, 0, "unknown", "Tesla P100-PCIE-16GB"),
         (1, 1, "unknown", "Tesla P100-PCIE-16GB"),
     ]
+
+
+def test_comment_lines_whose_hash_a_markdown_render_took_are_still_read() -> None:
+    """NVIDIA/nccl#104 as the page shows it: '# Using devices' rendered as a heading lost its '#'."""
+    text = (
+        "Using devices\n"
+        "   Rank  0 uses device  0 [0x05] Tesla M40 24GB\n"
+        "   Rank  1 uses device  1 [0x08] Tesla M40 24GB\n"
+        "\n"
+        "     bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n"
+    )
+    assert looks_like_nccl_tests(text)
+    result = parse_nccl_tests(text).result
+    assert [(r.rank, r.name) for r in result.ranks] == [(0, "Tesla M40 24GB"), (1, "Tesla M40 24GB")]

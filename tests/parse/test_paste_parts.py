@@ -38,7 +38,7 @@ REAL = [
     ("pytorch-1637-p2pbw-1080ti-hangs", [("p2p-matrix", 1, 29)]),
     ("ray-16979-raysgd-ipc-217-visible-devices", [("traceback", 1, 1), ("nccl-log", 2, 10)]),
     ("ray-40758-proxy-call-rank0-connect", [("traceback", 1, 16)]),
-    ("vllm-5484-trace-log-before-hang-bootstrap", [("other", 1, 6), ("nccl-log", 7, 15)]),
+    ("vllm-5484-trace-log-before-hang-bootstrap", [("gpu-text", 1, 6), ("nccl-log", 7, 15)]),
     ("vllm-19607-topo-2gpu-nv12-8nic", [("topo-matrix", 1, 17)]),
 ]
 

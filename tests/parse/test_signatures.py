@@ -243,6 +243,7 @@ TABLE = [
     ("node1:1:9 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : GID table change", "nccl-ib-port-event"),
     ("nvidia-smi: NVML: Driver/library version mismatch", "smi-nvml-init-failed"),
     ("node1:1:1 [0] net.cc:372 NCCL WARN Error: network IB not found.", "nccl-net-not-found"),
+    ("NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)", "nccl-ib-completion-error"),
     ("\t\tState: Down", "ibstat-port-not-active"),
     ("\t\tState: Initializing", "ibstat-port-not-active"),
     ("e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol", "nccl-socket-creation-failed"),

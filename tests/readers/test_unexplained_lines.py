@@ -124,3 +124,26 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
     code, report = analyzed(run, tmp_path, text)
     (down,) = [f for f in report["findings"] if f["code"] == "rdma-port-down"]
     assert code == 0 and report["gate"]["verdict"] == "warn" and down["evidence"]["lines"] == [5]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("bidirectional \nGPU0-GPU0 = 2959.19 GB/s\nGPU0-GPU1 = 260.89 (GB/s) \n", "bandwidth-note"),
+        ("(head, rank=0, pid=22828) [node:0]: busbw: 18.973 GBps (151.8 Gbps)\n", "bandwidth-note"),
+        (
+            "$ srun -n 2 -c 18 --gpus-per-task 1 python3 bench.py --use-ddp\nIter #0: 687.1 img/sec per GPU\n",
+            "gpu-text",
+        ),
+        (
+            "Device 0 [GeForce GTX 1080 Ti] PCIe GEN 3@16x \nDevice 1 [GeForce GTX 1080 Ti] PCIe GEN 1@16x \n",
+            "gpu-text",
+        ),
+        ("INFO 07-20 17:27:20 pynccl.py:63] vLLM is using nccl==2.21.5\n", "gpu-text"),
+    ],
+)
+def test_words_about_gpus_and_their_links_are_recognised(run: Run, tmp_path: Path, text: str, kind: str) -> None:
+    """Before: refused with the `topo -m` hint; each is recognisably about GPUs, and says nothing judged."""
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert kind in [p["kind"] for p in report["source"]["parts"]]

@@ -258,3 +258,16 @@ def test_vllms_custom_allreduce_without_p2p_is_by_design_only_on_geforce(run: Ru
         _, report = judged(run, tmp_path, text, *(["--gpu-model", model] if model else []))
         severities[model] = by_code(report)["p2p-unavailable"]["severity"]
     assert severities == {"RTX 4090": "info", "L40S": "warn", "": "warn"}
+
+
+def test_sockets_where_the_settings_ask_for_infiniband_warn_on_one_host(run: Run, tmp_path: Path) -> None:
+    """Before: info, so PASS. NCCL_IB_DISABLE=0 says InfiniBand was wanted (pytorch/pytorch#111424: the container
+    lacked /dev/infiniband)."""
+    text = (
+        "node013:37715:38896 [0] NCCL INFO NET/IB : No device found.\n"
+        "node013:37715:38896 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.\n"
+    )
+    _, report = judged(run, tmp_path, text)
+    assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "warn" and report["verdict"] == "warn"
+    _, alone = judged(run, tmp_path, text.splitlines()[0] + "\n")
+    assert by_code(alone)["nccl-net-socket-fallback"]["severity"] == "info"

@@ -58,6 +58,10 @@ _RANK = re.compile(
     r"(?:on\s+(?P<host>\S+)\s+|uses\s+)"  # NCCL 1's tests: "#   Rank  0 uses device  0 [0x02] Tesla P100"
     r"device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
 )
+_UNHASHED = re.compile(
+    r"^(?:Using devices\s*$|Rank\s+\d+\s+(?:Group|Pid|on|uses)\s|bytes\s+N\s+type\s|out-of-place\s+in-place\s*$)"
+)
+"""nccl-tests' own comment lines as a page shows them when Markdown took their "#" (a heading): read as comments."""
 _MPI_PREFIX = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
 _TYPES = {
     "float", "half", "double", "bfloat16", "int8", "uint8", "int32", "uint32", "int64", "uint64", "int", "char",
@@ -106,7 +110,7 @@ def looks_like_nccl_tests(text: str) -> bool:
     if head.lstrip().startswith("{"):
         return '"results"' in head and ('"bus_bw"' in head or '"nccl_version"' in head)
     has_header = bool(re.search(r"#\s*size\s+count\s+type", head)) or ("algbw" in head and "busbw" in head)
-    has_rank = bool(re.search(r"^#\s*Rank\s+\d+\s+.*device", head, re.MULTILINE))
+    has_rank = bool(re.search(r"^#?\s*Rank\s+\d+\s+.*device", head, re.MULTILINE))
     has_perf = "_perf" in head or "nccl-tests" in head or "rccl-tests" in head or "Avg bus bandwidth" in text
     if (has_header and (has_rank or has_perf)) or (has_rank and has_perf):
         return True
@@ -246,6 +250,8 @@ class _Reader:
     def read(self, number: int, stripped: str) -> None:
         if stripped[0].isdigit() and self.row(number, stripped):
             return  # most lines of a paste: read before any search, without building their evidence
+        if stripped[0] != "#" and _UNHASHED.match(stripped):
+            stripped = "# " + stripped  # a comment line whose "#" a Markdown render took (it made it a heading)
         evidence = LogLine(number, stripped[:MAX_EVIDENCE_CHARS])
         if stripped.startswith("#"):
             if stripped.strip("# "):

@@ -132,13 +132,17 @@ _NHC = re.compile(r"(?:ERROR|WARNING|SUCCESS):\s+\S+:\s+(?:Health check|Nearing 
 _KERNEL_WORDS = ("NVRM", "Xid (", "nvidia-nvswitch", "AMD-Vi", "DMAR:", "nvidia-modeset", "nvidia 0000:")
 _BANDWIDTH_NOTE = re.compile(
     r"\b(?:NVLink|NVL|NVSwitch|RDMA|InfiniBand|RoCE|EFA|P2P|PCIe|busbw|algbw|[Aa]ll[-_ ]?[Rr]educe)\b.*?"
-    r"\d+(?:\.\d+)?\s*GB/s|\d+(?:\.\d+)?\s*GB/s.*?\b(?:NVLink|NVL|NVSwitch|RDMA|InfiniBand|RoCE|EFA|P2P|PCIe)\b"
+    r"\d+(?:\.\d+)?\s*GB(?:/s|ps)|\d+(?:\.\d+)?\s*GB/s.*?\b(?:NVLink|NVL|NVSwitch|RDMA|InfiniBand|RoCE|EFA|P2P|PCIe)\b"
+    r"|\bGPU\d+\s*-\s*GPU\d+\s*[=:]\s*\d+(?:\.\d+)?\s*\(?GB/s"
 )
 """A line that states a bandwidth over a named interconnect in words (a tool's summary, a benchmark's result
 line): no reader is for it, but it is recognisably about the interconnect, so the paste is judged, not refused."""
 _GPU_TEXT = re.compile(
     r"\b(?:NCCL|NVLink|NVSwitch|NVSHMEM|InfiniBand|RoCE|GPUDirect|libfabric|nvidia-fabricmanager|fabricmanager"
-    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\d+|ibv_\w+|fi_info|provider: (?:efa|verbs))\b"
+    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\d+|ibv_\w+|fi_info|provider: (?:efa|verbs)"
+    r"|libnccl\S*|nccl==[\d.]+|mpirun|torchrun|all_reduce_perf"
+    r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{2,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
+    r"|--gres=gpu"
 )
 """Words only the GPU interconnect's tools and logs print: a paste of such lines that no reader is for (``ibstat``,
 ``fi_info``, an NCCL banner) is recognisably about the interconnect and judged "not judged", never refused."""
@@ -300,7 +304,7 @@ def _other_kind(texts: list[str]) -> str:
     NVLink stays in the traceback."""
     if all(_GPU_LIST.match(t.strip()) for t in texts):
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
-    if any("GB/s" in t and _BANDWIDTH_NOTE.search(t) for t in texts):
+    if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
         return "bandwidth-note"
     if any(_GPU_TEXT.search(t) for t in texts):
         return "gpu-text"

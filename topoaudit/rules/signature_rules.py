@@ -191,7 +191,12 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.WARN  # it failed because it found no NVSwitch: a fault only if the box should have some
-    if signature.code == _SOCKETS and signature.severity != Severity.INFO and _one_node(found, ctx):
+    if (
+        signature.code == _SOCKETS
+        and signature.severity != Severity.INFO
+        and _one_node(found, ctx)
+        and not _ib_asked(ctx)
+    ):
         return Severity.INFO  # sockets carry nothing when every rank is on one node
     return signature.severity
 
@@ -212,6 +217,22 @@ def _one_node(found: Iterable[tuple[Hit, Signature]], ctx: RuleContext) -> bool:
         if m := _NCCL_HOST.match(hit.text):
             hosts.add(m.group(1))
     return len(hosts) == 1
+
+
+def _ib_asked(ctx: RuleContext) -> bool:
+    """Whether the run's settings ask for InfiniBand/RoCE, so that sockets are a setup that failed.
+
+    NCCL_IB_DISABLE=0, NCCL_IB_HCA or NCCL_NET=IB: even where the paste shows one node.
+    """
+    if isinstance(ctx.nccl, Unsupported):
+        return False
+    for setting in ctx.nccl.settings:
+        value = str(setting.value).strip().rstrip(".")
+        if (setting.name, value) == ("NCCL_IB_DISABLE", "0") or setting.name == "NCCL_IB_HCA":
+            return True
+        if setting.name == "NCCL_NET" and value.upper() == "IB":
+            return True
+    return False
 
 
 def _more_ranks_than_a_node(ctx: RuleContext) -> bool:
