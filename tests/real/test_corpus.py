@@ -23,12 +23,18 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
+    "awsofi-1020-fi-getinfo-no-data-a": "verdict NOT_JUDGED, the thread's FAIL",
     "awsofi-22-efa-open-av-einval": "verdict NOT_JUDGED, the thread's FAIL",
+    "azhc-72-ndv4-hpcx-dir-not-set": "verdict FAIL, the thread's NOT_JUDGED",
+    "cudasamples-392-4xh100-bidir-260": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "deepep-139-ibgda-init-roce": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
+    "gdrcopy-305-sanity-pin-fail-a100": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "gdrcopy-324-sanity-tokens-fail-570": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "gpud-1271-gh100-postrx-linkmask": "verdict FAIL but no finding names nvlink-down (found kernel-gpu-error)",
+    "gpuop-1595-fm-start-unknown-option": "verdict NOT_JUDGED, the thread's FAIL",
+    "gpuop-610-fm-nothing-to-do-a40-bridge": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict WARN but no finding names nvls-failure (found bench-run-hung, nccl-env-override)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",
     "nccl-1817-l20-p2p-run-tail-0p9gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
@@ -38,12 +44,24 @@ STILL_WRONG: dict[str, str] = {
     "nccl-523-gdr-acs-vendor-err81": "verdict FAIL but no finding names p2p-unsupported (found nccl-net-error)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
+    "nccl-939-p2p-ipc-socket": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
+    "ogkm-1150-xid45-after-xid149-145": "verdict WARN, the thread's FAIL",
+    "pytorch-37004-shm-open-permission-denied": "verdict WARN, the thread's FAIL",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",
+    "pytorch-7019-p2p-direct-hang": "verdict PASS, the thread's FAIL/NOT_JUDGED",
+    "pytorch-79299-topo-8xa6000-nv4-pairs": "verdict WARN but no finding names p2p-unsupported (found nvlink-split-domain)",
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
+    "ray-39471-g5-p2p-latency-49207us": "verdict FAIL but no finding names p2p-unsupported (found p2p-latency-high)",
+    "sglang-9707-rtx50-customar-p2p-warn": "verdict FAIL, the thread's WARN/PASS",
+    "sharpplugin-151-sat-lock-failed": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "siboehm-bench-3xa6000-topo-nv4-pair-plus-one": "verdict WARN but no finding names nvlink-split (found nvlink-degraded)",
+    "skypilot-3592-gcp-h100-busbw-no-tcpx": "verdict NOT_JUDGED, the thread's WARN/FAIL",
+    "trtllm-1374-a10-canaccesspeer-zero": "verdict NOT_JUDGED, the thread's WARN/FAIL",
+    "vllm-16336-b200-gpu2-no-nvlink": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "vllm-20226-init416-operation-not-supported": "verdict FAIL but no finding names run-failed (found p2p-unavailable)",
+    "vllm-9920-a6000ada-shm-hang-tail": "verdict PASS, the thread's FAIL",
 }
 
 
@@ -72,10 +90,12 @@ def test_every_paste_has_a_label_and_every_label_a_paste() -> None:
 
 
 def test_the_corpus_is_large_mostly_excerpts_and_a_fifth_held_back() -> None:
+    """The held-back part is a fifth set aside, or every paste collected since the last one was measured (then it
+    joined dev: README.md); either way at least 30 pastes nothing was tuned on."""
     assert len(PASTES) >= 150
     assert sum(p.shape == "excerpt" for p in PASTES) >= len(PASTES) / 2
     held = sum(p.part == "held-back" for p in PASTES)
-    assert abs(held - len(PASTES) / 5) <= 3
+    assert 30 <= held <= len(PASTES) / 5 + 3
     verdicts = collections.Counter(p.verdict for p in PASTES)
     assert all(verdicts[v] >= 10 for v in ("FAIL", "WARN", "PASS", "NOT_JUDGED"))
 
