@@ -400,3 +400,23 @@ def test_parse_cpu_list() -> None:
     for bad in ("-31,64-95", "0-", "3-1", "N/A", "", "0-99999999999", "0-65536", "9" * 5000, "\u0660-\u0663"):
         with pytest.raises(ValueError):
             parse_cpu_list(bad)
+
+
+def test_rows_without_their_header_on_an_nvswitch_board_take_the_columns_after_gpu7_as_nics() -> None:
+    """Before: refused ("columns 9-20 ... cannot be told"). Six rows of an 8x B200 board with 12 NICs, pasted without
+    the header (vllm-project/vllm#16336): NV18 reaching GPU7 closes the GPU columns of an 8-GPU NVSwitch baseboard."""
+    nv = ["NV18"] * 8
+    nics = ["PXB", "NODE", "NODE", "NODE", "SYS", "SYS", "SYS", "SYS", "NODE", "NODE", "SYS", "SYS"]
+    rows = []
+    for g in range(6):
+        cells = ["X" if j == g else ("NODE" if 2 in (g, j) else nv[j]) for j in range(8)]
+        rows.append(f"GPU{g}\t" + "\t".join(cells + nics) + "\t0-55\t0\t\tN/A")
+    parsed = parse_topo_matrix("\n".join(rows) + "\n", partial=True)
+    machine = parsed.machine
+    assert [g.index for g in machine.gpus] == list(range(8)) and len(machine.nics) == 12
+    from topoaudit.model.topology import nvlink_pairs
+
+    on_nvlink = {gpu for a, b, _ in nvlink_pairs(machine) for gpu in (a, b)}
+    assert on_nvlink == {0, 1, 3, 4, 5, 6, 7}  # GPU2, NODE to every peer, is off the fabric
+    with pytest.raises(TopoParseError, match="cannot be told"):
+        parse_topo_matrix("\n".join(r.replace("NV18", "SYS") for r in rows) + "\n", partial=True)

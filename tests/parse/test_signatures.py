@@ -243,6 +243,7 @@ TABLE = [
     ("node1:1:9 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : GID table change", "nccl-ib-port-event"),
     ("nvidia-smi: NVML: Driver/library version mismatch", "smi-nvml-init-failed"),
     ("node1:1:1 [0] net.cc:372 NCCL WARN Error: network IB not found.", "nccl-net-not-found"),
+    ("[2025-09-07 16:25:32 TP1] Setup Custom allreduce failed with CUDART error: peer access is not supported between these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.", "sglang-custom-allreduce-setup-failed"),
     ("NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)", "nccl-ib-completion-error"),
     ("\t\tState: Down", "ibstat-port-not-active"),
     ("\t\tState: Initializing", "ibstat-port-not-active"),

@@ -61,14 +61,19 @@ def test_headerless_8x_h100_keeps_every_nv18_pair() -> None:
     assert parsed.missing_rows == () and parsed.unknown_links == () and parsed.coverage() == ""
 
 
-def test_headerless_matrix_whose_nic_rows_are_cut_does_not_guess_the_extra_columns() -> None:
-    """Columns after the GPUs with no row and no NVLink cell could be GPUs or NICs: not guessed."""
+def test_headerless_matrix_whose_nic_rows_are_cut_reads_the_extra_columns_only_on_a_switch_board() -> None:
+    """Columns after the GPUs with no row and no NVLink cell could be GPUs or NICs. NV12 reaching GPU7 is an 8-GPU
+    NVSwitch baseboard (HGX A100), so they are its NICs; with no NVLink to say so they are not guessed."""
     text = without_header(read("topo-8xa100sxm4-80g-8nic-roce-deepep-1.txt"))
     kept = [line for line in text.split("\n") if not line.startswith("NIC")]
     bare = "\n".join(kept)
-    assert not looks_like_topo_matrix(bare)
+    assert looks_like_topo_matrix(bare)
+    machine = parse_topo_matrix(bare).machine
+    assert len(machine.gpus) == 8 and len(machine.nics) == 8
+    pcie_only = "\n".join(line.replace("NV12", "SYS") for line in kept)
+    assert not looks_like_topo_matrix(pcie_only)
     with pytest.raises(TopoParseError, match="GPUs or NICs cannot be told"):
-        parse_topo_matrix(bare)
+        parse_topo_matrix(pcie_only)
 
 
 def test_a_single_row_does_not_make_a_matrix() -> None:

@@ -216,7 +216,7 @@ def test_a_fabric_manager_that_finds_no_nvswitch_matters_only_where_there_are_nv
     assert answers == {
         "RTX 4090": (0, "pass", "info"),
         "A100 PCIe": (0, "pass", "info"),
-        "": (0, "warn", "warn"),
+        "": (0, "pass", "info"),  # most boxes whose fabric manager finds nothing to do have no NVSwitch
         "H100": (1, "fail", "fail"),
     }
 

@@ -397,11 +397,20 @@ def _infer_header(lines: Sequence[str]) -> _Header | str:
             labels.append(f"NIC{p - gpus}")
         else:
             return f"column {p + 1} has no row to name it"
-    if not other_columns and nic_base is None and width > gpus:
+    if not other_columns and nic_base is None and width > gpus and not _full_switch_board(rows, gpus):
         return f"columns {gpus + 1}-{width} have no row and no NVLink cell: GPUs or NICs cannot be told"
     extra = [len(row.rest) for row in rows if row.label.startswith("GPU")]
     kinds = _AFFINITY_KINDS[: min(max(extra, default=0), len(_AFFINITY_KINDS))]
     return _Header(rows[0].line - 1, labels, [(kind, _AFFINITY_TITLES[kind]) for kind in kinds])
+
+
+SWITCH_BOARD_GPUS = 8
+"""GPUs on an NVSwitch baseboard (HGX/DGX A100, H100, H200, B200): NV12/NV18 reaching GPU7 closes the GPU columns."""
+
+
+def _full_switch_board(rows: list[_BareRow], gpus: int) -> bool:
+    """The NVLink cells reach the eighth GPU of an NVSwitch baseboard (NV12 or NV18): the columns after it are NICs."""
+    return gpus == SWITCH_BOARD_GPUS and any(c in ("NV12", "NV18") for row in rows for c in row.cells)
 
 
 def looks_like_topo_matrix(text: str) -> bool:

@@ -162,6 +162,7 @@ _FABRIC_MANAGER_FAILURES = frozenset(
     {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive"}
 )
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
+_CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
 
 
 def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signature]], ctx: RuleContext) -> Severity:
@@ -181,7 +182,7 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
             return Severity.INFO
         if spec.build == "bridge":
             return min(signature.severity, Severity.WARN, key=lambda s: s.rank)
-    if signature.id == "vllm-custom-allreduce-no-p2p" and spec is not None and "GeForce" in spec.name:
+    if signature.id in _CUSTOM_ALLREDUCE_NO_P2P and spec is not None and "GeForce" in spec.name:
         return Severity.INFO  # GeForce cards have no peer access on stock drivers: by design
     if signature.id in _FABRIC_MANAGER_FAILURES and spec is not None and spec.build in _NO_NVSWITCH:
         return Severity.INFO  # the fabric manager serves NVSwitches: without them its failure changes nothing
@@ -190,7 +191,7 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
     if signature.id == "fm-no-nvswitch" and spec is not None and spec.build == "nvswitch":
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
-        return Severity.WARN  # it failed because it found no NVSwitch: a fault only if the box should have some
+        return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
     if (
         signature.code == _SOCKETS
         and signature.severity != Severity.INFO
