@@ -178,3 +178,20 @@ def test_lines_of_other_tools_are_not_events() -> None:
     text = (PASTES / "nccl-1676-dgx-gdr-disabled-lines.txt").read_text()
     assert read_health_lines(text) == ()
     assert read_health_lines("| GPU  Name                 Persistence-M | Bus-Id          Disp.A |") == ()
+
+
+def test_an_xid_45_is_judged_by_the_earlier_xid_it_names() -> None:
+    """Before: warn (the generic Xid). Xid 45 tears a channel down after an earlier error; the NVLink Xid 149 it
+    names (NVIDIA/open-gpu-kernel-modules#1150) is the cause, and fatal."""
+    text = (
+        "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149\n"
+        "kernel: NVRM: Xid (PCI:0000:ab:00): 45, pid=2211, name=python, Ch 00000002 caused by previous Xid 13\n"
+        "kernel: NVRM: Xid (PCI:0000:ab:00): 45, pid=2211, name=python, Ch 00000002\n"
+    )
+    events = read_health_lines(text)
+    assert [(e.check, e.severity) for e in events] == [
+        ("xid-45", Severity.FAIL),
+        ("xid-45", Severity.WARN),
+        ("xid-45", Severity.WARN),
+    ]
+    assert events[0].meaning == catalog().get("xid-144-150-fatal").meaning

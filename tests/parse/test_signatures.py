@@ -243,6 +243,8 @@ TABLE = [
     ("node1:1:9 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : GID table change", "nccl-ib-port-event"),
     ("nvidia-smi: NVML: Driver/library version mismatch", "smi-nvml-init-failed"),
     ("node1:1:1 [0] net.cc:372 NCCL WARN Error: network IB not found.", "nccl-net-not-found"),
+    ("Unknown option: /usr/share/nvidia/nvswitch/fabricmanager.cfg", "fm-start-script-rejected"),
+    ("node08:27106:27302 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-b7948f403864987a-0-3-0 (size 4460544)", "nccl-shm-segment-failed"),
     ("[2025-09-07 16:25:32 TP1] Setup Custom allreduce failed with CUDART error: peer access is not supported between these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.", "sglang-custom-allreduce-setup-failed"),
     ("NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)", "nccl-ib-completion-error"),
     ("\t\tState: Down", "ibstat-port-not-active"),

@@ -271,3 +271,18 @@ def test_sockets_where_the_settings_ask_for_infiniband_warn_on_one_host(run: Run
     assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "warn" and report["verdict"] == "warn"
     _, alone = judged(run, tmp_path, text.splitlines()[0] + "\n")
     assert by_code(alone)["nccl-net-socket-fallback"]["severity"] == "info"
+
+
+def test_sockets_on_a_log_that_names_no_host_but_keeps_its_channels_inside_one(run: Run, tmp_path: Path) -> None:
+    """Before: warn. An mpirun-prefixed log whose host names were cut (NVIDIA/nccl#939): its channels run over P2P,
+    none over the network, so sockets carry nothing."""
+    text = (
+        "[0]<stdout>[0] NCCL INFO Failed to open libibverbs.so[.1]\n"
+        "[0]<stdout>[0] NCCL INFO NET/Socket : Using [0]eth0:100.99.84.104<0>\n"
+        "[0]<stdout>[0] NCCL INFO Using network Socket\n"
+        "[0]<stdout>[0] NCCL INFO Channel 01 : 0[7000] -> 1[a000] via P2P/IPC/read\n"
+    )
+    _, report = judged(run, tmp_path, text)
+    assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "info" and report["verdict"] == "pass"
+    _, across = judged(run, tmp_path, text.replace("via P2P/IPC/read", "[send] via NET/Socket/0"))
+    assert by_code(across)["nccl-net-socket-fallback"]["severity"] == "warn"

@@ -138,9 +138,15 @@ def _xid_event(number: int, text: str) -> HealthEvent:
     )  # fmt: skip
 
 
+_ROOT_XID = re.compile(r"caused by previous Xid (\d{1,9})")
+
+
 def _xid_signature(xid: int, text: str) -> Signature:
-    """The catalog's signature for this Xid line (its own entry, the 144-150 ones by fatality, or the generic)."""
+    """The catalog's signature for this Xid line (its own entry, the 144-150 ones by fatality, or the generic); an Xid
+    45 "caused by previous Xid N" is judged as N, the cause it names."""
     cat = catalog()
+    if xid == 45 and (root := _ROOT_XID.search(text)) and root[1] != "45":
+        return _xid_signature(int(root[1]), "")  # a channel torn down after an earlier Xid: that one is the cause
     if 144 <= xid <= 150:
         return cat.get("xid-144-150-nonfatal" if "Nonfatal" in text else "xid-144-150-fatal")
     try:

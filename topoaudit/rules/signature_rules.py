@@ -217,6 +217,9 @@ def _one_node(found: Iterable[tuple[Hit, Signature]], ctx: RuleContext) -> bool:
             hosts.add(hit.host)
         if m := _NCCL_HOST.match(hit.text):
             hosts.add(m.group(1))
+    if not hosts and not isinstance(ctx.nccl, Unsupported) and ctx.nccl.transports:
+        # no host named anywhere: channels between ranks, none of them over the network, are one host's
+        return not any(t.via.startswith(("NET", "COLLNET")) for t in ctx.nccl.transports)
     return len(hosts) == 1
 
 
