@@ -244,6 +244,8 @@ TABLE = [
     ("nvidia-smi: NVML: Driver/library version mismatch", "smi-nvml-init-failed"),
     ("node1:1:1 [0] net.cc:372 NCCL WARN Error: network IB not found.", "nccl-net-not-found"),
     ("Unknown option: /usr/share/nvidia/nvswitch/fabricmanager.cfg", "fm-start-script-rejected"),
+    ("[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available", "ofi-getinfo-failed"),
+    ("[C25L18:0:24972 - comm.c:374] ERROR Failed to lock SAT tree(ID:0x40 ret:0", "sharp-tree-lock-failed"),
     ("node08:27106:27302 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-b7948f403864987a-0-3-0 (size 4460544)", "nccl-shm-segment-failed"),
     ("[2025-09-07 16:25:32 TP1] Setup Custom allreduce failed with CUDART error: peer access is not supported between these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.", "sglang-custom-allreduce-setup-failed"),
     ("NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)", "nccl-ib-completion-error"),

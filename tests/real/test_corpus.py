@@ -23,7 +23,6 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
-    "awsofi-1020-fi-getinfo-no-data-a": "verdict NOT_JUDGED, the thread's FAIL",
     "awsofi-22-efa-open-av-einval": "verdict NOT_JUDGED, the thread's FAIL",
     "azhc-72-ndv4-hpcx-dir-not-set": "verdict FAIL, the thread's NOT_JUDGED",
     "cudasamples-392-4xh100-bidir-260": "verdict NOT_JUDGED, the thread's PASS/WARN",
@@ -48,7 +47,6 @@ STILL_WRONG: dict[str, str] = {
     "pytorch-79299-topo-8xa6000-nv4-pairs": "verdict WARN but no finding names p2p-unsupported (found nvlink-split-domain)",
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
     "ray-39471-g5-p2p-latency-49207us": "verdict FAIL but no finding names p2p-unsupported (found p2p-latency-high)",
-    "sharpplugin-151-sat-lock-failed": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "siboehm-bench-3xa6000-topo-nv4-pair-plus-one": "verdict WARN but no finding names nvlink-split (found nvlink-degraded)",
     "skypilot-3592-gcp-h100-busbw-no-tcpx": "verdict NOT_JUDGED, the thread's WARN/FAIL",

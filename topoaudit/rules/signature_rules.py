@@ -162,6 +162,7 @@ _FABRIC_MANAGER_FAILURES = frozenset(
     {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive"}
 )
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
+_PLUGIN_FAILURES = frozenset({"ofi-getinfo-failed"})  # a network plugin for a fabric that cannot start: wanted
 _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
 
 
@@ -194,6 +195,7 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
     if (
         signature.code == _SOCKETS
+        and signature.id not in _PLUGIN_FAILURES
         and signature.severity != Severity.INFO
         and _one_node(found, ctx)
         and not _ib_asked(ctx)
