@@ -147,3 +147,27 @@ def test_words_about_gpus_and_their_links_are_recognised(run: Run, tmp_path: Pat
     code, report = analyzed(run, tmp_path, text)
     assert code == 0 and report["gate"]["verdict"] == "not judged"
     assert kind in [p["kind"] for p in report["source"]["parts"]]
+
+
+def test_lspci_acs_control_lines_warn_when_a_bridge_redirects_peer_traffic(run: Run, tmp_path: Path) -> None:
+    """Before: refused. `sudo lspci -vvv | grep ACSCtl`, the check NCCL's troubleshooting guide gives."""
+    on = "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n"
+    code, report = analyzed(run, tmp_path, on)
+    assert code == 0 and report["gate"]["verdict"] == "warn"
+    assert [f["code"] for f in report["findings"] if f["severity"] == "warn"] == ["pcie-acs-redirect"]
+    code, report = analyzed(run, tmp_path, on.replace("+", "-"))
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+
+
+def test_cuda_samples_simple_p2p_says_which_pairs_have_peer_access(run: Run, tmp_path: Path) -> None:
+    """Before: refused. simpleP2P prints cudaDeviceCanAccessPeer for each pair."""
+    yes = (
+        "> Peer access from NVIDIA A100-SXM4-80GB (GPU0) -> NVIDIA A100-SXM4-80GB (GPU1) : Yes\n"
+        "> Peer access from NVIDIA A100-SXM4-80GB (GPU1) -> NVIDIA A100-SXM4-80GB (GPU0) : Yes\n"
+    )
+    code, report = analyzed(run, tmp_path, yes)
+    assert code == 0 and report["gate"]["verdict"] == "pass"
+    assert "p2p-available" in [f["code"] for f in report["findings"]]
+    code, report = analyzed(run, tmp_path, yes.replace("A100-SXM4-80GB", "L4").replace(": Yes", ": No"))
+    assert report["gate"]["verdict"] == "warn"
+    assert [f["code"] for f in report["findings"] if f["severity"] == "warn"] == ["p2p-unavailable"]
