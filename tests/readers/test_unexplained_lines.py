@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from cli_runner import Run
+from parse.dev_pastes import dev_paste
 
 
 def analyzed(run: Run, tmp_path: Path, text: str, *args: str) -> tuple[int, dict[str, Any]]:
@@ -96,14 +97,7 @@ def test_prose_with_nothing_recognisable_is_still_refused(run: Run, tmp_path: Pa
 
 def test_an_nccl_1_run_that_stopped_after_its_header_hung(run: Run, tmp_path: Path) -> None:
     """Before: refused, "no nccl-tests data row, rank line or failure found" (NVIDIA/nccl#85)."""
-    text = (
-        "# Using devices\n"
-        "#   Rank  0 uses device  0 [0x02] Tesla P100-PCIE-16GB\n"
-        "#   Rank  1 uses device  1 [0x03] Tesla P100-PCIE-16GB\n"
-        "\n"
-        "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n"
-    )
-    code, report = analyzed(run, tmp_path, text)
+    code, report = analyzed(run, tmp_path, dev_paste("nccl-85-p100-hang-after-header"))
     (hung,) = [f for f in report["findings"] if f["code"] == "bench-run-hung"]
     assert code == 1 and hung["message"].startswith("The run on 2 rank(s) printed its setup and then nothing")
 

@@ -174,43 +174,20 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
                         access[(a, b)] = v >= 1
             return
         labels = tuple(f"GPU{c}" for c in columns)
-        if _LATENCY_TITLE.search(title):
-            latencies.append(
-                LatencyMatrix(
-                    test=title.removesuffix(" Matrix (us)").strip(),
-                    title=title,
-                    rows=tuple(f"GPU{a}" for a, _ in rows),
-                    columns=labels,
-                    values_us=tuple(
-                        tuple(
-                            Unsupported("p2pBandwidthLatencyTest", "a GPU's copy to itself, not a pair")
-                            if a == b
-                            else v
-                            for b, v in zip(columns, values, strict=False)
-                        )
-                        for a, values in rows
-                    ),
-                )
+        named_rows = tuple(f"GPU{a}" for a, _ in rows)
+        cells: tuple[tuple[Probed[float], ...], ...] = tuple(
+            tuple(
+                Unsupported("p2pBandwidthLatencyTest", "a GPU's copy to itself, not a pair") if a == b else v
+                for b, v in zip(columns, values, strict=False)
             )
-            return
-        cells: list[tuple[Probed[float], ...]] = []
-        for a, values in rows:
-            cells.append(
-                tuple(
-                    Unsupported("p2pBandwidthLatencyTest", "a GPU's copy to itself, not a pair") if a == b else v
-                    for b, v in zip(columns, values, strict=False)
-                )
-            )
-        matrices.append(
-            BandwidthMatrix(
-                test=title.removesuffix(" Matrix (GB/s)").strip(),
-                title=title,
-                rows=tuple(f"GPU{a}" for a, _ in rows),
-                columns=labels,
-                values_gbps=tuple(cells),
-                tool="p2pBandwidthLatencyTest",
-            )
+            for a, values in rows
         )
+        if _LATENCY_TITLE.search(title):
+            test = title.removesuffix(" Matrix (us)").strip()
+            latencies.append(LatencyMatrix(test, title, named_rows, labels, cells))
+            return
+        test = title.removesuffix(" Matrix (GB/s)").strip()
+        matrices.append(BandwidthMatrix(test, title, named_rows, labels, cells, tool="p2pBandwidthLatencyTest"))
 
     for number, line in enumerate(lines, 1):
         device = _DEVICE.match(line.strip())

@@ -97,19 +97,19 @@ def load_text(text: str, name: str) -> Facts:
     """
     if "\x00" in text[:4096]:
         raise InputError(f"{name}: binary data, not a text capture")
-    loaded = _load_document(text, name) if _is_document(text) else _read_paste(text, name)
+    json_like = _is_json(text)
+    primary = next((r for r in readers() if not r.fallback and r.sniff(text)), None) if json_like else None
+    if primary is not None or (json_like and _names_itself_ours(text)):
+        loaded = _load_document(text, name, primary)
+    else:  # pasted text, or JSON-looking lines no document reader knows (a node agent's JSON log): read line by line
+        loaded = _read_paste(text, name)
     return replace(loaded, text=text)  # a finding or the identified model quotes the line it names
 
 
-def _is_document(text: str) -> bool:
-    """JSON that a document reader knows, or that names itself topoaudit's (then a damaged one is refused whole);
-    other JSON-looking text (a node agent's JSON log lines) is read as a paste, line by line."""
-    if not _is_json(text):
-        return False
+def _names_itself_ours(text: str) -> bool:
+    """JSON whose head names topoaudit's own documents (a report, a snapshot): a damaged one is refused whole."""
     head = text.lstrip()[:4096]
-    if "schema_version" in head or "topoaudit" in head:
-        return True
-    return any(not r.fallback and r.sniff(text) for r in readers())
+    return "schema_version" in head or "topoaudit" in head
 
 
 def _is_json(text: str) -> bool:
@@ -118,9 +118,8 @@ def _is_json(text: str) -> bool:
     return head.startswith("{") or bool(re.match(r"\[\s*[\[{\]\"]", head))
 
 
-def _load_document(text: str, name: str) -> Facts:
-    """A JSON document, read whole by the reader that knows it, as its one part."""
-    primary = next((r for r in readers() if not r.fallback and r.sniff(text)), None)
+def _load_document(text: str, name: str, primary: Reader | None) -> Facts:
+    """A JSON document, read whole by the reader that knows it (``primary``, None: none does), as its one part."""
     if primary is None:
         raise _unreadable(text, name)
     loaded = primary.load(text, name)
@@ -467,7 +466,7 @@ def _unreadable(text: str, name: str) -> InputError:
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:
-            if "schema_version" not in head and "topoaudit" not in head:  # JSON-looking log lines, not a document
+            if not _names_itself_ours(text):  # JSON-looking log lines, not a document
                 return _not_a_format(name)
             return InputError(
                 f"{name}: invalid JSON, it breaks at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
