@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Unsupported
-from topoaudit.rules.needs import sweep_held_to_anything, unexplained_messages
+from topoaudit.rules.needs import nvlink_undecided, sweep_held_to_anything, unexplained_messages
 
 if TYPE_CHECKING:
     from topoaudit.model.policy import PolicyOutcome
@@ -64,6 +64,11 @@ def _why_not(ctx: RuleContext) -> str:
         parts.append("the input names no GPU")
     elif not gpu_pair_links(machine):
         parts.append(f"the {ctx.machine.source} input describes no links between GPUs")
+    elif nvlink_undecided(ctx):
+        parts.append(
+            f"no NVLink joins any of the {count} GPUs and nothing names their model: by design on PCIe cards, a "
+            "fault on NVLink boxes"
+        )
     view = ctx.nccl
     if not isinstance(view, Unsupported):
         parts.append(
@@ -98,6 +103,8 @@ def _to_judge(ctx: RuleContext) -> str:
     """The one capture that would give the rules evidence: `topo -m` of the same box (none for one GPU alone)."""
     if _lone_gpu(ctx) and not ctx.machine.nics:
         return ""  # one GPU and no NIC: no capture of this box holds an interconnect
+    if nvlink_undecided(ctx):
+        return "name the GPUs (`--gpu-model NAME`, the name `nvidia-smi -L` prints)"
     bench = ctx.bench
     if not isinstance(bench, Unsupported) and any(g.rows for g in bench.groups) and not sweep_held_to_anything(ctx):
         return "name the GPUs (`--gpu-model NAME`) or the figure to hold the sweep to (`--expect-busbw GBPS`)"

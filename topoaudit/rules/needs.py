@@ -252,7 +252,24 @@ def _topology(ctx: Context) -> str:
     return f"judged from the links between GPUs (`nvidia-smi topo -m`); the {ctx.machine.source} input describes none"
 
 
+def nvlink_undecided(ctx: Context) -> bool:
+    """GPU pairs described, none on NVLink, and no model to say whether that is the design.
+
+    PCIe cards have no NVLink; an NVSwitch board whose links are all down shows the same matrix. Neither its links
+    nor its NIC paths then judge the box: it is not judged, never PASS, until the model is named.
+    """
+    from topoaudit.model.machine import PathLevel
+    from topoaudit.model.topology import gpu_pair_links, nvlink_pairs
+
+    machine = ctx.machine
+    if ctx.spec is not None or len(machine.gpus) < 2 or nvlink_pairs(machine):
+        return False
+    return any(link.level != PathLevel.UNKNOWN for link in gpu_pair_links(machine).values())  # paths it could read
+
+
 def _topology_covers(ctx: Context) -> str:
+    if nvlink_undecided(ctx):
+        return ""
     return f"the links between {len(ctx.machine.gpus)} GPUs ({ctx.machine.source})"
 
 
@@ -266,6 +283,8 @@ def _nic_paths(ctx: Context) -> str:
 
 
 def _nic_paths_covers(ctx: Context) -> str:
+    if nvlink_undecided(ctx):
+        return ""
     return f"the paths from {_plural(len(ctx.machine.gpus), 'GPU')} to {_plural(len(ctx.machine.nics), 'NIC')}"
 
 
