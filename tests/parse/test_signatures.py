@@ -266,6 +266,8 @@ TABLE = [
     ("Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4756]: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]", "fm-no-nvswitch"),
     ("CUDA error at p2pBandwidthLatencyTest.cu:102 code=400(cudaErrorInvalidResourceHandle) \"cudaEventRecord(start[i], stream[i])\"", "cuda-samples-error"),
     ("[CUDA_ERROR_INVALID_HANDLE] invalid resource handle in expression cuStreamSynchronize(stream) in void run()() : /src/nvbandwidth/memcpy.cpp:98", "nvbandwidth-cuda-error"),
+    ("node5:240:240 [6] NCCL INFO misc/socket.cc:570 -> 2", "nccl-error-return"),
+    ("h:1:2 [0] NCCL INFO group.cc:73 -> 2 [Async thread]", "nccl-error-return"),
 ]
 # fmt: on
 
@@ -353,6 +355,8 @@ NOT = [
     ('    raise RuntimeError(f"NCCL error: {error_str}")', "torch-nccl-error"),
     ("Error 2: No such file or directory", "cuda-2-out-of-memory"),
     ("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read", "nccl-warn"),
+    ("h:1:1 [0] NCCL INFO init.cc:1534 -> 7", "nccl-error-return"),
+    ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
 ]
 
 

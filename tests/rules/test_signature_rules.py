@@ -286,3 +286,33 @@ def test_sockets_on_a_log_that_names_no_host_but_keeps_its_channels_inside_one(r
     assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "info" and report["verdict"] == "pass"
     _, across = judged(run, tmp_path, text.replace("via P2P/IPC/read", "[send] via NET/Socket/0"))
     assert by_code(across)["nccl-net-socket-fallback"]["severity"] == "warn"
+
+
+def test_a_warning_nccl_unwound_as_an_error_is_the_failed_runs_cause(run: Run, tmp_path: Path) -> None:
+    """Before: PASS. NCCL could not resolve the GPU's sysfs path and unwound error 2 up to init (NVIDIA/nccl#573):
+    the communicator never started. The chain alone is not the cause: the WARN above it is quoted first."""
+    text = (
+        "host:92777:92889 [0] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../..\n"
+        "host:92777:92889 [0] NCCL INFO graph/xml.cc:469 -> 2\n"
+        "host:92777:92889 [0] NCCL INFO init.cc:581 -> 2\n"
+        "host:92777:92889 [0] NCCL INFO group.cc:73 -> 2 [Async thread]\n"
+    )
+    code, report = judged(run, tmp_path, text)
+    found = by_code(report)["run-failed"]
+    assert code == 1 and report["verdict"] == "fail" and found["severity"] == "fail"
+    assert found["evidence"]["quoted"][0]["line"] == 1
+    assert "Could not find real path" in found["message"]
+    _, warned_only = judged(run, tmp_path, text.splitlines()[0] + "\n")
+    assert warned_only["verdict"] == "not judged"
+
+
+def test_an_error_chain_under_a_message_that_names_the_cause_is_not_said_again(run: Run, tmp_path: Path) -> None:
+    """The NVLS message says why init failed; the calls NCCL unwound after it add nothing."""
+    text = (
+        "h:1:1 [0] transport/nvls.cc:153 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present "
+        "state'\n"
+        "h:1:1 [0] NCCL INFO transport/nvls.cc:170 -> 1\n"
+        "h:1:1 [0] NCCL INFO init.cc:1210 -> 1\n"
+    )
+    _, report = judged(run, tmp_path, text)
+    assert report["verdict"] == "fail" and "run-failed" not in by_code(report)

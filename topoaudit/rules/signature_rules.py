@@ -72,10 +72,33 @@ def known_messages(ctx: RuleContext) -> Iterator[Finding]:
         if signature.code in owned.get(hit.line, ()) or _quiet(hit):
             continue
         by_code.setdefault(signature.code, []).append((hit, signature))
+    _unwound_by_its_cause(by_code)
     tier = {t: rank for rank, t in enumerate(TIERS)}
     ordered = sorted(by_code.items(), key=lambda item: -max(tier[s.tier] for _, s in item[1]))  # a message first
     for code, found in ordered:
         yield _finding(code, [_Judged(h, s, _severity(s, h, found, ctx)) for h, s in found])
+
+
+_ERROR_RETURN = "nccl-error-return"
+
+
+def _unwound_by_its_cause(by_code: dict[str, list[tuple[Hit, Signature]]]) -> None:
+    """Leave NCCL's error-return chain to the message that names why the call failed, where one does.
+
+    The chain (``init.cc:1534 -> 2``) proves that the operation failed; a message the catalog knows at fail
+    severity (NVLS, CUDA 802) already says so, and says why.
+    """
+    explained = any(
+        s.severity == Severity.FAIL and s.tier != "fallback" and s.id != _ERROR_RETURN
+        for found in by_code.values()
+        for _, s in found
+    )
+    if explained and "run-failed" in by_code:
+        kept = [(h, s) for h, s in by_code["run-failed"] if s.id != _ERROR_RETURN]
+        if kept:
+            by_code["run-failed"] = kept
+        else:
+            del by_code["run-failed"]
 
 
 OWNED_BY_READER = {
@@ -169,6 +192,8 @@ _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-cu
 def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signature]], ctx: RuleContext) -> Severity:
     """Return the catalog's severity, judged against the box where the message's meaning depends on it."""
     spec = ctx.spec
+    if signature.tier == "fallback" and signature.code == "run-failed" and any(s.id == _ERROR_RETURN for _, s in found):
+        return Severity.FAIL  # NCCL unwound an error after this warning: the warning is the failed run's cause
     if signature.id == "nccl-nvls-not-available":
         # NVLS needs NVSwitches of NVLink 4 or later: on such a box NCCL should have found it.
         nvls_box = spec is not None and spec.build == "nvswitch" and spec.nvlink_generation >= 4
