@@ -227,3 +227,37 @@ def test_a_copy_latency_between_the_thresholds_warns(tmp_path: Path) -> None:
     (slow,) = [f for f in report.findings if f.code == "p2p-latency-high"]
     assert slow.severity.value == "warn" and "GPU0->GPU1 250 us" in slow.message
     assert "only with peer access on" not in slow.message
+
+
+# --- copy bandwidth between GPUs (p2pBandwidthLatencyTest) --------------------------------------------------------
+
+_TITLE = "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)\n"
+_H100_BIDIRECTIONAL = (
+    _TITLE
+    + "   D\\D     0      1      2      3\n"
+    + "".join(f"     {a} " + " ".join("2573.14" if a == b else "742.21" for b in range(4)) + "\n" for a in range(4))
+)
+
+
+def test_a_copy_matrix_pasted_alone_is_judged_pair_against_pair(tmp_path: Path) -> None:
+    """Before: "no reader could read it". Uniform copies between every pair (8x H100, NVIDIA/nccl#1264) pass, and
+    the verdict says what it compared."""
+    report = _analyze_text(_H100_BIDIRECTIONAL, tmp_path)
+    assert report.gate.verdict == "pass"
+    assert "the copy bandwidth of 6 GPU pairs against each other (p2pBandwidthLatencyTest)" in report.gate.judged
+
+
+def test_a_pair_far_below_its_siblings_is_named(tmp_path: Path) -> None:
+    lines = _H100_BIDIRECTIONAL.splitlines()
+    lines[3] = "     1 742.21 2573.14 301.00 742.21"  # GPU1 -> GPU2 lost most of its links
+    report = _analyze_text("\n".join(lines) + "\n", tmp_path)
+    (low,) = [f for f in report.findings if f.code == "p2p-copy-pair-low"]
+    assert low.severity.value == "fail" and "GPU1->GPU2 301.00 GB/s (median 742.21)" in low.message
+
+
+def test_copies_with_peer_access_off_or_one_pair_judge_nothing(tmp_path: Path) -> None:
+    """Staged through the host, copies say nothing of the links; one pair has no sibling to compare with."""
+    disabled = _H100_BIDIRECTIONAL.replace("P2P=Enabled", "P2P=Disabled")
+    assert _analyze_text(disabled, tmp_path).gate.verdict == "not judged"
+    pair = _TITLE + "   D\\D     0      1\n     0 900.1  243.6\n     1 243.7 901.0\n"
+    assert _analyze_text(pair, tmp_path).gate.verdict == "not judged"

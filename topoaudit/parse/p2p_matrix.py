@@ -41,6 +41,7 @@ _SAMPLE_MATRIX = re.compile(
     r"|P2P=\w+ Latency(?: \(P2P \w+\))? Matrix \(us\))\s*$"
 )
 _LATENCY_TITLE = re.compile(r"Latency(?: \(P2P \w+\))? Matrix \(us\)")
+_BANDWIDTH_TITLE = re.compile(r"(?:Uni|Bi)directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)")
 _SAMPLE_ROW = re.compile(r"^\s*(\d{1,6})\s+(\S.*)$")
 MAX_GBPS = 1e6
 """No copy moves a million GB/s: a figure above is damage (``1e308``), not a measurement."""
@@ -67,6 +68,8 @@ def looks_like_p2p(text: str) -> bool:
     if "P2P Connectivity Matrix" in head or "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]" in head:
         return True
     if "Matrix (us)" in head and _LATENCY_TITLE.search(head):
+        return True
+    if "Matrix (GB/s)" in head and _BANDWIDTH_TITLE.search(head):
         return True
     return bool(_smi_blocks(head.splitlines()))
 
@@ -99,7 +102,12 @@ def _smi_blocks(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, 
 def parse_p2p(text: str, name: str) -> ParsedP2P:
     """Read every P2P capture in ``text``."""
     lines = text.splitlines()
-    if "P2P Connectivity Matrix" in text or "Bandwidth Latency Test" in text or _LATENCY_TITLE.search(text):
+    if (
+        "P2P Connectivity Matrix" in text
+        or "Bandwidth Latency Test" in text
+        or _LATENCY_TITLE.search(text)
+        or _BANDWIDTH_TITLE.search(text)
+    ):
         return _cuda_sample(lines, name)
     return _nvidia_smi(lines, name)
 

@@ -30,6 +30,7 @@ from topoaudit.rules.needs import (
     NVBANDWIDTH_COPIES,
     NVBANDWIDTH_COPY_TESTS,
     NVLINK_PORTS,
+    P2P_COPIES,
     P2P_LATENCY,
     P2P_STATUS,
 )
@@ -256,7 +257,7 @@ def nvbandwidth_pairs(ctx: RuleContext) -> list[Finding]:
     found: list[Finding] = []
     for matrix in _captures(ctx).bandwidth:
         if matrix.tool == "nvbandwidth":
-            found += _bandwidth_pair_low(matrix, ctx.machine)
+            found += _bandwidth_pair_low(matrix, ctx.machine, "nvbandwidth-pair-low")
             if _LINK_TESTS.match(matrix.test):
                 found += _bandwidth_below_links(matrix, ctx.machine, ctx.spec)
     return found
@@ -341,7 +342,33 @@ def nvbandwidth_outcomes(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Finding]:
+@rule(
+    Code(
+        "p2p-copy-pair-low",
+        "warn",
+        title="A GPU pair copies far below the other pairs in p2pBandwidthLatencyTest",
+        remedy=(
+            "Compare the pair's path in `nvidia-smi topo -m` and its links in `nvidia-smi nvlink -s`/`-e`; rerun "
+            "the test on an idle box (or nvbandwidth), and reset or service the GPUs whose links are degraded."
+        ),
+    ),
+    needs=(CAPTURES, P2P_COPIES),
+)
+def p2p_copy_pairs(ctx: RuleContext) -> list[Finding]:
+    """Judge p2pBandwidthLatencyTest's copies with peer access on, pair against pair.
+
+    The sample copies between every pair; on a uniform fabric (NVSwitch, PCIe cards under one switch) they agree
+    within a few %, so one pair far below its siblings has lost links or takes another path. With peer access off
+    every copy is staged through the host and says nothing about the links.
+    """
+    found: list[Finding] = []
+    for matrix in _captures(ctx).bandwidth:
+        if matrix.tool == "p2pBandwidthLatencyTest" and "P2P=Enabled" in matrix.title:
+            found += _bandwidth_pair_low(matrix, ctx.machine, "p2p-copy-pair-low")
+    return found
+
+
+def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine, code: str) -> list[Finding]:
     """Flag a pair whose measured copy bandwidth is far below the other pairs of the same test and path.
 
     On a uniform fabric every pair copies at about the same rate; one slow GPU pair is a degraded link, a
@@ -367,7 +394,7 @@ def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine) -> list[Findi
     worst = found[0][2] / found[0][3]
     return [
         finding(
-            "nvbandwidth-pair-low",
+            code,
             f"{matrix.test}: {len(found)} pair(s) copy far below their siblings: {shown}.",
             severity=Severity.FAIL if worst < PAIR_FAILS_BELOW else Severity.WARN,
             test=matrix.test,

@@ -143,6 +143,34 @@ def _latency_covers(ctx: Context) -> str:
     return f"the copy latency of {_plural(len(pairs), 'GPU pair')} (p2pBandwidthLatencyTest)"
 
 
+def _sample_copies(ctx: Context) -> list[object]:
+    """p2pBandwidthLatencyTest's bandwidth matrices with peer access on and three or more pairs to compare."""
+    return [
+        m
+        for m in _bandwidth(ctx)
+        if m.tool == "p2pBandwidthLatencyTest"  # type: ignore[attr-defined]
+        and "P2P=Enabled" in m.title  # type: ignore[attr-defined]
+        and len(m.rows) * (len(m.columns) - 1) >= 3  # type: ignore[attr-defined]
+    ]
+
+
+def _sample_copies_missing(ctx: Context) -> str:
+    if _sample_copies(ctx):
+        return ""
+    return "judged from p2pBandwidthLatencyTest's P2P=Enabled bandwidth matrices of three or more GPU pairs; none"
+
+
+def _sample_copies_covers(ctx: Context) -> str:
+    pairs = {
+        tuple(sorted((r, c)))
+        for m in _sample_copies(ctx)
+        for r in m.rows  # type: ignore[attr-defined]
+        for c in m.columns  # type: ignore[attr-defined]
+        if r != c
+    }
+    return f"the copy bandwidth of {_plural(len(pairs), 'GPU pair')} against each other (p2pBandwidthLatencyTest)"
+
+
 def _topology_dump(ctx: Context) -> str:
     dump = None if isinstance(ctx.captures, Unsupported) else ctx.captures.nccl_topology
     judged = dump is not None and not isinstance(dump, Unsupported) and dump.kind == "topology"
@@ -410,6 +438,8 @@ BENCH = Need(
 NCCL_TOPOLOGY_DUMP = Need("an NCCL topology dump", _topology_dump, _dump_covers)
 NVBANDWIDTH = Need("nvbandwidth output", _nvbandwidth, _captured("nvbandwidth"))
 NVBANDWIDTH_COPIES = Need("nvbandwidth's GPU-to-GPU copies", _nvbandwidth_copies)
+P2P_COPIES = Need("p2pBandwidthLatencyTest's copies with peer access", _sample_copies_missing, _sample_copies_covers)
+"""From a pasted ``Unidirectional/Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)``."""
 P2P_LATENCY = Need("GPU-to-GPU copy latency", _latency, _latency_covers)
 """From a pasted p2pBandwidthLatencyTest's ``P2P=... Latency Matrix (us)``."""
 GPU_LINKS = Need("the GPU pairs' links (`nvidia-smi topo -m`)", _gpu_links)
