@@ -261,6 +261,7 @@ TABLE = [
     ('{"level":"warn","ts":"2025-10-16T10:34:29.644Z","caller":"fabric-manager/component.go:378","msg":"fabric state is not healthy","reason":"GPU GPU-1182579c: state=Not Supported"}', "gpud-fabric-state-not-supported"),
     ("WARN: Function: create_nccl_ofi_component Line: 459: NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument", "gpu-stack-error"),
     ("/repo/nvshmem_src/src/host/transport/transport.cpp:nvshmemi_transport_init:275: init failed for transport: IBGDA", "gpu-stack-error"),
+    ("Cuda error /workspace/csrc/custom_all_reduce.cuh:143 'invalid resource handle'", "gpu-stack-error"),
     ("ip-10-0-0-1:1234:1300 [0] NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p5.48xlarge", "ofi-gdr-required"),
     ("ip-10-0-0-1:1234:1300 [0] NCCL WARN NET/OFI GDR support reported to NCCL but then couldn't be configured on an endpoint.  Cannot continue.", "ofi-gdr-required"),
     ("Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4756]: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]", "fm-no-nvswitch"),

@@ -134,6 +134,18 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
             "gpu-text",
         ),
         ("INFO 07-20 17:27:20 pynccl.py:63] vLLM is using nccl==2.21.5\n", "gpu-text"),
+        ("\u2714 fabric manager found and active\nfabric manager is active\n", "gpu-text"),  # gpud
+        (
+            "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks "
+            "and are waiting for remainder of ranks for more than 60 seconds. Stalled ops: HorovodBroadcast_fc1_0\n",
+            "gpu-text",
+        ),
+        (
+            "+--------------+---------+\n|              |   bandwidth (MB/s)  |\n"
+            "            85     0.000 11780.587 11780.587     339.54     339.54          85          85\n"
+            "$ UCX_TLS=tcp,cuda_copy,cuda_ipc ucx_perftest dgx202 -t tag_bw -m cuda\n",
+            "gpu-text",
+        ),
     ],
 )
 def test_words_about_gpus_and_their_links_are_recognised(run: Run, tmp_path: Path, text: str, kind: str) -> None:

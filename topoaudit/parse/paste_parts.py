@@ -142,7 +142,9 @@ _GPU_TEXT = re.compile(
     r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\d+|ibv_\w+|fi_info|provider: (?:efa|verbs)"
     r"|libnccl\S*|nccl==[\d.]+|mpirun|torchrun|all_reduce_perf"
     r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{2,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
-    r"|--gres=gpu|ACSCtl:"
+    r"|--gres=gpu|ACSCtl:|[Ff]abric[ -][Mm]anager|\b[Hh]orovod|\b[Cc]u[Pp]y\b"
+    r"|\bUCX\b|\bucx_perftest\b|\bucp_\w+|\bUCX_[A-Z_]+"
+    r"|\bcuda(?:Memcpy\w*|DeviceCanAccessPeer|DeviceEnablePeerAccess|Ipc\w+)\b|\b(?:CUDA|Cuda) error\b"
 )
 """Words only the GPU interconnect's tools and logs print: a paste of such lines that no reader is for (``ibstat``,
 ``fi_info``, an NCCL banner) is recognisably about the interconnect and judged "not judged", never refused."""
