@@ -262,6 +262,12 @@ TABLE = [
     ("WARN: Function: create_nccl_ofi_component Line: 459: NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument", "gpu-stack-error"),
     ("/repo/nvshmem_src/src/host/transport/transport.cpp:nvshmemi_transport_init:275: init failed for transport: IBGDA", "gpu-stack-error"),
     ("Cuda error /workspace/csrc/custom_all_reduce.cuh:143 'invalid resource handle'", "gpu-stack-error"),
+    ("register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument", "ofi-register-mr-failed"),
+    ("fi_getinfo: -61 (No data available)", "fi-info-no-provider"),
+    ("misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported", "ibv-reg-dmabuf-failed"),
+    ("2025-06-11T19:12:23.050922+00:00 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-checker-stopped"),
+    ("cpu001 nhc[1013628]: Health check failed:  Terminated by signal SIGTERM.", "nhc-checker-stopped"),
+    ("[1705939176] - ERROR:  nhc:  Health check failed:  check_all_reduce_dependencies: HPCX_DIR is not set.", "nhc-checker-stopped"),
     ("ip-10-0-0-1:1234:1300 [0] NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p5.48xlarge", "ofi-gdr-required"),
     ("ip-10-0-0-1:1234:1300 [0] NCCL WARN NET/OFI GDR support reported to NCCL but then couldn't be configured on an endpoint.  Cannot continue.", "ofi-gdr-required"),
     ("Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4756]: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]", "fm-no-nvswitch"),
@@ -357,6 +363,8 @@ NOT = [
     ("Error 2: No such file or directory", "cuda-2-out-of-memory"),
     ("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read", "nccl-warn"),
     ("h:1:1 [0] NCCL INFO init.cc:1534 -> 7", "nccl-error-return"),
+    ("2025-06-11T19:12:23 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-check-failed"),
+    ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected", "nhc-checker-stopped"),
     ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
 ]
 

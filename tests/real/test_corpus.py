@@ -24,10 +24,7 @@ HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
     "awsofi-22-efa-open-av-einval": "verdict NOT_JUDGED, the thread's FAIL",
-    "awsofinccl-584-a-register-mr-p4d": "verdict NOT_JUDGED, the thread's FAIL",
     "awsofinccl-584-b-busbw-one-efa": "verdict NOT_JUDGED, the thread's WARN/PASS",
-    "awsofinccl-879-efa-container-getinfo": "verdict NOT_JUDGED, the thread's FAIL/WARN",
-    "azhc-72-ndv4-hpcx-dir-not-set": "verdict FAIL, the thread's NOT_JUDGED",
     "club3090-356-p2p-disabled-2x3090": "verdict WARN but no finding names p2p-unsupported (found nccl-env-override)",
     "cudasamples-284-a-topo-l4-sys": "verdict NOT_JUDGED, the thread's PASS",
     "cudasamples-392-4xh100-bidir-260": "verdict NOT_JUDGED, the thread's PASS/WARN",
@@ -49,12 +46,10 @@ STILL_WRONG: dict[str, str] = {
     "nccl-428-4xt4-sys-node-no-numa-col": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "nccl-523-gdr-acs-vendor-err81": "verdict FAIL but no finding names p2p-unsupported (found nccl-net-error)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
-    "nccl-778-dmabuf-reg-failed": "verdict WARN but no finding names gdr-disabled (found run-failed)",
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
     "nccltests-131-single-gpu-ok": "verdict WARN, the thread's NOT_JUDGED",
     "nccltests-273-l40s-pcie-topo-pass": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
-    "nhc-161-script-timeout": "verdict FAIL, the thread's NOT_JUDGED",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",
     "pytorch-7019-p2p-direct-hang": "verdict PASS, the thread's FAIL/NOT_JUDGED",
     "pytorch-79299-topo-8xa6000-nv4-pairs": "verdict WARN but no finding names p2p-unsupported (found nvlink-split-domain)",

@@ -316,3 +316,25 @@ def test_an_error_chain_under_a_message_that_names_the_cause_is_not_said_again(r
     )
     _, report = judged(run, tmp_path, text)
     assert report["verdict"] == "fail" and "run-failed" not in by_code(report)
+
+
+def test_a_health_checker_that_stopped_judges_nothing_about_the_box(run: Run, tmp_path: Path) -> None:
+    """Before: FAIL. NHC's own timeout (mej/nhc#161: a hung `scontrol` in node-mark-online) and a check whose tools
+    were not set up (Azure/azurehpc-health-checks#72) say nothing about the GPUs: "not judged", with why."""
+    text = (
+        "2025-06-11T19:12:23.050922+00:00 cpu001 nhc[1013622]: Health check failed:  Script timed out.\n"
+        "[1705939176] - ERROR:  nhc:  Health check failed:  check_all_reduce_dependencies: HPCX_DIR is not set.\n"
+    )
+    code, report = judged(run, tmp_path, text)
+    assert code == 0 and report["verdict"] == "not judged"
+    assert by_code(report)["run-failed"]["severity"] == "info"
+    xid = "ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected\n"
+    assert judged(run, tmp_path, xid)[1]["verdict"] == "fail"
+
+
+def test_efa_that_cannot_register_gpu_memory_or_is_not_visible_fails_the_network(run: Run, tmp_path: Path) -> None:
+    """aws-ofi-nccl#584 (NCCL 2.19+ with an old EFA installer) and #879 (a container without the EFA devices)."""
+    register = "NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument\n"
+    assert by_code(judged(run, tmp_path, register)[1])["run-failed"]["severity"] == "fail"
+    _, report = judged(run, tmp_path, "fi_info -p efa\nfi_getinfo: -61 (No data available)\n")
+    assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "warn" and report["verdict"] == "warn"

@@ -62,6 +62,8 @@ _NHC = re.compile(
     r"(?:Health check failed|Nearing a failure threshold|Health check passed):\s+"
     r"(?:(?P<check>check_\w+):\s*)?(?P<msg>.*?)\s*$"
 )
+_NHC_CHECKER_STOPPED = re.compile(r"^(?:Script timed out|Terminated by signal)|FaultCode: NHCNA")
+"""NHC's own stop (its timeout, a signal) or a check it could not set up (Azure's NHCNA): nothing about the box."""
 _NHC_LEVEL = {"ERROR": Severity.FAIL, "WARNING": Severity.WARN, "SUCCESS": Severity.INFO}
 _NHC_LINK = re.compile(r"^\s*Link (\d{1,9}): Inactive\b")
 _DCGM_ROW = re.compile(r"^\s*\|\s*(?P<name>[^|]*?)\s*\|\s*(?P<result>[^|]*?)\s*\|\s*$")
@@ -106,7 +108,8 @@ def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
                                       pci_bus_id=_bus(bus.group(1)) if bus else NO_BUS,
                                       links=_links(text)))  # fmt: skip
         elif ("nhc" in text or "check_" in text) and (m := _NHC.search(text)):
-            events.append(_nhc_event(line.number, m))
+            if not _checker_stopped(m):
+                events.append(_nhc_event(line.number, m))
         elif (link := _NHC_LINK.match(text)) and events and events[-1].check == "check_nvlink_status":
             events[-1] = replace(events[-1], links=(*events[-1].links, int(link[1])))
         elif "DCGM_FR_" in text and (m := _DCGM_REASON.search(text)):
@@ -158,6 +161,11 @@ def _xid_signature(xid: int, text: str) -> Signature:
 def xid_meaning(xid: int) -> str:
     """What an Xid number means, as the signature catalog says (the generic sentence for unlisted numbers)."""
     return _xid_signature(xid, "").meaning
+
+
+def _checker_stopped(m: re.Match[str]) -> bool:
+    """Whether an NHC failure is the checker's own (it stopped, or could not set its check up), not the box's."""
+    return m["check"] == "check_all_reduce_dependencies" or bool(_NHC_CHECKER_STOPPED.search(m["msg"]))
 
 
 def _nhc_event(number: int, m: re.Match[str]) -> HealthEvent:

@@ -185,7 +185,9 @@ _FABRIC_MANAGER_FAILURES = frozenset(
     {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive"}
 )
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
-_PLUGIN_FAILURES = frozenset({"ofi-getinfo-failed"})  # a network plugin for a fabric that cannot start: wanted
+_PLUGIN_FAILURES = frozenset(
+    {"ofi-getinfo-failed", "fi-info-no-provider"}
+)  # a network plugin for a fabric that cannot start: wanted
 _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
 
 
