@@ -20,7 +20,7 @@ REAL = [
     ("club3090-1130-2x5090-p2p-gns-spaces", [("p2p-matrix", 1, 14)]),
     ("do-fm-doc-fabric-in-progress-grep", [("nvidia-smi-q", 2, 12)]),
     ("dra-626-fabric-summary-unhealthy", [("nvidia-smi-q", 1, 9)]),
-    ("hpejp-dl380-2xa100pcie-smi-table", [("other", 1, 2), ("nvidia-smi-table", 3, 25)]),
+    ("hpejp-dl380-2xa100pcie-smi-table", [("gpu-text", 1, 2), ("nvidia-smi-table", 3, 25)]),
     ("illinois-76-titanv-rminitadapter-failed", [("kernel-log", 1, 4)]),
     ("nccl-1197-hopper-graph-nvs-4pcisw", [("nccl-log", 1, 31)]),
     ("nccl-1412-ib-no-gdrdma-tail-33gbs", [("nccl-log", 1, 2), ("nccl-tests", 3, 5)]),

@@ -135,6 +135,8 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         ),
         ("INFO 07-20 17:27:20 pynccl.py:63] vLLM is using nccl==2.21.5\n", "gpu-text"),
         ("\u2714 fabric manager found and active\nfabric manager is active\n", "gpu-text"),  # gpud
+        ("INFO 05-02 11:08:45 [parallel_state.py:1004] rank 0 in world size 4 is assigned as TP rank 0\n", "gpu-text"),
+        ("world_size=8, the model loads and then nothing happens\n", "gpu-text"),
         (
             "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks "
             "and are waiting for remainder of ranks for more than 60 seconds. Stalled ops: HorovodBroadcast_fc1_0\n",

@@ -145,8 +145,12 @@ _GPU_TEXT = re.compile(
     r"|--gres=gpu|ACSCtl:|[Ff]abric[ -][Mm]anager|\b[Hh]orovod|\b[Cc]u[Pp]y\b"
     r"|\bUCX\b|\bucx_perftest\b|\bucp_\w+|\bUCX_[A-Z_]+"
     r"|\bcuda(?:Memcpy\w*|DeviceCanAccessPeer|DeviceEnablePeerAccess|Ipc\w+)\b|\b(?:CUDA|Cuda) error\b"
+    r"|\b(?:CUDA|cuda|NVIDIA|nvidia-smi|vLLM|vllm|SGLang|sglang|DeepSpeed|deepspeed|Megatron|TensorRT)\b"
+    r"|\btorch\.distributed\b|\bworld[_ ]size\b|\b(?:TP|tp)[_ ]rank\b|[Tt]ensor[ _-]?[Pp]arallel"
+    r"|\b(?:all_?reduce|all_gather|allgather|reduce_scatter)\b"
 )
-"""Words only the GPU interconnect's tools and logs print: a paste of such lines that no reader is for (``ibstat``,
+"""Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
+paste of such lines that no reader is for (``ibstat``,
 ``fi_info``, an NCCL banner) is recognisably about the interconnect and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
