@@ -150,8 +150,8 @@ _GPU_TEXT = re.compile(
     r"|\b(?:all_?reduce|all_gather|allgather|reduce_scatter)\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
-paste of such lines that no reader is for (``ibstat``,
-``fi_info``, an NCCL banner) is recognisably about the interconnect and judged "not judged", never refused."""
+paste of such lines that no reader is for (``ibstat``, ``fi_info``, an NCCL banner) is recognisably about the
+interconnect and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _COMMANDS = (
