@@ -47,7 +47,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-523-gdr-acs-vendor-err81": "verdict FAIL but no finding names p2p-unsupported (found nccl-net-error)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-928-ib-error4-vendor81-gdr-acs": "verdict FAIL but no finding names gdr-disabled (found nccl-net-error)",
-    "nccltests-131-single-gpu-ok": "verdict WARN, the thread's NOT_JUDGED",
     "nccltests-273-l40s-pcie-topo-pass": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "pytorch-47885-duplicate-gpu-detected": "verdict FAIL but no finding names config-override (found run-failed)",

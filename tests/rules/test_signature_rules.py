@@ -338,3 +338,13 @@ def test_efa_that_cannot_register_gpu_memory_or_is_not_visible_fails_the_network
     assert by_code(judged(run, tmp_path, register)[1])["run-failed"]["severity"] == "fail"
     _, report = judged(run, tmp_path, "fi_info -p efa\nfi_getinfo: -61 (No data available)\n")
     assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "warn" and report["verdict"] == "warn"
+
+
+def test_a_path_setting_on_a_command_line_that_runs_one_gpu_judges_nothing(run: Run, tmp_path: Path) -> None:
+    """Before: WARN. Each GPU tested alone (NVIDIA/nccl-tests#131): with one GPU there is no path for
+    NCCL_P2P_DISABLE to change; on two GPUs it warns."""
+    one = "CUDA_VISIBLE_DEVICES=1 NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1\n"
+    code, report = judged(run, tmp_path, one)
+    assert code == 0 and report["verdict"] == "not judged" and "nccl-env-override" not in by_code(report)
+    _, two = judged(run, tmp_path, one.replace("-g 1", "-g 2").replace("DEVICES=1", "DEVICES=0,1"))
+    assert by_code(two)["nccl-env-override"]["severity"] == "warn"

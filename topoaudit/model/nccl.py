@@ -19,6 +19,15 @@ TRANSPORT_KINDS = ("P2P", "SHM", "NET", "COLLNET", "OTHER")
 memory), NET (a network plugin: IB, RoCE, sockets, libfabric)."""
 
 
+QUIET = frozenset(
+    ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_DEBUG_TIMESTAMP_LEVELS",
+     "NCCL_DEBUG_TIMESTAMP_FORMAT", "NCCL_TOPO_DUMP_FILE", "NCCL_TOPO_DUMP_FILE_RANK", "NCCL_GRAPH_DUMP_FILE",
+     "NCCL_GRAPH_DUMP_FILE_RANK", "NCCL_HOME", "NCCL_VERSION", "NCCL_SET_THREAD_NAME", "NCCL_PARAM_DUMP_ALL",
+     "NCCL_NO_CACHE")
+)  # fmt: skip
+"""Variables that change what NCCL prints, never the path it takes."""
+
+
 @dataclass(frozen=True)
 class LogLine:
     """One line of the log, as evidence: its 1-based number and its text (prefix kept, long lines cut)."""

@@ -14,17 +14,9 @@ import re
 from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity
-from topoaudit.model.nccl import NcclSetting
+from topoaudit.model.nccl import QUIET, NcclSetting
 from topoaudit.rules.base import finding, first_few
 from topoaudit.rules.remedies import NCCL_VARIABLES, remedy
-
-QUIET = frozenset(
-    ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_DEBUG_TIMESTAMP_LEVELS",
-     "NCCL_DEBUG_TIMESTAMP_FORMAT", "NCCL_TOPO_DUMP_FILE", "NCCL_TOPO_DUMP_FILE_RANK", "NCCL_GRAPH_DUMP_FILE",
-     "NCCL_GRAPH_DUMP_FILE_RANK", "NCCL_HOME", "NCCL_VERSION", "NCCL_SET_THREAD_NAME", "NCCL_PARAM_DUMP_ALL",
-     "NCCL_NO_CACHE")
-)  # fmt: skip
-"""Variables that change what NCCL prints, never the path it takes."""
 
 P2P_LEVEL_OFF = ("LOC", "0")
 P2P_LEVEL_NARROW = ("NVL", "NVB", "C2C", "PIX", "1")

@@ -390,12 +390,32 @@ def unexplained_messages(ctx: Context) -> int:
     return sum(cat.get(hit.signature).tier == "fallback" for hit in hits)
 
 
+_ONE_GPU_RUN = re.compile(r"\bCUDA_VISIBLE_DEVICES=\d+(?![\d,]).*\s-g\s*1\b")
+"""An nccl-tests command line that shows one GPU and asks for one (``CUDA_VISIBLE_DEVICES=1 ... -g 1``)."""
+_LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b|\s-(?:np|n)\s*\d")
+
+
+def says_nothing(hit: Hit) -> bool:
+    """Tell a known message that says nothing about the box.
+
+    A setting that changes only what NCCL prints, or a path setting on a command line that runs one GPU (there is no
+    path between GPUs for it to change).
+    """
+    from topoaudit.model.nccl import QUIET
+    from topoaudit.parse.signatures import catalog
+
+    if hit.values.get("var", "") in QUIET:
+        return True
+    code = catalog().get(hit.signature).code
+    return code == "nccl-env-override" and bool(_ONE_GPU_RUN.search(hit.text)) and not _LAUNCHER.search(hit.text)
+
+
 def _known_messages_covers(ctx: Context) -> str:
     """Count the messages whose meaning the catalog knows; a fallback (a warning it has no entry for) judges nothing."""
     hits = ctx.signatures
     if isinstance(hits, Unsupported) or not hits:
         return ""
-    known = len(hits) - unexplained_messages(ctx)
+    known = len([hit for hit in hits if not says_nothing(hit)]) - unexplained_messages(ctx)
     return _plural(known, "known message") if known else ""
 
 

@@ -1138,9 +1138,6 @@ NCCL_PATH_VARS = ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_SHM_DISABLE", "NCC
                   "NCCL_P2P_DIRECT_DISABLE", "NCCL_NVB_DISABLE", "NCCL_PXN_DISABLE", "NCCL_MNNVL_ENABLE",
                   "NCCL_COLLNET_ENABLE", "NCCL_IGNORE_DISABLED_P2P", "NCCL_CUMEM_ENABLE")  # fmt: skip
 
-NCCL_QUIET_VARS = ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_TOPO_DUMP_FILE",
-                   "NCCL_TOPO_DUMP_FILE_RANK", "NCCL_HOME", "NCCL_VERSION")  # fmt: skip
-
 
 @rule(
     Code(
@@ -1163,6 +1160,8 @@ def nccl_env_override(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 
     A leftover ``NCCL_P2P_DISABLE=1`` turns an NVLink box into a host-memory box.
     """
+    from topoaudit.model.nccl import QUIET  # loaded only where a probe recorded the environment
+
     host = ctx.machine.host
     found: list[tuple[str, str, str]] = []
     for origin, lines in (("environment", host.environment), ("/etc/nccl.conf", host.nccl_conf)):
@@ -1171,7 +1170,7 @@ def nccl_env_override(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         for line in lines:
             name, _, value = line.partition("=")
             name = name.strip()
-            if name.startswith("NCCL_") and name not in NCCL_QUIET_VARS:
+            if name.startswith("NCCL_") and name not in QUIET:
                 found.append((name, value.strip(), origin))
     if not found:
         return

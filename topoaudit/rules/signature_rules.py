@@ -26,8 +26,7 @@ from topoaudit.model.values import Unsupported
 from topoaudit.parse.signatures import TIERS, Signature, catalog, declared_codes
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, declare_code
-from topoaudit.rules.needs import SIGNATURES
-from topoaudit.rules.probe_rules import NCCL_QUIET_VARS
+from topoaudit.rules.needs import SIGNATURES, says_nothing
 from topoaudit.rules.registry import register_rule
 
 QUOTED_LINES = 3
@@ -69,7 +68,7 @@ def known_messages(ctx: RuleContext) -> Iterator[Finding]:
     by_code: dict[str, list[tuple[Hit, Signature]]] = {}
     for hit in hits:
         signature = cat.get(hit.signature)
-        if signature.code in owned.get(hit.line, ()) or _quiet(hit):
+        if signature.code in owned.get(hit.line, ()) or says_nothing(hit):
             continue
         by_code.setdefault(signature.code, []).append((hit, signature))
     _unwound_by_its_cause(by_code)
@@ -122,11 +121,6 @@ def _owned(ctx: RuleContext) -> dict[int, frozenset[str]]:
         if codes:
             owned.update(dict.fromkeys(range(part.first_line, part.last_line + 1), codes))
     return owned
-
-
-def _quiet(hit: Hit) -> bool:
-    """Tell a setting that changes what NCCL prints, not the path it takes (NCCL_DEBUG, NCCL_TOPO_DUMP_FILE)."""
-    return hit.values.get("var", "") in NCCL_QUIET_VARS
 
 
 @dataclass(frozen=True)
