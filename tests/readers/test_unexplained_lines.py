@@ -33,9 +33,8 @@ def analyzed(run: Run, tmp_path: Path, text: str, *args: str) -> tuple[int, dict
         "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, "
         "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.6 ncclSystemError: System "
         "call (e.g. socket, malloc) or external library call failed or device error.\n",
-        # NVSHMEM under DeepEP (deepseek-ai/DeepEP#139): before, refused
-        "/repo/nvshmem_src/src/host/transport/transport.cpp:nvshmemi_transport_init:275: init failed for transport: "
-        "IBGDA\n",
+        # an NVSHMEM error the catalog has no entry for: before, refused
+        "/repo/nvshmem_src/src/host/init/init.cu:nvshmemi_common_init:1012: nvshmem setup heap failed\n",
     ],
 )
 def test_an_error_line_without_an_entry_is_not_judged_and_says_so(run: Run, tmp_path: Path, text: str) -> None:

@@ -348,3 +348,15 @@ def test_a_path_setting_on_a_command_line_that_runs_one_gpu_judges_nothing(run: 
     assert code == 0 and report["verdict"] == "not judged" and "nccl-env-override" not in by_code(report)
     _, two = judged(run, tmp_path, one.replace("-g 1", "-g 2").replace("DEVICES=1", "DEVICES=0,1"))
     assert by_code(two)["nccl-env-override"]["severity"] == "warn"
+
+
+def test_gdrcopy_or_ibgda_that_cannot_reach_gpu_memory_warns(run: Run, tmp_path: Path) -> None:
+    """Before: not judged. gdrcopy_sanity failing to pin GPU memory (NVIDIA/gdrcopy#305) and NVSHMEM's IBGDA
+    transport not starting (deepseek-ai/DeepEP#139) both cost the GPUDirect path."""
+    for text in (
+        'Assertion "(gdr_pin_buffer(g, d_A, A_size, 0, 0, &A_mh)) == (0)" failed at sanity.cpp:344\n',
+        "/repo/nvshmem_src/src/host/transport/transport.cpp:nvshmemi_transport_init:275: init failed for transport: "
+        "IBGDA\n",
+    ):
+        _, report = judged(run, tmp_path, text)
+        assert by_code(report)["gpu-rdma-setup-failed"]["severity"] == "warn" and report["verdict"] == "warn"
