@@ -82,6 +82,7 @@ class Outcome:
     codes: tuple[str, ...] = ()
     detail: str = ""  # the refusal's sentence or the crash's last line
     all_codes: tuple[str, ...] = field(default=())
+    causes: tuple[str, ...] = ()  # the classes of cause its warn and fail findings declare (a message's catalog entry)
 
 
 def load_corpus() -> list[Paste]:
@@ -114,8 +115,10 @@ def outcome_of(exit_code: int, stdout: str, stderr: str) -> Outcome:
     report = json.loads(stdout)
     verdict = str(report["verdict"]).upper().replace(" ", "_")
     findings = report.get("findings", [])
-    serious = tuple(f["code"] for f in findings if f["severity"] in ("warn", "fail"))
-    return Outcome(verdict, serious, all_codes=tuple(f["code"] for f in findings))
+    serious = [f for f in findings if f["severity"] in ("warn", "fail")]
+    causes = tuple(dict.fromkeys(c for f in serious for c in f.get("evidence", {}).get("causes", ())))
+    codes = tuple(f["code"] for f in serious)
+    return Outcome(verdict, codes, all_codes=tuple(f["code"] for f in findings), causes=causes)
 
 
 def agrees(paste: Paste, outcome: Outcome) -> tuple[bool, str]:
@@ -125,6 +128,6 @@ def agrees(paste: Paste, outcome: Outcome) -> tuple[bool, str]:
     if paste.fault in NO_FAULT or outcome.verdict not in ("WARN", "FAIL"):
         return True, ""
     wanted = FAULT_CODES.get(paste.fault, frozenset())
-    if wanted and not wanted & set(outcome.codes):
+    if wanted and not wanted & set(outcome.codes) and paste.fault not in outcome.causes:
         return False, f"verdict {outcome.verdict} but no finding names {paste.fault} (found {', '.join(outcome.codes)})"
     return True, ""

@@ -43,6 +43,15 @@ def test_one_finding_per_code_quotes_the_first_lines_and_counts_the_rest(run: Ru
     assert set(found["evidence"]["signatures"]) == {"nccl-p2p-ipc-open-failed", "cuda-217-peer-access-unsupported"}
 
 
+def test_a_known_message_names_its_class_of_cause(run: Run, tmp_path: Path) -> None:
+    """The finding a message raises says what class of cause its catalog entry declares: two ranks on one GPU is a
+    launch configuration fault, though NCCL words it as an invalid usage that stops the run."""
+    text = "box:59:59 [1] init.cc:573 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 3000\n"
+    _, report = judged(run, tmp_path, text)
+    found = by_code(report)["run-failed"]
+    assert found["evidence"]["causes"] == ["config-override"]
+
+
 def test_a_variable_the_log_shows_set_is_said_once_from_the_log(run: Run, tmp_path: Path) -> None:
     """The log's rule owns nccl-env-override: the catalog's messages for the same lines are not said again."""
     lines = [f"box:1:1 [{g}] NCCL INFO NCCL_P2P_LEVEL set by environment to LOC" for g in range(4)]

@@ -153,6 +153,7 @@ def _finding(code: str, judged: list[_Judged]) -> Finding:
         signatures=ids,
         quoted=[{"line": n, "text": text} for n, text in quoted[:QUOTED_LINES]],
         sources=list(dict.fromkeys(j.signature.source for j in leading)),
+        causes=[c for c in dict.fromkeys(j.signature.cause for j in leading) if c != "other"],
     )
     return dataclasses.replace(found, remedy=" ".join(as_sentence(f) for f in fixes[:2]) or found.remedy)
 
