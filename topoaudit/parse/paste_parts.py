@@ -147,7 +147,10 @@ _GPU_TEXT = re.compile(
     r"|\bcuda(?:Memcpy\w*|DeviceCanAccessPeer|DeviceEnablePeerAccess|Ipc\w+)\b|\b(?:CUDA|Cuda) error\b"
     r"|\b(?:CUDA|cuda|NVIDIA|nvidia-smi|vLLM|vllm|SGLang|sglang|DeepSpeed|deepspeed|Megatron|TensorRT)\b"
     r"|\btorch\.distributed\b|\bworld[_ ]size\b|\b(?:TP|tp)[_ ]rank\b|[Tt]ensor[ _-]?[Pp]arallel"
-    r"|\b(?:all_?reduce|all_gather|allgather|reduce_scatter)\b"
+    r"|\b(?:all[_ ]?reduce|all[_ ]gather|allgather|reduce[_ ]scatter)\b|\bNVL(?:S|\d+)?\b|NVL_PEERS|\bDeepEP\b"
+    r"|/dev/nvidia\w*|/proc/driver/nvidia|nvidia-persistenced|\bnvidia_(?:peermem|uvm|drm|modeset)\b"
+    r"|no CUDA-capable device is detected|all CUDA-capable devices are busy|invalid device ordinal"
+    r"|an illegal memory access was encountered|unspecified launch failure|\(error code [a-z ]+\)!"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
 paste of such lines that no reader is for (``ibstat``, ``fi_info``, an NCCL banner) is recognisably about the
