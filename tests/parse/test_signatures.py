@@ -267,6 +267,13 @@ TABLE = [
     ("register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument", "ofi-register-mr-failed"),
     ("fi_getinfo: -61 (No data available)", "fi-info-no-provider"),
     ("cudaMemcpyPeer / cudaMemcpy between GPU2 and GPU3: 48.10GB/s", "cuda-samples-p2p-copy"),
+    ("w7:31:40 [1] NCCL WARN socketProgressOpt: Call to recv from 10.1.2.3<4112> failed : Connection reset by peer", "nccl-socket-io-failed"),
+    ("The call to cuIpcOpenMemHandle failed. This is an unrecoverable error", "ompi-cuda-ipc-open-failed"),
+    (
+        "RuntimeError: userbuffers-host.cpp:208 in function create_communicator_grouped2: CUDA Error: operation not "
+        "supported",
+        "te-userbuffers-multicast-unsupported",
+    ),
     ("Verification error @ element 7: val = 0.000000, ref = 28.000000", "cuda-samples-p2p-verification-error"),
     ("*hangs here*", "pasted-note-hang"),
     ("<stuck>", "pasted-note-hang"),
