@@ -93,6 +93,9 @@ def analyze_facts(
     deploy plan checked against the machine's domains. The rules, the policy and the gate each run exactly once.
     """
     options = options or AuditOptions()
+    if expect_busbw_gbps is not None:  # the floor is part of the request: a saved report keeps it
+        options = dataclasses.replace(options, expect_busbw_gbps=float(expect_busbw_gbps))
+    floor = options.expect_busbw_gbps
     machine = facts.machine
     domains = nvlink_domains(machine)
     placements = _placements(machine, domains, options)
@@ -108,7 +111,7 @@ def analyze_facts(
         options=options,
         spec=spec,
         gpu_model=gpu_model,
-        expect_busbw_gbps=expect_busbw_gbps,
+        expect_busbw_gbps=floor if isinstance(floor, float) else None,
         plan=NOT_REQUESTED if plan_request is None else _plan(plan_request, facts, gpu_model, domains, run, held),
         oracle=_oracle(facts.inspector),
         identified=known.identification,

@@ -39,6 +39,21 @@ def test_expect_busbw_holds_a_pasted_sweep(run: Run, tmp_path: Path) -> None:
     assert report["gate"]["judged"][0] == "an all-reduce sweep of ranks the paste does not show (1 message size)"
 
 
+def test_a_saved_report_keeps_its_expect_busbw(run: Run, tmp_path: Path) -> None:
+    """Before: re-reading a report saved with --expect-busbw judged its sweep against nothing ("not judged")."""
+    paste = tmp_path / "paste.txt"
+    paste.write_text(ROW, encoding="utf-8")
+    saved = tmp_path / "report.json"
+    code, _, _ = run("analyze", str(paste), "--expect-busbw", "250", "--format", "json", "-o", str(saved))
+    assert code == 1 and json.loads(saved.read_text())["options"]["expect_busbw_gbps"] == 250.0
+    code, out, _ = run("analyze", str(saved), "--format", "json")
+    report = json.loads(out)
+    assert code == 1 and "bench-below-expected" in [f["code"] for f in report["findings"]]
+    assert report["source"]["description"].endswith("judged with the report's own --expect-busbw 250")
+    code, out, _ = run("analyze", str(saved), "--expect-busbw", "90", "--format", "json")
+    assert code == 0 and json.loads(out)["gate"]["verdict"] == "pass"
+
+
 def test_a_data_check_is_something_judged(run: Run, tmp_path: Path) -> None:
     code, report = _analyze(run, tmp_path, ROW.replace("N/A", "0"))
     assert code == 0 and report["gate"]["verdict"] == "pass"

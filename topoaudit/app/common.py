@@ -254,9 +254,9 @@ def audit_options(gate: GateRequest) -> AuditOptions:
     )
 
 
-_KEPT = ("gpu_model", "tp", "expect_gpus", "expect_domain", "policy")
+_KEPT = ("gpu_model", "tp", "expect_gpus", "expect_domain", "expect_busbw_gbps", "policy")
 _FLAGS = {"gpu_model": "--gpu-model", "tp": "--tp", "expect_gpus": "--expect-gpus",
-          "expect_domain": "--expect-domain", "policy": "--policy"}  # fmt: skip
+          "expect_domain": "--expect-domain", "expect_busbw_gbps": "--expect-busbw", "policy": "--policy"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,9 @@ class SavedRequest:
     overridden: tuple[str, ...] = ()  # "--tp 2 (the report was saved with --tp 8)": the user's, over another saved
 
 
-def saved_request(gate: GateRequest, saved: Report | None, *, keep_gate: bool = True) -> SavedRequest:
+def saved_request(
+    gate: GateRequest, saved: Report | None, *, keep_gate: bool = True, expect_busbw_gbps: float | None = None
+) -> SavedRequest:
     """The options a saved report is judged with: the user's where given, else the request it was saved with.
 
     ``--gpu-model``, ``--tp``, ``--expect-*`` and the policy are kept from the report wherever the user names none;
@@ -278,6 +280,8 @@ def saved_request(gate: GateRequest, saved: Report | None, *, keep_gate: bool = 
     from topoaudit.model.values import Unsupported
 
     options = audit_options(gate)
+    if expect_busbw_gbps is not None:
+        options = replace(options, expect_busbw_gbps=expect_busbw_gbps)
     if saved is None:
         return SavedRequest(options)
     kept: list[str] = []
@@ -304,6 +308,8 @@ def saved_request(gate: GateRequest, saved: Report | None, *, keep_gate: bool = 
 def _shown(name: str, value: object) -> str:
     if name == "policy":
         return f"--policy {getattr(value, 'source', value)}"
+    if isinstance(value, float):
+        return f"{_FLAGS[name]} {value:g}"
     return f"{_FLAGS[name]} {value!r}" if isinstance(value, str) else f"{_FLAGS[name]} {value}"
 
 
@@ -331,11 +337,17 @@ def judge(
     if not loaded.machine.gpus and bench is None and not (loaded.judgeable_without_gpus() or _holds_facts(loaded)):
         raise InputError(f"{loaded.source.name}: no GPUs in the input")
     facts = loaded if bench is None else replace(loaded, bench=bench)
-    request = saved_request(gate, loaded.saved)
+    request = saved_request(gate, loaded.saved, expect_busbw_gbps=expect_busbw_gbps)
     if request.kept:  # a saved report keeps what it was asked: the report says so
         said = f"{facts.source.description}; judged with the report's own {', '.join(request.kept)}"
         facts = replace(facts, source=replace(facts.source, description=said.lstrip("; ")))
-    return analyze_facts(facts, options=request.options, expect_busbw_gbps=expect_busbw_gbps, plan_request=plan_request)
+    floor = request.options.expect_busbw_gbps
+    return analyze_facts(
+        facts,
+        options=request.options,
+        expect_busbw_gbps=floor if isinstance(floor, float) else None,
+        plan_request=plan_request,
+    )
 
 
 def _holds_facts(loaded: Facts) -> bool:

@@ -75,6 +75,7 @@ class AuditOptions:
     strict: bool = False
     policy: Policy | Unsupported = NOT_REQUESTED  # --policy FILE | builtin:NAME
     nics: NicSet | Unsupported = NOT_REQUESTED  # --nics COUNTxGBITS: one node's NICs, for runs across nodes
+    expect_busbw_gbps: Probed[float] = NOT_REQUESTED  # --expect-busbw: the floor a sweep's plateau is held to
 
 
 NOT_JUDGED = "not judged"
