@@ -92,3 +92,34 @@ def test_a_gpu_built_without_nvswitches_is_not_judged_for_a_fabric(run: Run, tmp
     paste.write_text(fabric("In Progress", "N/A"))
     code, report = judged(run, paste, "--gpu-model", "L40S")
     assert code == 0 and "fabric-not-ready" not in codes(report)
+
+
+def gpu_link_info(bus: str, gen: int, gen_max: int, width: int, width_max: int) -> str:
+    return (
+        f"GPU 00000000:{bus}:00.0\n"
+        "    Product Name                          : NVIDIA L40S\n"
+        "    PCI\n"
+        f"        Bus                               : 0x{bus}\n"
+        "        GPU Link Info\n"
+        "            PCIe Generation\n"
+        f"                Max                       : {gen_max}\n"
+        f"                Current                   : {gen}\n"
+        "            Link Width\n"
+        f"                Max                       : {width_max}x\n"
+        f"                Current                   : {width}x\n"
+    )
+
+
+def test_a_narrow_pcie_link_warns_and_an_idle_lower_generation_does_not(run: Run, tmp_path: Path) -> None:
+    """Before: PASS on a GPU running x4 of x16. Width does not drop to save power; generation does."""
+    header = "==============NVSMI LOG==============\n\nAttached GPUs                             : 2\n"
+    paste = tmp_path / "smi.txt"
+    paste.write_text(header + gpu_link_info("41", 4, 4, 4, 16) + gpu_link_info("81", 1, 4, 16, 16), encoding="utf-8")
+    code, report = judged(run, paste)
+    link = codes(report)["pcie-link-degraded"]
+    assert code == 0 and report["verdict"] == "warn" and link["severity"] == "warn"
+    assert link["evidence"]["narrow"] == ["0000:41:00.0 x4 of x16"]
+    assert link["evidence"]["slower_generation"] == ["0000:81:00.0 Gen1 of Gen4"]
+    paste.write_text(header + gpu_link_info("81", 1, 4, 16, 16), encoding="utf-8")
+    code, report = judged(run, paste)
+    assert code == 0 and report["verdict"] == "pass" and codes(report)["pcie-link-degraded"]["severity"] == "info"

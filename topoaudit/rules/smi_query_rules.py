@@ -117,3 +117,45 @@ def _health_problems(fabric: FabricInfo) -> list[str]:
     if isinstance(fabric.incorrect_configuration, str) and fabric.incorrect_configuration not in ("None", "none"):
         problems.append(f"incorrect configuration: {fabric.incorrect_configuration}")
     return problems
+
+
+@rule("pcie-link-degraded", needs=(SMI_QUERY,))
+def pasted_pcie_link(ctx: RuleContext) -> Iterable[Finding]:
+    """Judge the PCIe link each GPU of a pasted ``nvidia-smi -q`` reports (its GPU Link Info).
+
+    A link narrower than the GPU's maximum halves (or worse) every copy to and from it, idle or not: warn. A lower
+    generation alone is how an idle GPU saves power (info): the paste does not say whether the GPU was busy.
+    """
+    narrow: list[str] = []
+    slow: list[str] = []
+    lines: list[int] = []
+    for gpu in _query(ctx).gpus:
+        link = gpu.pcie
+        if isinstance(link, Unsupported):
+            continue
+        width, width_max = link.width_current, link.width_max
+        gen, gen_max = link.generation_current, link.generation_max
+        if isinstance(width, int) and isinstance(width_max, int) and width < width_max:
+            narrow.append(f"{gpu.label} x{width} of x{width_max}")
+            lines.append(gpu.line)
+        elif isinstance(gen, int) and isinstance(gen_max, int) and gen < gen_max:
+            slow.append(f"{gpu.label} Gen{gen} of Gen{gen_max}")
+            lines.append(gpu.line)
+    if not (narrow or slow):
+        return
+    parts = []
+    if narrow:
+        parts.append(f"{len(narrow)} GPU(s) run a narrower PCIe link than they support ({first_few(narrow, 4)})")
+    if slow:
+        parts.append(
+            f"{len(slow)} GPU(s) run a lower PCIe generation ({first_few(slow, 4)}), which an idle GPU does to save "
+            "power: read it again under load"
+        )
+    yield finding(
+        "pcie-link-degraded",
+        "; ".join(parts) + ".",
+        severity=Severity.WARN if narrow else Severity.INFO,
+        narrow=narrow,
+        slower_generation=slow,
+        lines=lines,
+    )
