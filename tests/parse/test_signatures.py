@@ -270,6 +270,16 @@ TABLE = [
     ("w7:31:40 [1] NCCL WARN socketProgressOpt: Call to recv from 10.1.2.3<4112> failed : Connection reset by peer", "nccl-socket-io-failed"),
     ("The call to cuIpcOpenMemHandle failed. This is an unrecoverable error", "ompi-cuda-ipc-open-failed"),
     (
+        "[rank3]:[E1107 02:11:09.1 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL's "
+        "watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+        "torch-watchdog-heartbeat-stuck",
+    ),
+    (
+        "(VllmWorker rank=1 pid=911) WARNING 11-07 02:11:09 [shm_broadcast.py:466] No available shared memory broadcast "
+        "block found in 60 second.",
+        "vllm-shm-broadcast-waiting",
+    ),
+    (
         "RuntimeError: userbuffers-host.cpp:208 in function create_communicator_grouped2: CUDA Error: operation not "
         "supported",
         "te-userbuffers-multicast-unsupported",
