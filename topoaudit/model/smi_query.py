@@ -74,3 +74,4 @@ class SmiQuery:
     cuda_version: str | Unsupported
     excerpt: bool  # pieces of the output (grep's "--", no GPU header, or fewer GPUs than attached)
     used_lines: tuple[int, ...]  # 1-based lines read as nvidia-smi -q
+    command: str = "nvidia-smi -q"  # or "nvidia-smi --query-gpu" (its CSV: the fields asked for, one row per GPU)

@@ -26,9 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from topoaudit.parse.prefixes import Line, strip_prefixes
+from topoaudit.parse.smi_csv import looks_like_smi_csv_header
 
 KINDS = (
-    "nccl-log", "traceback", "nccl-tests", "topo-matrix", "p2p-matrix", "nvidia-smi-q", "nvidia-smi-table",
+    "nccl-log", "traceback", "nccl-tests", "topo-matrix", "p2p-matrix", "nvidia-smi-q", "nvidia-smi-csv",
+    "nvidia-smi-table",
     "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "gpu-list", "bandwidth-note",
     "gpu-text", "other",
 )  # fmt: skip
@@ -161,6 +163,7 @@ _COMMANDS = (
     (re.compile(r"nvidia-smi\s+topo\s+-p2p"), "p2p-matrix"),
     (re.compile(r"nvidia-smi\s+topo\b|(?:GPU|NVIDIA) Topology:"), "topo-matrix"),
     (re.compile(r"nvidia-smi\s+nvlink"), "nvlink-status"),
+    (re.compile(r"nvidia-smi\s.*--query-gpu[= ]"), "nvidia-smi-csv"),
     (re.compile(r"nvidia-smi\s+(?:-q|--query)\b"), "nvidia-smi-q"),
     (re.compile(r"\b\w+_perf\b"), "nccl-tests"),  # \b first: a long word is not tried from each letter
     (re.compile(r"\bnvbandwidth\b"), "nvbandwidth"),
@@ -252,6 +255,11 @@ def _classify(text: str, current: str) -> _Mark:
         return _weak("nvidia-smi-q")
     if stripped in ("Fabric", "Health") or stripped.startswith("Fabric "):
         return _weak("nvidia-smi-q")
+    if "," in text and (current == "nvidia-smi-csv" or "." in text):
+        if looks_like_smi_csv_header(text):
+            return _S["nvidia-smi-csv"]
+        if current == "nvidia-smi-csv":
+            return _weak("nvidia-smi-csv")  # a row under the header
     if _XML.match(text):
         return _S["nccl-xml"]
     if _OLD_NCCL.search(text) or _NCCL_SHAPES.match(text):

@@ -23,7 +23,9 @@ from topoaudit.model.values import Unsupported
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.units import parse_bus_id
 
-__all__ = ["FabricInfo", "PcieLink", "SmiGpu", "SmiQuery", "looks_like_smi_query", "read_smi_query"]
+__all__ = [
+    "FabricInfo", "PcieLink", "SmiGpu", "SmiQuery", "absent_value", "as_int", "looks_like_smi_query", "read_smi_query",
+]  # fmt: skip
 
 _GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _KEY_VALUE = re.compile(r"^(?P<indent>\s*)(?P<key>\S(?:.*?\S)?)\s+:(?:\s(?P<value>.*?))?\s*$")
@@ -125,7 +127,7 @@ def read_smi_query(paste: str | Sequence[Line], name: str = "") -> SmiQuery:
     if not gpus and not top:
         where = f"{name}: " if name else ""
         raise InputError(f"{where}no nvidia-smi -q line (a GPU header, a Fabric block or its keys) in the input")
-    attached = _int(top.get(("Attached GPUs",)), "Attached GPUs")
+    attached = as_int(top.get(("Attached GPUs",)), "Attached GPUs")
     read = tuple(_gpu(g) for g in gpus)
     excerpt = pieces > 0 or any(g.bus is None for g in gpus) or not top
     if isinstance(attached, int) and attached != len(read):
@@ -168,7 +170,7 @@ def _gpu(g: _Gpu) -> SmiGpu:
         fabric = FabricInfo(
             state=_text(v.get((*_FABRIC, "State")), "Fabric State"),
             status=_text(v.get((*_FABRIC, "Status")), "Fabric Status"),
-            clique_id=_int(v.get((*_FABRIC, "CliqueId")), "Fabric CliqueId"),
+            clique_id=as_int(v.get((*_FABRIC, "CliqueId")), "Fabric CliqueId"),
             cluster_uuid=_text(v.get((*_FABRIC, "ClusterUUID")), "Fabric ClusterUUID"),
             health_summary=_text(v.get((*_HEALTH, "Summary")), "Fabric Health Summary"),
             health_bandwidth=_text(v.get((*_HEALTH, "Bandwidth")), "Fabric Health Bandwidth"),
@@ -181,12 +183,12 @@ def _gpu(g: _Gpu) -> SmiGpu:
     if _has(g, _LINK):
         generation, width = (*_LINK, "PCIe Generation"), (*_LINK, "Link Width")
         pcie = PcieLink(
-            generation_current=_int(v.get((*generation, "Current")), "PCIe generation (current)"),
-            generation_max=_int(v.get((*generation, "Max")), "PCIe generation (max)"),
-            generation_device_max=_int(v.get((*generation, "Device Max")), "PCIe generation (device max)"),
-            generation_host_max=_int(v.get((*generation, "Host Max")), "PCIe generation (host max)"),
-            width_current=_int(v.get((*width, "Current")), "PCIe link width (current)"),
-            width_max=_int(v.get((*width, "Max")), "PCIe link width (max)"),
+            generation_current=as_int(v.get((*generation, "Current")), "PCIe generation (current)"),
+            generation_max=as_int(v.get((*generation, "Max")), "PCIe generation (max)"),
+            generation_device_max=as_int(v.get((*generation, "Device Max")), "PCIe generation (device max)"),
+            generation_host_max=as_int(v.get((*generation, "Host Max")), "PCIe generation (host max)"),
+            width_current=as_int(v.get((*width, "Current")), "PCIe link width (current)"),
+            width_max=as_int(v.get((*width, "Max")), "PCIe link width (max)"),
         )
     return SmiGpu(
         line=g.line,
@@ -199,7 +201,8 @@ def _gpu(g: _Gpu) -> SmiGpu:
     )
 
 
-def _absent(raw: str | None, what: str) -> Unsupported | None:
+def absent_value(raw: str | None, what: str) -> Unsupported | None:
+    """A value nvidia-smi did not give (not in the paste, N/A, Not Supported) as the reason; None for a value."""
     if raw is None:
         return Unsupported(SOURCE, f"{what} is not in the paste")
     if raw in _ABSENT_WORDS or not raw:
@@ -208,12 +211,13 @@ def _absent(raw: str | None, what: str) -> Unsupported | None:
 
 
 def _text(raw: str | None, what: str) -> str | Unsupported:
-    absent = _absent(raw, what)
+    absent = absent_value(raw, what)
     return absent if absent is not None else str(raw)
 
 
-def _int(raw: str | None, what: str) -> int | Unsupported:
-    absent = _absent(raw, what)
+def as_int(raw: str | None, what: str) -> int | Unsupported:
+    """A count nvidia-smi printed ("16", "16x"), or why there is none."""
+    absent = absent_value(raw, what)
     if absent is not None:
         return absent
     # nvidia-smi prints no count of more than 18 digits: a longer one is damage, said as such rather than kept
@@ -222,7 +226,7 @@ def _int(raw: str | None, what: str) -> int | Unsupported:
 
 
 def _bool(raw: str | None, what: str) -> bool | Unsupported:
-    absent = _absent(raw, what)
+    absent = absent_value(raw, what)
     if absent is not None:
         return absent
     if raw in ("True", "False"):

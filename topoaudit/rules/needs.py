@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the facts a need reads; a pasted matrix loads none of their
     from topoaudit.model.paste import Hit
     from topoaudit.model.plan import DeployPlan
     from topoaudit.model.setpci import SetpciAcs
-    from topoaudit.model.smi_query import SmiQuery
+    from topoaudit.model.smi_query import SmiGpu, SmiQuery
 
 
 class Context(Protocol):
@@ -423,7 +423,23 @@ def _smi_query_covers(ctx: Context) -> str:
     query = ctx.smi_query
     if isinstance(query, Unsupported) or not query.gpus:
         return ""
-    return f"`nvidia-smi -q` of {_plural(len(query.gpus), 'GPU')}"
+    judged = [g for g in query.gpus if _smi_gpu_judgeable(g)]
+    if not judged:
+        return ""  # e.g. a table of names and temperatures: nothing of the interconnect to hold to anything
+    return f"`{query.command}` of {_plural(len(judged), 'GPU')}"
+
+
+def _smi_gpu_judgeable(gpu: SmiGpu) -> bool:
+    """Whether the GPU's lines hold what the rules over nvidia-smi judge: its fabric state, or a PCIe link figure."""
+    from topoaudit.model.smi_query import FabricInfo, PcieLink
+
+    if isinstance(gpu.fabric, FabricInfo) and isinstance(gpu.fabric.state, str):
+        return True
+    link = gpu.pcie
+    if not isinstance(link, PcieLink):
+        return False
+    pairs = ((link.width_current, link.width_max), (link.generation_current, link.generation_max))
+    return any(isinstance(now, int) and isinstance(most, int) for now, most in pairs)
 
 
 def _setpci_covers(ctx: Context) -> str:
