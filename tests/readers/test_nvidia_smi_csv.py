@@ -49,7 +49,7 @@ def test_a_narrow_link_in_the_table_warns(run: Run, tmp_path: Path) -> None:
 
 
 def test_a_table_of_fields_nothing_judges_is_not_judged(run: Run, tmp_path: Path) -> None:
-    text = "name, temperature.gpu, utilization.gpu [%]\nNVIDIA H100 80GB HBM3, 34, 0 %\nNVIDIA H100 80GB HBM3, 33, 0 %\n"
+    text = "name, temperature.gpu, utilization.gpu [%]\n" + "NVIDIA H100 80GB HBM3, 34, 1 %\n" * 2
     code, report = analyzed(run, tmp_path, text)
     assert code == 0 and report["verdict"] == "not judged"
 

@@ -38,7 +38,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",
     "nccl-1817-l20-p2p-run-tail-0p9gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccl-1911-ras-mismatch-32ranks": "verdict PASS, the thread's WARN/FAIL",
-    "nccl-2329-p2p-disabled-nvlink-connected-hw": "verdict FAIL but no finding names nvlink-down (found nccl-p2p-disabled)",
     "nccl-257-1080ti-hang-header-nccl-2-4-8": "verdict WARN, the thread's NOT_JUDGED/FAIL",
     "nccl-304-acsctl-srcvalid-on": "verdict WARN, the thread's FAIL",
     "nccl-428-4xt4-sys-node-no-numa-col": "verdict NOT_JUDGED, the thread's PASS/WARN",

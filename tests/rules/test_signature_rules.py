@@ -369,3 +369,14 @@ def test_gdrcopy_or_ibgda_that_cannot_reach_gpu_memory_warns(run: Run, tmp_path:
     ):
         _, report = judged(run, tmp_path, text)
         assert by_code(report)["gpu-rdma-setup-failed"]["severity"] == "warn" and report["verdict"] == "warn"
+
+
+def test_nccl_refusing_p2p_between_nvlink_connected_gpus_names_a_link_fault(run: Run, tmp_path: Path) -> None:
+    """NCCL's own reading ('probably due to a hardware issue') is the finding's class of cause, beside the code."""
+    text = (
+        "node7:1234:1290 [3] graph/paths.cc:396 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 5. This "
+        "should not be the case given their connectivity, and is probably due to a hardware issue.\n"
+    )
+    _, report = judged(run, tmp_path, text)
+    found = by_code(report)["nccl-p2p-disabled"]
+    assert found["severity"] == "fail" and found["evidence"]["causes"] == ["nvlink-down"]

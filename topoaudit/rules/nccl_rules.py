@@ -505,6 +505,7 @@ def p2p_disabled(ctx: RuleContext) -> Iterator[Finding]:
         severity=Severity.FAIL if nvlink else None,
         gpu_pairs=[list(p) for p in pairs],
         log_lines=quote(p.evidence for p in view.p2p_disabled),
+        causes=["nvlink-down" if nvlink else "p2p-unsupported"],  # NCCL's own reading: a link fault, or no P2P
         **({"severity_reason": "P2P refused between NVLink-connected GPUs"} if nvlink else {}),
     )
 
