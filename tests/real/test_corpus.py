@@ -30,7 +30,6 @@ STILL_WRONG: dict[str, str] = {
     "cudasamples-392-4xh100-bidir-260": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
-    "gpud-1271-gh100-postrx-linkmask": "verdict FAIL but no finding names nvlink-down (found kernel-gpu-error)",
     "horovod-969-a-topo-dualroot-titanx": "verdict NOT_JUDGED, the thread's PASS",
     "horovod-969-b-topo-singleroot-titanx": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "nccl-1298-g5-48xl-8xa10g-vm-all-phb": "verdict NOT_JUDGED, the thread's PASS/WARN",

@@ -82,3 +82,14 @@ def test_a_line_the_catalog_names_precisely_is_left_to_that_code(run: Run) -> No
     code, report = judged(run, REAL / "azhc-162-ncv5-gpu-bw-by-design.txt", "--gpu-model", "H100 PCIe")
     assert code == 0 and "health-check-failed" not in codes(report)
     assert codes(report)["nvbandwidth-pair-low"]["severity"] == "warn"
+
+
+def test_a_kernel_error_names_the_class_of_cause_its_lines_show(run: Run, tmp_path: Path) -> None:
+    """An Xid 74 or a failed NVLink training is a link that is down, though the code is the kernel log's."""
+    paste = tmp_path / "dmesg.txt"
+    paste.write_text("[ 812.1] NVRM: Xid (PCI:0000:18:00): 74, pid=1234, name=python, NVLink: fatal error detected\n")
+    code, report = judged(run, paste)
+    assert code == 1 and codes(report)["kernel-gpu-error"]["evidence"]["causes"] == ["nvlink-down"]
+    paste.write_text("kernel: NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!\n")
+    code, report = judged(run, paste)
+    assert code == 1 and codes(report)["kernel-gpu-error"]["evidence"]["causes"] == ["nvlink-down"]

@@ -30,3 +30,4 @@ class HealthEvent:
     xid: int | Unsupported = NO_XID
     links: tuple[int, ...] = ()  # NVLink ports the line names (inactive, down)
     meaning: str = ""  # what the Xid or check means, where the catalog says
+    cause: str = ""  # its class of cause, where the catalog or the line says ("nvlink-down" for Xid 74)

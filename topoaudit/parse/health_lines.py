@@ -89,7 +89,8 @@ def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
             events.append(HealthEvent(line.number, "kernel", f"sxid-{int(m['sxid'])}",
                                       Severity.FAIL if fatal else Severity.WARN, _shown(m["msg"]),
                                       pci_bus_id=_bus(m["bus"]), links=_links(m["msg"]),
-                                      meaning=catalog().get("sxid").meaning))  # fmt: skip
+                                      meaning=catalog().get("sxid").meaning,
+                                      cause=catalog().get("sxid").cause))  # fmt: skip
         elif "Xid (" in text:
             events.append(_xid_event(line.number, text))
         elif "fallen off the bus" in text and "NVRM" in text:
@@ -106,7 +107,7 @@ def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
             bus = _ANY_BUS.search(text)
             events.append(HealthEvent(line.number, "kernel", "nvlink-training-failed", Severity.FAIL, _shown(text),
                                       pci_bus_id=_bus(bus.group(1)) if bus else NO_BUS,
-                                      links=_links(text)))  # fmt: skip
+                                      links=_links(text), cause="nvlink-down"))  # fmt: skip
         elif ("nhc" in text or "check_" in text) and (m := _NHC.search(text)):
             if not _checker_stopped(m):
                 events.append(_nhc_event(line.number, m))
@@ -125,7 +126,7 @@ def _kernel(number: int, check: str, text: str, bus: str, signature: str) -> Hea
     """A kernel line that fails a GPU, with the catalog's meaning for it."""
     sig = catalog().get(signature)
     return HealthEvent(number, "kernel", check, sig.severity, _shown(text), pci_bus_id=_bus(bus) if bus else NO_BUS,
-                       meaning=sig.meaning)  # fmt: skip
+                       meaning=sig.meaning, cause=sig.cause)  # fmt: skip
 
 
 def _xid_event(number: int, text: str) -> HealthEvent:
@@ -137,7 +138,7 @@ def _xid_event(number: int, text: str) -> HealthEvent:
     return HealthEvent(
         number, "kernel", f"xid-{xid}", signature.severity, _shown(m["msg"]),
         pci_bus_id=_bus(m["bus"]) if m["bus"] and "." * 3 not in m["bus"] else NO_BUS,
-        xid=xid, links=_links(m["msg"]), meaning=signature.meaning,
+        xid=xid, links=_links(m["msg"]), meaning=signature.meaning, cause=signature.cause,
     )  # fmt: skip
 
 

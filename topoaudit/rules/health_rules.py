@@ -92,6 +92,7 @@ def _kernel_finding(events: Sequence[HealthEvent]) -> Finding:
         severity=worst,
         gpus=by_gpu,
         lines=[{"line": e.line, "check": e.check, "pci_bus_id": str(e.pci_bus_id)} for e in events[:20]],
+        causes=[c for c in dict.fromkeys(e.cause for e in events if e.severity == worst) if c and c != "other"],
     )
 
 
