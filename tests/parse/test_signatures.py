@@ -288,6 +288,7 @@ TABLE = [
     ("*hangs here*", "pasted-note-hang"),
     ("<stuck>", "pasted-note-hang"),
     ("... and then it hangs forever ...", "pasted-note-hang"),
+    ("node1:7:7 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC    <--- stuck here", "pasted-note-hang"),
     ("[Mon Mar  2 09:14:55 2026] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)", "nvidia-peermem-not-loaded"),
     ("modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument", "nvidia-peermem-not-loaded"),
     ("failed to load nvidia-peermem module", "nvidia-peermem-not-loaded"),
