@@ -150,6 +150,7 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         ("[Vector addition of 500 elements] Failed to allocate B (error code initialization error)!\n", "gpu-text"),
         ("Assertion failed: csrc/deep_ep.cpp:52 'num_ranks <= NUM_MAX_NVL_PEERS'\n", "gpu-text"),
         ("[rank0] skipping fuse_all_gather_matmul: no consumer matmul found for all gather\n", "gpu-text"),
+        ("nvmlDeviceGetHandleByIndex returned NVML_ERROR_SYSTEM_NOT_READY\n", "gpu-text"),
         ("shm  64M     0   64M   0% /dev/shm\ntmpfs  252G   12K  252G   1% /proc/driver/nvidia\n", "gpu-text"),
     ],
 )

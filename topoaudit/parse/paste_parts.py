@@ -150,7 +150,7 @@ _GPU_TEXT = re.compile(
     r"|\b(?:CUDA|cuda|NVIDIA|nvidia-smi|vLLM|vllm|SGLang|sglang|DeepSpeed|deepspeed|Megatron|TensorRT)\b"
     r"|\btorch\.distributed\b|\bworld[_ ]size\b|\b(?:TP|tp)[_ ]rank\b|[Tt]ensor[ _-]?[Pp]arallel"
     r"|\b(?:all[_ ]?reduce|all[_ ]gather|allgather|reduce[_ ]scatter)\b|\bNVL(?:S|\d+)?\b|NVL_PEERS|\bDeepEP\b"
-    r"|/dev/nvidia\w*|/proc/driver/nvidia|nvidia-persistenced|\bnvidia_(?:peermem|uvm|drm|modeset)\b"
+    r"|/dev/nvidia\w*|/proc/driver/nvidia|nvidia-persistenced|\bnvidia_(?:peermem|uvm|drm|modeset)\b|\bNVML(?:_\w+)?\b"
     r"|no CUDA-capable device is detected|all CUDA-capable devices are busy|invalid device ordinal"
     r"|an illegal memory access was encountered|unspecified launch failure|\(error code [a-z ]+\)!"
 )
