@@ -186,3 +186,15 @@ def test_p2p_bandwidth_latency_matrices_are_titled_once() -> None:
     assert cell(grid, "GPU0", "GPU1").text == "52.1"
     p2p = table(report, "P2P status per GPU pair")
     assert cell(p2p, "GPU2", "GPU3").text == "OK" and not any("read/write" in n for n in p2p.notes)
+
+
+def test_a_one_gpu_excerpt_shows_no_empty_topology_sections(tmp_path: Path) -> None:
+    """One NCCL WARN line names one GPU: no one-row domain table, bottleneck or 1x1 link matrix, one note instead."""
+    paste = tmp_path / "warn.txt"
+    paste.write_text("gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error'\n")
+    report = report_of(paste)
+    assert len(report.machine.gpus) == 1
+    for fmt in FORMATS:
+        out = text(report, fmt)
+        assert "One GPU in this report: no GPU-to-GPU links, NVLink domains or placements to show." in out
+        assert "Link matrix" not in out and "Bottleneck" not in out

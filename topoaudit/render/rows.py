@@ -162,10 +162,13 @@ def view(report: Report) -> ReportView:
 
 def _view(report: Report) -> ReportView:
     has_gpus = bool(report.machine.gpus)
-    known = has_gpus and not all(d.build == "unknown" for d in report.domains)
+    single = len(report.machine.gpus) == 1
+    known = has_gpus and not single and not all(d.build == "unknown" for d in report.domains)
     note = ""
     if not has_gpus:
         note = f"No GPUs in this report ({no_gpus_why(report)}): no domains, placements or link matrix."
+    elif single:
+        note = "One GPU in this report: no GPU-to-GPU links, NVLink domains or placements to show."
     elif not known:
         note = "The source describes no links between GPUs: NVLink domains, placements and the link matrix are unknown."
     bench = None if isinstance(report.bench, Unsupported) else _bench_view(report.bench)
