@@ -103,12 +103,13 @@ def test_a_traceback_naming_no_known_error_is_reported_as_read_not_refused(tmp_p
     assert loaded.judgeable_without_gpus()
 
 
-def test_text_with_nothing_recognisable_is_refused_with_the_capture_hint(run: Run, tmp_path: Path) -> None:
+def test_text_with_nothing_recognisable_is_refused_with_what_to_paste_instead(run: Run, tmp_path: Path) -> None:
     paste = tmp_path / "notes.txt"
     paste.write_text("the cluster was slow yesterday\nplease help\n")
     code, out, err = run("analyze", str(paste))
     assert code == 4 and out == ""
-    assert "not a format topoaudit reads" in err and "capture it with `nvidia-smi topo -m > topo.txt`" in err
+    assert "not a format topoaudit reads" in err and "nothing in it is a message or an output topoaudit knows" in err
+    assert "paste its `nvidia-smi topo -m`" in err and "NCCL_DEBUG=INFO log" in err
 
 
 def test_the_judge_accepts_a_lone_warn_line_without_gpus(run: Run, tmp_path: Path) -> None:

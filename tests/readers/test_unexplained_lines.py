@@ -152,6 +152,13 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         ("[rank0] skipping fuse_all_gather_matmul: no consumer matmul found for all gather\n", "gpu-text"),
         ("nvmlDeviceGetHandleByIndex returned NVML_ERROR_SYSTEM_NOT_READY\n", "gpu-text"),
         ("shm  64M     0   64M   0% /dev/shm\ntmpfs  252G   12K  252G   1% /proc/driver/nvidia\n", "gpu-text"),
+        ("maxBw 721.8\n", "gpu-text"),  # NCCL's "=== System : maxBw %2.1f totalBw %2.1f ===", cut
+        ("[2025-03-10 16:21:32 TP0] Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0\n", "gpu-text"),
+        (
+            "Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error "
+            "code 2. End of file.\n",
+            "gpu-text",
+        ),
     ],
 )
 def test_words_about_gpus_and_their_links_are_recognised(run: Run, tmp_path: Path, text: str, kind: str) -> None:

@@ -153,10 +153,12 @@ _GPU_TEXT = re.compile(
     r"|/dev/nvidia\w*|/proc/driver/nvidia|nvidia-persistenced|\bnvidia_(?:peermem|uvm|drm|modeset)\b|\bNVML(?:_\w+)?\b"
     r"|no CUDA-capable device is detected|all CUDA-capable devices are busy|invalid device ordinal"
     r"|an illegal memory access was encountered|unspecified launch failure|\(error code [a-z ]+\)!"
+    r"|\b(?:maxBw|totalBw)\b"
+    r"|Worker exit type: [A-Z_]+|\bRay(?:Task|Actor)Error\b|\braylet\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
-paste of such lines that no reader is for (``ibstat``, ``fi_info``, an NCCL banner) is recognisably about the
-interconnect and judged "not judged", never refused."""
+paste of such lines that no reader is for (``ibstat``, ``fi_info``, an NCCL banner, NCCL's ``maxBw`` figure, a Ray
+worker's exit) is recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _COMMANDS = (
@@ -309,21 +311,23 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
         pending = []
     _close(runs, current, pending, "")
     texts = {line.number: line.text for line in lines}
+    ranked = {line.number for line in lines if any(p.kind == "sglang" for p in line.prefixes)}
     for run in runs:
         if run.kind == "other":
-            run.kind = _other_kind([texts[n] for n in run.lines])
+            run.kind = _other_kind([texts[n] for n in run.lines], ranked.isdisjoint(run.lines))
     return tuple(run.part() for run in _interleave(runs))
 
 
-def _other_kind(texts: list[str]) -> str:
+def _other_kind(texts: list[str], no_rank_prefix: bool = True) -> str:
     """What lines no capture's shape claims still are: `nvidia-smi -L`, a bandwidth stated in words, words only the
-    interconnect's tools print; else ``other``. Decided for the whole stretch, so a traceback's message that names
-    NVLink stays in the traceback."""
+    interconnect's tools print, or a serving framework's log lines that name their tensor-parallel rank (SGLang's
+    ``[date time TP0]``); else ``other``. Decided for the whole stretch, so a traceback's message that names NVLink
+    stays in the traceback."""
     if all(_GPU_LIST.match(t.strip()) for t in texts):
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
     if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
         return "bandwidth-note"
-    if any(_GPU_TEXT.search(t) for t in texts):
+    if not no_rank_prefix or any(_GPU_TEXT.search(t) for t in texts):
         return "gpu-text"
     return "other"
 

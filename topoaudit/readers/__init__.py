@@ -486,7 +486,10 @@ def _unreadable(text: str, name: str) -> InputError:
 def _not_a_format(name: str) -> InputError:
     return InputError(
         f"{name}: not a format topoaudit reads (expected {inputs_sentence()})",
-        hint="capture it with `nvidia-smi topo -m > topo.txt`",
+        hint=(
+            "nothing in it is a message or an output topoaudit knows; to audit a box paste its `nvidia-smi topo -m`, "
+            "to diagnose a run paste its NCCL_DEBUG=INFO log from the start to the first WARN line"
+        ),
     )
 
 
