@@ -55,7 +55,6 @@ STILL_WRONG: dict[str, str] = {
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
     "ray-39471-g5-p2p-latency-49207us": "verdict FAIL but no finding names p2p-unsupported (found p2p-latency-high)",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
-    "siboehm-bench-3xa6000-topo-nv4-pair-plus-one": "verdict WARN but no finding names nvlink-split (found nvlink-degraded)",
     "skypilot-3592-gcp-h100-busbw-no-tcpx": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "trtllm-1374-a10-canaccesspeer-zero": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "trtllm-1374-a10-topo-phb": "verdict NOT_JUDGED, the thread's PASS/WARN",

@@ -208,3 +208,30 @@ def test_a_cell_that_could_not_be_read_is_not_called_a_missing_link() -> None:
     cut = _with_links(audit(A100).machine, {(6, 7): ("N", PathLevel.UNKNOWN, 0)})
     assert check(missing_nvlink, cut) == set()
     assert [d.gpus for d in nvlink_domains(cut)] == [tuple(range(8))]
+
+
+def bridged(i: int, j: int) -> str:
+    """Bridged pairs {0,1} {2,3} ...: NV4 inside a pair, PCIe between pairs."""
+    return "NV4" if i // 2 == j // 2 else "NODE"
+
+
+def test_the_odd_gpu_beside_bridged_pairs_is_named_as_a_split_by_design_not_a_lost_bridge() -> None:
+    """Three A6000-class cards with one bridge (a workstation): the third card has no partner, so nothing is missing;
+    TP over all three crosses PCIe, which is worth a warning, and the remedy is a placement, not a repair."""
+    from builders import machine
+
+    (found,) = degraded(machine(3, bridged))
+    assert found.severity == Severity.WARN and found.evidence["causes"] == ["nvlink-split"]
+    assert found.message.startswith("GPU2 has no NVLink: bridges join GPUs two by two ({0,1})")
+    assert "reseat" not in found.remedy.lower() and "GPU2 serves a replica of its own" in found.remedy
+
+
+def test_a_pair_without_a_bridge_among_bridged_pairs_is_still_named_as_missing_links() -> None:
+    """Four cards, one bridge: the even count leaves no GPU over, so the unbridged pair may miss a bridge."""
+    from builders import machine
+
+    def one_bridge(i: int, j: int) -> str:
+        return "NV4" if (i, j) == (0, 1) else "NODE"
+
+    (found,) = degraded(machine(4, one_bridge))
+    assert "causes" not in found.evidence and "a bridge or link may be missing" in found.message

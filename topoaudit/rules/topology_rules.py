@@ -357,7 +357,8 @@ def missing_nvlink(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """
     remedy = link_remedy(ctx)
     for found in (*_gpus_left_out(ctx), *_pairs_missing_behind_switches(ctx)):
-        yield replace(found, remedy=remedy)
+        by_design = found.evidence.get("causes") == ["nvlink-split"]  # nothing to repair: its remedy is a placement
+        yield found if by_design else replace(found, remedy=remedy)
 
 
 def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
@@ -378,6 +379,25 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
     total = len(ctx.machine.gpus)
     siblings = _modal_links(ctx, main)
     spec = ctx.design
+    if _odd_one_beside_bridged_pairs(ctx, linked, alone, total):
+        pairs = " ".join(format_gpus(d.gpus) for d in linked)
+        why = (
+            f"bridges join GPUs two by two ({pairs}), and {total} GPUs leave one without a partner: by design, "
+            f"tensor parallelism over all {total} crosses PCIe"
+        )
+        yield Finding(
+            "nvlink-degraded",
+            Severity.WARN,
+            f"GPU{alone[0]} has no NVLink: {why}.",
+            {
+                "gpus": [{"gpu": alone[0], "nvlinks": 0}],
+                "expected_nvlinks": 0,
+                "reason": why,
+                "causes": ["nvlink-split"],
+            },
+            f"Keep tensor-parallel groups inside a bridged pair ({pairs}); GPU{alone[0]} serves a replica of its own.",
+        )
+        return
     majority = main.size >= 3 and main.size * 2 > total and main.build != "bridged-pair"
     catalog = spec is not None and spec.one_domain and total <= spec.domain_size
     if majority:
@@ -409,6 +429,13 @@ def _gpus_left_out(ctx: RuleContext) -> Iterable[Finding]:
         expected_nvlinks=expected,
         reason=why,
     )
+
+
+def _odd_one_beside_bridged_pairs(ctx: RuleContext, linked: list[Domain], alone: list[int], total: int) -> bool:
+    """One GPU without NVLink beside bridged pairs on a box of an odd number of GPUs: no bridge was left out."""
+    spec = ctx.design
+    bridged = all(d.build == "bridged-pair" for d in linked)
+    return bridged and total % 2 == 1 and len(alone) == 1 and (spec is None or spec.build == "bridge")
 
 
 def _same_kind(ctx: RuleContext, gpu: int, domain: Domain) -> bool:
