@@ -178,3 +178,31 @@ def test_invented_nvl_figures_at_full_link_rate_pass_and_a_half_rate_pair_is_a_w
     half = _analyze("topo-and-nvbandwidth-8xh100nvl-pair45-half-constructed.txt")
     # No device list: NV12 is held to 12 x 14.06 = 168.75 GB/s, and 150 GB/s is 89% of it.
     assert BELOW_LINKS not in {f.code for f in half.findings}
+
+
+def _two_gpus_from_the_host(tmp_path: Path, gpu0: float, gpu1: float) -> Report:
+    paste = tmp_path / "h2d.txt"
+    paste.write_text(
+        "Running host_to_device_memcpy_ce.\n"
+        "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n"
+        "          0         1\n"
+        f"0      {gpu0:.2f}     {gpu1:.2f}\n"
+    )
+    return analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+
+
+def test_two_gpus_far_apart_from_the_host_warn_without_saying_which_is_off(tmp_path: Path) -> None:
+    """nvbandwidth README's example (6.20 and 12.36 GB/s): half the other GPU's rate is a PCIe link trained narrow or
+    slow on one of them; with two figures only, it warns (never fails) and names both."""
+    report = _two_gpus_from_the_host(tmp_path, 6.20, 12.36)
+    (found,) = [f for f in report.findings if f.code == "nvbandwidth-pair-low"]
+    assert found.severity.value == "warn"
+    assert "CPU0->GPU0 6.20 GB/s against the other GPU's 12.36 (one of the two PCIe links is off)" in found.message
+    assert found.evidence["pairs"][0]["path"] == "host"
+    far = _two_gpus_from_the_host(tmp_path, 3.0, 24.0)  # an eighth: still a warning, only a third GPU would tell
+    assert [f.severity.value for f in far.findings if f.code == "nvbandwidth-pair-low"] == ["warn"]
+
+
+def test_two_gpus_near_each_other_from_the_host_are_no_finding(tmp_path: Path) -> None:
+    report = _two_gpus_from_the_host(tmp_path, 20.1, 24.6)  # a far socket's host memory: about 20% apart
+    assert "nvbandwidth-pair-low" not in {f.code for f in report.findings}

@@ -166,6 +166,8 @@ TABLE = [
     ("Incompatible NCCL versions. nccl-tests was compiled with NCCL 2.28, but is running with NCCL 22903. The 2.28 Device API is not compatible with later versions.", "nccltests-incompatible-nccl"),
     ("gpu: Test CUDA failure common.cu:1030 'invalid resource handle'", "nccltests-cuda-failure"),
     ("node7: Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '", "nccltests-nccl-failure"),
+    ("NCCL WARN unlink shared memory /dev/shm/nccl-d5rTd0 failed, error: No such file or directory", "nccl-shm-unlink-failed"),
+    ("Error: rank 27 and rank 19 both on CUDA device 53000 (PCI 53:00.0)", "nccl-duplicate-gpu"),
     ("[WARN] CUDA IPC is not usable on this system: cudaErrorInvalidDevice: 101. Custom all-reduce kernels are disabled, falling back to NCCL.", "trtllm-cuda-ipc-unusable"),
     ("[WARN] CUDA IPC is unavailable, falling back from AUTO to NCCL allreduce.", "trtllm-cuda-ipc-unusable"),
     ("NCCL WARN NET/OFI Creating new endpoint for domain 0x7f9befa99380 failed: Invalid argument", "ofi-endpoint-create-failed"),

@@ -48,6 +48,10 @@ LINKS_FAIL_BELOW = 0.5
 PAIR_BELOW_SIBLINGS = 0.75
 # Below half of its siblings a pair has lost most of its links (Azure's H100 gate: 335 GB/s, seen failing at 162).
 PAIR_FAILS_BELOW = 0.5
+# Two GPUs copying from or to the host: with no third to tell which is off, only a wide gap is a finding. Slots of
+# one kind keep within ~20% of each other (host memory on the far socket); a link trained x8 for x16, or a
+# generation lower, halves its GPU's copy.
+HOST_PAIR_APART = 0.6
 
 # nccl-tests' busbw against nvbandwidth's one-way copy of the slowest pair of the same GPUs. Healthy boxes keep
 # a ring all-reduce at 0.85-0.98 of the copy (8x A100 ring 235 vs ~276 per pair, nvbandwidth README example and
@@ -383,6 +387,11 @@ def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine, code: str) ->
         groups.setdefault(_path_class(row, column, links), []).append((row, column, value))
     found: list[tuple[str, str, float, float, str]] = []
     for path, cells in groups.items():
+        if len(cells) == 2 and path == "host":
+            (r, c, v), (*_, v2) = sorted(cells, key=lambda cell: cell[2])
+            if v < HOST_PAIR_APART * v2:
+                found.append((r, c, v, v2, TWO_FROM_HOST))
+            continue
         if len(cells) < 3:
             continue
         typical = median(v for *_, v in cells)
@@ -390,16 +399,17 @@ def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine, code: str) ->
     if not found:
         return []
     found.sort(key=lambda x: x[2] / x[3])
-    shown = first_few([f"{r}->{c} {v:.2f} GB/s (median {m:.2f}{_over(path)})" for r, c, v, m, path in found], 6)
+    shown = first_few([_below(r, c, v, m, path) for r, c, v, m, path in found], 6)
     worst = found[0][2] / found[0][3]
+    two_only = all(path == TWO_FROM_HOST for *_, path in found)  # which of two is off cannot be told: never fail
     return [
         finding(
             code,
             f"{matrix.test}: {len(found)} pair(s) copy far below their siblings: {shown}.",
-            severity=Severity.FAIL if worst < PAIR_FAILS_BELOW else Severity.WARN,
+            severity=Severity.FAIL if worst < PAIR_FAILS_BELOW and not two_only else Severity.WARN,
             test=matrix.test,
             pairs=[
-                {"from": r, "to": c, "gbps": v, "median_gbps": round(m, 2), "path": path or "unknown"}
+                {"from": r, "to": c, "gbps": v, "median_gbps": round(m, 2), "path": _path_name(path)}
                 for r, c, v, m, path in found
             ],
         )
@@ -481,6 +491,20 @@ def _path_class(row: str, column: str, links: dict[tuple[int, int], Link]) -> st
         return "host"
     link = links.get(pair)
     return "" if link is None else link.level.name
+
+
+TWO_FROM_HOST = "host (two GPUs)"
+
+
+def _below(row: str, column: str, gbps: float, typical: float, path: str) -> str:
+    if path == TWO_FROM_HOST:
+        other = f"the other GPU's {typical:.2f} (one of the two PCIe links is off)"
+        return f"{row}->{column} {gbps:.2f} GB/s against {other}"
+    return f"{row}->{column} {gbps:.2f} GB/s (median {typical:.2f}{_over(path)})"
+
+
+def _path_name(path: str) -> str:
+    return "host" if path == TWO_FROM_HOST else path or "unknown"
 
 
 def _over(path: str) -> str:
