@@ -159,6 +159,9 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
             "code 2. End of file.\n",
             "gpu-text",
         ),
+        ("# gdrcopy_sanity\nTotal: 28, Passed: 28, Failed: 0, Waived: 0\n", "gpu-text"),
+        ("/dev/infiniband:\ntotal 0\ncrw-rw-rw- 1 root root 231, 192 Mar  6 04:13 uverbs0\n", "gpu-text"),
+        ("distributed_backend=nccl\nAll distributed processes registered. Starting with 32 processes\n", "gpu-text"),
     ],
 )
 def test_words_about_gpus_and_their_links_are_recognised(run: Run, tmp_path: Path, text: str, kind: str) -> None:

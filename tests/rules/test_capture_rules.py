@@ -261,3 +261,15 @@ def test_copies_with_peer_access_off_or_one_pair_judge_nothing(tmp_path: Path) -
     assert _analyze_text(disabled, tmp_path).gate.verdict == "not judged"
     pair = _TITLE + "   D\\D     0      1\n     0 900.1  243.6\n     1 243.7 901.0\n"
     assert _analyze_text(pair, tmp_path).gate.verdict == "not judged"
+
+
+def test_one_gpu_slow_in_every_host_staged_copy_is_named_as_its_pcie_link(tmp_path: Path) -> None:
+    """tinygrad/open-gpu-kernel-modules#16: with peer access off every pair with GPU2 copies at an eighth of the
+    others, and the paste cut the title's "Bi": GPU2's own PCIe link is the slow part, whichever pair is read."""
+    rows = ["     0  900.00  21.00   2.80   21.10", "     1  21.20  900.00   2.82   21.30",
+            "     2   2.81    2.83  300.00   2.80", "     3  21.40  21.00    2.79  900.00"]  # fmt: skip
+    text = "directional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1      2      3\n" + "\n".join(rows)
+    report = _analyze_text(text + "\n", tmp_path)
+    (low,) = [f for f in report.findings if f.code == "p2p-copy-pair-low"]
+    assert low.severity.value == "fail" and low.evidence["gpu"] == "GPU2"
+    assert "Every slow pair includes GPU2, and these copies go through host memory (peer access off)" in low.message

@@ -93,3 +93,19 @@ def test_a_kernel_error_names_the_class_of_cause_its_lines_show(run: Run, tmp_pa
     paste.write_text("kernel: NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!\n")
     code, report = judged(run, paste)
     assert code == 1 and codes(report)["kernel-gpu-error"]["evidence"]["causes"] == ["nvlink-down"]
+
+
+def test_passes_of_checks_that_say_nothing_about_the_links_judge_nothing(run: Run, tmp_path: Path) -> None:
+    """Azure NHC's passes with their messages lost (azurehpc-health-checks#139) and an ECC pass: the interconnect
+    was not shown, so the paste is not judged; an NVLink check's pass is judged."""
+    paste = tmp_path / "nhc.txt"
+    lines = ["SUCCESS:  nhc:  Health check passed:  check_gpu_ecc: ECC checks passed"]
+    paste.write_text("\n".join(lines + ["SUCCESS:  nhc:  Health check passed:  "] * 4) + "\n")
+    code, report = judged(run, paste)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    paste.write_text(
+        "\n".join(lines + ["SUCCESS:  nhc:  Health check passed:  check_nvlink_status: GPU 0 has all nvlinks active."])
+    )
+    code, report = judged(run, paste)
+    assert code == 0 and report["gate"]["verdict"] == "pass"
+    assert any("1 health line" in j for j in report["gate"]["judged"])

@@ -37,11 +37,11 @@ _DEVICE = re.compile(
     r"^Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+), pciDeviceID: ([0-9a-fA-F]+), pciDomainID:\s*(\d+)"
 )
 _SAMPLE_MATRIX = re.compile(
-    r"^(P2P Connectivity Matrix|(Uni|Bi)directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)"
+    r"^(P2P Connectivity Matrix|(Uni|Bi)?directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)"
     r"|P2P=\w+ Latency(?: \(P2P \w+\))? Matrix \(us\))\s*$"
 )
 _LATENCY_TITLE = re.compile(r"Latency(?: \(P2P \w+\))? Matrix \(us\)")
-_BANDWIDTH_TITLE = re.compile(r"(?:Uni|Bi)directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)")
+_BANDWIDTH_TITLE = re.compile(r"(?:Uni|Bi)?directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)")  # a paste may cut "Bi"
 _SAMPLE_ROW = re.compile(r"^\s*(\d{1,6})\s+(\S.*)$")
 MAX_GBPS = 1e6
 """No copy moves a million GB/s: a figure above is damage (``1e308``), not a measurement."""

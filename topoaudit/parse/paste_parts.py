@@ -155,10 +155,12 @@ _GPU_TEXT = re.compile(
     r"|an illegal memory access was encountered|unspecified launch failure|\(error code [a-z ]+\)!"
     r"|\b(?:maxBw|totalBw)\b"
     r"|Worker exit type: [A-Z_]+|\bRay(?:Task|Actor)Error\b|\braylet\b"
+    r"|\bgdrcopy\w*|\bgdrdrv\b|/dev/infiniband\b|\bnccl\b|distributed_backend=|All distributed processes registered"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
 paste of such lines that no reader is for (``ibstat``, ``fi_info``, an NCCL banner, NCCL's ``maxBw`` figure, a Ray
-worker's exit) is recognisably about the interconnect or the run on it and judged "not judged", never refused."""
+worker's exit, ``gdrcopy_sanity``, a listing of ``/dev/infiniband``, Lightning's banner of registered processes) is
+recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _COMMANDS = (

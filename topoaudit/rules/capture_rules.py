@@ -359,17 +359,36 @@ def nvbandwidth_outcomes(ctx: RuleContext) -> Iterator[Finding]:
     needs=(CAPTURES, P2P_COPIES),
 )
 def p2p_copy_pairs(ctx: RuleContext) -> list[Finding]:
-    """Judge p2pBandwidthLatencyTest's copies with peer access on, pair against pair.
+    """Judge p2pBandwidthLatencyTest's copies, pair against pair.
 
     The sample copies between every pair; on a uniform fabric (NVSwitch, PCIe cards under one switch) they agree
     within a few %, so one pair far below its siblings has lost links or takes another path. With peer access off
-    every copy is staged through the host and says nothing about the links.
+    every copy is staged through the host: it says nothing about NVLink, but a GPU whose every pair is far below
+    the others has a PCIe link trained narrow or slow.
     """
     found: list[Finding] = []
     for matrix in _captures(ctx).bandwidth:
-        if matrix.tool == "p2pBandwidthLatencyTest" and "P2P=Enabled" in matrix.title:
-            found += _bandwidth_pair_low(matrix, ctx.machine, "p2p-copy-pair-low")
+        if matrix.tool != "p2pBandwidthLatencyTest" or "Bandwidth" not in matrix.title:
+            continue
+        for low in _bandwidth_pair_low(matrix, ctx.machine, "p2p-copy-pair-low"):
+            found.append(_with_common_gpu(low) if "P2P=Disabled" in matrix.title else low)
     return found
+
+
+def _with_common_gpu(low: Finding) -> Finding:
+    """Name the GPU every slow pair of a host-staged matrix shares: its own PCIe link is the slow part."""
+    pairs = low.evidence.get("pairs")
+    if not isinstance(pairs, list) or not pairs:
+        return low
+    shared = set.intersection(*({p["from"], p["to"]} for p in pairs))
+    if len(shared) != 1:
+        return low
+    (gpu,) = shared
+    note = (
+        f" Every slow pair includes {gpu}, and these copies go through host memory (peer access off): {gpu}'s "
+        "PCIe link is trained narrow or slow (check its Link Width and Generation in `nvidia-smi -q`)."
+    )
+    return dataclasses.replace(low, message=low.message + note, evidence={**low.evidence, "gpu": gpu})
 
 
 def _bandwidth_pair_low(matrix: BandwidthMatrix, machine: Machine, code: str) -> list[Finding]:

@@ -143,21 +143,25 @@ def _latency_covers(ctx: Context) -> str:
     return f"the copy latency of {_plural(len(pairs), 'GPU pair')} (p2pBandwidthLatencyTest)"
 
 
-def _sample_copies(ctx: Context) -> list[object]:
-    """p2pBandwidthLatencyTest's bandwidth matrices with peer access on and three or more pairs to compare."""
+def _sample_copies(ctx: Context, *, peer_access: bool = True) -> list[object]:
+    """p2pBandwidthLatencyTest's bandwidth matrices of three or more pairs, with peer access on (or either way).
+
+    Copies staged through the host (peer access off) compare the GPUs' PCIe links: a finding from them judges,
+    but a uniform matrix says nothing of the links the box's collectives use.
+    """
     return [
         m
         for m in _bandwidth(ctx)
         if m.tool == "p2pBandwidthLatencyTest"  # type: ignore[attr-defined]
-        and "P2P=Enabled" in m.title  # type: ignore[attr-defined]
+        and ("P2P=Enabled" in m.title if peer_access else "Bandwidth" in m.title)  # type: ignore[attr-defined]
         and len(m.rows) * (len(m.columns) - 1) >= 3  # type: ignore[attr-defined]
     ]
 
 
 def _sample_copies_missing(ctx: Context) -> str:
-    if _sample_copies(ctx):
+    if _sample_copies(ctx, peer_access=False):
         return ""
-    return "judged from p2pBandwidthLatencyTest's P2P=Enabled bandwidth matrices of three or more GPU pairs; none"
+    return "judged from p2pBandwidthLatencyTest's bandwidth matrices of three or more GPU pairs; none"
 
 
 def _sample_copies_covers(ctx: Context) -> str:
@@ -168,6 +172,8 @@ def _sample_copies_covers(ctx: Context) -> str:
         for c in m.columns  # type: ignore[attr-defined]
         if r != c
     }
+    if not pairs:
+        return ""  # copies staged through the host only: a finding from them judges, their agreement does not
     return f"the copy bandwidth of {_plural(len(pairs), 'GPU pair')} against each other (p2pBandwidthLatencyTest)"
 
 
@@ -474,8 +480,8 @@ BENCH = Need(
 NCCL_TOPOLOGY_DUMP = Need("an NCCL topology dump", _topology_dump, _dump_covers)
 NVBANDWIDTH = Need("nvbandwidth output", _nvbandwidth, _captured("nvbandwidth"))
 NVBANDWIDTH_COPIES = Need("nvbandwidth's GPU-to-GPU copies", _nvbandwidth_copies)
-P2P_COPIES = Need("p2pBandwidthLatencyTest's copies with peer access", _sample_copies_missing, _sample_copies_covers)
-"""From a pasted ``Unidirectional/Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)``."""
+P2P_COPIES = Need("p2pBandwidthLatencyTest's copies", _sample_copies_missing, _sample_copies_covers)
+"""From a pasted ``Unidirectional/Bidirectional P2P=Enabled/Disabled Bandwidth Matrix (GB/s)``."""
 P2P_LATENCY = Need("GPU-to-GPU copy latency", _latency, _latency_covers)
 """From a pasted p2pBandwidthLatencyTest's ``P2P=... Latency Matrix (us)``."""
 GPU_LINKS = Need("the GPU pairs' links (`nvidia-smi topo -m`)", _gpu_links)
@@ -504,10 +510,26 @@ SMI_QUERY = Need(
     _given("smi_query", "judged from `nvidia-smi -q`; this input has none"),
     _smi_query_covers,
 )
+_ABOUT_LINKS = re.compile(
+    r"nvl|nvswitch|pcie|gpu_bw|bandwidth|nccl|\bib|_ib|hca|rdma|nic|eth|topo|p2p|fabric|link", re.IGNORECASE
+)
+"""A health check about the interconnect (NHC's check_nvlink_status, check_gpu_bw, check_ib_*; DCGM's PCIe and
+NVLink rows): a pass of such a check judged something. A pass of another (ECC, clocks) or one with no message
+says nothing about the links."""
+
+
+def _health_covers(ctx: Context) -> str:
+    events = getattr(ctx, "health")  # noqa: B009 (a RuleContext field the Protocol leaves out, as _counted reads)
+    if isinstance(events, Unsupported) or not events:
+        return ""
+    judged = [e for e in events if e.severity.value != "info" or _ABOUT_LINKS.search(f"{e.check} {e.text}")]
+    return _plural(len(judged), "health line") if judged else ""
+
+
 HEALTH_LINES = Need(
     "NHC, DCGM or kernel-log lines",
     _given("health", "judged from NHC, DCGM or kernel-log (Xid) lines; this input has none"),
-    _counted("health", "health line"),
+    _health_covers,
 )
 SETPCI_ACS = Need(
     "setpci reads of PCIe bridges' ACS control",
