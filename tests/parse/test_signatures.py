@@ -166,6 +166,13 @@ TABLE = [
     ("Incompatible NCCL versions. nccl-tests was compiled with NCCL 2.28, but is running with NCCL 22903. The 2.28 Device API is not compatible with later versions.", "nccltests-incompatible-nccl"),
     ("gpu: Test CUDA failure common.cu:1030 'invalid resource handle'", "nccltests-cuda-failure"),
     ("node7: Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '", "nccltests-nccl-failure"),
+    ("[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827", "nvrm-reset-required"),
+    ("[7] graph/rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (13 != 15).", "nccl-ring-no-loop-back"),
+    ("nccl-tests-worker-1:28:63 [7] graph/xml.h:101 NCCL WARN Attribute arch of node cpu not found", "nccl-topo-xml-attribute-missing"),
+    ("WARN Unable to allocate shared memory (4214784 bytes) : Interrupted system call", "nccl-shm-allocate-failed"),
+    ("NCCL INFO NET/Socket : Using [0]bond0:192.168.1.161<0> [1]br-05ab815fa14e:172.19.0.1<0>", "nccl-socket-container-bridges"),
+    ("[1]br-05ab815fa14e:172.19.0.1<0>", "nccl-socket-container-bridges"),
+    ("nccl_net_ofi_create_plugin:1067 NCCL WARN NET/OFI aws-ofi-nccl initialization failed", "ofi-plugin-init-failed"),
     ("Cuda failure p2pBandwidthLatencyTest.cu:189: 'mapping of buffer object failed'", "cuda-205-map-failed"),
     ("WARN: ibgda_alloc_and_map_qp_uar with GPU as handler failed. We may need to enter the CPU fallback path.", "nvshmem-ibgda-cpu-fallback"),
     ("WARN: cudaHostRegister with IoMemory failed with error=800. We may need to use a fallback path.", "nvshmem-ibgda-cpu-fallback"),
@@ -341,6 +348,11 @@ def test_every_signature_has_a_line_in_the_table() -> None:
 
 # Lines that look like a signature's and must not be taken for it.
 NOT = [
+    ("node2:1208:1249 [0] NCCL INFO Attribute coll of node net not found", "nccl-topo-xml-attribute-missing"),
+    (
+        "elsah100:176:302 [1] graph/xml.h:85 NCCL WARN Attribute busid of node nic not found",
+        "nccl-topo-xml-attribute-missing",
+    ),
     ("node7:1234:1234 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 0", "nccl-env-p2p-disable"),
     ("node7:1234:1234 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 0.", "nccl-env-shm-disable"),
     ("node7:1234:1234 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.", "nccl-env-ib-disable"),

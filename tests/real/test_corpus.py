@@ -65,6 +65,7 @@ STILL_WRONG: dict[str, str] = {
     "ucxpy-334-dgx1-nvlink-reuse-alloc": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "ucxpy-370-dgx1-tagbw-1mb-sane": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "ucxpy-370-ipc-cache-off-dgx2": "verdict NOT_JUDGED, the thread's WARN/FAIL",
+    "vllm-19123-sys-two-gpu-topo": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "vllm-20226-init416-operation-not-supported": "verdict FAIL but no finding names run-failed (found p2p-unavailable)",
     "vllm-22085-topo-4xl20-pcie-node-pix": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "vllm-9920-a6000ada-shm-hang-tail": "verdict PASS, the thread's FAIL",

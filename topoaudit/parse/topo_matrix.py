@@ -841,11 +841,14 @@ class _Parser:
         if no_col:
             reasons.append(f"{', '.join(no_col)} have rows but no header column (cut by terminal width?)")
         example = "-".join(unknown[0])
+        # NIC to NIC cells say nothing any rule reads (a GPU's path to its NIC is in the GPU's row): an excerpt
+        nics_only = not any(label.startswith("GPU") for pair in unknown for label in pair)
         self.note(
             last if no_row else rows[no_col[0]].line if no_col else 0,
-            "recovered",
+            "excerpt" if nics_only else "recovered",
             f"{len(unknown)} device pair(s) have no cell, e.g. {example}: "
-            f"{'; '.join(reasons) or 'damaged rows'}; those links are left out",
+            f"{'; '.join(reasons) or 'damaged rows'}; those links are left out"
+            + ("; no GPU's link is among them" if nics_only else ""),
         )
 
     def code_legend(self) -> dict[str, str]:
