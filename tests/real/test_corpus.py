@@ -46,6 +46,8 @@ STILL_WRONG: dict[str, str] = {
     "nccl-523-gdr-acs-vendor-err81": "verdict FAIL but no finding names p2p-unsupported (found nccl-net-error)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-908-t600-4node-dmabuf": "verdict PASS, the thread's NOT_JUDGED/WARN",
+    "nccl-tests-293-topo-2xa100pcie-sys": "verdict NOT_JUDGED, the thread's PASS/WARN",
+    "nccl-tests-78-allreduce-v100-8node-ib": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccltests-273-l40s-pcie-topo-pass": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "netop-249-ib-vf-state-down": "verdict WARN, the thread's FAIL",
