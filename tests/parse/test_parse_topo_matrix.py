@@ -423,3 +423,20 @@ def test_rows_without_their_header_on_an_nvswitch_board_take_the_columns_after_g
     assert on_nvlink == {0, 1, 3, 4, 5, 6, 7}  # GPU2, NODE to every peer, is off the fabric
     with pytest.raises(TopoParseError, match="cannot be told"):
         parse_topo_matrix("\n".join(r.replace("NV18", "SYS") for r in rows) + "\n", partial=True)
+
+
+def test_words_typed_after_the_last_column_are_kept_as_text_not_read_as_links() -> None:
+    """A forum's 8-GPU PCIe box with "NUMA 0" typed after each row and no header for it: before, refused with "GPU0
+    row has more cells than the header"; the words are text after the last column, and the matrix is read."""
+    header = "        GPU0  GPU1  GPU2\n"
+    rows = [
+        "GPU0     X    PIX   SYS     NUMA 0\n",
+        "GPU1    PIX    X    SYS     NUMA 0\n",
+        "GPU2    SYS   SYS    X      NUMA 1\n",
+    ]
+    parsed = parse_topo_matrix(header + "".join(rows))
+    assert parsed.machine.link("GPU0", "GPU1").code == "PIX"  # type: ignore[union-attr]
+    assert [i.message for i in parsed.issues][:1] == ["text after the last column: 'NUMA 0'"]
+    extra_link = header + "GPU0     X    PIX   SYS   NV4\n" + "".join(rows[1:])
+    with pytest.raises(TopoParseError, match="more cells than the header"):
+        parse_topo_matrix(extra_link)  # a link code past the header is a matrix out of step, not a note

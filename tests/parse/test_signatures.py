@@ -166,6 +166,7 @@ TABLE = [
     ("Incompatible NCCL versions. nccl-tests was compiled with NCCL 2.28, but is running with NCCL 22903. The 2.28 Device API is not compatible with later versions.", "nccltests-incompatible-nccl"),
     ("gpu: Test CUDA failure common.cu:1030 'invalid resource handle'", "nccltests-cuda-failure"),
     ("node7: Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '", "nccltests-nccl-failure"),
+    ("[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)", "nccl-socket-no-address"),
     ("failed to enable peer access from 0x8270570 to 0x7ba7860: CUDA_ERROR_TOO_MANY_PEERS", "cuda-711-too-many-peers"),
     ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:918] Unable to enable peer access between device ordinals 9 and 8, status: Internal: failed", "tf-enable-peer-access-failed"),
     ("[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827", "nvrm-reset-required"),

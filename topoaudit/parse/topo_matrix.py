@@ -629,6 +629,9 @@ class _Parser:
             if not cells:
                 self.note(no, "ignored", f"line starts with {label} but has no link cells")
                 continue
+            if len(cells) > n and not any(_NVIDIA_CODE.fullmatch(c) for c in cells[n:]):
+                rest = cells[n:] + rest  # a word after the last column ("NUMA 0" typed in by hand), not a link
+                cells = cells[:n]
             if len(cells) > n:
                 raise self.fail(no, f"{label} row has more cells than the header has columns ({n})")
             if glued:

@@ -404,13 +404,14 @@ _LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b|\s-(?:np|n)\s*\d")
 def says_nothing(hit: Hit) -> bool:
     """Tell a known message that says nothing about the box.
 
-    A setting that changes only what NCCL prints, or a path setting on a command line that runs one GPU (there is no
-    path between GPUs for it to change).
+    A setting that changes only what NCCL prints, a setting the catalog knows only as set (``nccl-env-set``: no entry
+    says it changes the path), or a path setting on a command line that runs one GPU (there is no path between GPUs
+    for it to change).
     """
     from topoaudit.model.nccl import QUIET
     from topoaudit.parse.signatures import catalog
 
-    if hit.values.get("var", "") in QUIET:
+    if hit.values.get("var", "") in QUIET or hit.signature == "nccl-env-set":
         return True
     code = catalog().get(hit.signature).code
     return code == "nccl-env-override" and bool(_ONE_GPU_RUN.search(hit.text)) and not _LAUNCHER.search(hit.text)
