@@ -124,6 +124,8 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
     [
         ("bidirectional \nGPU0-GPU0 = 2959.19 GB/s\nGPU0-GPU1 = 260.89 (GB/s) \n", "bandwidth-note"),
         ("(head, rank=0, pid=22828) [node:0]: busbw: 18.973 GBps (151.8 Gbps)\n", "bandwidth-note"),
+        ("Bidirectional P2P=Enabled (before fix):\nGPU4\u2194GPU5: 13.5 GB/s\n", "bandwidth-note"),
+        ("Uplink 20:01.1\u2192Gen2: PIX GPU0\u21921 = 54.2 GB/s   NODE GPU0\u21924 = 7.0 GB/s\n", "bandwidth-note"),
         (
             "$ srun -n 2 -c 18 --gpus-per-task 1 python3 bench.py --use-ddp\nIter #0: 687.1 img/sec per GPU\n",
             "gpu-text",

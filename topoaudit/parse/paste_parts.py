@@ -135,7 +135,7 @@ _KERNEL_WORDS = ("NVRM", "Xid (", "nvidia-nvswitch", "AMD-Vi", "DMAR:", "nvidia-
 _BANDWIDTH_NOTE = re.compile(
     r"\b(?:NVLink|NVL|NVSwitch|RDMA|InfiniBand|RoCE|EFA|P2P|PCIe|busbw|algbw|[Aa]ll[-_ ]?[Rr]educe)\b.*?"
     r"\d+(?:\.\d+)?\s*GB(?:/s|ps)|\d+(?:\.\d+)?\s*GB/s.*?\b(?:NVLink|NVL|NVSwitch|RDMA|InfiniBand|RoCE|EFA|P2P|PCIe)\b"
-    r"|\bGPU\d+\s*-\s*GPU\d+\s*[=:]\s*\d+(?:\.\d+)?\s*\(?GB/s"
+    r"|\bGPU\d+\s*(?:<?->|-|\u2194|\u2192)\s*(?:GPU)?\d+\s*[=:]\s*\d+(?:\.\d+)?\s*\(?GB/s"
 )
 """A line that states a bandwidth over a named interconnect in words (a tool's summary, a benchmark's result
 line): no reader is for it, but it is recognisably about the interconnect, so the paste is judged, not refused."""

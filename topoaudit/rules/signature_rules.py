@@ -177,7 +177,7 @@ _SOCKETS = "nccl-net-socket-fallback"
 _NCCL_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\]")
 _CROSS_NODE = frozenset({"nccl-channel-net-socket"})  # a channel between ranks that runs over the network
 _FABRIC_MANAGER_FAILURES = frozenset(
-    {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive"}
+    {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive", "fm-unit-not-found"}
 )
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
 _PLUGIN_FAILURES = frozenset(
