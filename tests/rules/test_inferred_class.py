@@ -95,3 +95,41 @@ def test_a_model_whose_links_are_merely_fewer_is_no_contradiction() -> None:
     low = damage(real(H100), {(0, 1): "NV8"})
     codes = {f.code for f in audit(low, gpu_model="NVIDIA H100 80GB HBM3").findings}
     assert "nvlink-degraded" in codes and "gpu-model-contradicts-links" not in codes
+
+
+A100_8NIC = (TOPO / "topo-8xa100sxm4-80g-8nic-roce-deepep-1.txt").read_text(encoding="utf-8")
+L4_PCIE = (TOPO / "topo-8xl4-pcie-phb-sys-2socket-1.txt").read_text(encoding="utf-8")
+
+
+def _all_links_down(text: str) -> str:
+    """Every NVLink pair replaced by the PCIe path a board without its links shows (NODE in a socket, SYS across)."""
+    return damage(text, {(i, j): ("NODE" if i // 4 == j // 4 else "SYS") for i in range(8) for j in range(i + 1, 8)})
+
+
+def test_pcie_cards_without_nvlink_pass_and_say_what_showed_it() -> None:
+    """Eight L4 cards, no NVLink, no NIC beside a GPU: a server of PCIe cards, judged (PASS), not left undecided."""
+    report = audit(L4_PCIE)
+    assert report.gate.verdict == "pass" and report.identified.hardware_class == "pcie-cards"
+    assert report.identified.class_evidence.startswith("no NVLink on any of the 28 GPU pairs, and no NIC")
+    (absent,) = by_code(L4_PCIE)["nvlink-absent"]
+    assert absent.severity == Severity.INFO and "--gpu-model" in absent.message
+
+
+def test_a_gpu_count_no_baseboard_carries_is_pcie_cards() -> None:
+    three = "\n".join(
+        line for line in L4_PCIE.splitlines() if not line.startswith(("GPU3", "GPU4", "GPU5", "GPU6", "GPU7"))
+    )
+    header, *rows = three.splitlines()
+    header = header.replace("GPU3", "").replace("GPU4", "").replace("GPU5", "").replace("GPU6", "").replace("GPU7", "")
+    report = audit("\n".join([header, *(" ".join(r.split()[:4] + r.split()[9:]) for r in rows)]) + "\n")
+    assert report.identified.hardware_class == "pcie-cards", report.identified
+    assert "3 GPUs, a count no NVLink baseboard carries" in report.identified.class_evidence
+
+
+def test_a_baseboard_layout_that_lost_every_nvlink_is_never_pass_without_a_model() -> None:
+    """An HGX A100 with a NIC beside each GPU pair and no NVLink left: an NVLink board that lost its links looks
+    so, as PCIe cards never do; without the model it is not judged (never PASS), with it it fails."""
+    down = _all_links_down(A100_8NIC)
+    report = audit(down)
+    assert report.identified.hardware_class == "" and report.gate.verdict == "not judged"
+    assert audit(down, gpu_model="A100 SXM4 80GB").gate.verdict == "fail"

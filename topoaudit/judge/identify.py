@@ -22,10 +22,12 @@ from topoaudit.model.identity import (
     NVSWITCH_12,
     NVSWITCH_18,
     NVSWITCH_NVLS,
+    PCIE_CARDS,
     HardwareClass,
     Identification,
 )
-from topoaudit.model.topology import Domain, format_gpus, nvlink_pairs, nvlink_peers
+from topoaudit.model.machine import PathLevel
+from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, nvlink_peers
 from topoaudit.model.values import Unsupported
 
 if TYPE_CHECKING:
@@ -156,7 +158,7 @@ def class_of_links(machine: Machine, domains: tuple[Domain, ...]) -> tuple[Hardw
     """The class of box the NVLink pairs show, and the pairs that show it; (None, "") when they show none."""
     pairs = nvlink_pairs(machine)
     if not pairs:
-        return None, ""
+        return _pcie_cards(machine)
     tally = Counter(n for _, _, n in pairs)
     modal = max(tally, key=lambda n: (tally[n], n))
     linked = sorted({g for a, b, _ in pairs for g in (a, b)})
@@ -172,6 +174,47 @@ def class_of_links(machine: Machine, domains: tuple[Domain, ...]) -> tuple[Hardw
         if any(d.size >= 3 and d.build == "nvswitch" for d in multi):
             return NVSWITCH_12, f"NV12 on {share} {len(pairs)} NVLink pairs of {where}"
     return _cube_mesh(machine, pairs)
+
+
+BASEBOARD_GPU_COUNTS = (4, 8, 16)
+"""GPUs on an NVLink baseboard (HGX 4-GPU and 8-GPU, DGX-2); a box of any other count is not one."""
+
+
+def _pcie_cards(machine: Machine) -> tuple[HardwareClass | None, str]:
+    """A ``topo -m`` with no NVLink on any pair, in a layout no NVLink baseboard has: PCIe cards.
+
+    An NVLink baseboard whose links are all down shows no NVLink either, so the layout decides: such boards carry
+    4, 8 or 16 GPUs, and a training board puts a NIC on the PCIe switch beside each GPU (PIX or PXB). A matrix
+    with that layout is left undecided (the model must be named); any other is judged as PCIe cards.
+    """
+    if machine.source != "topo-matrix" or len(machine.gpus) < 2:
+        return None, ""
+    described = [lk for lk in gpu_pair_links(machine).values() if lk.level not in (PathLevel.UNKNOWN, PathLevel.SELF)]
+    if not described:
+        return None, ""
+    gpus = {g.label for g in machine.gpus}
+    nics = {n.label for n in machine.nics}
+    near = {
+        gpu
+        for lk in machine.links
+        if lk.level in (PathLevel.PIX, PathLevel.PXB)
+        for gpu, other in ((lk.a, lk.b), (lk.b, lk.a))
+        if gpu in gpus and other in nics
+    }
+    count = len(machine.gpus)
+    pairs = f"no NVLink on any of the {len(described)} GPU pairs"
+    if count not in BASEBOARD_GPU_COUNTS:
+        return PCIE_CARDS, f"{pairs}, and {count} GPUs, a count no NVLink baseboard carries"
+    if 2 * len(near) < count:
+        nic_words = (
+            "no NIC"
+            if not nics
+            else f"a NIC at PIX/PXB of {len(near)} of {count} GPUs"
+            if near
+            else "no NIC at PIX/PXB"
+        )
+        return PCIE_CARDS, f"{pairs}, and {nic_words}, where NVLink baseboards put one beside each GPU"
+    return None, ""
 
 
 def _cube_mesh(machine: Machine, pairs: tuple[tuple[int, int, int], ...]) -> tuple[HardwareClass | None, str]:

@@ -5,8 +5,9 @@ links show.
 
 A ``topo -m`` paste names no GPU model, yet its links often say what the box is: NV18 on every pair is an NVSwitch
 baseboard of 18-link GPUs, NV12 pairs are PCIe cards joined by NVLink bridges, NV1/NV2 to four peers is a DGX-1
-hybrid cube-mesh. A class carries what such a box is built like (:class:`HardwareClass`), so the topology rules
-judge it as they judge a catalog model, and every report says which evidence showed it (:class:`Identification`).
+hybrid cube-mesh; no NVLink at all, in a layout no NVLink baseboard has, is a box of PCIe cards. A class carries
+what such a box is built like (:class:`HardwareClass`), so the topology rules judge it as they judge a catalog
+model, and every report says which evidence showed it (:class:`Identification`).
 """
 
 from __future__ import annotations
@@ -93,7 +94,20 @@ NVSWITCH_NVLS = HardwareClass(
     0,
     basis="NVLink SHARP needs third-generation NVSwitches or newer (NCCL 2.17+, Hopper and Blackwell)",
 )
-CLASSES = {c.key: c for c in (NVSWITCH_18, NVSWITCH_12, BRIDGED_PAIRS_12, HYBRID_CUBE_MESH, NVSWITCH_NVLS)}
+PCIE_CARDS = HardwareClass(
+    "pcie-cards",
+    "PCIe cards without NVLink",
+    "pcie",
+    "pcie",
+    1,
+    0,
+    0,
+    basis=(
+        "NVLink baseboards (HGX, DGX) carry 4, 8 or 16 GPUs with a NIC on the PCIe switch beside each GPU; a "
+        "topology with no NVLink and not that layout is a server or workstation of PCIe cards"
+    ),
+)
+CLASSES = {c.key: c for c in (NVSWITCH_18, NVSWITCH_12, BRIDGED_PAIRS_12, HYBRID_CUBE_MESH, NVSWITCH_NVLS, PCIE_CARDS)}
 
 
 @dataclass(frozen=True)

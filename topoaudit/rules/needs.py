@@ -26,6 +26,7 @@ from topoaudit.model.values import Unsupported
 if TYPE_CHECKING:  # the facts a need reads; a pasted matrix loads none of their models
     from topoaudit.catalog import GpuSpec
     from topoaudit.model.bench import BenchResult
+    from topoaudit.model.identity import HardwareClass
     from topoaudit.model.machine import Machine
     from topoaudit.model.nccl import NcclView
     from topoaudit.model.nccl_graph import NcclGraphPrint
@@ -55,6 +56,8 @@ class Context(Protocol):
     def plan(self) -> DeployPlan | Unsupported: ...  # noqa: D102
     @property
     def spec(self) -> GpuSpec | None: ...  # noqa: D102
+    @property
+    def design(self) -> GpuSpec | HardwareClass | None: ...  # noqa: D102
     @property
     def smi_query(self) -> SmiQuery | Unsupported: ...  # noqa: D102
     @property
@@ -289,14 +292,15 @@ def _topology(ctx: Context) -> str:
 def nvlink_undecided(ctx: Context) -> bool:
     """GPU pairs described, none on NVLink, and no model to say whether that is the design.
 
-    PCIe cards have no NVLink; an NVSwitch board whose links are all down shows the same matrix. Neither its links
-    nor its NIC paths then judge the box: it is not judged, never PASS, until the model is named.
+    PCIe cards have no NVLink; an NVSwitch board whose links are all down shows the same matrix. Unless the layout
+    shows PCIe cards (``judge.identify``), neither its links nor its NIC paths then judge the box: it is not judged,
+    never PASS, until the model is named.
     """
     from topoaudit.model.machine import PathLevel
     from topoaudit.model.topology import gpu_pair_links, nvlink_pairs
 
     machine = ctx.machine
-    if ctx.spec is not None or len(machine.gpus) < 2 or nvlink_pairs(machine):
+    if ctx.design is not None or len(machine.gpus) < 2 or nvlink_pairs(machine):
         return False
     return any(link.level != PathLevel.UNKNOWN for link in gpu_pair_links(machine).values())  # paths it could read
 

@@ -321,6 +321,14 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         severity, why = Severity.WARN, f"{spec.name} node layouts vary; some link superchips only over the network"
     elif spec:
         severity, why = Severity.FAIL, f"{spec.name} should have NVLink: links down, fabric not up, or a VM hides it"
+    elif ctx.design is not None and ctx.design.build == "pcie":
+        severity, why = (
+            Severity.INFO,
+            (
+                f"judged as {ctx.design.name}, shown by {ctx.identified.class_evidence}; if these GPUs have NVLink, "
+                "name the model (`--gpu-model`) to judge its links"
+            ),
+        )
     else:  # PCIe cards have none by design, NVLink boxes have lost theirs: the model decides, and nothing names it
         severity, why = Severity.INFO, "GPU model unknown: expected on PCIe cards, a fault on NVLink boxes"
     yield finding(
