@@ -135,6 +135,8 @@ TABLE = [
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:1339 NCCL WARN Detected mixed local Net device counts across ranks (min 7, max 8). Set NCCL_IGNORE_NET_MISMATCH=1 to continue.", "nccl-mixed-net-devices"),
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/socket.cc:58 NCCL WARN socketProgress: Connection closed by remote peer node2<57557>", "nccl-socket-closed-by-peer"),
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort", "nccl-socket-connect-failed"),
+    ("node1:2345:2400 [0] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)", "nccl-socket-connect-failed"),
+    ("node1:2345:2400 [0] misc/socket.cc:525 NCCL WARN socketPollConnect: exceeded timeouts (20)", "nccl-socket-connect-failed"),
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found", "nccl-no-socket-interface"),
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 2", "nccl-proxy-failed"),
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 22304", "nccl-version-mismatch"),
