@@ -230,6 +230,27 @@ def test_a_fabric_manager_that_finds_no_nvswitch_matters_only_where_there_are_nv
     }
 
 
+FABRIC_MANAGER_JOB_FAILED = (
+    "# systemctl start nvidia-fabricmanager\n"
+    "Job for nvidia-fabricmanager.service failed because the control process exited with error code.\n"
+)
+
+
+def test_a_fabric_manager_that_would_not_start_fails_unless_the_paste_names_a_geforce_card(
+    run: Run, tmp_path: Path
+) -> None:
+    """systemd's "Job for nvidia-fabricmanager.service failed" (NVIDIA/nvtrust#128, 8x H20): the fabric is down. On
+    a GeForce box (NVIDIA/gpu-operator#356, whose nvidia-smi table shows "NVIDIA GeForce ...") there is no NVSwitch
+    for it to manage, so its failure changes nothing."""
+    code, report = judged(run, tmp_path, FABRIC_MANAGER_JOB_FAILED)
+    assert (code, report["verdict"], by_code(report)["fabric-not-ready"]["severity"]) == (1, "fail", "fail")
+    geforce = (
+        FABRIC_MANAGER_JOB_FAILED + "|   0  NVIDIA GeForce ...  Off  | 00000000:05:00.0 Off |                  N/A |\n"
+    )
+    code, report = judged(run, tmp_path, geforce)
+    assert code == 0 and by_code(report)["fabric-not-ready"]["severity"] == "info"
+
+
 DCGMI_LINK_STATUS = """+----------------------+
 |  NvLink Link Status  |
 +----------------------+

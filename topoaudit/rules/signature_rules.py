@@ -180,6 +180,7 @@ _FABRIC_MANAGER_FAILURES = frozenset(
     {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive", "fm-unit-not-found"}
 )
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
+_GEFORCE = "NVIDIA GeForce"  # a paste naming a GeForce card (nvidia-smi's table cuts the rest): never on NVSwitches
 _PLUGIN_FAILURES = frozenset(
     {"ofi-getinfo-failed", "fi-info-no-provider"}
 )  # a network plugin for a fabric that cannot start: wanted
@@ -207,7 +208,9 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
             return min(signature.severity, Severity.WARN, key=lambda s: s.rank)
     if signature.id in _CUSTOM_ALLREDUCE_NO_P2P and spec is not None and "GeForce" in spec.name:
         return Severity.INFO  # GeForce cards have no peer access on stock drivers: by design
-    if signature.id in _FABRIC_MANAGER_FAILURES and spec is not None and spec.build in _NO_NVSWITCH:
+    if signature.id in _FABRIC_MANAGER_FAILURES and (
+        (spec is not None and spec.build in _NO_NVSWITCH) or _GEFORCE in ctx.text
+    ):
         return Severity.INFO  # the fabric manager serves NVSwitches: without them its failure changes nothing
     if signature.id == "gpud-fabric-state-not-supported" and spec is not None and spec.layout == "nvl72":
         return Severity.WARN  # a rack-scale GPU outside its NVLink domain
