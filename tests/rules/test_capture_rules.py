@@ -273,3 +273,24 @@ def test_one_gpu_slow_in_every_host_staged_copy_is_named_as_its_pcie_link(tmp_pa
     (low,) = [f for f in report.findings if f.code == "p2p-copy-pair-low"]
     assert low.severity.value == "fail" and low.evidence["gpu"] == "GPU2"
     assert "Every slow pair includes GPU2, and these copies go through host memory (peer access off)" in low.message
+
+
+_STAGED_AND_PEER = (
+    "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1\n     0 1528.91  42.47\n"
+    "     1  42.54 1553.23\nUnidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n   D\\D     0      1\n"
+    "     0 1519.99  {a}\n     1  {b} 1547.03\n"
+)
+
+
+def test_peer_copies_slower_than_copies_staged_through_the_host_warn(tmp_path: Path) -> None:
+    """aikitoria/open-gpu-kernel-modules#9, 2x RTX 5090: with peer access on, writes ran at 12.19 and 2.01 GB/s where
+    the same copies staged through host memory ran at 42.5 GB/s (BAR1 could not be assigned): peer access is on but
+    broken. Peer copies faster than the staged ones are the healthy case, and say what was compared."""
+    report = _analyze_text(_STAGED_AND_PEER.format(a="12.19", b=" 2.01"), tmp_path)
+    (slow,) = [f for f in report.findings if f.code == "p2p-slower-than-staged"]
+    assert slow.severity.value == "warn" and report.gate.verdict == "warn"
+    assert slow.evidence["peer_median_gbps"] == 7.1 and slow.evidence["staged_median_gbps"] == 42.5
+    healthy = _analyze_text(_STAGED_AND_PEER.format(a="52.19", b="52.01"), tmp_path)
+    assert not [f for f in healthy.findings if f.code == "p2p-slower-than-staged"]
+    assert "peer copies against host-staged copies (unidirectional, p2pBandwidthLatencyTest)" in healthy.gate.judged
+    assert healthy.gate.verdict == "pass"

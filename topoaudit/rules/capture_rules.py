@@ -33,6 +33,7 @@ from topoaudit.rules.needs import (
     P2P_COPIES,
     P2P_LATENCY,
     P2P_STATUS,
+    P2P_VERSUS_STAGED,
 )
 from topoaudit.rules.registry import rule
 from topoaudit.rules.topology_rules import link_remedy
@@ -372,6 +373,62 @@ def p2p_copy_pairs(ctx: RuleContext) -> list[Finding]:
             continue
         for low in _bandwidth_pair_low(matrix, ctx.machine, "p2p-copy-pair-low"):
             found.append(_with_common_gpu(low) if "P2P=Disabled" in matrix.title else low)
+    return found
+
+
+P2P_BELOW_STAGED = 0.7
+"""Peer copies below this share of the same copies staged through host memory: peer access is on but broken."""
+
+
+@rule(
+    Code(
+        "p2p-slower-than-staged",
+        "warn",
+        title="Peer-to-peer copies run slower than the same copies staged through host memory",
+        remedy=(
+            "Peer access is on but throttled: check that BAR1 maps the whole GPU memory (Above 4G decoding and "
+            "Resizable BAR in the BIOS; `nvidia-smi -q -d MEMORY` shows the BAR1 size; dmesg's 'BAR 1 ... can't "
+            "assign; no space'), and that ACS or the IOMMU does not send peer traffic through the root complex "
+            "(NCCL's troubleshooting guide, PCI Access Control Services). Until then NCCL_P2P_DISABLE=1 is faster."
+        ),
+    ),
+    needs=(CAPTURES, P2P_VERSUS_STAGED),
+)
+def p2p_slower_than_staged(ctx: RuleContext) -> list[Finding]:
+    """Judge p2pBandwidthLatencyTest's P2P=Enabled matrices against its P2P=Disabled ones of the same direction.
+
+    With peer access off every copy crosses host memory twice, so a working peer path is at least as fast; peer
+    copies well below that path mean peer access is enabled but broken (a BAR1 too small to map the memory, ACS
+    redirecting peer traffic, an IOMMU translating it).
+    """
+    staged: dict[str, float] = {}
+    found: list[Finding] = []
+    for matrix in _captures(ctx).bandwidth:
+        if matrix.tool != "p2pBandwidthLatencyTest" or "Bandwidth" not in matrix.title:
+            continue
+        direction = "bidirectional" if "Bidirectional" in matrix.title else "unidirectional"
+        cells = [v for r, c, v in _measured(matrix) if r.startswith("GPU") and c.startswith("GPU")]
+        if not cells:
+            continue
+        if "P2P=Disabled" in matrix.title:
+            staged[direction] = median(cells)
+        elif (
+            "P2P=Enabled" in matrix.title
+            and direction in staged
+            and median(cells) < P2P_BELOW_STAGED * staged[direction]
+        ):
+            peer = median(cells)
+            found.append(
+                finding(
+                    "p2p-slower-than-staged",
+                    f"{matrix.title.strip()}: peer copies run at {peer:.1f} GB/s (median of {len(cells)} pairs), "
+                    f"below the {staged[direction]:.1f} GB/s of the same copies staged through host memory "
+                    "(P2P=Disabled): peer access is on but throttled or broken.",
+                    test=matrix.test,
+                    peer_median_gbps=round(peer, 2),
+                    staged_median_gbps=round(staged[direction], 2),
+                )
+            )
     return found
 
 

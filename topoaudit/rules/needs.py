@@ -167,6 +167,32 @@ def _sample_copies_missing(ctx: Context) -> str:
     return "judged from p2pBandwidthLatencyTest's bandwidth matrices of three or more GPU pairs; none"
 
 
+def _peer_and_staged(ctx: Context) -> list[str]:
+    """Return the directions p2pBandwidthLatencyTest printed both with peer access and staged through the host."""
+    seen: dict[str, set[str]] = {}
+    for m in _bandwidth(ctx):
+        title = m.title  # type: ignore[attr-defined]
+        if m.tool != "p2pBandwidthLatencyTest" or "Bandwidth" not in title:  # type: ignore[attr-defined]
+            continue
+        direction = "Bidirectional" if "Bidirectional" in title else "Unidirectional"
+        seen.setdefault(direction, set()).add("peer" if "P2P=Enabled" in title else "staged")
+    return [d for d, kinds in seen.items() if kinds == {"peer", "staged"}]
+
+
+def _peer_and_staged_missing(ctx: Context) -> str:
+    if _peer_and_staged(ctx):
+        return ""
+    return "judged from p2pBandwidthLatencyTest's P2P=Enabled and P2P=Disabled bandwidth matrices; not both"
+
+
+def _peer_and_staged_covers(ctx: Context) -> str:
+    directions = _peer_and_staged(ctx)
+    if not directions:
+        return ""
+    both = " and ".join(d.lower() for d in directions)
+    return f"peer copies against host-staged copies ({both}, p2pBandwidthLatencyTest)"
+
+
 def _sample_copies_covers(ctx: Context) -> str:
     pairs = {
         tuple(sorted((r, c)))
@@ -487,6 +513,8 @@ NVBANDWIDTH = Need("nvbandwidth output", _nvbandwidth, _captured("nvbandwidth"))
 NVBANDWIDTH_COPIES = Need("nvbandwidth's GPU-to-GPU copies", _nvbandwidth_copies)
 P2P_COPIES = Need("p2pBandwidthLatencyTest's copies", _sample_copies_missing, _sample_copies_covers)
 """From a pasted ``Unidirectional/Bidirectional P2P=Enabled/Disabled Bandwidth Matrix (GB/s)``."""
+P2P_VERSUS_STAGED = Need("peer copies beside host-staged copies", _peer_and_staged_missing, _peer_and_staged_covers)
+"""p2pBandwidthLatencyTest's P2P=Enabled and P2P=Disabled bandwidth matrices of one direction."""
 P2P_LATENCY = Need("GPU-to-GPU copy latency", _latency, _latency_covers)
 """From a pasted p2pBandwidthLatencyTest's ``P2P=... Latency Matrix (us)``."""
 GPU_LINKS = Need("the GPU pairs' links (`nvidia-smi topo -m`)", _gpu_links)
