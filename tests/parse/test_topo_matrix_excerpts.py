@@ -164,3 +164,12 @@ def test_collect_env_with_every_column_filled_reads_in_order() -> None:
     assert parsed.machine.gpus[3].cpu_affinity == tuple(range(128))
     assert parsed.machine.link("GPU1", "GPU2").code == "PIX"  # type: ignore[union-attr]
     assert parsed.issues == ()
+
+
+def test_a_matrix_cut_before_its_last_gpu_row_keeps_every_gpu_pair_and_is_an_excerpt() -> None:
+    """NVIDIA/nccl#1435 pasted an 8x A100 matrix that stops after GPU6's row: GPU7's pairs are all in its column, so
+    only GPU7's paths to the NICs are unknown. That is the shape of a paste, not damage (info, not a warning)."""
+    parsed = parse_topo_matrix(dgx2(15), partial=True)
+    assert not parsed.unknown_gpu_pairs()
+    (cut,) = [i for i in parsed.issues if "have no cell" in i.message]
+    assert cut.action == "excerpt" and "every GPU pair is known, only paths from GPUs to NICs are not" in cut.message

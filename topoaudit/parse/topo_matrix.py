@@ -844,14 +844,23 @@ class _Parser:
         if no_col:
             reasons.append(f"{', '.join(no_col)} have rows but no header column (cut by terminal width?)")
         example = "-".join(unknown[0])
-        # NIC to NIC cells say nothing any rule reads (a GPU's path to its NIC is in the GPU's row): an excerpt
+        # NIC to NIC cells say nothing any rule reads (a GPU's path to its NIC is in the GPU's row), and a paste cut
+        # before its last rows still holds every GPU pair in its columns: an excerpt, unless a GPU pair is unknown
         nics_only = not any(label.startswith("GPU") for pair in unknown for label in pair)
+        gpu_pairs_known = not any(a.startswith("GPU") and b.startswith("GPU") for a, b in unknown)
+        excerpt = nics_only or (gpu_pairs_known and not no_col)
         self.note(
             last if no_row else rows[no_col[0]].line if no_col else 0,
-            "excerpt" if nics_only else "recovered",
+            "excerpt" if excerpt else "recovered",
             f"{len(unknown)} device pair(s) have no cell, e.g. {example}: "
             f"{'; '.join(reasons) or 'damaged rows'}; those links are left out"
-            + ("; no GPU's link is among them" if nics_only else ""),
+            + (
+                "; no GPU's link is among them"
+                if nics_only
+                else "; every GPU pair is known, only paths from GPUs to NICs are not"
+                if excerpt
+                else ""
+            ),
         )
 
     def code_legend(self) -> dict[str, str]:
