@@ -189,7 +189,7 @@ def _pcie_cards(machine: Machine) -> tuple[HardwareClass | None, str]:
     """
     if machine.source != "topo-matrix" or len(machine.gpus) < 2:
         return None, ""
-    described = [lk for lk in gpu_pair_links(machine).values() if lk.level not in (PathLevel.UNKNOWN, PathLevel.SELF)]
+    described = [lk for lk in gpu_pair_links(machine).values() if lk.level != PathLevel.UNKNOWN]
     if not described:
         return None, ""
     gpus = {g.label for g in machine.gpus}
@@ -205,16 +205,13 @@ def _pcie_cards(machine: Machine) -> tuple[HardwareClass | None, str]:
     pairs = f"no NVLink on any of the {len(described)} GPU pairs"
     if count not in BASEBOARD_GPU_COUNTS:
         return PCIE_CARDS, f"{pairs}, and {count} GPUs, a count no NVLink baseboard carries"
-    if 2 * len(near) < count:
-        nic_words = (
-            "no NIC"
-            if not nics
-            else f"a NIC at PIX/PXB of {len(near)} of {count} GPUs"
-            if near
-            else "no NIC at PIX/PXB"
-        )
-        return PCIE_CARDS, f"{pairs}, and {nic_words}, where NVLink baseboards put one beside each GPU"
-    return None, ""
+    if 2 * len(near) >= count:
+        return None, ""  # a NIC beside most GPUs: a baseboard's layout, whose links may all be down
+    if near:
+        nic_words = f"a NIC at PIX/PXB of {len(near)} of {count} GPUs"
+    else:
+        nic_words = "no NIC at PIX/PXB" if nics else "no NIC"
+    return PCIE_CARDS, f"{pairs}, and {nic_words}, where NVLink baseboards put one beside each GPU"
 
 
 def _cube_mesh(machine: Machine, pairs: tuple[tuple[int, int, int], ...]) -> tuple[HardwareClass | None, str]:

@@ -109,6 +109,20 @@ class BandwidthMatrix:
     tool: str = "nvbandwidth"  # "nvbandwidth" | "p2pBandwidthLatencyTest"
     rows_missing: tuple[str, ...] = ()  # rows a GPU-to-GPU matrix should have that the paste stops before
 
+    @property
+    def peer_access(self) -> bool | None:
+        """p2pBandwidthLatencyTest's copies with peer access on (True) or staged through host memory (False)."""
+        if "P2P=Enabled" in self.title:
+            return True
+        if "P2P=Disabled" in self.title:
+            return False
+        return None  # nvbandwidth's tests, or a title cut before it says
+
+    @property
+    def direction(self) -> str:
+        """``bidirectional`` when both GPUs of a pair copied at once, else ``unidirectional``."""
+        return "bidirectional" if "Bidirectional" in self.title else "unidirectional"
+
 
 @dataclass(frozen=True)
 class LatencyMatrix:

@@ -372,7 +372,7 @@ def p2p_copy_pairs(ctx: RuleContext) -> list[Finding]:
         if matrix.tool != "p2pBandwidthLatencyTest" or "Bandwidth" not in matrix.title:
             continue
         for low in _bandwidth_pair_low(matrix, ctx.machine, "p2p-copy-pair-low"):
-            found.append(_with_common_gpu(low) if "P2P=Disabled" in matrix.title else low)
+            found.append(_with_common_gpu(low) if matrix.peer_access is False else low)
     return found
 
 
@@ -401,32 +401,27 @@ def p2p_slower_than_staged(ctx: RuleContext) -> list[Finding]:
     copies well below that path mean peer access is enabled but broken (a BAR1 too small to map the memory, ACS
     redirecting peer traffic, an IOMMU translating it).
     """
-    staged: dict[str, float] = {}
+    copies = [
+        (m, [v for r, c, v in _measured(m) if r.startswith("GPU") and c.startswith("GPU")])
+        for m in _captures(ctx).bandwidth
+        if m.tool == "p2pBandwidthLatencyTest" and m.peer_access is not None
+    ]
+    staged = {m.direction: median(cells) for m, cells in copies if cells and m.peer_access is False}
     found: list[Finding] = []
-    for matrix in _captures(ctx).bandwidth:
-        if matrix.tool != "p2pBandwidthLatencyTest" or "Bandwidth" not in matrix.title:
+    for matrix, cells in copies:
+        if not (cells and matrix.peer_access and matrix.direction in staged):
             continue
-        direction = "bidirectional" if "Bidirectional" in matrix.title else "unidirectional"
-        cells = [v for r, c, v in _measured(matrix) if r.startswith("GPU") and c.startswith("GPU")]
-        if not cells:
-            continue
-        if "P2P=Disabled" in matrix.title:
-            staged[direction] = median(cells)
-        elif (
-            "P2P=Enabled" in matrix.title
-            and direction in staged
-            and median(cells) < P2P_BELOW_STAGED * staged[direction]
-        ):
-            peer = median(cells)
+        peer, host = median(cells), staged[matrix.direction]
+        if peer < P2P_BELOW_STAGED * host:
             found.append(
                 finding(
                     "p2p-slower-than-staged",
                     f"{matrix.title.strip()}: peer copies run at {peer:.1f} GB/s (median of {len(cells)} pairs), "
-                    f"below the {staged[direction]:.1f} GB/s of the same copies staged through host memory "
-                    "(P2P=Disabled): peer access is on but throttled or broken.",
+                    f"below the {host:.1f} GB/s of the same copies staged through host memory (P2P=Disabled): "
+                    "peer access is on but throttled or broken.",
                     test=matrix.test,
                     peer_median_gbps=round(peer, 2),
-                    staged_median_gbps=round(staged[direction], 2),
+                    staged_median_gbps=round(host, 2),
                 )
             )
     return found

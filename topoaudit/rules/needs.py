@@ -156,7 +156,7 @@ def _sample_copies(ctx: Context, *, peer_access: bool = True) -> list[object]:
         m
         for m in _bandwidth(ctx)
         if m.tool == "p2pBandwidthLatencyTest"  # type: ignore[attr-defined]
-        and ("P2P=Enabled" in m.title if peer_access else "Bandwidth" in m.title)  # type: ignore[attr-defined]
+        and (m.peer_access if peer_access else "Bandwidth" in m.title)  # type: ignore[attr-defined]
         and len(m.rows) * (len(m.columns) - 1) >= 3  # type: ignore[attr-defined]
     ]
 
@@ -169,14 +169,10 @@ def _sample_copies_missing(ctx: Context) -> str:
 
 def _peer_and_staged(ctx: Context) -> list[str]:
     """Return the directions p2pBandwidthLatencyTest printed both with peer access and staged through the host."""
-    seen: dict[str, set[str]] = {}
-    for m in _bandwidth(ctx):
-        title = m.title  # type: ignore[attr-defined]
-        if m.tool != "p2pBandwidthLatencyTest" or "Bandwidth" not in title:  # type: ignore[attr-defined]
-            continue
-        direction = "Bidirectional" if "Bidirectional" in title else "Unidirectional"
-        seen.setdefault(direction, set()).add("peer" if "P2P=Enabled" in title else "staged")
-    return [d for d, kinds in seen.items() if kinds == {"peer", "staged"}]
+    copies = [m for m in _bandwidth(ctx) if m.tool == "p2pBandwidthLatencyTest"]  # type: ignore[attr-defined]
+    peer = {m.direction for m in copies if m.peer_access}  # type: ignore[attr-defined]
+    staged = {m.direction for m in copies if m.peer_access is False}  # type: ignore[attr-defined]
+    return sorted(peer & staged, reverse=True)  # unidirectional first, as the sample prints them
 
 
 def _peer_and_staged_missing(ctx: Context) -> str:
@@ -189,7 +185,7 @@ def _peer_and_staged_covers(ctx: Context) -> str:
     directions = _peer_and_staged(ctx)
     if not directions:
         return ""
-    both = " and ".join(d.lower() for d in directions)
+    both = " and ".join(directions)
     return f"peer copies against host-staged copies ({both}, p2pBandwidthLatencyTest)"
 
 
