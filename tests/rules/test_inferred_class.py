@@ -10,6 +10,7 @@ from pathlib import Path
 from rulecheck import audit, damage, real
 
 from topoaudit.model.finding import Severity
+from topoaudit.model.identity import CLASSES
 
 TOPO = Path(__file__).parents[1] / "fixtures" / "topo"
 H100 = "topo-h100-8gpu-stas-ht-1.txt"  # HGX H100: every pair NV18 (tests/fixtures/rules)
@@ -133,3 +134,8 @@ def test_a_baseboard_layout_that_lost_every_nvlink_is_never_pass_without_a_model
     report = audit(down)
     assert report.identified.hardware_class == "" and report.gate.verdict == "not judged"
     assert audit(down, gpu_model="A100 SXM4 80GB").gate.verdict == "fail"
+
+
+def test_every_hardware_class_is_documented_with_the_json_fields() -> None:
+    fields = (Path(__file__).parents[2] / "docs" / "json.md").read_text(encoding="utf-8")
+    assert all(f"`{key}`" in fields for key in CLASSES)
