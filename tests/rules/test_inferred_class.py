@@ -100,6 +100,7 @@ def test_a_model_whose_links_are_merely_fewer_is_no_contradiction() -> None:
 
 A100_8NIC = (TOPO / "topo-8xa100sxm4-80g-8nic-roce-deepep-1.txt").read_text(encoding="utf-8")
 L4_PCIE = (TOPO / "topo-8xl4-pcie-phb-sys-2socket-1.txt").read_text(encoding="utf-8")
+PCIE_8X5090 = (TOPO / "topo-8x5090-pcie-dual-epyc-2nic-sglang-1.txt").read_text(encoding="utf-8")
 
 
 def _all_links_down(text: str) -> str:
@@ -108,12 +109,16 @@ def _all_links_down(text: str) -> str:
 
 
 def test_pcie_cards_without_nvlink_pass_and_say_what_showed_it() -> None:
-    """Eight L4 cards, no NVLink, no NIC beside a GPU: a server of PCIe cards, judged (PASS), not left undecided."""
-    report = audit(L4_PCIE)
+    """Eight RTX 5090 cards, no NVLink, two NICs far from every GPU: a server of PCIe cards, judged (PASS). Eight
+    L4 cards whose paste shows no NIC at all stay undecided: an NVLink board that lost every link, pasted without
+    its NICs, looks the same."""
+    report = audit(PCIE_8X5090)
     assert report.gate.verdict == "pass" and report.identified.hardware_class == "pcie-cards"
-    assert report.identified.class_evidence.startswith("no NVLink on any of the 28 GPU pairs, and no NIC")
-    (absent,) = by_code(L4_PCIE)["nvlink-absent"]
+    assert report.identified.class_evidence.startswith("no NVLink on any of the 28 GPU pairs, and no NIC at PIX/PXB")
+    (absent,) = by_code(PCIE_8X5090)["nvlink-absent"]
     assert absent.severity == Severity.INFO and "--gpu-model" in absent.message
+    undecided = audit(L4_PCIE)
+    assert undecided.identified.hardware_class == "" and undecided.gate.verdict == "not judged"
 
 
 def test_a_gpu_count_no_baseboard_carries_is_pcie_cards() -> None:

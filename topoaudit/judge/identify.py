@@ -185,7 +185,8 @@ def _pcie_cards(machine: Machine) -> tuple[HardwareClass | None, str]:
 
     An NVLink baseboard whose links are all down shows no NVLink either, so the layout decides: such boards carry
     4, 8 or 16 GPUs, and a training board puts a NIC on the PCIe switch beside each GPU (PIX or PXB). A matrix
-    with that layout is left undecided (the model must be named); any other is judged as PCIe cards.
+    of such a count that shows a NIC beside most GPUs, or no NIC to tell, is left undecided (the model must be
+    named); any other is judged as PCIe cards.
     """
     if machine.source != "topo-matrix" or len(machine.gpus) < 2:
         return None, ""
@@ -205,12 +206,9 @@ def _pcie_cards(machine: Machine) -> tuple[HardwareClass | None, str]:
     pairs = f"no NVLink on any of the {len(described)} GPU pairs"
     if count not in BASEBOARD_GPU_COUNTS:
         return PCIE_CARDS, f"{pairs}, and {count} GPUs, a count no NVLink baseboard carries"
-    if 2 * len(near) >= count:
-        return None, ""  # a NIC beside most GPUs: a baseboard's layout, whose links may all be down
-    if near:
-        nic_words = f"a NIC at PIX/PXB of {len(near)} of {count} GPUs"
-    else:
-        nic_words = "no NIC at PIX/PXB" if nics else "no NIC"
+    if 2 * len(near) >= count or not nics:
+        return None, ""  # a NIC beside most GPUs (a baseboard's layout), or no NIC shown to tell: links may all be down
+    nic_words = f"a NIC at PIX/PXB of {len(near)} of {count} GPUs" if near else "no NIC at PIX/PXB"
     return PCIE_CARDS, f"{pairs}, and {nic_words}, where NVLink baseboards put one beside each GPU"
 
 
