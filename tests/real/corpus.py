@@ -37,7 +37,7 @@ FAULT_CODES: dict[str, frozenset[str]] = {
         "gdr-disabled": ("nccl-gdr-disabled", "gpudirect-rdma-unavailable", "gpu-rdma-setup-failed"),
         "net-fallback": ("rdma-port-down", "nccl-net-socket-fallback"),
         "nvls-failure": ("nccl-nvls-invalid-argument", "nccl-nvls-off", "nccl-nvls-failed"),
-        "data-corruption": ("bench-data-corruption", "nvbandwidth-data-corruption"),
+        "data-corruption": ("bench-data-corruption", "nvbandwidth-data-corruption", "peer-copy-corruption"),
         "run-hung": ("bench-timeout", "bench-run-hung"),
         "run-failed": ("bench-rank-failed", "kernel-gpu-error", "nvbandwidth-test-failed", "run-failed",
                        "nccl-net-error", "gpu-lost"),

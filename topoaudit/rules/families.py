@@ -24,6 +24,7 @@ from topoaudit.rules.needs import (
     SETPCI_ACS,
     SIGNATURES,
     SMI_QUERY,
+    TENSOR_COPIES,
     Need,
 )
 
@@ -52,6 +53,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("topoaudit.rules.health_rules", "Health checkers and the kernel log: NHC, DCGM, Xid", (HEALTH_LINES,)),
     Family("topoaudit.rules.graph_print_rules", "NCCL's topology print (GRAPH)", (NCCL_GRAPH_PRINT,)),
     Family("topoaudit.rules.setpci_rules", "A pasted `setpci` read of bridges' ACS control", (SETPCI_ACS,)),
+    Family("topoaudit.rules.tensor_rules", "Tensors printed after a copy between GPUs", (TENSOR_COPIES,)),
     Family("topoaudit.rules.signature_rules", "Known messages on any pasted line", (SIGNATURES,)),
     Family("topoaudit.rules.input_rules", "The input itself"),
     Family("topoaudit.judge.plan_fit", "The deploy plan", (PLAN,)),

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the facts a need reads; a pasted matrix loads none of their
     from topoaudit.model.plan import DeployPlan
     from topoaudit.model.setpci import SetpciAcs
     from topoaudit.model.smi_query import SmiGpu, SmiQuery
+    from topoaudit.model.tensor_prints import TensorPrints
 
 
 class Context(Protocol):
@@ -64,6 +65,8 @@ class Context(Protocol):
     def graph_print(self) -> NcclGraphPrint | Unsupported: ...  # noqa: D102
     @property
     def setpci_acs(self) -> SetpciAcs | Unsupported: ...  # noqa: D102
+    @property
+    def tensor_prints(self) -> TensorPrints | Unsupported: ...  # noqa: D102
     @property
     def signatures(self) -> tuple[Hit, ...] | Unsupported: ...  # noqa: D102
     @property
@@ -482,6 +485,14 @@ def _setpci_covers(ctx: Context) -> str:
     return f"the ACS control of {_plural(len(read.bridges), 'PCIe bridge')} (setpci)"
 
 
+def _tensor_copies_covers(ctx: Context) -> str:
+    read = ctx.tensor_prints
+    if isinstance(read, Unsupported) or not read.gpu_copies:
+        return ""
+    copies = len(read.gpu_copies)
+    return f"the tensors printed before and after {copies} cop{'y' if copies == 1 else 'ies'} between GPUs"
+
+
 def _graph_print_covers(ctx: Context) -> str:
     graph = ctx.graph_print
     if isinstance(graph, Unsupported) or not (graph.links or graph.paths):
@@ -564,6 +575,14 @@ SETPCI_ACS = Need(
     "setpci reads of PCIe bridges' ACS control",
     _given("setpci_acs", "judged from `setpci` reads of the bridges' ACS control; this input has none"),
     _setpci_covers,
+)
+TENSOR_COPIES = Need(
+    "tensors printed after a copy between GPUs",
+    _given(
+        "tensor_prints",
+        "judged from tensors a Python session printed after copying them between GPUs; this input has none",
+    ),
+    _tensor_copies_covers,
 )
 NCCL_GRAPH_PRINT = Need(
     "NCCL's topology print",

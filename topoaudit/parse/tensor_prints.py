@@ -1,0 +1,203 @@
+"""Tensors a pasted Python session printed, and which of them are copies of which.
+
+PyTorch prints a tensor as ``tensor([1., 2.], device='cuda:1')`` (over several lines for a matrix). A copy is
+shown two ways in the threads about broken peer-to-peer copies:
+
+* a statement that copies a named tensor, the print under it: ``>>> t.to(cuda0)`` then ``tensor([0., 0., ...],
+  device='cuda:0')``, where ``t`` was printed (``>>> t``) or written (``x = torch.tensor([1.0, 2.0], device=0)``)
+  before; a chain through ``.cpu()`` or ``'cpu'`` is a copy through the host;
+* three prints in a row of one shape, without the code: a tensor on one GPU, different values on another GPU, then
+  the first tensor's values on that other GPU (the copy that went wrong, then the one that worked).
+"""
+
+from __future__ import annotations
+
+import re
+
+from topoaudit.model.tensor_prints import TensorCopy, TensorPrint, TensorPrints
+
+_PROMPT = r"(?:>>>\s?|\.\.\.\s|In \[\d+\]:\s*|Out\[\d+\]:\s*|>\s*)?"
+_REPR = re.compile(rf"^\s*{_PROMPT}(?:\w+\s*=\s*)?tensor\(")
+_LITERAL = re.compile(rf"^\s*{_PROMPT}(?P<name>[A-Za-z_]\w*)\s*=\s*torch\.tensor\((?P<body>.*)\)\s*(?:#.*)?$")
+_ECHO = re.compile(rf"^\s*{_PROMPT}(?:print\()?(?P<name>[A-Za-z_]\w*)\)?\s*$")
+_CALL = r"\.(?:to|cuda|cpu)\((?:[^()]|\([^()]*\))*\)"
+_COPY = re.compile(rf"^\s*{_PROMPT}(?:print\()?(?P<name>[A-Za-z_]\w*)(?P<chain>(?:{_CALL})+)\)?\s*(?:#.*)?$")
+_TOKEN = re.compile(r"\[|\]|,|-?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|-?inf|nan|True|False")
+_DEVICE_KW = re.compile(r"\bdevice\s*=\s*(?P<value>[^,)]+(?:\([^)]*\))?)")
+_MAX_LINES = 200  # a printed tensor longer than this is summarized by PyTorch anyway
+_MAX_DIMENSIONS = 25  # PyTorch's own limit on a tensor's dimensions
+
+
+def looks_like_tensor_prints(text: str) -> bool:
+    """Cheap sniff: PyTorch's tensor prints on a GPU, with a copy among them."""
+    if "tensor(" not in text or "cuda" not in text:
+        return False
+    read = read_tensor_prints(text[:200_000])
+    return read is not None and bool(read.copies)
+
+
+def read_tensor_prints(text: str) -> TensorPrints | None:
+    """The tensors printed (or written as literals) and the copies among them; None when no tensor is printed."""
+    lines = text.splitlines()
+    prints: list[TensorPrint] = []
+    copies: list[TensorCopy] = []
+    named: dict[str, TensorPrint] = {}
+    pending: tuple[str, str, int, str] | None = None  # a statement waiting for its print: kind, name, line, text
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        number += 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if _REPR.match(line):
+            printed, number = _read_repr(lines, number)
+            if printed is None:
+                pending = None
+                continue
+            prints.append(printed)
+            if pending is not None:
+                copies.extend(_settle(pending, printed, named))
+            pending = None
+            continue
+        pending = None
+        if (m := _LITERAL.match(line)) is not None:
+            literal = _tensor(m["body"], number, number, stripped)
+            if literal is not None:
+                named[m["name"]] = literal
+        elif (m := _COPY.match(line)) is not None:
+            pending = ("copy", m["name"], number, stripped)
+            if not m["chain"].endswith(")"):
+                pending = None
+        elif (m := _ECHO.match(line)) is not None:
+            pending = ("echo", m["name"], number, stripped)
+    if not prints:
+        return None
+    return TensorPrints(tuple(prints), tuple(copies) + _unstated_copies(prints, copies))
+
+
+def _settle(
+    pending: tuple[str, str, int, str], printed: TensorPrint, named: dict[str, TensorPrint]
+) -> list[TensorCopy]:
+    """A print under a statement: the echo of a name binds it, a copy of a known name is a copy."""
+    kind, name, line, text = pending
+    if kind == "echo":
+        named[name] = printed
+        return []
+    source = named.get(name)
+    if source is None or source.device == printed.device:
+        return []
+    through_host = ".cpu()" in text or re.search(r"\.to\(\s*['\"]cpu['\"]", text) is not None
+    return [TensorCopy(source, printed, through_host, f"line {line}: `{text}`", line)]
+
+
+def _unstated_copies(prints: list[TensorPrint], stated: list[TensorCopy]) -> tuple[TensorCopy, ...]:
+    """Three prints in a row of one shape: a tensor on one GPU, other values on a second GPU, then the first one's
+    values on that second GPU. The middle one is the copy that went wrong (the last shows what it should hold)."""
+    explained = {c.copy.line for c in stated}
+    found = []
+    for first, middle, last in zip(prints, prints[1:], prints[2:], strict=False):
+        gpus = {first.device, middle.device}
+        if middle.line in explained or len(gpus) < 2 or not all(d.startswith("cuda") for d in gpus):
+            continue
+        if last.device != middle.device or not last.same_values(first) or middle.same_values(first):
+            continue
+        shown = f"line {last.line}, where line {first.line}'s values arrive on {last.device}"
+        found.append(TensorCopy(first, middle, False, shown, last.line))
+    return tuple(found)
+
+
+def _read_repr(lines: list[str], start: int) -> tuple[TensorPrint | None, int]:
+    """The tensor printed from line ``start`` (1-based) on, to its closing parenthesis, and the line after it."""
+    first = lines[start - 1]
+    text = first[first.index("tensor(") + len("tensor(") :]
+    body: list[str] = []
+    depth, end = 1, start
+    while True:
+        for position, char in enumerate(text):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                return _tensor(" ".join([*body, text[:position]]), start, end, first.strip()), end
+        body.append(text)
+        if end >= len(lines) or end - start >= _MAX_LINES:
+            return None, end
+        text = lines[end]
+        end += 1
+
+
+def _tensor(body: str, line: int, last: int, shown: str) -> TensorPrint | None:
+    """A tensor from what stands between ``tensor(`` and its ``)``; None for a summarized one (``...``)."""
+    data, _, keywords = _split_data(body)
+    if "..." in data:
+        return None
+    tokens = _TOKEN.findall(data)
+    shape, values = _nested(tokens)
+    if shape is None:
+        return None
+    return TensorPrint(line, last, _device(keywords), shape, values, shown[:200])
+
+
+def _split_data(body: str) -> tuple[str, str, str]:
+    """The elements (a nested list or one number) and the keyword arguments after them."""
+    depth = 0
+    for position, char in enumerate(body):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            return body[:position], ",", body[position + 1 :]
+    return body, "", ""
+
+
+def _nested(tokens: list[str]) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
+    """The shape and the elements of a printed nested list (or one number); (None, ()) when it is not one."""
+    depth = deepest = 0
+    for token in tokens:
+        depth += {"[": 1, "]": -1}.get(token, 0)
+        deepest = max(deepest, depth)
+    if deepest > _MAX_DIMENSIONS:
+        return None, ()
+    position = 0
+
+    def element() -> object:
+        nonlocal position
+        token = tokens[position]
+        position += 1
+        if token != "[":
+            return token
+        items = []
+        while tokens[position] != "]":
+            items.append(element())
+            if tokens[position] == ",":
+                position += 1
+        position += 1
+        return items
+
+    try:
+        tree = element()
+    except IndexError:
+        return None, ()
+    values = tuple(t for t in tokens if t not in "[],")
+    shape: list[int] = []
+    node = tree
+    while isinstance(node, list):
+        shape.append(len(node))
+        node = node[0] if node else None
+    size = 1
+    for n in shape:
+        size *= n
+    if position != len(tokens) or size != len(values) or not values:
+        return None, ()
+    return tuple(shape), values
+
+
+def _device(keywords: str) -> str:
+    """The device a print or literal names; the host when it names none."""
+    m = _DEVICE_KW.search(keywords)
+    if m is None:
+        return "cpu"
+    value = m["value"].strip().strip("'\"")
+    if value.isdigit():
+        return f"cuda:{value}"
+    found = re.search(r"cuda:\d+", value)
+    if found:
+        return found.group()
+    return "cuda:0" if "cuda" in value else value
