@@ -110,15 +110,19 @@ def _all_links_down(text: str) -> str:
 
 def test_pcie_cards_without_nvlink_pass_and_say_what_showed_it() -> None:
     """Eight RTX 5090 cards, no NVLink, two NICs far from every GPU: a server of PCIe cards, judged (PASS). Eight
-    L4 cards whose paste shows no NIC at all stay undecided: an NVLink board that lost every link, pasted without
-    its NICs, looks the same."""
+    L4 cards whose paste shows no NIC at all stay undecided (a warning that TP runs over PCIe, never PASS): an NVLink
+    board that lost every link, pasted without its NICs, looks the same."""
     report = audit(PCIE_8X5090)
     assert report.gate.verdict == "pass" and report.identified.hardware_class == "pcie-cards"
     assert report.identified.class_evidence.startswith("no NVLink on any of the 28 GPU pairs, and no NIC at PIX/PXB")
     (absent,) = by_code(PCIE_8X5090)["nvlink-absent"]
     assert absent.severity == Severity.INFO and "--gpu-model" in absent.message
     undecided = audit(L4_PCIE)
-    assert undecided.identified.hardware_class == "" and undecided.gate.verdict == "not judged"
+    assert undecided.identified.hardware_class == "" and undecided.gate.verdict == "warn"
+    (warned,) = by_code(L4_PCIE)["nvlink-absent"]
+    assert "fits PCIe cards (no NVLink by design) as well as an NVLink baseboard whose every link is down" in (
+        warned.message
+    )
 
 
 def test_a_gpu_count_no_baseboard_carries_is_pcie_cards() -> None:
@@ -134,10 +138,10 @@ def test_a_gpu_count_no_baseboard_carries_is_pcie_cards() -> None:
 
 def test_a_baseboard_layout_that_lost_every_nvlink_is_never_pass_without_a_model() -> None:
     """An HGX A100 with a NIC beside each GPU pair and no NVLink left: an NVLink board that lost its links looks
-    so, as PCIe cards never do; without the model it is not judged (never PASS), with it it fails."""
+    so, as PCIe cards never do; without the model it warns (never PASS), with it it fails."""
     down = _all_links_down(A100_8NIC)
     report = audit(down)
-    assert report.identified.hardware_class == "" and report.gate.verdict == "not judged"
+    assert report.identified.hardware_class == "" and report.gate.verdict == "warn"
     assert audit(down, gpu_model="A100 SXM4 80GB").gate.verdict == "fail"
 
 

@@ -84,7 +84,7 @@ def test_cube_mesh_is_partial_by_design_and_not_degraded() -> None:
 
 @pytest.mark.parametrize(
     ("name", "severity"),
-    [("NVIDIA L4", Severity.INFO), ("NVIDIA H100 80GB HBM3", Severity.FAIL), (None, Severity.INFO)],
+    [("NVIDIA L4", Severity.INFO), ("NVIDIA H100 80GB HBM3", Severity.FAIL), (None, Severity.WARN)],
 )
 def test_nvlink_absent_severity_follows_the_model(name: str | None, severity: Severity) -> None:
     f = codes(analyze(machine(8, pcie, name=name), source=SRC))["nvlink-absent"]
@@ -189,13 +189,14 @@ def test_links_whose_path_cannot_be_read_skip_nvlink_absent_instead_of_calling_t
     assert r.gate.verdict == "pass" and r.gate.incomplete
     assert analyze(machine(8, lambda i, j: "HT"), source=SRC, options=AuditOptions(strict=True)).gate.exit_code == 3
     mixed = analyze(machine(4, lambda i, j: "HT" if (i, j) == (0, 1) else "SYS"), source=SRC)
-    assert codes(mixed)["nvlink-absent"].severity == Severity.INFO  # the readable pairs still show no NVLink (no model)
+    assert codes(mixed)["nvlink-absent"].severity == Severity.WARN  # the readable pairs still show no NVLink (no model)
 
 
-def test_no_nvlink_and_no_model_is_not_judged_never_pass() -> None:
+def test_no_nvlink_and_no_model_warns_never_pass() -> None:
     """PCIe cards and an NVSwitch board whose links all came up dead paste the same matrix: without the model
-    neither is PASS; with it, the first passes and the second fails."""
+    neither is PASS (a warning that TP runs over PCIe, naming the option that decides); with it, the first passes
+    and the second fails."""
     unnamed = analyze(machine(8, pcie), source=SRC)
-    assert unnamed.gate.verdict == "not judged" and "--gpu-model" in unnamed.gate.to_judge
+    assert unnamed.gate.verdict == "warn" and "--gpu-model" in codes(unnamed)["nvlink-absent"].message
     assert analyze(machine(8, pcie, name="NVIDIA L4"), source=SRC).gate.verdict == "pass"
     assert analyze(machine(8, pcie, name="NVIDIA H100 80GB HBM3"), source=SRC).gate.verdict == "fail"

@@ -330,7 +330,14 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             ),
         )
     else:  # PCIe cards have none by design, NVLink boxes have lost theirs: the model decides, and nothing names it
-        severity, why = Severity.INFO, "GPU model unknown: expected on PCIe cards, a fault on NVLink boxes"
+        severity, why = (
+            Severity.WARN,
+            (
+                "tensor-parallel collectives across these GPUs run over PCIe. The layout fits PCIe cards (no NVLink "
+                "by design) as well as an NVLink baseboard whose every link is down, and nothing names the model: "
+                "name it (`--gpu-model`) to tell which"
+            ),
+        )
     yield finding(
         "nvlink-absent",
         f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair{shown}; slowest GPU path: {worst.label}. "
