@@ -38,7 +38,7 @@ FAULT_CODES: dict[str, frozenset[str]] = {
         "net-fallback": ("rdma-port-down", "nccl-net-socket-fallback"),
         "nvls-failure": ("nccl-nvls-invalid-argument", "nccl-nvls-off", "nccl-nvls-failed"),
         "data-corruption": ("bench-data-corruption", "nvbandwidth-data-corruption", "peer-copy-corruption"),
-        "run-hung": ("bench-timeout", "bench-run-hung"),
+        "run-hung": ("bench-timeout", "bench-run-hung", "nccl-ras-ranks-missing", "nccl-ras-mismatch"),
         "run-failed": ("bench-rank-failed", "kernel-gpu-error", "nvbandwidth-test-failed", "run-failed",
                        "nccl-net-error", "gpu-lost"),
         "low-bandwidth": ("bench-below-expected", "nvbandwidth-pair-low", "nvbandwidth-below-links",

@@ -167,9 +167,17 @@ def test_a_communicator_the_table_marks_error_fails_and_says_to_list_its_ranks()
     )
 
 
-def test_healthy_and_mismatched_communicators_raise_nothing() -> None:
+def test_healthy_communicators_raise_nothing_and_a_mismatch_alone_warns() -> None:
+    """RAS lists a MISMATCH under its Warnings: a snapshot of running collectives, or a job stuck on some ranks."""
     healthy = Comm("ok", 2, (Rank(0, "n0", 1, 0), Rank(1, "n0", 2, 1)), (), 0)
-    assert _judged(healthy, Comm("c7", 8, (), (), 0, flags=("MISMATCH",))) == []
+    assert _judged(healthy) == []
+    lines = ("Communicator ranks have different AllReduce operation counts", "7 ranks have launched up to operation 9")
+    ((code, severity, message, _),) = _judged(healthy, Comm("c7", 8, (), (), 0, flags=("MISMATCH",), mismatches=lines))
+    assert (code, severity) == ("nccl-ras-mismatch", "warn")
+    assert message.startswith(
+        "NCCL RAS lists communicator c7 under Warnings as MISMATCH: Communicator ranks have different AllReduce "
+        "operation counts; 7 ranks have launched up to operation 9."
+    )
 
 
 def test_a_communicator_both_missing_ranks_and_erring_gets_both_findings_in_that_order() -> None:

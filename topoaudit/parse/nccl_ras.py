@@ -67,6 +67,7 @@ class RasCommunicator:
     errors: tuple[str, ...] = ()  # text-form error lines ("Asynchronous error on 1 rank")
     status: str = ""  # the table's Status: NOCOMM | INIT | RUNNING | FINALIZE | ABORT ("" when not printed)
     flags: tuple[str, ...] = ()  # the table's Errors, split: ("INCOMPLETE", "ERROR"); () for OK or not printed
+    mismatches: tuple[str, ...] = ()  # a MISMATCH's lines under Warnings ("30 ranks have launched up to operation 640")
 
 
 @dataclass(frozen=True)
@@ -356,6 +357,9 @@ _VERSION = re.compile(r"^NCCL version (\S+) compiled with CUDA")
 _MISSING_COUNT = re.compile(r"^\s+Missing communicator data from (\d{1,9}) rank")
 _MISSING_OLD = re.compile(r"^\s+The missing ranks?: ([\d, ]+)")
 _ERROR_LINE = re.compile(r"^\s+((Initialization|Asynchronous) errors? on \d+ ranks?)")
+_MISMATCH_LINE = re.compile(
+    r"^\s+(Communicator ranks have different .{1,80}|\d{1,9} ranks? ha(?:ve|s) .{1,80}?)\s*$"
+)  # "30 ranks have launched up to operation 640", "26 ranks have status UNKNOWN"
 _TIMEOUTS = re.compile(r"Encountered (\d{1,9}) communication timeouts?")
 
 
@@ -372,6 +376,7 @@ def _parse_text(text: str, name: str) -> RasDump:
     comm_missing: dict[str, list[RasRank]] = {}
     comm_counts: dict[str, int] = {}
     comm_errors: dict[str, list[str]] = {}
+    comm_mismatches: dict[str, list[str]] = {}
     comm_ranks: dict[str, list[RasRank]] = {}
     timeouts = 0
     kind = ""  # what the rank lines of a communicator's block are: "missing" | "error" | "warn"
@@ -423,6 +428,8 @@ def _parse_text(text: str, name: str) -> RasDump:
             elif m := _ERROR_LINE.match(line):
                 comm_errors.setdefault(block, []).append(m[1])
                 phase, reported = m[2].lower(), ""
+            elif kind == "warn" and (m := _MISMATCH_LINE.match(line)):
+                comm_mismatches.setdefault(block, []).append(m[1])
             elif kind == "error" and (m := _RANKS_REPORTED.match(line)):
                 reported = m[1]
                 comm_errors.setdefault(block, []).append(line.strip())
@@ -475,6 +482,7 @@ def _parse_text(text: str, name: str) -> RasDump:
                     errors=tuple(comm_errors.get(ident, ())),
                     status=status,
                     flags=flags,
+                    mismatches=tuple(comm_mismatches.get(ident, ())),
                 )
             )
     return RasDump("text", version, tuple(comms), tuple(processes), timeouts, nodes, per_node)
@@ -527,6 +535,7 @@ def ras_to_dict(dump: RasDump) -> dict[str, Any]:
                 **({"size_ranks": c.size} if isinstance(c.size, int) else {}),
                 **({"status": c.status} if c.status else {}),
                 **({"flags": list(c.flags)} if c.flags else {}),
+                **({"mismatches": list(c.mismatches)} if c.mismatches else {}),
                 "ranks": [rank(r) for r in c.ranks],
                 "missing_ranks": [rank(r) for r in c.missing],
                 "missing_ranks_count": c.missing_count,
@@ -572,6 +581,7 @@ def ras_from_dict(d: dict[str, Any]) -> RasDump:
             tuple(_of(e, str, "an error") for e in _of(c.get("errors", []), list, "a communicator's errors")),
             _of(c.get("status", ""), str, "a communicator's status"),
             tuple(_of(f, str, "a flag") for f in _of(c.get("flags", []), list, "a communicator's flags")),
+            tuple(_of(w, str, "a mismatch") for w in _of(c.get("mismatches", []), list, "a communicator's mismatches")),
         )
 
     def process(p: Any) -> RasProcess:

@@ -4,7 +4,8 @@ A rank RAS cannot collect data from is an unresponsive, stopped or dead process:
 the monitor saw stop answering, and not recover, warns. The finding names the communicator, the ranks, and
 the host and process behind each where RAS printed them, so that ``fleet`` can drain the host. A
 communicator the table marks INCOMPLETE or ERROR is judged so even where the Errors section lists no rank.
-An all-healthy dump, and a MISMATCH alone (ranks at different operation counts while collectives run), yield
+A MISMATCH (ranks at different operation counts, listed under RAS's Warnings) warns: a snapshot taken while
+collectives run can catch it for a moment, a job that is stuck shows it on every query. An all-healthy dump yields
 no finding.
 """
 
@@ -85,6 +86,22 @@ def _errors(c: RasCommunicator) -> Finding:
     )
 
 
+def _mismatch(c: RasCommunicator) -> Finding:
+    counts = "; ".join(c.mismatches[:4]) if c.mismatches else "the counts are not in the paste"
+    named = first_few([_where(r) for r in c.ranks], 4)
+    outliers = f" The ranks RAS names: {named}." if c.ranks else ""
+    return finding(
+        "nccl-ras-mismatch",
+        f"NCCL RAS lists communicator {c.ident} under Warnings as MISMATCH: {counts}.{outliers} One query cannot "
+        "tell: counts that grow on the next query are collectives outpacing RAS (no concern, NCCL's docs say), "
+        "counts that stay put mean the communicator is stuck.",
+        communicator=c.ident,
+        mismatches=list(c.mismatches),
+        ranks=[_rank_evidence(r) for r in c.ranks],
+        hosts=sorted({r.host for r in c.ranks if isinstance(r.host, str)}),
+    )
+
+
 def _peer(e: RasEvent) -> str:
     gpus = f" managing GPU {e.gpus}" if e.gpus else ""
     pid = f"process {e.pid}" if isinstance(e.pid, int) else "a process"
@@ -144,6 +161,16 @@ def _events(dump: RasDump) -> list[Finding]:
             "ncclRemoteError); check the host's NICs and GPUs (`dmesg` for Xid) before restarting the job there."
         ),
     ),
+    Code(
+        "nccl-ras-mismatch",
+        "warn",
+        title="NCCL RAS lists a communicator whose ranks are at different operation counts (MISMATCH)",
+        remedy=(
+            "Run `ncclras` again a few seconds later: counts that moved were a snapshot of running collectives; counts "
+            "that stayed put mean the job is stuck, waiting on the ranks behind (or on the few ahead, which issued a "
+            "collective the others never will): dump their stacks (`py-spy dump --pid PID`) on the hosts named."
+        ),
+    ),
     needs=(NCCL_RAS,),
 )
 def ras_communicators(ctx: RuleContext) -> list[Finding]:
@@ -164,5 +191,7 @@ def judge_ras(dump: RasDump) -> list[Finding]:
             found.append(_missing(c, dump))
         if c.errors or any(r.problem for r in c.ranks) or "ERROR" in c.flags:
             found.append(_errors(c))
+        elif "MISMATCH" in c.flags and not (c.missing_count or c.missing or "INCOMPLETE" in c.flags):
+            found.append(_mismatch(c))
     found += _events(dump)
     return found
