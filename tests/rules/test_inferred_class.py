@@ -125,6 +125,18 @@ def test_pcie_cards_without_nvlink_pass_and_say_what_showed_it() -> None:
     )
 
 
+def test_a_name_only_pcie_cards_carry_judges_the_box_as_pcie_cards() -> None:
+    """The L4 matrix again, with `nvidia-smi -L` naming a GeForce card the catalog lacks: no baseboard holds one."""
+    listed = "".join(
+        f"GPU {i}: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-{i:08x}-0000-0000-0000-000000000000)\n" for i in range(8)
+    )
+    report = audit(listed + "\n" + L4_PCIE)
+    assert report.gate.verdict == "pass" and report.identified.hardware_class == "pcie-cards"
+    assert report.identified.class_evidence == "the GPU name 'NVIDIA GeForce RTX 2080 Ti': GeForce GPUs are PCIe cards"
+    (absent,) = by_code(listed + "\n" + L4_PCIE)["nvlink-absent"]
+    assert absent.severity == Severity.INFO
+
+
 def test_a_gpu_count_no_baseboard_carries_is_pcie_cards() -> None:
     three = "\n".join(
         line for line in L4_PCIE.splitlines() if not line.startswith(("GPU3", "GPU4", "GPU5", "GPU6", "GPU7"))

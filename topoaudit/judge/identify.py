@@ -72,6 +72,8 @@ def identify(facts: Facts, options: AuditOptions, domains: tuple[Domain, ...], p
     if isinstance(named, Unsupported):
         return Identified(_unnamed(named, shown), None, shown, Identification("unknown", "", "", _key(shown), shown_by))
     spec = find_gpu(named)
+    if spec is None and shown is None:
+        shown, shown_by = _class_of_name(named)
     note = matched_as(named, spec) if spec is not None else f"the catalog has no entry for {product_name(named)!r}"
     contradiction = contradicts(named, spec, machine, shown, shown_by) if spec is not None else ""
     believed = None if contradiction else spec
@@ -80,6 +82,19 @@ def identify(facts: Facts, options: AuditOptions, domains: tuple[Domain, ...], p
         contradiction,
     )  # fmt: skip
     return Identified(named, believed, shown if believed is None else None, identification)
+
+
+_CARD_WORDS = re.compile(r"\b(GeForce|TITAN|Quadro|RTX|PCIe|PCIE)\b")
+"""Words in a product name only PCIe cards carry: no NVLink baseboard holds a GeForce, TITAN, Quadro or RTX-branded
+GPU, nor one named for its PCIe form."""
+
+
+def _class_of_name(named: str) -> tuple[HardwareClass | None, str]:
+    """PCIe cards, when a name the catalog lacks says the GPU is one ("NVIDIA GeForce RTX 2080 Ti")."""
+    word = _CARD_WORDS.search(named)
+    if word is None:
+        return None, ""
+    return PCIE_CARDS, f"the GPU name {product_name(named)!r}: {word[1]} GPUs are PCIe cards"
 
 
 def _key(shown: HardwareClass | None) -> str:
