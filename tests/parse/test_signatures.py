@@ -183,6 +183,8 @@ TABLE = [
     ("[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)", "nccl-socket-no-address"),
     ("failed to enable peer access from 0x8270570 to 0x7ba7860: CUDA_ERROR_TOO_MANY_PEERS", "cuda-711-too-many-peers"),
     ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:918] Unable to enable peer access between device ordinals 9 and 8, status: Internal: failed", "tf-enable-peer-access-failed"),
+    ("ValueError: The device where the array resides (0) is different from the current device (1). Peer access is unavailable between these devices.", "cupy-peer-access-unavailable"),
+    ("ValueError: The device where the array resides (0) is different from the current device (1). Peer access could not be activated automatically.", "cupy-peer-access-unavailable"),
     ("[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827", "nvrm-reset-required"),
     ("[7] graph/rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (13 != 15).", "nccl-ring-no-loop-back"),
     ("nccl-tests-worker-1:28:63 [7] graph/xml.h:101 NCCL WARN Attribute arch of node cpu not found", "nccl-topo-xml-attribute-missing"),
