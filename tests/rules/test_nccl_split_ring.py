@@ -243,6 +243,15 @@ def test_channel_lines_without_the_rings_connected_may_leave_out_the_p2p_ones() 
     assert "nccl-p2p-unused" not in codes(judged(excerpt))
 
 
+def test_an_excerpt_whose_pairs_take_in_every_rank_of_the_communicator_shows_them_all() -> None:
+    """vllm-project/vllm#9920: a TP=2 communicator (`nranks 2`) whose one pair goes over SHM: no P2P line is left out.
+    Four ranks of which two are shown are still an excerpt."""
+    init = "HP-Z8:23458:23665 [0] NCCL INFO comm 0x23ba7ea0 rank 0 nranks {n} cudaDev 0 busId 47000 - Init COMPLETE\n"
+    excerpt = "".join(line + "\n" for line in SHM_ONLY.splitlines() if "Connected all rings" not in line)
+    assert "nccl-p2p-unused" in codes(judged(init.format(n=2) + excerpt))
+    assert "nccl-p2p-unused" not in codes(judged(init.format(n=4) + excerpt))
+
+
 def test_one_pair_on_p2p_is_not_a_host_without_p2p() -> None:
     log = SHM_ONLY + "sinnet:868106:868183 [2] NCCL INFO Channel 00 : 2[2] -> 3[3] via P2P/CUMEM/read\n"
     assert "nccl-p2p-unused" not in codes(judged(log))

@@ -421,12 +421,13 @@ def p2p_unused(ctx: RuleContext) -> Iterator[Finding]:
 
     A split into P2P islands is nccl-ring-split's; with a topology beside the log, nccl-transport-below-topology
     compares each pair against its link. This rule speaks when no pair inside a host uses peer access at all, in a
-    log that goes on to ``Connected all rings`` (NCCL prints that after every ring connection): a few channel lines
-    copied from a box whose cross-socket hops use SHM by design would otherwise read as a box without P2P.
+    log that goes on to ``Connected all rings`` (NCCL prints that after every ring connection), or in an excerpt
+    whose pairs take in every rank of the communicator (two ranks joined over SHM): a few channel lines copied from
+    a box whose cross-socket hops use SHM by design would otherwise read as a box without P2P.
     """
     view, machine = _log(ctx), ctx.machine
-    if machine.links or not any(e.what == "Connected all rings" for e in view.events):
-        return  # an excerpt of channel lines may leave out the P2P ones: only a log that connected its rings shows all
+    if machine.links:
+        return
     inside: dict[tuple[int, int], list[NcclTransport]] = {}
     for t in view.transports:
         if t.src_rank != t.dst_rank:
@@ -434,6 +435,10 @@ def p2p_unused(ctx: RuleContext) -> Iterator[Finding]:
     inside = {pair: found for pair, found in inside.items() if _same_box(view, *pair, found)}
     if not inside or any(t.kind == "P2P" for found in inside.values() for t in found):
         return
+    size = view.comm_size
+    every_rank = isinstance(size, int) and {r for pair in inside for r in pair} >= set(range(size))
+    if not every_rank and not any(e.what == "Connected all rings" for e in view.events):
+        return  # an excerpt of channel lines may leave out the P2P ones: only a log that connected its rings shows all
     if not all(any(t.kind in SLOW_KINDS for t in found) for found in inside.values()):
         return
     ranks = sorted({r for pair in inside for r in pair})
