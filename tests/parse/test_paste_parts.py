@@ -27,6 +27,7 @@ REAL = [
     ("nccl-1608-h100nvl-nvlink-status-12of18", [("nvlink-status", 1, 20)]),
     ("nccl-749-topofile-pci-bottleneck-line", [("nccl-xml", 1, 1)]),
     ("nccl-1939-gdr-disabled-hca0", [("nccl-log", 1, 1)]),
+    ("nccl-199-gdb-bt-hang-v100", [("other", 1, 1), ("stack", 2, 8)]),
     ("nccltests-68-c4140-4xv100-nv2-mlx5col", [("topo-matrix", 2, 18)]),
     ("nccltests-296-2x5090-nvidia-smi-table", [("nvidia-smi-table", 1, 15)]),
     ("nccltests-6-unhandled-cuda-one-line", [("nccl-tests", 1, 2)]),
@@ -47,6 +48,28 @@ REAL = [
 def test_a_real_paste_splits_into_its_parts(paste: str, expected: list[tuple[str, int, int]]) -> None:
     parts = split_parts((PASTES / f"{paste}.txt").read_text())
     assert [(p.kind, p.first, p.last) for p in parts] == expected
+
+
+PY_SPY = """\
+Process 1234: python train.py
+Python v3.10.12 (/usr/bin/python3.10)
+
+Thread 0x7F1C2B4E5740 (active): "MainThread"
+    all_reduce (torch/distributed/distributed_c10d.py:2050)
+    train_step (train.py:88)
+"""
+
+
+def test_a_debugger_s_stack_is_a_part_even_without_its_command() -> None:
+    """gdb frames pasted without `(gdb) bt`, and a py-spy dump: a process's stack, recognised (not judged)."""
+    frames = (
+        "#0  0x00007f2e766c9827 in sched_yield () at ../sysdeps/unix/syscall-template.S:84\n#1  0x0040 in main ()\n"
+    )
+    assert [(p.kind, p.first, p.last) for p in split_parts(frames)] == [("stack", 1, 2)]
+    assert [(p.kind, p.first, p.last) for p in split_parts(PY_SPY)] == [("stack", 1, 6)]
+    assert [p.kind for p in split_parts("#  Rank  0 Group  0 Pid 4242 on node1 device  0 [0x1b] A100\n")] == [
+        "nccl-tests"
+    ]
 
 
 def test_nccl_lines_running_through_an_nccl_tests_run_leave_both_whole() -> None:

@@ -32,7 +32,7 @@ KINDS = (
     "nccl-log", "traceback", "nccl-tests", "topo-matrix", "p2p-matrix", "nvidia-smi-q", "nvidia-smi-csv",
     "nvidia-smi-table",
     "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "gpu-list", "bandwidth-note",
-    "gpu-text", "other",
+    "gpu-text", "stack", "other",
 )  # fmt: skip
 INTERLEAVED = "nccl-log"
 """The kind whose lines run through other tools' output (NCCL_DEBUG writes to the same console)."""
@@ -163,6 +163,15 @@ worker's exit, ``gdrcopy_sanity``, a listing of ``/dev/infiniband``, Lightning's
 recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
+_STACK_FRAME = re.compile(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?[\w:~<>.*&, ]+\s?\(.*\)(?: (?:at|from) \S+)?\s*$")
+_STACK_HEAD = re.compile(
+    r"^\s*(?:\(gdb\) (?:bt|backtrace|thread apply all bt)\b|Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP \d+\)\)|"
+    r"Thread 0x[0-9A-Fa-f]+ \((?:active|idle)(?:\+gil)?\): \"|Process \d+: \S*python)"
+)
+_PYSPY_FRAME = re.compile(r"^\s+[\w<>.]+ \((?:[\w./-]+\.py):\d+\)\s*$")
+"""A process's stack as debuggers print it: gdb's ``#3  0x... in threadRunTests(void*) ()`` frames under ``(gdb)
+bt``, and py-spy's ``Thread 0x7F... (active): "MainThread"`` with ``all_reduce (torch/distributed/...py:2050)``."""
+
 _COMMANDS = (
     (re.compile(r"nvidia-smi\s+topo\s+-p2p"), "p2p-matrix"),
     (re.compile(r"nvidia-smi\s+topo\b|(?:GPU|NVIDIA) Topology:"), "topo-matrix"),
@@ -193,6 +202,8 @@ def _classify(text: str, current: str) -> _Mark:
         return _S["nhc"]
     if any(word in text for word in _KERNEL_WORDS):
         return _S["kernel-log"]
+    if _STACK_HEAD.match(text) or _STACK_FRAME.match(text):
+        return _S["stack"]
     if stripped.startswith("#"):
         for pattern, kind in _COMMANDS:
             if pattern.search(text):
@@ -206,6 +217,8 @@ def _classify(text: str, current: str) -> _Mark:
         return _S["nccl-tests"]
     if ": Test failure " in text or "Test timeout (" in text or stripped.startswith("nThread "):
         return _S["nccl-tests"]
+    if current == "stack" and _PYSPY_FRAME.match(text):
+        return _weak("stack")
     if _EXCEPTION.match(text) or _PY_WARNING.match(text) or _TORCH_SUMMARY_SURE.match(text):
         return _S["traceback"]
     if any(word in text for word in _TB_WORDS):
