@@ -41,6 +41,7 @@ REAL = [
     ("ray-40758-proxy-call-rank0-connect", [("traceback", 1, 16)]),
     ("vllm-5484-trace-log-before-hang-bootstrap", [("gpu-text", 1, 6), ("nccl-log", 7, 15)]),
     ("vllm-19607-topo-2gpu-nv12-8nic", [("topo-matrix", 1, 17)]),
+    ("torchtitan-708-multinode-wps-log", [("gpu-text", 1, 5)]),  # torchrun's [rank0]: a multi-GPU job's lines
 ]
 
 

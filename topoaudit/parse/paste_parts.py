@@ -172,6 +172,11 @@ _PYSPY_FRAME = re.compile(r"^\s+[\w<>.]+ \((?:[\w./-]+\.py):\d+\)\s*$")
 """A process's stack as debuggers print it: gdb's ``#3  0x... in threadRunTests(void*) ()`` frames under ``(gdb)
 bt``, and py-spy's ``Thread 0x7F... (active): "MainThread"`` with ``all_reduce (torch/distributed/...py:2050)``."""
 
+_RANK_PREFIXES = ("sglang", "torchrun", "openmpi")
+"""Line prefixes that only a distributed job's launcher writes, naming the rank (``[date time TP0]``, ``[rank3]:``,
+``[1,3]<stdout>:``): lines under them come from a multi-GPU job."""
+
+
 _COMMANDS = (
     (re.compile(r"nvidia-smi\s+topo\s+-p2p"), "p2p-matrix"),
     (re.compile(r"nvidia-smi\s+topo\b|(?:GPU|NVIDIA) Topology:"), "topo-matrix"),
@@ -326,7 +331,7 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
         pending = []
     _close(runs, current, pending, "")
     texts = {line.number: line.text for line in lines}
-    ranked = {line.number for line in lines if any(p.kind == "sglang" for p in line.prefixes)}
+    ranked = {line.number for line in lines if any(p.kind in _RANK_PREFIXES for p in line.prefixes)}
     for run in runs:
         if run.kind == "other":
             run.kind = _other_kind([texts[n] for n in run.lines], ranked.isdisjoint(run.lines))
@@ -335,9 +340,9 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
 
 def _other_kind(texts: list[str], no_rank_prefix: bool = True) -> str:
     """What lines no capture's shape claims still are: `nvidia-smi -L`, a bandwidth stated in words, words only the
-    interconnect's tools print, or a serving framework's log lines that name their tensor-parallel rank (SGLang's
-    ``[date time TP0]``); else ``other``. Decided for the whole stretch, so a traceback's message that names NVLink
-    stays in the traceback."""
+    interconnect's tools print, or a multi-GPU job's log lines that name their rank (SGLang's ``[date time TP0]``,
+    torchrun's ``[rank3]:``, Open MPI's ``[1,3]<stdout>:``); else ``other``. Decided for the whole stretch, so a
+    traceback's message that names NVLink stays in the traceback."""
     if all(_GPU_LIST.match(t.strip()) for t in texts):
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
     if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
