@@ -90,5 +90,5 @@ def test_a_new_kind_of_fact_merges_with_no_change_to_the_merge() -> None:
     assert merged.source.kind == "nccl-log"  # a log is no capture: it names the paste
     assert merged.source.description == "nccl-log alone, with the topo-matrix pasted beside it"
     kinds = {f.name for f in dataclasses.fields(Facts) if isinstance(f.default, Unsupported)}
-    pasted = {"signatures", "smi_query", "health", "graph_print", "setpci_acs", "tensor_prints"}
+    pasted = {"signatures", "smi_query", "health", "graph_print", "setpci_acs", "python_session"}
     assert kinds == {"bench", "nccl", "captures", "inspector", "ras"} | pasted

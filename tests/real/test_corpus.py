@@ -69,7 +69,6 @@ STILL_WRONG: dict[str, str] = {
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "skypilot-3592-gcp-h100-busbw-no-tcpx": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "tinygrad-okm-36-4090d-48gb-mapping-buffer-failed": "verdict FAIL but no finding names p2p-unsupported (found run-failed)",
-    "trtllm-1374-a10-canaccesspeer-zero": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "ucx-3956-perftest-339mbs-nvlink": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "ucx-3984-osu-bw-no-peermem": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "ucxpy-334-dgx1-nvlink-reuse-alloc": "verdict NOT_JUDGED, the thread's PASS/WARN",

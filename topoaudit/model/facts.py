@@ -29,23 +29,25 @@ if TYPE_CHECKING:  # the models of the facts only some inputs hold; a pasted mat
     from topoaudit.model.nccl_graph import NcclGraphPrint
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.paste import Hit
+    from topoaudit.model.python_session import PythonSession
     from topoaudit.model.report import Report
     from topoaudit.model.setpci import SetpciAcs
     from topoaudit.model.smi_query import SmiQuery
-    from topoaudit.model.tensor_prints import TensorPrints
 
 SIGNATURES_NOT_SCANNED = Unsupported("signatures", "no pasted text was looked through for known messages")
 SMI_QUERY_NOT_GIVEN = Unsupported("nvidia-smi -q", "no nvidia-smi -q output in the input")
 HEALTH_NOT_GIVEN = Unsupported("health lines", "no NHC, DCGM or kernel-log lines in the input")
 GRAPH_PRINT_NOT_GIVEN = Unsupported("nccl-graph", "no NCCL topology print (NCCL_DEBUG_SUBSYS=GRAPH) in the input")
 SETPCI_ACS_NOT_GIVEN = Unsupported("setpci", "no setpci read of bridges' ACS control in the input")
-TENSOR_PRINTS_NOT_GIVEN = Unsupported("tensor prints", "no tensors printed after a copy between GPUs in the input")
+PYTHON_SESSION_NOT_GIVEN = Unsupported(
+    "python session", "no tensors printed after a copy between GPUs, nor a peer-access query, in the input"
+)
 JUDGED_WITHOUT_GPUS = (
-    "bench", "nccl", "signatures", "smi_query", "health", "graph_print", "setpci_acs", "tensor_prints",
+    "bench", "nccl", "signatures", "smi_query", "health", "graph_print", "setpci_acs", "python_session",
 )  # fmt: skip
 """Facts judged on their own: an input holding one of them is judged even when it names no GPU (an NCCL WARN
 line, a traceback, the Fabric block of ``nvidia-smi -q``, NHC lines, the tail of an nccl-tests run, tensors printed
-after a copy between GPUs)."""
+after a copy between GPUs, a peer-access query answered)."""
 
 
 PROSE_KINDS = ("bandwidth-note", "gpu-text")
@@ -70,7 +72,7 @@ class Facts:
     health: tuple[HealthEvent, ...] | Unsupported = HEALTH_NOT_GIVEN  # NHC, DCGM and kernel (Xid) failure lines
     graph_print: NcclGraphPrint | Unsupported = GRAPH_PRINT_NOT_GIVEN  # NCCL's topology print (GRAPH subsystem)
     setpci_acs: SetpciAcs | Unsupported = SETPCI_ACS_NOT_GIVEN  # setpci reads of PCIe bridges' ACS control
-    tensor_prints: TensorPrints | Unsupported = TENSOR_PRINTS_NOT_GIVEN  # tensors a Python session printed, copies
+    python_session: PythonSession | Unsupported = PYTHON_SESSION_NOT_GIVEN  # tensors, copies, peer-access queries
     saved: Report | None = None  # the input was a saved report: what it was asked and decided (the fleet keeps it)
     used: frozenset[int] | None = None  # the 1-based lines read; None: the whole text, nothing left beside it
     what: str = ""  # what the part is, in a few words ("`nvidia-smi topo -m`"), to name it beside another

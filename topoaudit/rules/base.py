@@ -61,7 +61,7 @@ _TYPED_EXTRAS = {
     "health": "health_lines",
     "graph_print": "nccl_graph_print",
     "setpci_acs": "setpci_acs",
-    "tensor_prints": "tensor_prints",
+    "python_session": "python_session",
 }
 """The facts of a paste a report keeps among its ``extras`` in the model's JSON form, so that a saved report of an
 error line or a Fabric block is judged again as it was."""
@@ -112,9 +112,9 @@ def _typed_facts(typed: dict[str, Any]) -> dict[str, Any]:
     from topoaudit.model.health import HealthEvent
     from topoaudit.model.nccl_graph import NcclGraphPrint
     from topoaudit.model.paste import Hit
+    from topoaudit.model.python_session import PythonSession
     from topoaudit.model.setpci import SetpciAcs
     from topoaudit.model.smi_query import SmiQuery
-    from topoaudit.model.tensor_prints import TensorPrints
 
     types: dict[str, Any] = {
         "signatures": tuple[Hit, ...],
@@ -122,7 +122,7 @@ def _typed_facts(typed: dict[str, Any]) -> dict[str, Any]:
         "health": tuple[HealthEvent, ...],
         "graph_print": NcclGraphPrint,
         "setpci_acs": SetpciAcs,
-        "tensor_prints": TensorPrints,
+        "python_session": PythonSession,
     }
     try:
         return {field: decode(types[field], data, f"$.extras.{_TYPED_EXTRAS[field]}") for field, data in typed.items()}

@@ -21,10 +21,10 @@ from topoaudit.rules.needs import (
     NCCL_LOG,
     NCCL_RAS,
     PLAN,
+    PYTHON_SESSION,
     SETPCI_ACS,
     SIGNATURES,
     SMI_QUERY,
-    TENSOR_COPIES,
     Need,
 )
 
@@ -53,7 +53,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("topoaudit.rules.health_rules", "Health checkers and the kernel log: NHC, DCGM, Xid", (HEALTH_LINES,)),
     Family("topoaudit.rules.graph_print_rules", "NCCL's topology print (GRAPH)", (NCCL_GRAPH_PRINT,)),
     Family("topoaudit.rules.setpci_rules", "A pasted `setpci` read of bridges' ACS control", (SETPCI_ACS,)),
-    Family("topoaudit.rules.tensor_rules", "Tensors printed after a copy between GPUs", (TENSOR_COPIES,)),
+    Family(
+        "topoaudit.rules.session_rules",
+        "A Python session: tensors after a copy, peer-access queries",
+        (PYTHON_SESSION,),
+    ),
     Family("topoaudit.rules.signature_rules", "Known messages on any pasted line", (SIGNATURES,)),
     Family("topoaudit.rules.input_rules", "The input itself"),
     Family("topoaudit.judge.plan_fit", "The deploy plan", (PLAN,)),

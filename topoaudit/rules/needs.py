@@ -33,9 +33,9 @@ if TYPE_CHECKING:  # the facts a need reads; a pasted matrix loads none of their
     from topoaudit.model.nccl_topo import Captures
     from topoaudit.model.paste import Hit
     from topoaudit.model.plan import DeployPlan
+    from topoaudit.model.python_session import PythonSession
     from topoaudit.model.setpci import SetpciAcs
     from topoaudit.model.smi_query import SmiGpu, SmiQuery
-    from topoaudit.model.tensor_prints import TensorPrints
 
 
 class Context(Protocol):
@@ -66,7 +66,7 @@ class Context(Protocol):
     @property
     def setpci_acs(self) -> SetpciAcs | Unsupported: ...  # noqa: D102
     @property
-    def tensor_prints(self) -> TensorPrints | Unsupported: ...  # noqa: D102
+    def python_session(self) -> PythonSession | Unsupported: ...  # noqa: D102
     @property
     def signatures(self) -> tuple[Hit, ...] | Unsupported: ...  # noqa: D102
     @property
@@ -486,11 +486,18 @@ def _setpci_covers(ctx: Context) -> str:
 
 
 def _tensor_copies_covers(ctx: Context) -> str:
-    read = ctx.tensor_prints
+    read = ctx.python_session
     if isinstance(read, Unsupported) or not read.gpu_copies:
         return ""
     copies = len(read.gpu_copies)
     return f"the tensors printed before and after {copies} cop{'y' if copies == 1 else 'ies'} between GPUs"
+
+
+def _peer_queries_covers(ctx: Context) -> str:
+    read = ctx.python_session
+    if isinstance(read, Unsupported) or not read.peer_queries:
+        return ""
+    return f"{_plural(len(read.peer_queries), 'peer-access query', 'peer-access queries')} of a Python session"
 
 
 def _graph_print_covers(ctx: Context) -> str:
@@ -579,10 +586,19 @@ SETPCI_ACS = Need(
 TENSOR_COPIES = Need(
     "tensors printed after a copy between GPUs",
     _given(
-        "tensor_prints",
+        "python_session",
         "judged from tensors a Python session printed after copying them between GPUs; this input has none",
     ),
     _tensor_copies_covers,
+)
+PEER_QUERIES = Need(
+    "peer-access queries a Python session answered",
+    _given("python_session", "judged from the peer-access queries a Python session printed; this input has none"),
+    _peer_queries_covers,
+)
+PYTHON_SESSION = Need(
+    "a Python session's tensors or peer-access queries",
+    _given("python_session", "judged from a pasted Python session; this input has none"),
 )
 NCCL_GRAPH_PRINT = Need(
     "NCCL's topology print",

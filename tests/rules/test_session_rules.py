@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_runner import Run
 
-from topoaudit.parse.tensor_prints import looks_like_tensor_prints, read_tensor_prints
+from topoaudit.parse.python_session import looks_like_python_session, read_python_session
 
 REAL = Path(__file__).parents[1] / "fixtures" / "real" / "pastes"
 
@@ -48,7 +48,7 @@ def test_a_literal_copied_to_another_gpu_is_compared_with_what_was_written(run: 
 
 def test_three_prints_without_code_show_the_copy_that_went_wrong() -> None:
     """pytorch/pytorch#96600: x on cuda:0, other values on cuda:1, then x's values on cuda:1."""
-    read = read_tensor_prints((REAL / "pytorch-96600-4090-copy-garbage.txt").read_text(encoding="utf-8"))
+    read = read_python_session((REAL / "pytorch-96600-4090-copy-garbage.txt").read_text(encoding="utf-8"))
     assert read is not None and [(p.line, p.last, p.device, p.shape) for p in read.prints] == [
         (1, 2, "cuda:0", (2, 3)), (3, 4, "cuda:1", (2, 3)), (5, 6, "cuda:1", (2, 3))
     ]  # fmt: skip
@@ -99,10 +99,44 @@ def test_a_saved_report_of_the_session_is_judged_again_as_it_was(run: Run, tmp_p
     ],
 )
 def test_prints_that_show_no_copy_between_gpus_are_not_read_as_one(text: str) -> None:
-    assert not looks_like_tensor_prints(text)
+    assert not looks_like_python_session(text)
 
 
 def test_a_copy_between_two_devices_of_one_gpu_name_is_no_gpu_copy() -> None:
     """`.to('cpu')` and back is the host's copy: compared, never blamed on the path between GPUs."""
-    read = read_tensor_prints(">>> a\ntensor([1., 2.], device='cuda:0')\n>>> a.cpu()\ntensor([0., 0.])\n")
+    read = read_python_session(">>> a\ntensor([1., 2.], device='cuda:0')\n>>> a.cpu()\ntensor([0., 0.])\n")
     assert read is not None and read.gpu_copies == () and [c.copy.device for c in read.copies] == ["cpu"]
+
+
+TORCH_QUERIES = """\
+>>> import torch
+>>> torch.cuda.can_device_access_peer(0, 1)
+False
+>>> torch.cuda.can_device_access_peer(2, 3)
+True
+"""
+
+
+def test_a_peer_access_query_answered_false_is_p2p_unavailable(run: Run, tmp_path: Path) -> None:
+    code, report = judged(run, tmp_path, TORCH_QUERIES)
+    (found,) = report["findings"]
+    assert code == 0 and report["verdict"] == "warn" and found["code"] == "p2p-unavailable"
+    assert found["message"].startswith(
+        "CUDA answers that GPU 0 cannot access GPU 1's memory (line 2: `torch.cuda.can_device_access_peer(0, 1)`, "
+        "answered False on line 3): copies between them go through host memory."
+    )
+    assert found["evidence"]["pairs"] == [{"gpus": [0, 1], "status": "no peer access", "path": "unknown"}]
+    assert report["gate"]["judged"][0] == "2 peer-access queries of a Python session"
+
+
+def test_an_answer_kept_under_a_name_and_printed_later_is_read() -> None:
+    """NVIDIA/TensorRT-LLM#1374: CUDA Python's (error, answer) pair, printed one after the other."""
+    read = read_python_session((REAL / "trtllm-1374-a10-canaccesspeer-zero.txt").read_text(encoding="utf-8"))
+    assert read is not None
+    assert [(q.asked_on, q.line, q.gpu, q.peer, q.can_access) for q in read.peer_queries] == [(2, 6, 0, 1, False)]
+
+
+def test_queries_answered_true_pass_and_a_query_without_its_answer_is_no_query(run: Run, tmp_path: Path) -> None:
+    code, report = judged(run, tmp_path, TORCH_QUERIES.replace("False", "True"))
+    assert code == 0 and report["verdict"] == "pass" and report["findings"] == []
+    assert not looks_like_python_session(">>> torch.cuda.can_device_access_peer(0, 1)\n>>> exit()\n")

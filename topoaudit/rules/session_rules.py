@@ -1,15 +1,15 @@
-"""Rules over tensors a pasted Python session printed after copying them between GPUs."""
+"""Rules over a pasted Python session: tensors printed after a copy between GPUs, and peer-access queries."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding
-from topoaudit.model.tensor_prints import TensorPrint
+from topoaudit.model.python_session import TensorPrint
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import RuleContext, finding
 from topoaudit.rules.codes import Code
-from topoaudit.rules.needs import TENSOR_COPIES
+from topoaudit.rules.needs import PEER_QUERIES, PYTHON_SESSION, TENSOR_COPIES
 from topoaudit.rules.registry import rule
 
 
@@ -26,7 +26,7 @@ from topoaudit.rules.registry import rule
             "DMAR/AMD-Vi faults, and set NCCL_P2P_DISABLE=1 until it is fixed."
         ),
     ),
-    needs=(TENSOR_COPIES,),
+    needs=(PYTHON_SESSION, TENSOR_COPIES),
 )
 def peer_copy_corruption(ctx: RuleContext) -> Iterable[Finding]:
     """Report tensors that came out of a copy from one GPU to another with values the original did not hold.
@@ -36,7 +36,7 @@ def peer_copy_corruption(ctx: RuleContext) -> Iterable[Finding]:
     A copy through the host that arrived intact, when shown, is named: it puts the fault on the path between the
     GPUs, not on the GPUs' memory.
     """
-    read = ctx.tensor_prints
+    read = ctx.python_session
     assert not isinstance(read, Unsupported)  # the rule needs TENSOR_COPIES
     wrong = [c for c in read.gpu_copies if not c.intact]
     if not wrong:
@@ -73,3 +73,31 @@ def _values(printed: TensorPrint) -> str:
     """Show the first few elements as printed: "[0., 0., 0., ...]"."""
     shown = ", ".join(printed.values[:4]) + (", ..." if len(printed.values) > 4 else "")
     return f"[{shown}]"
+
+
+@rule("p2p-unavailable", needs=(PYTHON_SESSION, PEER_QUERIES))
+def peer_access_refused(ctx: RuleContext) -> Iterable[Finding]:
+    """Report the GPU pairs a session asked CUDA about and was told have no peer access.
+
+    ``can_device_access_peer(0, 1)`` answering False (or ``cudaDeviceCanAccessPeer`` 0) means the driver will not map
+    one GPU's memory into the other: NCCL and every framework then stage their copies through host memory. The
+    answer does not say why (another CPU socket, ACS or the IOMMU, a VM, cards without P2P): the path decides.
+    """
+    read = ctx.python_session
+    assert not isinstance(read, Unsupported)  # the rule needs PEER_QUERIES
+    refused = [q for q in read.peer_queries if not q.can_access]
+    if not refused:
+        return
+    pairs = sorted({(q.gpu, q.peer) for q in refused})
+    first = refused[0]
+    yield finding(
+        "p2p-unavailable",
+        f"CUDA answers that GPU {first.gpu} cannot access GPU {first.peer}'s memory (line {first.asked_on}: "
+        f"`{first.asked}`, answered {'False' if 'access_peer' in first.asked else '0'} on line {first.line})"
+        + (f", and so for {len(pairs) - 1} more pair(s)" if len(pairs) > 1 else "")
+        + ": copies between them go through host memory. Paste `nvidia-smi topo -m` to see whether the path explains "
+        "it (another CPU socket) or peer access is refused on a path that allows it (ACS, the IOMMU, a VM, cards "
+        "without P2P).",
+        pairs=[{"gpus": [a, b], "status": "no peer access", "path": "unknown"} for a, b in pairs],
+        likely_cause="unknown",
+    )

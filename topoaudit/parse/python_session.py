@@ -1,4 +1,4 @@
-"""Tensors a pasted Python session printed, and which of them are copies of which.
+"""Tensors a pasted Python session printed, which of them are copies of which, and its peer-access queries.
 
 PyTorch prints a tensor as ``tensor([1., 2.], device='cuda:1')`` (over several lines for a matrix). A copy is
 shown two ways in the threads about broken peer-to-peer copies:
@@ -8,13 +8,16 @@ shown two ways in the threads about broken peer-to-peer copies:
   before; a chain through ``.cpu()`` or ``'cpu'`` is a copy through the host;
 * three prints in a row of one shape, without the code: a tensor on one GPU, different values on another GPU, then
   the first tensor's values on that other GPU (the copy that went wrong, then the one that worked).
+
+A peer-access query is ``torch.cuda.can_device_access_peer(0, 1)``, CUDA Python's ``cudaDeviceCanAccessPeer(0, 1)``
+or CuPy's ``deviceCanAccessPeer(0, 1)``, with its answer printed under it or under the name it was assigned to.
 """
 
 from __future__ import annotations
 
 import re
 
-from topoaudit.model.tensor_prints import TensorCopy, TensorPrint, TensorPrints
+from topoaudit.model.python_session import PeerQuery, PythonSession, TensorCopy, TensorPrint
 
 _PROMPT = r"(?:>>>\s?|\.\.\.\s|In \[\d+\]:\s*|Out\[\d+\]:\s*|>\s*)?"
 _REPR = re.compile(rf"^\s*{_PROMPT}(?:\w+\s*=\s*)?tensor\(")
@@ -22,26 +25,36 @@ _LITERAL = re.compile(rf"^\s*{_PROMPT}(?P<name>[A-Za-z_]\w*)\s*=\s*torch\.tensor
 _ECHO = re.compile(rf"^\s*{_PROMPT}(?:print\()?(?P<name>[A-Za-z_]\w*)\)?\s*$")
 _CALL = r"\.(?:to|cuda|cpu)\((?:[^()]|\([^()]*\))*\)"
 _COPY = re.compile(rf"^\s*{_PROMPT}(?:print\()?(?P<name>[A-Za-z_]\w*)(?P<chain>(?:{_CALL})+)\)?\s*(?:#.*)?$")
+_QUERY = re.compile(
+    rf"^\s*{_PROMPT}(?:print\()?(?:(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?"
+    r"(?P<call>[\w.]*(?:can_device_access_peer|[cC]anAccessPeer)\(\s*(?P<gpu>\d{1,4})\s*,\s*(?P<peer>\d{1,4})\s*\))"
+)
+_ANSWER = re.compile(
+    r"^\s*(?:Out\[\d+\]:\s*|>\s*)?(?:(?P<word>True|False|[01])|\(<cudaError_t\.\w+: 0>, (?P<pair>[01])\))\s*$"
+)
 _TOKEN = re.compile(r"\[|\]|,|-?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|-?inf|nan|True|False")
 _DEVICE_KW = re.compile(r"\bdevice\s*=\s*(?P<value>[^,)]+(?:\([^)]*\))?)")
 _MAX_LINES = 200  # a printed tensor longer than this is summarized by PyTorch anyway
 _MAX_DIMENSIONS = 25  # PyTorch's own limit on a tensor's dimensions
 
 
-def looks_like_tensor_prints(text: str) -> bool:
+def looks_like_python_session(text: str) -> bool:
     """Cheap sniff: PyTorch's tensor prints on a GPU, with a copy among them."""
-    if "tensor(" not in text or "cuda" not in text:
+    if not ("tensor(" in text and "cuda" in text) and "ccessPeer" not in text and "access_peer" not in text:
         return False
-    read = read_tensor_prints(text[:200_000])
-    return read is not None and bool(read.copies)
+    read = read_python_session(text[:200_000])
+    return read is not None and bool(read.copies or read.peer_queries)
 
 
-def read_tensor_prints(text: str) -> TensorPrints | None:
-    """The tensors printed (or written as literals) and the copies among them; None when no tensor is printed."""
+def read_python_session(text: str) -> PythonSession | None:
+    """The tensors printed (or written as literals), the copies among them and the peer-access queries answered;
+    None when the session shows none of them."""
     lines = text.splitlines()
     prints: list[TensorPrint] = []
     copies: list[TensorCopy] = []
+    queries: list[PeerQuery] = []
     named: dict[str, TensorPrint] = {}
+    asked: dict[str, tuple[re.Match[str], int]] = {}  # a name a query's answer was assigned to: the query, its line
     pending: tuple[str, str, int, str] | None = None  # a statement waiting for its print: kind, name, line, text
     number = 0
     while number < len(lines):
@@ -60,8 +73,19 @@ def read_tensor_prints(text: str) -> TensorPrints | None:
                 copies.extend(_settle(pending, printed, named))
             pending = None
             continue
+        if pending is not None and pending[0] in ("query", "echo") and (answer := _ANSWER.match(line)) is not None:
+            query = (_QUERY.match(pending[3]), pending[2]) if pending[0] == "query" else asked.get(pending[1])
+            if query is not None and query[0] is not None:
+                queries.append(_answered(query[0], query[1], number, answer))
+            pending = None
+            continue
         pending = None
-        if (m := _LITERAL.match(line)) is not None:
+        if (m := _QUERY.match(line)) is not None:
+            if m["names"]:
+                asked[m["names"].split(",")[-1].strip()] = (m, number)  # CUDA Python returns (error, answer): the last
+            else:
+                pending = ("query", "", number, stripped)
+        elif (m := _LITERAL.match(line)) is not None:
             literal = _tensor(m["body"], number, number, stripped)
             if literal is not None:
                 named[m["name"]] = literal
@@ -71,9 +95,15 @@ def read_tensor_prints(text: str) -> TensorPrints | None:
                 pending = None
         elif (m := _ECHO.match(line)) is not None:
             pending = ("echo", m["name"], number, stripped)
-    if not prints:
+    if not prints and not queries:
         return None
-    return TensorPrints(tuple(prints), tuple(copies) + _unstated_copies(prints, copies))
+    return PythonSession(tuple(prints), tuple(copies) + _unstated_copies(prints, copies), tuple(queries))
+
+
+def _answered(query: re.Match[str], asked_on: int, line: int, answer: re.Match[str]) -> PeerQuery:
+    """A query and the answer printed for it (``False``/``0``: no peer access)."""
+    word = answer["word"] or answer["pair"]
+    return PeerQuery(asked_on, line, int(query["gpu"]), int(query["peer"]), word in ("True", "1"), query["call"])
 
 
 def _settle(

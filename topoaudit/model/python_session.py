@@ -1,8 +1,8 @@
-"""What a pasted Python session shows of tensors copied between GPUs: each tensor printed, and which is a copy.
+"""What a pasted Python session shows of peer-to-peer: tensors printed, the copies among them, peer-access answers.
 
-Read by :mod:`topoaudit.parse.tensor_prints`. Threads about broken peer-to-peer copies show them this way: a tensor
-printed on one GPU, the same tensor after ``.to('cuda:1')`` printed with zeros or garbage, and the copy through the
-host (``.cpu().to(...)``) printed intact.
+Read by :mod:`topoaudit.parse.python_session`. Threads about broken peer-to-peer show it this way: a tensor printed
+on one GPU, the same tensor after ``.to('cuda:1')`` printed with zeros or garbage, and the copy through the host
+(``.cpu().to(...)``) printed intact; or ``torch.cuda.can_device_access_peer(0, 1)`` answering ``False``.
 """
 
 from __future__ import annotations
@@ -70,11 +70,24 @@ class TensorCopy:
 
 
 @dataclass(frozen=True)
-class TensorPrints:
-    """The tensors a pasted session printed and the copies among them."""
+class PeerQuery:
+    """A peer-access query and the answer the session printed (``can_device_access_peer(0, 1)`` -> ``False``)."""
+
+    asked_on: int  # the line of the call
+    line: int  # the line of the answer
+    gpu: int  # the device asking
+    peer: int  # the device whose memory it would access
+    can_access: bool
+    asked: str  # the call, as written ("torch.cuda.can_device_access_peer(0, 1)")
+
+
+@dataclass(frozen=True)
+class PythonSession:
+    """The tensors a pasted session printed, the copies among them, and its peer-access queries."""
 
     prints: tuple[TensorPrint, ...]
     copies: tuple[TensorCopy, ...]
+    peer_queries: tuple[PeerQuery, ...] = ()
 
     @property
     def gpu_copies(self) -> tuple[TensorCopy, ...]:
