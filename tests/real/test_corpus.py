@@ -25,7 +25,7 @@ HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 STILL_WRONG: dict[str, str] = {
     "aws-do-eks-54-socket-wrong-nic-refused": "verdict WARN, the thread's FAIL",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
-    "awsofi-22-efa-open-av-einval": "verdict NOT_JUDGED, the thread's FAIL",
+    "awsofi-22-efa-open-av-einval": "verdict FAIL but no finding names run-hung (found run-failed)",
     "awsofinccl-584-b-busbw-one-efa": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "club3090-356-p2p-disabled-2x3090": "verdict WARN but no finding names p2p-unsupported (found nccl-env-override)",
     "cudasamples-392-4xh100-bidir-260": "verdict NOT_JUDGED, the thread's PASS/WARN",
