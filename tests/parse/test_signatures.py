@@ -161,6 +161,8 @@ TABLE = [
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport.cc:464 NCCL WARN Cannot initialize CollNet, using point-to-point network instead", "nccl-warn"),
     ("[rank3]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3699, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3", "torch-nccl-error"),
     ("[rank3]: ncclUnhandledCudaError: Call to CUDA function failed.", "torch-nccl-result"),
+    ("[TensorRT-LLM][ERROR] Failed, NCCL error /src/tensorrt_llm/cpp/tensorrt_llm/runtime/ncclCommunicator.cpp:122 'internal error - please report this issue to the NCCL developers'", "nccl-call-failed"),
+    ("external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error", "nccl-call-failed"),
     ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.", "torch-watchdog-timeout"),
     ("[rank1]:[E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.", "torch-nccl-teardown"),
     ("RuntimeError: CUDA error: an unexpected NVRM error has occurred", "torch-cuda-error"),
