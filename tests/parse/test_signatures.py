@@ -23,6 +23,7 @@ from topoaudit.parse.signatures import (
     load_catalog,
     match_lines,
     match_text,
+    plain_quotes,
     render_doc,
 )
 from topoaudit.rules.codes import CODES
@@ -161,6 +162,11 @@ TABLE = [
     ("[2025-06-01 10:00:00] node7:1234:1290 [3] transport.cc:464 NCCL WARN Cannot initialize CollNet, using point-to-point network instead", "nccl-warn"),
     ("[rank3]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3699, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3", "torch-nccl-error"),
     ("[rank3]: ncclUnhandledCudaError: Call to CUDA function failed.", "torch-nccl-result"),
+    ("RuntimeError: DeepEP error: timeout (dispatch CPU)", "deepep-timeout"),
+    ("DeepEP dispatch forwarder timeout (RDMA meta), channel: 4, RDMA: 1, nvl: 4, src RDMA lane: 0, dst NVL: 5, meta: 0, 0, 0, 0", "deepep-timeout"),
+    ("DeepEP combine RDMA receiver timeout, channel: 3, RDMA: 0, nvl: 2, src RDMA: 1, tail: 7, waiting: 12, expected: 9", "deepep-timeout"),
+    ("hpc-25-14:18569:18835 [0] bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already checked in", "nccl-bootstrap-rank-twice"),
+    ("fabric manager NVIDIA GPU driver interface version 550.90.07 don\u2019t match with driver version 550.107.02. Please update with matching NVIDIA driver package", "fm-version-mismatch"),
     ("[TensorRT-LLM][ERROR] Failed, NCCL error /src/tensorrt_llm/cpp/tensorrt_llm/runtime/ncclCommunicator.cpp:122 'internal error - please report this issue to the NCCL developers'", "nccl-call-failed"),
     ("external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error", "nccl-call-failed"),
     ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.", "torch-watchdog-timeout"),
@@ -638,7 +644,7 @@ def _every_pattern(lines: list[str], cat: Catalog) -> list[tuple[int, str]]:
     """What trying every signature on every line finds, the tiers applied: what the prefilter must reproduce."""
     rank = {t: i for i, t in enumerate(TIERS)}
     out = []
-    for number, text in enumerate(lines, 1):
+    for number, text in enumerate(map(plain_quotes, lines), 1):
         found = [s for s in cat.signatures if s.pattern.search(text)]
         if found:
             top = max(rank[s.tier] for s in found)

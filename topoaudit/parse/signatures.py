@@ -235,6 +235,16 @@ _TIER_RANK = {tier: rank for rank, tier in enumerate(TIERS)}
 _DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
 
 
+_TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"',
+                              "\u201d": '"', "\u201e": '"', "\u00a0": " "})  # fmt: skip
+
+
+def plain_quotes(text: str) -> str:
+    """The line with the quotes and spaces a web page or a word processor put in a message copied from it
+    (``don\u2019t``, ``\u2018invalid argument\u2019``) read back as the tool printed them."""
+    return text if text.isascii() else text.translate(_TYPOGRAPHIC)
+
+
 def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tuple[Hit, ...]:
     """Every signature on ``lines`` (Lines from :func:`~topoaudit.parse.prefixes.strip_prefixes`, or plain strings
     numbered from 1), in line order; on a line only the hits of its highest tier."""
@@ -243,12 +253,12 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
     numbers: list[int] = []
     where: list[tuple[int | Unsupported, str | Unsupported]] = []  # what the line's prefixes named
     for position, line in enumerate(lines, 1):
+        text = line.text if isinstance(line, Line) else line
+        texts.append(plain_quotes(text))
         if isinstance(line, Line):
-            texts.append(line.text)
             numbers.append(line.number)
             where.append((line.rank, line.host) if line.prefixes else (NO_RANK, NO_HOST))
         else:
-            texts.append(line)
             numbers.append(position)
             where.append((NO_RANK, NO_HOST))
     # Lines that differ only in their digits (channel, rank, size) share a shape: the keywords are looked for once
