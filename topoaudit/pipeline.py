@@ -170,10 +170,17 @@ def _oracle(inspector: dict[str, Any] | Unsupported) -> Any:
     return expected_busbw
 
 
+_RUN_SOURCES = ("nccl-log", "nccl-tests")
+"""Sources whose GPUs are the ones a run's ranks used (the lines a paste kept of it), not every GPU of the box."""
+
+
 def _links_known(machine: Machine) -> bool:
     """Whether the source describes the fabric: a source that names GPUs but no links between them (an
-    nccl-tests log) says nothing about it, so no placements or ring bottlenecks are claimed from it."""
-    return len(machine.gpus) == 1 or bool(gpu_pair_links(machine))  # no GPU (an error line): nothing to place
+    nccl-tests log) says nothing about it, so no placements or ring bottlenecks are claimed from it. One GPU is a
+    box without links, unless it is the one rank a run's log kept."""
+    if len(machine.gpus) == 1:
+        return machine.source not in _RUN_SOURCES
+    return bool(gpu_pair_links(machine))  # no GPU (an error line): nothing to place
 
 
 def _placements(machine: Machine, domains: tuple[Domain, ...], options: AuditOptions) -> tuple[Placement, ...]:

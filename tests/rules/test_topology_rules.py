@@ -200,3 +200,16 @@ def test_no_nvlink_and_no_model_warns_never_pass() -> None:
     assert unnamed.gate.verdict == "warn" and "--gpu-model" in codes(unnamed)["nvlink-absent"].message
     assert analyze(machine(8, pcie, name="NVIDIA L4"), source=SRC).gate.verdict == "pass"
     assert analyze(machine(8, pcie, name="NVIDIA H100 80GB HBM3"), source=SRC).gate.verdict == "fail"
+
+
+def test_one_rank_kept_of_a_run_s_log_is_not_a_one_gpu_box() -> None:
+    """A TP=2 run's log whose paste kept rank 1's lines names one GPU: the box is not known to have one, so TP=2 is
+    not judged to cross domains; a capture of a box with one GPU still is."""
+    one = machine(1, pcie)
+    from_log = dataclasses.replace(one, source="nccl-log")
+    options = AuditOptions(tp=2)
+    logged = analyze(from_log, source=SourceInfo("nccl-log", "paste.txt"), options=options)
+    assert "tp-group-crosses-domain" not in codes(logged)
+    assert [s.rule for s in logged.skipped if s.rule == "tp-group-crosses-domain"] == ["tp-group-crosses-domain"]
+    boxed = analyze(one, source=SRC, options=options)
+    assert codes(boxed)["tp-group-crosses-domain"].severity == Severity.FAIL
