@@ -120,6 +120,17 @@ def test_sockets_instead_of_infiniband_cost_nothing_on_one_node_and_warn_across_
     assert "line 1: 'node1:10:10 [0] NCCL INFO NET/IB : No device found.'" in found["message"]
 
 
+def test_the_loopback_interface_fails_a_job_across_hosts_and_is_harmless_on_one(run: Run, tmp_path: Path) -> None:
+    """horovod/horovod#789: NCCL 2.3 in two containers on two servers chose lo:127.0.0.1; the job hung."""
+    one = "node1:10:10 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>\nnode1:10:10 [0] NCCL INFO rank 0 nranks 2\n"
+    _, single = judged(run, tmp_path, one)
+    assert by_code(single)["nccl-net-error"]["severity"] == "info"
+    _, multi = judged(run, tmp_path, one + "node2:20:20 [1] NCCL INFO rank 1 nranks 2\n")
+    found = by_code(multi)["nccl-net-error"]
+    assert found["severity"] == "fail" and multi["verdict"] == "fail"
+    assert "the address it tells the other ranks is 127.0.0.1" in found["message"]
+
+
 def test_sockets_in_a_communicator_larger_than_a_node_warn_though_one_host_is_shown(run: Run, tmp_path: Path) -> None:
     """Before: info. One host's lines of a 16-rank job (sgl-project/sglang#3398, TP=16 over two 8-GPU nodes)."""
     lines = [

@@ -218,6 +218,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
+    if signature.id == "nccl-socket-loopback" and _one_node(found, ctx):
+        return Severity.INFO  # the loopback reaches every rank of one host
     if (
         signature.code == _SOCKETS
         and signature.id not in _PLUGIN_FAILURES
