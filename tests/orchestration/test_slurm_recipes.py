@@ -139,6 +139,14 @@ def prolog_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCl
         cluster.stop()
 
 
+def _written(path: Path, within_s: float = 60.0) -> str:
+    """What a hook wrote to ``path``, once it has: slurmd runs the epilog after ``sbatch --wait`` has returned."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and not (path.is_file() and path.read_text().strip()):
+        time.sleep(0.2)
+    return path.read_text().strip() if path.is_file() else ""
+
+
 def test_prolog_and_epilog_drain_a_faulty_node_and_let_the_job_run(prolog_cluster: SlurmCluster) -> None:
     """By default the prolog drains the node (no new jobs) but lets the job that started it run; the job itself
     sees the prolog's drain reason, and the epilog probes again after it."""
@@ -151,8 +159,8 @@ def test_prolog_and_epilog_drain_a_faulty_node_and_let_the_job_run(prolog_cluste
     assert submitted.returncode == 0 and "the-job-ran" in log, (log, submitted.stderr)
     assert "topoaudit: nvlink-" in log, log  # drained by the prolog before the job's own commands ran
     for hook in ("prolog", "epilog"):
-        ran = prolog_cluster.root / f"{hook}.exit"
-        assert ran.is_file() and ran.read_text().strip() == "0", (
+        ran = _written(prolog_cluster.root / f"{hook}.exit")
+        assert ran == "0", (
             hook,
             (prolog_cluster.root / "slurmd.log").read_text()[-2000:],
         )
