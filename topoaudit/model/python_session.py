@@ -24,7 +24,7 @@ class TensorPrint:
 
     def same_values(self, other: TensorPrint) -> bool:
         """Whether both hold the same elements (printed precision; NaN equals NaN)."""
-        if self.shape != other.shape or len(self.values) != len(other.values):
+        if self.shape != other.shape:
             return False
         return all(_same(a, b) for a, b in zip(self.values, other.values, strict=True))
 
@@ -77,8 +77,13 @@ class PeerQuery:
     line: int  # the line of the answer
     gpu: int  # the device asking
     peer: int  # the device whose memory it would access
-    can_access: bool
+    answer: str  # as printed: "True", "False", "1", "0"
     asked: str  # the call, as written ("torch.cuda.can_device_access_peer(0, 1)")
+
+    @property
+    def can_access(self) -> bool:
+        """CUDA answered that the device can access its peer's memory."""
+        return self.answer in ("True", "1")
 
 
 @dataclass(frozen=True)

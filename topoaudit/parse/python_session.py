@@ -15,7 +15,9 @@ or CuPy's ``deviceCanAccessPeer(0, 1)``, with its answer printed under it or und
 
 from __future__ import annotations
 
+import math
 import re
+from typing import NamedTuple
 
 from topoaudit.model.python_session import PeerQuery, PythonSession, TensorCopy, TensorPrint
 
@@ -38,8 +40,18 @@ _MAX_LINES = 200  # a printed tensor longer than this is summarized by PyTorch a
 _MAX_DIMENSIONS = 25  # PyTorch's own limit on a tensor's dimensions
 
 
+class _Statement(NamedTuple):
+    """A line waiting for what is printed under it: the echo of a name, a copy of one, or a peer-access query."""
+
+    kind: str  # "echo" | "copy" | "query"
+    name: str  # the name echoed or copied ("" for a query)
+    line: int
+    text: str
+    call: tuple[re.Match[str], int] | None = None  # a query: its match and line
+
+
 def looks_like_python_session(text: str) -> bool:
-    """Cheap sniff: PyTorch's tensor prints on a GPU, with a copy among them."""
+    """Cheap sniff: PyTorch's tensor prints on a GPU with a copy among them, or an answered peer-access query."""
     if not ("tensor(" in text and "cuda" in text) and "ccessPeer" not in text and "access_peer" not in text:
         return False
     read = read_python_session(text[:200_000])
@@ -55,7 +67,7 @@ def read_python_session(text: str) -> PythonSession | None:
     queries: list[PeerQuery] = []
     named: dict[str, TensorPrint] = {}
     asked: dict[str, tuple[re.Match[str], int]] = {}  # a name a query's answer was assigned to: the query, its line
-    pending: tuple[str, str, int, str] | None = None  # a statement waiting for its print: kind, name, line, text
+    pending: _Statement | None = None
     number = 0
     while number < len(lines):
         line = lines[number]
@@ -73,10 +85,10 @@ def read_python_session(text: str) -> PythonSession | None:
                 copies.extend(_settle(pending, printed, named))
             pending = None
             continue
-        if pending is not None and pending[0] in ("query", "echo") and (answer := _ANSWER.match(line)) is not None:
-            query = (_QUERY.match(pending[3]), pending[2]) if pending[0] == "query" else asked.get(pending[1])
-            if query is not None and query[0] is not None:
-                queries.append(_answered(query[0], query[1], number, answer))
+        if pending is not None and pending.kind != "copy" and (answer := _ANSWER.match(line)) is not None:
+            call = pending.call if pending.kind == "query" else asked.get(pending.name)
+            if call is not None:
+                queries.append(_answered(*call, number, answer))
             pending = None
             continue
         pending = None
@@ -84,17 +96,15 @@ def read_python_session(text: str) -> PythonSession | None:
             if m["names"]:
                 asked[m["names"].split(",")[-1].strip()] = (m, number)  # CUDA Python returns (error, answer): the last
             else:
-                pending = ("query", "", number, stripped)
+                pending = _Statement("query", "", number, stripped, (m, number))
         elif (m := _LITERAL.match(line)) is not None:
             literal = _tensor(m["body"], number, number, stripped)
             if literal is not None:
                 named[m["name"]] = literal
         elif (m := _COPY.match(line)) is not None:
-            pending = ("copy", m["name"], number, stripped)
-            if not m["chain"].endswith(")"):
-                pending = None
+            pending = _Statement("copy", m["name"], number, stripped)
         elif (m := _ECHO.match(line)) is not None:
-            pending = ("echo", m["name"], number, stripped)
+            pending = _Statement("echo", m["name"], number, stripped)
     if not prints and not queries:
         return None
     return PythonSession(tuple(prints), tuple(copies) + _unstated_copies(prints, copies), tuple(queries))
@@ -102,23 +112,22 @@ def read_python_session(text: str) -> PythonSession | None:
 
 def _answered(query: re.Match[str], asked_on: int, line: int, answer: re.Match[str]) -> PeerQuery:
     """A query and the answer printed for it (``False``/``0``: no peer access)."""
-    word = answer["word"] or answer["pair"]
-    return PeerQuery(asked_on, line, int(query["gpu"]), int(query["peer"]), word in ("True", "1"), query["call"])
+    return PeerQuery(
+        asked_on, line, int(query["gpu"]), int(query["peer"]), answer["word"] or answer["pair"], query["call"]
+    )
 
 
-def _settle(
-    pending: tuple[str, str, int, str], printed: TensorPrint, named: dict[str, TensorPrint]
-) -> list[TensorCopy]:
+def _settle(pending: _Statement, printed: TensorPrint, named: dict[str, TensorPrint]) -> list[TensorCopy]:
     """A print under a statement: the echo of a name binds it, a copy of a known name is a copy."""
-    kind, name, line, text = pending
-    if kind == "echo":
-        named[name] = printed
+    if pending.kind == "echo":
+        named[pending.name] = printed
         return []
-    source = named.get(name)
-    if source is None or source.device == printed.device:
+    source = named.get(pending.name)
+    if pending.kind != "copy" or source is None or source.device == printed.device:
         return []
+    text = pending.text
     through_host = ".cpu()" in text or re.search(r"\.to\(\s*['\"]cpu['\"]", text) is not None
-    return [TensorCopy(source, printed, through_host, f"line {line}: `{text}`", line)]
+    return [TensorCopy(source, printed, through_host, f"line {pending.line}: `{text}`", pending.line)]
 
 
 def _unstated_copies(prints: list[TensorPrint], stated: list[TensorCopy]) -> tuple[TensorCopy, ...]:
@@ -157,7 +166,7 @@ def _read_repr(lines: list[str], start: int) -> tuple[TensorPrint | None, int]:
 
 def _tensor(body: str, line: int, last: int, shown: str) -> TensorPrint | None:
     """A tensor from what stands between ``tensor(`` and its ``)``; None for a summarized one (``...``)."""
-    data, _, keywords = _split_data(body)
+    data, keywords = _split_data(body)
     if "..." in data:
         return None
     tokens = _TOKEN.findall(data)
@@ -167,14 +176,14 @@ def _tensor(body: str, line: int, last: int, shown: str) -> TensorPrint | None:
     return TensorPrint(line, last, _device(keywords), shape, values, shown[:200])
 
 
-def _split_data(body: str) -> tuple[str, str, str]:
+def _split_data(body: str) -> tuple[str, str]:
     """The elements (a nested list or one number) and the keyword arguments after them."""
     depth = 0
     for position, char in enumerate(body):
         depth += {"[": 1, "]": -1}.get(char, 0)
         if char == "," and depth == 0:
-            return body[:position], ",", body[position + 1 :]
-    return body, "", ""
+            return body[:position], body[position + 1 :]
+    return body, ""
 
 
 def _nested(tokens: list[str]) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
@@ -211,10 +220,7 @@ def _nested(tokens: list[str]) -> tuple[tuple[int, ...] | None, tuple[str, ...]]
     while isinstance(node, list):
         shape.append(len(node))
         node = node[0] if node else None
-    size = 1
-    for n in shape:
-        size *= n
-    if position != len(tokens) or size != len(values) or not values:
+    if position != len(tokens) or math.prod(shape) != len(values) or not values:
         return None, ()
     return tuple(shape), values
 

@@ -93,7 +93,7 @@ def peer_access_refused(ctx: RuleContext) -> Iterable[Finding]:
     yield finding(
         "p2p-unavailable",
         f"CUDA answers that GPU {first.gpu} cannot access GPU {first.peer}'s memory (line {first.asked_on}: "
-        f"`{first.asked}`, answered {'False' if 'access_peer' in first.asked else '0'} on line {first.line})"
+        f"`{first.asked}`, answered {first.answer} on line {first.line})"
         + (f", and so for {len(pairs) - 1} more pair(s)" if len(pairs) > 1 else "")
         + ": copies between them go through host memory. Paste `nvidia-smi topo -m` to see whether the path explains "
         "it (another CPU socket) or peer access is refused on a path that allows it (ACS, the IOMMU, a VM, cards "
