@@ -184,14 +184,16 @@ def ras_communicators(ctx: RuleContext) -> list[Finding]:
 
 
 def judge_ras(dump: RasDump) -> list[Finding]:
-    """Return one finding per communicator with missing ranks or rank errors, and the monitor's troubled peers."""
+    """Return each communicator's findings (missing ranks, rank errors, else a MISMATCH) and the monitor's peers."""
     found: list[Finding] = []
     for c in dump.communicators:
-        if c.missing_count or c.missing or "INCOMPLETE" in c.flags:
+        missing = bool(c.missing_count or c.missing or "INCOMPLETE" in c.flags)
+        erring = bool(c.errors or any(r.problem for r in c.ranks) or "ERROR" in c.flags)
+        if missing:
             found.append(_missing(c, dump))
-        if c.errors or any(r.problem for r in c.ranks) or "ERROR" in c.flags:
+        if erring:
             found.append(_errors(c))
-        elif "MISMATCH" in c.flags and not (c.missing_count or c.missing or "INCOMPLETE" in c.flags):
+        if "MISMATCH" in c.flags and not (missing or erring):
             found.append(_mismatch(c))
     found += _events(dump)
     return found
