@@ -219,3 +219,37 @@ def test_a_latency_matrix_pasted_alone_names_its_gpus() -> None:
     assert [g.index for g in parsed.gpus] == [0, 1, 2] and parsed.statuses == ()
     (matrix,) = parsed.latency
     assert matrix.values_us[1][0] == 49206.62 and matrix.tool == "p2pBandwidthLatencyTest"
+
+
+# --- a bandwidth matrix pasted without its title --------------------------------------------------------------------
+
+UNTITLED = """\
+   D\\D     0      1      2      3
+     0     \u2014    112.3  112.3   84.0
+     1   112.3    \u2014    112.3   76.6
+     2   112.3  112.3    \u2014    {low}
+     3    84.0   76.6   {low}    \u2014
+"""
+
+
+def test_a_matrix_without_its_title_and_with_dashes_on_its_diagonal_is_read_as_one_way_copies(tmp_path: Path) -> None:
+    """A post's reformatted p2pBandwidthLatencyTest matrix (its ``D\\D`` header, an em dash for a GPU's copy to
+    itself, no title line) used to be named and left unread: every GPU pair is read, and the report says what the
+    missing title leaves unknown."""
+    paste = tmp_path / "p2p.txt"
+    paste.write_text(UNTITLED.format(low="84.1"), encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert isinstance(report.captures, Captures)
+    (matrix,) = report.captures.bandwidth
+    assert matrix.rows == ("GPU0", "GPU1", "GPU2", "GPU3") and matrix.values_gbps[1][2] == 112.3
+    assert (matrix.direction, matrix.peer_access) == ("unidirectional", None)
+    assert any("without its title line" in i.message for i in report.input_issues), report.input_issues
+    assert not [f for f in report.findings if f.severity.value in ("warn", "fail")]
+
+
+def test_a_pair_far_below_the_others_in_a_matrix_without_its_title_warns(tmp_path: Path) -> None:
+    paste = tmp_path / "p2p.txt"
+    paste.write_text(UNTITLED.format(low="9.8"), encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    low = [f for f in report.findings if f.code == "p2p-copy-pair-low"]
+    assert low and "GPU2" in low[0].message and "GPU3" in low[0].message, report.findings

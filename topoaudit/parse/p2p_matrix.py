@@ -43,6 +43,12 @@ _SAMPLE_MATRIX = re.compile(
 _LATENCY_TITLE = re.compile(r"Latency(?: \(P2P \w+\))? Matrix \(us\)")
 _BANDWIDTH_TITLE = re.compile(r"(?:Uni|Bi)?directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)")  # a paste may cut "Bi"
 _SAMPLE_ROW = re.compile(r"^\s*(\d{1,6})\s+(\S.*)$")
+_UNTITLED_HEADER = re.compile(r"^\s*D\\D(?:\s+\d{1,6})+\s*$")
+"""The column header of the sample's bandwidth matrices (its latency matrices head theirs with ``GPU``)."""
+UNTITLED_BANDWIDTH = "Bandwidth Matrix (GB/s)"
+"""A bandwidth matrix pasted without its title: direction and peer access unknown, read as one-way copies."""
+_DIAGONAL_MARKS = frozenset({"-", "\u2014", "\u2013", "X", "x", "N/A", "n/a"})
+"""What a reformatted matrix puts on its diagonal instead of a GPU's copy to itself."""
 MAX_GBPS = 1e6
 """No copy moves a million GB/s: a figure above is damage (``1e308``), not a measurement."""
 
@@ -70,6 +76,8 @@ def looks_like_p2p(text: str) -> bool:
     if "Matrix (us)" in head and _LATENCY_TITLE.search(head):
         return True
     if "Matrix (GB/s)" in head and _BANDWIDTH_TITLE.search(head):
+        return True
+    if "D\\D" in head and any(_UNTITLED_HEADER.match(line) for line in head.splitlines()):
         return True
     return bool(_smi_blocks(head.splitlines()))
 
@@ -107,6 +115,7 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
         or "Bandwidth Latency Test" in text
         or _LATENCY_TITLE.search(text)
         or _BANDWIDTH_TITLE.search(text)
+        or any(_UNTITLED_HEADER.match(line) for line in lines)
     ):
         return _cuda_sample(lines, name)
     return _nvidia_smi(lines, name)
@@ -171,6 +180,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     columns: list[int] = []
     rows: list[tuple[int, list[float]]] = []
     damaged: list[tuple[int, str]] = []
+    notes: list[tuple[int, str]] = []
 
     def close() -> None:
         if not title or not rows:
@@ -214,6 +224,15 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             close()  # the CPU-side latency under a GPU matrix: not GPU pairs
             title, columns, rows = "", [], []
             continue
+        if not title and _UNTITLED_HEADER.match(line):
+            title, columns, rows = UNTITLED_BANDWIDTH, [], []
+            notes.append(
+                (
+                    number,
+                    "a bandwidth matrix without its title line: whether its copies ran one way or both ways, and "
+                    "with peer access or staged, is not in the paste; read as one-way copies",
+                )
+            )
         if title and line.strip().startswith("D\\D"):
             labels = line.split()[1:]
             if labels and all(c.isdigit() and len(c) < 6 for c in labels):
@@ -224,7 +243,9 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             continue
         row = _SAMPLE_ROW.match(line.replace("\t", " ")) if title and columns else None
         if row:
-            values, why = _sample_values(row.group(2).split(), len(columns))
+            own = int(row.group(1))
+            diagonal = columns.index(own) if own in columns else -1
+            values, why = _sample_values(row.group(2).split(), len(columns), diagonal)
             if why:
                 damaged.append((number, f"{title}: GPU {row.group(1)[:6]}'s row {why}; row left out"))
             else:
@@ -254,7 +275,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
         tuple(statuses),
         tuple(matrices),
         frozenset(),
-        (),
+        tuple(notes),
         "p2pBandwidthLatencyTest",
         tuple(damaged),
         stopped,
@@ -284,12 +305,18 @@ def _stopped_at(lines: list[str], title: str, rows: list[tuple[int, list[float]]
     )
 
 
-def _sample_values(tokens: list[str], columns: int) -> tuple[list[float], str]:
-    """A matrix row's figures, or why they are none: one per column, each a bandwidth a copy can reach."""
+def _sample_values(tokens: list[str], columns: int, diagonal: int = -1) -> tuple[list[float], str]:
+    """A matrix row's figures, or why they are none: one per column, each a bandwidth a copy can reach.
+
+    A dash or X in the row's own column (a matrix reformatted for a post) stands for the GPU's copy to itself.
+    """
     if len(tokens) != columns:
         return [], f"has {len(tokens)} values for {columns} columns"
     values = []
-    for token in tokens:
+    for column, token in enumerate(tokens):
+        if column == diagonal and token in _DIAGONAL_MARKS:
+            values.append(0.0)  # the diagonal is no pair: close() records it as such
+            continue
         try:
             value = float(token)
         except ValueError:

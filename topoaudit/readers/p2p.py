@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def sniff(text: str) -> bool:
     head = text[:200_000]
-    if "P2P" not in head and " OK" not in head and "NS" not in head and "Matrix (us)" not in head:  # cheap test first
+    if not any(mark in head for mark in ("P2P", " OK", "NS", "Matrix (us)", "D\\D")):  # cheap test first
         return False
     from topoaudit.parse.p2p_matrix import looks_like_p2p
 
