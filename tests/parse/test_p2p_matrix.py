@@ -8,6 +8,7 @@ import pytest
 
 from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import GateRequest, MachineInput
+from topoaudit.errors import InputError
 from topoaudit.model.finding import Finding
 from topoaudit.model.nccl_topo import Captures
 from topoaudit.model.report import Report, report_to_dict
@@ -253,3 +254,12 @@ def test_a_pair_far_below_the_others_in_a_matrix_without_its_title_warns(tmp_pat
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
     low = [f for f in report.findings if f.code == "p2p-copy-pair-low"]
     assert low and "GPU2" in low[0].message and "GPU3" in low[0].message, report.findings
+
+
+def test_a_matrix_header_alone_without_its_title_is_bad_input_not_a_crash(tmp_path: Path) -> None:
+    """Cut to its ``D\\D`` header line alone it used to crash the reader (exit 5) looking for the title it never
+    had; it is a paste with nothing to read (exit 4, one sentence)."""
+    paste = tmp_path / "p2p.txt"
+    paste.write_text(UNTITLED.splitlines()[0] + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="neither devices nor matrices"):
+        analyze_input(AnalyzeRequest(MachineInput(path=str(paste))))

@@ -53,6 +53,7 @@ from topoaudit.render.svg_topology import topology_svg
 EVIL = (
     "<script>alert(1)</script>\"><img src=x onerror=alert(2)>']]>"
     "\x1b]0;owned\x07\x1b[2J\x1b[31mred|pipe|cell|`tick`*em*[l](http://evil.example/)"
+    "[bold]rich[/bold] at [/workspace/nccl_helper.h:93]"
 )
 
 SAFE_HTML_TAGS = {
@@ -250,6 +251,8 @@ def test_console_carries_no_escape_codes_from_the_report(evil: Report) -> None:
         plain = render(evil, "console", RenderOptions(width=width, verbose=True))
         assert "\x1b" not in plain and "\x07" not in plain
         assert "<script>alert(1)</script>" in plain.replace("\n", "") or "alert(1)" in plain
+        # rich's markup in a quoted paste is text: "[/path]" used to end the run (exit 5), "[bold]" to style it
+        assert "[bold]" in plain
     coloured = render(evil, "console", RenderOptions(width=120, color=True, verbose=True))
     # rich's own colours are SGR sequences; the report's clear-screen and title sequences are not
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).count("\x1b") == 0

@@ -141,7 +141,8 @@ def _findings(v: rv.ReportView) -> Table | Text:
     table.add_column("code", overflow="fold")
     table.add_column("what was found", ratio=1)
     for f in v.findings:
-        table.add_row(Text(f.severity, style=_style(f.severity)), f.code, f.message)
+        # Text, never a str: a message quotes the paste, and rich would read "[/path]" in it as markup
+        table.add_row(Text(f.severity, style=_style(f.severity)), Text(f.code), Text(f.message))
     return table
 
 
@@ -178,10 +179,10 @@ def fit_table(t: cells.Table, width: int) -> Group:
     fixed = natural if needed(keep, natural) <= width else narrow
     while len(keep) > 1 and needed(keep, fixed) > width:
         dropped.insert(0, t.header[keep.pop()])
-    table = Table(title=t.title, title_justify="left")
+    table = Table(title=Text(t.title), title_justify="left")  # Text: titles and headers may quote the input
     for k in keep:
         table.add_column(
-            t.header[k], overflow="fold", width=None if prose[k] else fixed[k], ratio=1 if prose[k] else None
+            Text(t.header[k]), overflow="fold", width=None if prose[k] else fixed[k], ratio=1 if prose[k] else None
         )
     for row in t.rows:
         table.add_row(*(_cell(row[k]) for k in keep))
@@ -242,7 +243,7 @@ def _placements(v: rv.ReportView) -> Table | Text:
         if more:
             lines.append(f"... {more} more groups (JSON lists all)")
         groups = Text("\n".join(lines)) if lines else Text("none on NVLink", style="red")
-        table.add_row(str(p.tp), groups, "\n".join(p.alternatives))
+        table.add_row(Text(str(p.tp)), groups, Text("\n".join(p.alternatives)))
     return table
 
 
@@ -280,7 +281,7 @@ def _plan(p: PlanView) -> Group:
     numbers.add_column("what", style="bold", no_wrap=True)
     numbers.add_column("value")
     for label, c in p.numbers:
-        numbers.add_row(label, _cell(c))
+        numbers.add_row(Text(label), _cell(c))
     steps = Table(title="How it was computed", title_justify="left", show_header=False, box=None, pad_edge=False)
     steps.add_column("#", justify="right", no_wrap=True)
     steps.add_column("step")
