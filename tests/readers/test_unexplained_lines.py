@@ -46,6 +46,32 @@ def test_an_error_line_without_an_entry_is_not_judged_and_says_so(run: Run, tmp_
     assert unexplained["severity"] == "info" and unexplained["message"].startswith(("An error", "A warning", "PyTorch"))
 
 
+@pytest.mark.parametrize(
+    ("text", "signature"),
+    [
+        ("torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined.\n",
+         "torch-store-clients-missing"),
+        ("torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+         "to (172.17.0.9, 46229).\n", "torch-store-connect-timeout"),
+        ("ValueError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n", "torch-no-gpu-visible"),
+        # NVIDIA/nccl#1538: UCX's handler on a segfault, its frames under it
+        ("[worker-0:4682 :0:4682] Caught signal 11 (Segmentation fault: address not mapped to object at address (nil))"
+         "\n==== backtrace (tid:   4677) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n"
+         " 4 0x000000000004c818 ncclRecv()  ???:0\n", "process-crashed-signal"),
+    ],
+)  # fmt: skip
+def test_a_run_that_never_reached_the_gpus_is_named_and_not_judged(
+    run: Run, tmp_path: Path, text: str, signature: str
+) -> None:
+    """A rendezvous that never completed, a process that saw no GPU or crashed where the paste does not say: the
+    message is named, and the box is not judged (a known message of this kind used to make a PASS, a crash was
+    refused)."""
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    (named,) = [f for f in report["findings"] if f["code"] == "run-failed"]
+    assert named["severity"] == "info" and named["evidence"]["signatures"] == [signature]
+
+
 def test_a_kernel_line_keeps_its_own_reading_and_is_not_said_twice(run: Run, tmp_path: Path) -> None:
     """The kernel-log reader judges an NVRM line; the catalog's fallback stands only on lines no reader judged."""
     text = (

@@ -49,7 +49,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low)",
     "nccl-1161-h100-pcie-nvlink-allreduce-115gbs": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "nccl-1320-a100-allreduce-perf-block-start": "verdict WARN, the thread's NOT_JUDGED/PASS",
-    "nccl-1538-roce-version-num-segfault": "verdict REFUSED, the thread's FAIL/NOT_JUDGED",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict WARN but no finding names nvls-failure (found bench-run-hung, nccl-env-override)",
     "nccl-1769-gb200-mnnvl-init-lines": "verdict WARN but no finding names nvls-failure (found fabric-unhealthy)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",

@@ -163,10 +163,14 @@ worker's exit, ``gdrcopy_sanity``, a listing of ``/dev/infiniband``, Lightning's
 recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
-_STACK_FRAME = re.compile(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?[\w:~<>.*&, ]+\s?\(.*\)(?: (?:at|from) \S+)?\s*$")
+_STACK_FRAME = re.compile(
+    r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?[\w:~<>.*&, ]+\s?\(.*\)(?: (?:at|from) \S+)?\s*$"
+    r"|^\s*\d+ 0x[0-9a-fA-F]+ \S+\(\)\s+\S+:\d+\s*$"  # UCX's error handler: " 4 0x...4c818 ncclRecv()  ???:0"
+)
 _STACK_HEAD = re.compile(
     r"^\s*(?:\(gdb\) (?:bt|backtrace|thread apply all bt)\b|Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP \d+\)\)|"
-    r"Thread 0x[0-9A-Fa-f]+ \((?:active|idle)(?:\+gil)?\): \"|Process \d+: \S*python)"
+    r"Thread 0x[0-9A-Fa-f]+ \((?:active|idle)(?:\+gil)?\): \"|Process \d+: \S*python|"
+    r"==== backtrace \(tid:\s*\d+\) ====)"
 )
 _PYSPY_FRAME = re.compile(r"^\s+[\w<>.]+ \((?:[\w./-]+\.py):\d+\)\s*$")
 """A process's stack as debuggers print it: gdb's ``#3  0x... in threadRunTests(void*) ()`` frames under ``(gdb)

@@ -430,6 +430,18 @@ _ONE_GPU_RUN = re.compile(r"\bCUDA_VISIBLE_DEVICES=\d+(?![\d,]).*\s-g\s*1\b")
 _LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b|\s-(?:np|n)\s*\d")
 
 
+def _short_of_the_gpus(hit: Hit) -> bool:
+    """Tell a named run failure that never reached the GPUs: shown, but it judges nothing.
+
+    ``run-failed`` at info, not a fallback: a rendezvous that did not complete, a process that saw no GPU, or one that
+    crashed where the paste does not say.
+    """
+    from topoaudit.parse.signatures import catalog
+
+    entry = catalog().get(hit.signature)
+    return entry.code == "run-failed" and entry.severity == "info" and entry.tier != "fallback"
+
+
 def says_nothing(hit: Hit) -> bool:
     """Tell a known message that says nothing about the box.
 
@@ -451,7 +463,8 @@ def _known_messages_covers(ctx: Context) -> str:
     hits = ctx.signatures
     if isinstance(hits, Unsupported) or not hits:
         return ""
-    known = len([hit for hit in hits if not says_nothing(hit)]) - unexplained_messages(ctx)
+    known = len([hit for hit in hits if not says_nothing(hit) and not _short_of_the_gpus(hit)])
+    known -= unexplained_messages(ctx)
     return _plural(known, "known message") if known else ""
 
 
