@@ -63,7 +63,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-857-4gpu-socket-init-one-gpu-hangs": "verdict PASS, the thread's NOT_JUDGED",
     "nccl-908-t600-4node-dmabuf": "verdict PASS, the thread's NOT_JUDGED/WARN",
-    "nccl-tests-249-a10g-single-gpu-header": "verdict FAIL, the thread's NOT_JUDGED/PASS",
     "nccl-tests-78-allreduce-v100-8node-ib": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "netop-249-ib-vf-state-down": "verdict WARN, the thread's FAIL",

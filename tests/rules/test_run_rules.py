@@ -93,6 +93,21 @@ def test_the_hang_names_the_last_line_of_nccl_s_log_beside_the_device_lines() ->
     assert "line 15: 'deepseek:2081556:2081564 [0] NCCL INFO PROFILER/Plugin: Could not find" in hung.message
 
 
+def test_a_one_rank_run_that_stopped_after_its_header_says_nothing_of_the_links() -> None:
+    """One GPU (NVIDIA/nccl-tests#249, a g5.8xlarge with one A10G): nothing moves between GPUs, so a paste that ends
+    after the column header is named but judged nothing; before, it failed the box."""
+    report = judged(dev_paste("nccl-tests-249-a10g-single-gpu-header"))
+    hung = found(report)["bench-run-hung"]
+    assert hung.severity == Severity.INFO and "one rank and no NCCL warning" in hung.evidence["severity_reason"]
+    assert report.gate.verdict == "not judged"
+
+
+def test_a_one_rank_run_whose_nccl_log_warned_before_it_stopped_still_hung() -> None:
+    """NVIDIA/nccl-tests#217: one GPU, bootstrap on the loopback, a socket WARN, then nothing: NCCL itself is stuck."""
+    hung = found(judged(dev_paste("nccl-tests-217-a6000-lo-socket-closed")))["bench-run-hung"]
+    assert hung.severity == Severity.WARN
+
+
 def test_a_run_with_rows_or_a_footer_did_not_hang() -> None:
     lines = GH200.split("\n")
     assert "bench-run-hung" not in found(judged("\n".join(lines[:14]) + "\n"))  # rows, no footer: an excerpt

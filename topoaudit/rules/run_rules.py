@@ -182,7 +182,8 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     setup (peer access, shared memory, the network) or was killed, unless the paste itself stops there. The finding
     names the last line the run printed, and the last NCCL warning when its log is pasted beside it. A run that
     printed nothing after its own lines fails; one whose NCCL log goes on into its setup and stops there warns, as a
-    log pasted in part stops the same way.
+    log pasted in part stops the same way; a run of one rank moves nothing between GPUs and, unless NCCL warned on
+    the way, only informs.
     """
     result = _pasted(ctx)
     if result is None or result.failures or any(g.rows for g in result.groups):
@@ -201,20 +202,25 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     )
     view = ctx.nccl
     logged = isinstance(view, NcclView) and view.nccl_lines > 0
-    if isinstance(view, NcclView) and view.warnings:
-        warned = view.warnings[-1].evidence
-        message += f" NCCL's last warning is line {warned.line}: '{warned.text}'."
+    warned_at = view.warnings[-1].evidence if isinstance(view, NcclView) and view.warnings else None
+    if warned_at is not None:
+        message += f" NCCL's last warning is line {warned_at.line}: '{warned_at.text}'."
+    one_rank = len(result.ranks) == 1 and warned_at is None
+    reason = (
+        "one rank and no NCCL warning: the run moves nothing between GPUs, so where it stopped says nothing of "
+        "their links"
+        if one_rank
+        else "NCCL's log beside the run stops inside its setup: a log pasted in part"
+        if logged
+        else ""
+    )
     yield finding(
         "bench-run-hung",
         message,
-        severity=Severity.WARN if logged else None,
+        severity=Severity.INFO if one_rank else Severity.WARN if logged else None,
         last_line=last.line,
         last_text=last.text,
-        **(
-            {"severity_reason": "NCCL's log beside the run stops inside its setup: a log pasted in part"}
-            if logged
-            else {}
-        ),
+        **({"severity_reason": reason} if reason else {}),
     )
 
 
