@@ -105,6 +105,16 @@ def test_vm_flattened_pcie_is_called_out() -> None:
     assert "VM" in f.message and len(f.evidence["gpus"]) == 4
 
 
+def test_nics_named_by_their_device_are_read_by_their_own_paths() -> None:
+    """NVIDIA/nccl#634's topo -m names its NICs mlx5_0..3 and puts them at NODE/SYS: the finding said "every
+    GPU-NIC path is PHB: a VM may be hiding the PCIe tree", read from no path at all."""
+    m = machine(4, nvswitch8, nics={f"mlx5_{k}": (lambda i: "NODE" if i < 2 else "SYS") for k in range(4)})
+    f = codes(analyze(m, source=SRC))["nic-not-local"]
+    assert "VM" not in f.message and "crosses a host bridge or socket" in f.message
+    phb = machine(4, nvswitch8, nics={f"mlx5_{k}": (lambda i: "PHB") for k in range(4)})
+    assert "VM" in codes(analyze(phb, source=SRC))["nic-not-local"].message
+
+
 def test_expectations() -> None:
     m = machine(8, split_4_4)
     r = analyze(m, source=SRC, options=AuditOptions(expect_gpus=8, expect_domain=8))

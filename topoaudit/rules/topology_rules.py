@@ -733,9 +733,10 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not far:
         return
     total = len(ctx.machine.gpus)
-    all_phb = all(
-        lk.level == PathLevel.PHB for lk in ctx.machine.links if lk.a.startswith("GPU") and lk.b.startswith("NIC")
-    )
+    gpus, nics = {g.label for g in ctx.machine.gpus}, {n.label for n in ctx.machine.nics}
+    # NICs keep the names topo -m gives them ("NIC0", or "mlx5_0" on older drivers)
+    gpu_nic = [lk for lk in ctx.machine.links if {lk.a, lk.b} & gpus and {lk.a, lk.b} & nics]
+    all_phb = bool(gpu_nic) and all(lk.level == PathLevel.PHB for lk in gpu_nic)
     design = ctx.design
     if design is not None and (design.layout == "nvl72" or design.build == "superchip"):
         severity, why = (
