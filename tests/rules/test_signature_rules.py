@@ -113,6 +113,9 @@ def test_sockets_instead_of_infiniband_cost_nothing_on_one_node_and_warn_across_
     )
     _, single = judged(run, tmp_path, one + "\n")
     assert by_code(single)["nccl-net-socket-fallback"]["severity"] == "info"
+    assert single["verdict"] == "not judged"  # they judge nothing of the box (before: PASS, "3 known messages")
+    _, channels = judged(run, tmp_path, one + "\nnode1:10:10 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n")
+    assert channels["verdict"] == "pass"  # the transport between the ranks is what was judged
     two = one + "\nnode2:20:20 [0] NCCL INFO Using network Socket\n"
     _, multi = judged(run, tmp_path, two)
     found = by_code(multi)["nccl-net-socket-fallback"]
@@ -124,7 +127,7 @@ def test_the_loopback_interface_fails_a_job_across_hosts_and_is_harmless_on_one(
     """horovod/horovod#789: NCCL 2.3 in two containers on two servers chose lo:127.0.0.1; the job hung."""
     one = "node1:10:10 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>\nnode1:10:10 [0] NCCL INFO rank 0 nranks 2\n"
     _, single = judged(run, tmp_path, one)
-    assert by_code(single)["nccl-net-error"]["severity"] == "info"
+    assert by_code(single)["nccl-net-error"]["severity"] == "info" and single["verdict"] == "not judged"
     _, multi = judged(run, tmp_path, one + "node2:20:20 [1] NCCL INFO rank 1 nranks 2\n")
     found = by_code(multi)["nccl-net-error"]
     assert found["severity"] == "fail" and multi["verdict"] == "fail"

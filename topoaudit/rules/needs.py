@@ -463,7 +463,12 @@ def _known_messages_covers(ctx: Context) -> str:
     hits = ctx.signatures
     if isinstance(hits, Unsupported) or not hits:
         return ""
-    known = len([hit for hit in hits if not says_nothing(hit) and not _short_of_the_gpus(hit)])
+    from topoaudit.rules.one_node import sockets_of_one_node
+
+    one_node = sockets_of_one_node(ctx)
+    known = len(
+        [hit for hit in hits if not says_nothing(hit) and not _short_of_the_gpus(hit) and hit.line not in one_node]
+    )
     known -= unexplained_messages(ctx)
     return _plural(known, "known message") if known else ""
 

@@ -16,8 +16,7 @@ informational when the box is not known.
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from topoaudit.model.finding import Finding, Severity
@@ -27,6 +26,7 @@ from topoaudit.parse.signatures import TIERS, Signature, catalog, declared_codes
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, declare_code
 from topoaudit.rules.needs import SIGNATURES, says_nothing
+from topoaudit.rules.one_node import PLUGIN_FAILURES, SOCKETS, ib_asked, one_node
 from topoaudit.rules.registry import register_rule
 
 QUOTED_LINES = 3
@@ -173,17 +173,11 @@ def _where(judged: list[_Judged], line: int) -> str:
 
 _NVLINK_INACTIVE = frozenset({"smi-nvlink-inactive", "smi-nvlink-all-inactive"})
 _NVLINK_CHECKS = frozenset({"nhc-nvlink-inactive", "nhc-nvlink-query-failed", "nhc-nvlink-inactive-link"})
-_SOCKETS = "nccl-net-socket-fallback"
-_NCCL_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\]")
-_CROSS_NODE = frozenset({"nccl-channel-net-socket"})  # a channel between ranks that runs over the network
 _FABRIC_MANAGER_FAILURES = frozenset(
     {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive", "fm-unit-not-found"}
 )
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
 _GEFORCE = "NVIDIA GeForce"  # a paste naming a GeForce card (nvidia-smi's table cuts the rest): never on NVSwitches
-_PLUGIN_FAILURES = frozenset(
-    {"ofi-getinfo-failed", "fi-info-no-provider"}
-)  # a network plugin for a fabric that cannot start: wanted
 _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
 
 
@@ -218,68 +212,17 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
-    if signature.id == "nccl-socket-loopback" and _one_node(found, ctx):
+    if signature.id == "nccl-socket-loopback" and one_node(found, ctx):
         return Severity.INFO  # the loopback reaches every rank of one host
     if (
-        signature.code == _SOCKETS
-        and signature.id not in _PLUGIN_FAILURES
+        signature.code == SOCKETS
+        and signature.id not in PLUGIN_FAILURES
         and signature.severity != Severity.INFO
-        and _one_node(found, ctx)
-        and not _ib_asked(ctx)
+        and one_node(found, ctx)
+        and not ib_asked(ctx)
     ):
         return Severity.INFO  # sockets carry nothing when every rank is on one node
     return signature.severity
-
-
-def _one_node(found: Iterable[tuple[Hit, Signature]], ctx: RuleContext) -> bool:
-    """Whether the paste shows one host and no channel between nodes (its NCCL log's hosts, the lines' prefixes)."""
-    found = list(found)
-    if any(s.id in _CROSS_NODE for _, s in found):
-        return False
-    hosts: set[str] = set()
-    if not isinstance(ctx.nccl, Unsupported):
-        if _more_ranks_than_a_node(ctx):
-            return False
-        hosts.update(ctx.nccl.hosts)
-    for hit, _ in found:
-        if isinstance(hit.host, str):
-            hosts.add(hit.host)
-        if m := _NCCL_HOST.match(hit.text):
-            hosts.add(m.group(1))
-    if not hosts and not isinstance(ctx.nccl, Unsupported) and ctx.nccl.transports:
-        # no host named anywhere: channels between ranks, none of them over the network, are one host's
-        return not any(t.via.startswith(("NET", "COLLNET")) for t in ctx.nccl.transports)
-    return len(hosts) == 1
-
-
-def _ib_asked(ctx: RuleContext) -> bool:
-    """Whether the run's settings ask for InfiniBand/RoCE, so that sockets are a setup that failed.
-
-    NCCL_IB_DISABLE=0, NCCL_IB_HCA or NCCL_NET=IB: even where the paste shows one node.
-    """
-    if isinstance(ctx.nccl, Unsupported):
-        return False
-    for setting in ctx.nccl.settings:
-        value = str(setting.value).strip().rstrip(".")
-        if (setting.name, value) == ("NCCL_IB_DISABLE", "0") or setting.name == "NCCL_IB_HCA":
-            return True
-        if setting.name == "NCCL_NET" and value.upper() == "IB":
-            return True
-    return False
-
-
-def _more_ranks_than_a_node(ctx: RuleContext) -> bool:
-    """Whether the communicator spans nodes by its own numbers, however few of its hosts the paste shows.
-
-    It does when a rank says nNodes above 1, or when it has more ranks than one node holds (the model's standard
-    node, else 8 GPUs).
-    """
-    log = ctx.nccl
-    assert not isinstance(log, Unsupported)
-    if any(isinstance(r.nodes_in_comm, int) and r.nodes_in_comm > 1 for r in log.ranks):
-        return True
-    per_node = ctx.spec.node_gpus if ctx.spec is not None else 8
-    return isinstance(log.comm_size, int) and log.comm_size > per_node
 
 
 _declare_catalog_codes()

@@ -1,0 +1,109 @@
+"""Whether a paste's ranks are all on one node: NCCL's sockets then carry nothing between GPUs.
+
+Shared by the rule that names known messages (sockets at info on one node) and by what the gate counts as judged
+(those messages alone judge nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Protocol
+
+from topoaudit.catalog import GpuSpec
+from topoaudit.model.finding import Severity
+from topoaudit.model.nccl import NcclView
+from topoaudit.model.paste import Hit
+from topoaudit.model.values import Unsupported
+from topoaudit.parse.signatures import Signature, catalog
+
+SOCKETS = "nccl-net-socket-fallback"
+_NCCL_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\]")
+_CROSS_NODE = frozenset({"nccl-channel-net-socket"})  # a channel between ranks that runs over the network
+PLUGIN_FAILURES = frozenset(
+    {"ofi-getinfo-failed", "fi-info-no-provider"}
+)  # a network plugin for a fabric that cannot start: wanted
+
+
+class _Paste(Protocol):
+    """What these questions read of an audit (a RuleContext)."""
+
+    @property
+    def nccl(self) -> NcclView | Unsupported: ...
+    @property
+    def spec(self) -> GpuSpec | None: ...
+    @property
+    def signatures(self) -> tuple[Hit, ...] | Unsupported: ...
+
+
+def sockets_of_one_node(ctx: _Paste) -> frozenset[int]:
+    """Return the lines whose socket messages (NCCL's socket transport, its sockets on lo) carry nothing here.
+
+    Every rank is on one node and nothing asked for InfiniBand: the messages are named at info and judge nothing of
+    the box, so a paste of them alone is not judged (they used to make a PASS).
+    """
+    hits = ctx.signatures
+    if isinstance(hits, Unsupported):
+        return frozenset()
+    cat = catalog()
+    found = [(hit, cat.get(hit.signature)) for hit in hits]
+    sockets = [
+        (hit, s)
+        for hit, s in found
+        if (s.code == SOCKETS and s.id not in PLUGIN_FAILURES and s.severity != Severity.INFO)
+        or s.id == "nccl-socket-loopback"
+    ]
+    if not sockets or ib_asked(ctx) or not one_node([f for f in found if f[1].code == SOCKETS], ctx):
+        return frozenset()
+    return frozenset(hit.line for hit, _ in sockets)
+
+
+def one_node(found: Iterable[tuple[Hit, Signature]], ctx: _Paste) -> bool:
+    """Whether the paste shows one host and no channel between nodes (its NCCL log's hosts, the lines' prefixes)."""
+    found = list(found)
+    if any(s.id in _CROSS_NODE for _, s in found):
+        return False
+    hosts: set[str] = set()
+    if not isinstance(ctx.nccl, Unsupported):
+        if _more_ranks_than_a_node(ctx):
+            return False
+        hosts.update(ctx.nccl.hosts)
+    for hit, _ in found:
+        if isinstance(hit.host, str):
+            hosts.add(hit.host)
+        if m := _NCCL_HOST.match(hit.text):
+            hosts.add(m.group(1))
+    if not hosts and not isinstance(ctx.nccl, Unsupported) and ctx.nccl.transports:
+        # no host named anywhere: channels between ranks, none of them over the network, are one host's
+        return not any(t.via.startswith(("NET", "COLLNET")) for t in ctx.nccl.transports)
+    return len(hosts) == 1
+
+
+def ib_asked(ctx: _Paste) -> bool:
+    """Whether the run's settings ask for InfiniBand/RoCE, so that sockets are a setup that failed.
+
+    NCCL_IB_DISABLE=0, NCCL_IB_HCA or NCCL_NET=IB: even where the paste shows one node.
+    """
+    if isinstance(ctx.nccl, Unsupported):
+        return False
+    for setting in ctx.nccl.settings:
+        value = str(setting.value).strip().rstrip(".")
+        if (setting.name, value) == ("NCCL_IB_DISABLE", "0") or setting.name == "NCCL_IB_HCA":
+            return True
+        if setting.name == "NCCL_NET" and value.upper() == "IB":
+            return True
+    return False
+
+
+def _more_ranks_than_a_node(ctx: _Paste) -> bool:
+    """Whether the communicator spans nodes by its own numbers, however few of its hosts the paste shows.
+
+    It does when a rank says nNodes above 1, or when it has more ranks than one node holds (the model's standard
+    node, else 8 GPUs).
+    """
+    log = ctx.nccl
+    assert not isinstance(log, Unsupported)
+    if any(isinstance(r.nodes_in_comm, int) and r.nodes_in_comm > 1 for r in log.ranks):
+        return True
+    per_node = ctx.spec.node_gpus if ctx.spec is not None else 8
+    return isinstance(log.comm_size, int) and log.comm_size > per_node
