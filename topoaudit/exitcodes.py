@@ -15,7 +15,9 @@ class ExitCode(enum.IntEnum):
     OK = 0  # audit completed; no finding at or above --fail-on
     FINDINGS = 1  # audit completed; at least one finding at or above --fail-on
     USAGE = 2  # usage error (bad option or argument; click's own code)
-    INCOMPLETE = 3  # audit incomplete (rules skipped, probes failed, input recovered) or not judged, and --strict
+    INCOMPLETE = (
+        3  # audit incomplete (rules skipped, probes failed, input recovered or cut) or not judged, and --strict
+    )
     UNUSABLE = 4  # input or environment unusable: unreadable/ambiguous input, no driver, no GPU
     INTERNAL = 5  # internal error: a bug in topoaudit (traceback with --debug)
     INTERRUPTED = 130  # stopped by Ctrl-C or SIGTERM; what was measured is kept, the audit is incomplete
@@ -26,8 +28,8 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.FINDINGS: "audit completed; at least one finding at or above `--fail-on`",
     ExitCode.USAGE: "usage error (unknown option, bad value)",
     ExitCode.INCOMPLETE: (
-        "audit incomplete (a rule skipped, a probe failed, input recovered) or not judged (no rule had evidence to "
-        "examine), and `--strict` given"
+        "audit incomplete (a rule skipped, a probe failed, input recovered or cut short) or not judged (no rule had "
+        "evidence to examine), and `--strict` given"
     ),
     ExitCode.UNUSABLE: "input or environment unusable (unreadable or ambiguous input, no driver, no GPU)",
     ExitCode.INTERNAL: "internal error in topoaudit (run with `--debug` for the traceback)",

@@ -60,6 +60,18 @@ def test_a_dgx2_cut_after_five_rows_is_judged_for_the_rows_present() -> None:
     assert report.machine.link("GPU5", "GPU6").code == UNKNOWN_PAIR  # type: ignore[union-attr]
 
 
+def test_a_matrix_cut_before_its_last_rows_passes_on_what_it_shows_and_says_how_much() -> None:
+    """A cut matrix is an excerpt, not damage: rows that are sound pass (before: WARN, "the input was damaged"), the
+    gate says how many pairs it judged, and --strict still exits 3 on the pairs it could not."""
+    report = audit(dgx2(5))
+    assert report.gate.verdict == "pass" and "input-recovered" not in codes(report)
+    assert "the links of 65 of the 120 pairs of 16 GPUs" in report.gate.judged[0]
+    (cut_at,) = [i for i in report.input_issues if "rows for 5 of 16 GPUs" in i.message]
+    assert cut_at.action == "partial"
+    assert audit(dgx2(5), strict=True).gate.exit_code == 3
+    assert audit(dgx2(16), strict=True).gate.exit_code == 0
+
+
 def test_tp_over_pairs_the_paste_does_not_show_is_not_judged_nor_called_no_nvlink() -> None:
     report = audit(dgx2(5), tp=8)
     (tp8,) = [p for p in report.placements if p.tp == 8]

@@ -88,7 +88,7 @@ gate_options = typed(
         click.option(
             "--strict",
             is_flag=True,
-            help="Exit 3 when the audit is incomplete (skipped rules, recovered input) or not judged.",
+            help="Exit 3 when the audit is incomplete (skipped rules, recovered or cut input) or not judged.",
         ),
         click.option(
             "--policy",

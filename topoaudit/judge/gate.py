@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from topoaudit.exitcodes import ExitCode
 from topoaudit.model.finding import Finding, Skipped
 from topoaudit.model.machine import Machine
-from topoaudit.model.report import NOT_JUDGED, AuditOptions, Gate, InputIssue, verdict_word
+from topoaudit.model.report import INCOMPLETE_ACTIONS, NOT_JUDGED, AuditOptions, Gate, InputIssue, verdict_word
 from topoaudit.model.values import Failed, Unsupported
 
 if TYPE_CHECKING:  # a report judged without a policy does not load the policy model
@@ -30,7 +30,7 @@ def decide_gate(
     """
     verdict = verdict_word(findings, bool(coverage.judged))
     lost = [g.index for g in machine.gpus if isinstance(g.status, Failed)]
-    incomplete = bool(skipped or lost or any(i.action == "recovered" for i in issues))
+    incomplete = bool(skipped or lost or any(i.action in INCOMPLETE_ACTIONS for i in issues))
     at_or_above = [f for f in findings if f.severity.rank >= options.fail_on.rank]
     if at_or_above:
         codes = sorted({f.code for f in at_or_above})

@@ -54,12 +54,16 @@ ELIDED = "the paste leaves lines out here"
 """How an input issue starts when the paste itself elides lines ("......"): what it hides is not judged, nor counted."""
 
 
+INCOMPLETE_ACTIONS = frozenset({"recovered", "partial"})
+"""Input issues that leave part of the capture unread: damage read around, or a paste cut before its last rows."""
+
+
 @dataclass(frozen=True)
 class InputIssue:
     """Something in the input that was recovered or ignored (a damaged paste, an unknown field)."""
 
     line: int
-    action: str  # "recovered" | "ignored"
+    action: str  # "recovered" | "partial" | "excerpt" | "ignored"
     message: str
 
 
@@ -227,7 +231,7 @@ def gate_contradiction(report: Report, top_verdict: object, coverage_recorded: b
     if top_verdict != gate.verdict:
         return f"its verdict says {shown(top_verdict)} but its gate says {gate.verdict}"
     lost = any(isinstance(g.status, Failed) for g in report.machine.gpus)
-    incomplete = bool(report.skipped or lost or any(i.action == "recovered" for i in report.input_issues))
+    incomplete = bool(report.skipped or lost or any(i.action in INCOMPLETE_ACTIONS for i in report.input_issues))
     unsure = incomplete or verdict == NOT_JUDGED
     expected = 1 if at_or_above else 3 if unsure and options.strict else 0
     if gate.exit_code not in (expected, INTERRUPTED_EXIT):

@@ -79,6 +79,7 @@ class ParseIssue:
 
     line: int  # 1-based line in the input; 0 when not tied to one line
     action: str  # "recovered" | "ignored" | "ambiguous" | "excerpt" (a shape of a paste, nothing lost: no header line)
+    # | "partial" (cut before its last rows: what it shows is judged, the rest is not known)
     message: str
 
 
@@ -826,7 +827,7 @@ class _Parser:
         example = "-".join(unknown[0])
         self.note(
             last,
-            "recovered",
+            "partial",
             f"the paste shows rows for {len(shown)} of {len(gpus)} GPUs ({_label_ranges(missing)} have no row; "
             f"the matrix stops after line {last}): {len(unknown)} GPU pair(s) among them have no cell, e.g. "
             f"{example}, and are left out; their links are unknown, and so is their affinity",

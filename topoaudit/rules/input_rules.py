@@ -25,8 +25,9 @@ from topoaudit.rules.registry import rule
 def input_recovered(ctx: RuleContext) -> Iterable[Finding]:
     """Say that the input was damaged and partly recovered, and where first.
 
-    A truncated or re-typed ``topo -m`` is read where its symmetric matrix makes the missing cells unambiguous;
-    every recovered place is an input issue of the report, and ``--strict`` exits 3 on it.
+    A re-typed or glued ``topo -m`` is read where its symmetric matrix makes the missing cells unambiguous; every
+    recovered place is an input issue of the report, and ``--strict`` exits 3 on it. A paste cut before its last rows
+    is no damage: its issue is ``partial`` (the gate says how many pairs it judged; ``--strict`` exits 3 on it too).
     """
     recovered = [i for i in ctx.issues if i.action == "recovered"]
     if not recovered:
