@@ -154,7 +154,7 @@ TABLE = [
     Row("nccltests/nccltest-a100sxm4-40g-oci-bmgpu48-1node-8gpu-fullsweep-1.txt", None, "pass", "", ""),
     Row("nccltests/nccltest-a3mega-h100-2node-16gpu-1.txt", None, "pass", "", ""),
     Row("nccltests/nccltest-allgather-4xa100pcie-azure-nc96ads-1.txt", None, "pass", "", ""),
-    Row("nccltests/nccltest-gb300-nvl-oci-4tray-16gpu-mnnvl-1.txt", None, "pass", "", ""),
+    Row("nccltests/nccltest-gb300-nvl-oci-4tray-16gpu-mnnvl-1.txt", None, "pass", "", "bench-sweep-dip:info"),
     Row("nccltests/nccltest-gh200-alps-2node-1gpu-each-slingshot-1.txt", None, "pass", "", ""),
     Row("nccltests/nccltest-rccl-mi355x-oci-8gpu-allreduce-trimmed-1.txt", None, "pass", "", "model-unknown:info"),
     Row("captures/ncclxml-a100-nvswitch-dump-excerpt-1gpu-1nic-1.txt", None, "pass", "", "model-unknown:info"),

@@ -246,3 +246,22 @@ def test_variables_on_the_pasted_command_line_say_what_the_run_measured() -> Non
     typed = found(report)["nccl-env-override"]
     assert typed.message.startswith("The pasted command line shows 1 NCCL setting(s) that change the path")
     assert typed.remedy_commands == ()  # typed where it is seen: nothing to find
+
+
+# --- a sweep that falls at one size ---------------------------------------------------------------------------------
+
+
+def test_a_size_far_below_both_neighbours_is_named_with_its_neighbours() -> None:
+    """aws/aws-ofi-nccl#65 (two p4d): 64 MiB at 19.1 GB/s between 32.57 and 30.73, in both halves of the row."""
+    (dip,) = [
+        f for f in judged(dev_paste("aws-ofi-nccl-65-p4d-busbw-dip-64mb")).findings if f.code == "bench-sweep-dip"
+    ]
+    assert dip.severity == Severity.INFO  # healthy boxes show it where NCCL switches protocol
+    assert dip.message.startswith("The all_reduce sweep falls at 64 MiB: 19.1 GB/s busbw, 62% of the lower")
+    assert [d["size_bytes"] for d in dip.evidence["dips"]] == [64 << 20]
+
+
+def test_a_sweep_that_only_rises_or_wobbles_has_no_dip() -> None:
+    assert "bench-sweep-dip" not in found(judged(GH200))
+    wobble = dev_paste("aws-ofi-nccl-65-p4d-busbw-dip-64mb").replace("19.10", "25.10").replace("19.09", "25.09")
+    assert "bench-sweep-dip" not in found(judged(wobble))  # 77% of its neighbour: above the 70% line

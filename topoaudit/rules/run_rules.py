@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from topoaudit.model.bench import BenchGroup, BenchResult, RunFailure
+from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RunFailure
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.nccl import LogLine, NcclView
 from topoaudit.model.values import Unsupported
@@ -282,6 +282,75 @@ def runs_disagree(ctx: RuleContext) -> Iterator[Finding]:
             + ". Each run is judged on its own; one of them did not run on the path the other did.",
             runs=pairs,
         )
+
+
+SWEEP_DIP_BELOW = 0.7
+"""busbw rises with the message size and flattens; a size below this share of both its neighbours is a dip."""
+SWEEP_DIP_FROM_BYTES = 1 << 20
+"""Below a MiB the figures are latency and jitter; from there on a sweep does not fall back between two sizes."""
+
+
+def _busbw_halves(row: BenchRow) -> tuple[float, ...]:
+    """Return the out-of-place busbw and, where printed, the in-place one."""
+    inplace = row.inplace_busbw_gbps
+    return (row.busbw_gbps, inplace) if isinstance(inplace, float) else (row.busbw_gbps,)
+
+
+@rule(
+    Code(
+        "bench-sweep-dip",
+        "info",
+        title="A pasted sweep falls at one message size well below the sizes on either side of it",
+        remedy=(
+            "Rerun that size alone with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING to see the algorithm and protocol "
+            "NCCL picks there; if another size's choice is faster, a tuner plugin (the network plugin's) or "
+            "NCCL_ALGO/NCCL_PROTO settle it. A dip that moves between runs is another job or a congested link."
+        ),
+    ),
+    needs=(BENCH,),
+)
+def sweep_dip(ctx: RuleContext) -> Iterator[Finding]:
+    """Report a size whose busbw falls well below both its neighbours in a pasted nccl-tests sweep.
+
+    Bus bandwidth grows with the message size until the links are full, then stays there. A size far below the
+    sizes before and after it (in both the out-of-place and the in-place halves) ran another algorithm or protocol
+    than its neighbours, or met other traffic: the deployment's messages of that size pay it every time. It informs:
+    healthy boxes show it where NCCL switches protocol (a GB300 NVL72 sweep at 64 MiB), so it says how to find the
+    choice, not that the box is faulty.
+    """
+    result = _pasted(ctx)
+    if result is None:
+        return
+    dips: list[tuple[BenchGroup, BenchRow, BenchRow, BenchRow]] = []
+    for group in (g for g in result.groups if g.rows):
+        rows = sorted((r for r in group.rows if r.size_bytes >= SWEEP_DIP_FROM_BYTES), key=lambda r: r.size_bytes)
+        for before, row, after in zip(rows, rows[1:], rows[2:], strict=False):
+            if after.size_bytes > 4 * before.size_bytes:
+                continue  # not neighbours: the sweep skips sizes there
+            halves = zip(_busbw_halves(before), _busbw_halves(row), _busbw_halves(after), strict=False)
+            if all(mid < SWEEP_DIP_BELOW * min(lo, hi) for lo, mid, hi in halves):
+                dips.append((group, before, row, after))
+    if not dips:
+        return
+    _, before, row, after = dips[0]
+    ratio = row.busbw_gbps / min(before.busbw_gbps, after.busbw_gbps)
+    more = f" ({len(dips) - 1} more size(s) dip the same way)" if len(dips) > 1 else ""
+    yield finding(
+        "bench-sweep-dip",
+        f"The {result.collective} sweep falls at {format_size(row.size_bytes)}: {row.busbw_gbps:g} GB/s busbw, "
+        f"{ratio:.0%} of the lower of its neighbours ({before.busbw_gbps:g} and {after.busbw_gbps:g} GB/s){more}. "
+        "Bandwidth should grow with the size; that size ran another algorithm or protocol, or met other traffic.",
+        dips=[
+            {
+                "group": g.name,
+                "size_bytes": r.size_bytes,
+                "busbw_gbps": r.busbw_gbps,
+                "before_gbps": b.busbw_gbps,
+                "after_gbps": a.busbw_gbps,
+            }
+            for g, b, r, a in dips
+        ],
+    )
 
 
 def _run_name(group: BenchGroup) -> str:
