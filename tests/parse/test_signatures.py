@@ -324,6 +324,8 @@ TABLE = [
     ("NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)", "nccl-ib-completion-error"),
     ("\t\tState: Down", "ibstat-port-not-active"),
     ("\t\tState: Initializing", "ibstat-port-not-active"),
+    ("        state:           1: DOWN", "ibstatus-port-not-active"),
+    ("\tstate:\t\t 2: INIT", "ibstatus-port-not-active"),
     ("e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol", "nccl-socket-creation-failed"),
     ('        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active",', "gpud-fabric-manager-inactive"),
     ('          "data": "{\\"fabric_manager_active\\":false,', "gpud-fabric-manager-inactive"),
