@@ -417,6 +417,10 @@ NOT = [
     ),
     ("node7:1234:1290 [3] NCCL INFO NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'", "nccl-gdr-disabled-hca"),
     (
+        "axon:5022:5089 [3] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'enp1s0f0'",
+        "nccl-gdr-disabled-hca",
+    ),
+    (
         "node7:1234:1290 [3] NCCL INFO NVLS multicast support is available on dev 3 (NVLS_NCHANNELS 16)",
         "nccl-nvls-not-available",
     ),

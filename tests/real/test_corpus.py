@@ -23,7 +23,6 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
-    "accelerate-2183-plx-pcie-topology-timeout": "verdict WARN but no finding names run-hung (found nccl-gdr-disabled)",
     "aws-do-eks-54-socket-wrong-nic-refused": "verdict WARN, the thread's FAIL",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",

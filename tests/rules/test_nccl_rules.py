@@ -166,6 +166,19 @@ def test_gdr_disabled_per_hca_lines_alone_say_the_nics_cannot_reach_gpu_memory()
                                                                                        "3 'mlx5_3'"]  # fmt: skip
 
 
+def test_the_socket_transports_gdr_line_is_no_finding_of_its_own() -> None:
+    """NCCL prints 'GPU Direct RDMA Disabled' for each socket interface too (huggingface/accelerate#2183): sockets
+    never use GPUDirect RDMA, so the line is the socket fallback's, not a NIC that cannot reach GPU memory."""
+    lines = (
+        "axon:5022:5089 [3] NCCL INFO NET/Socket : Using [0]enp1s0f0:10.144.220.24<0>\n"
+        "axon:5022:5089 [3] NCCL INFO Using network Socket\n"
+        "axon:5022:5089 [3] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'enp1s0f0'\n"
+    )
+    assert "nccl-gdr-disabled" not in {f.code for f in judged(lines).findings}
+    infiniband = lines.replace("NET/Socket : GPU Direct", "NET/IB : GPU Direct")
+    assert "nccl-gdr-disabled" in {f.code for f in judged(infiniband).findings}
+
+
 def test_known_warn_signatures_fail_with_their_remedies() -> None:
     report = judged(text("constructed-2.26-warn-timestamps-fm-down.txt"))
     found = nccl_findings(report)

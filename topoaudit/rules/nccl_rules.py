@@ -604,7 +604,10 @@ def gdr_disabled(ctx: RuleContext) -> Iterator[Finding]:
     off = [
         g
         for g in view.gdr
-        if not g.enabled and (between_nodes or isinstance(g.distance, Unsupported)) and (g.host, g.hca) not in enabled
+        if not g.enabled
+        and (between_nodes or isinstance(g.distance, Unsupported))
+        and (g.host, g.hca) not in enabled
+        and "NET/Socket" not in g.evidence.text  # sockets never use GPUDirect RDMA: nccl-net-socket-fallback's
     ]
     plain_net = [t for t in net if not t.gdr and not t.via.startswith("NET/Socket")]
     if not off and not plain_net:
