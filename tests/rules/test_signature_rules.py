@@ -123,6 +123,31 @@ def test_sockets_instead_of_infiniband_cost_nothing_on_one_node_and_warn_across_
     assert "line 1: 'node1:10:10 [0] NCCL INFO NET/IB : No device found.'" in found["message"]
 
 
+def test_ranks_without_a_host_that_use_one_address_are_one_node(run: Run, tmp_path: Path) -> None:
+    """NVIDIA/nccl#417: lines carry only the rank ('[1] NCCL INFO ...'); both ranks' sockets use 172.17.6.148."""
+    lines = [
+        "[0] NCCL INFO Bootstrap : Using [0]enp68s0f0:172.17.6.148<0>",
+        "[0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+        "[0] NCCL INFO NET/Socket : Using [0]enp68s0f0:172.17.6.148<0>",
+        "[1] NCCL INFO Bootstrap : Using [0]enp68s0f0:172.17.6.148<0>",
+        "[1] NCCL INFO NET/Socket : Using [0]enp68s0f0:172.17.6.148<0>",
+    ]
+    _, one = judged(run, tmp_path, "\n".join(lines) + "\n")
+    assert by_code(one)["nccl-net-socket-fallback"]["severity"] == "info" and one["verdict"] == "not judged"
+    _, two = judged(
+        run,
+        tmp_path,
+        "\n".join(lines).replace(
+            "[1] NCCL INFO Bootstrap : Using [0]enp68s0f0:172.17.6.148",
+            "[1] NCCL INFO Bootstrap : Using [0]enp68s0f0:172.17.6.149",
+        )
+        + "\n",
+    )
+    assert by_code(two)["nccl-net-socket-fallback"]["severity"] == "warn"  # two addresses: two hosts
+    _, alone = judged(run, tmp_path, lines[2] + "\n")
+    assert by_code(alone)["nccl-net-socket-fallback"]["severity"] == "warn"  # one rank says nothing of the others
+
+
 def test_the_loopback_interface_fails_a_job_across_hosts_and_is_harmless_on_one(run: Run, tmp_path: Path) -> None:
     """horovod/horovod#789: NCCL 2.3 in two containers on two servers chose lo:127.0.0.1; the job hung."""
     one = "node1:10:10 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>\nnode1:10:10 [0] NCCL INFO rank 0 nranks 2\n"

@@ -71,6 +71,8 @@ class Context(Protocol):
     def signatures(self) -> tuple[Hit, ...] | Unsupported: ...  # noqa: D102
     @property
     def expect_busbw_gbps(self) -> float | None: ...  # noqa: D102
+    @property
+    def text(self) -> str: ...  # noqa: D102
 
 
 PROBE_SOURCES = ("nvml",)

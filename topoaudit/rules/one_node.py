@@ -20,6 +20,11 @@ from topoaudit.parse.signatures import Signature, catalog
 SOCKETS = "nccl-net-socket-fallback"
 _NCCL_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\]")
 _CROSS_NODE = frozenset({"nccl-channel-net-socket"})  # a channel between ranks that runs over the network
+_SOCKET_ADDRESS = re.compile(
+    r"^\s*\[(\d+)\] NCCL INFO (?:Bootstrap|NET/Socket) ?: Using (?:\[\d+\])?[\w.:-]+?:(\d+\.\d+\.\d+\.\d+)<", re.M
+)
+"""A rank's line without a host (``[1] NCCL INFO Bootstrap : Using [0]eth0:10.0.0.1<0>``): the first address its
+bootstrap or socket transport uses, one per host."""
 PLUGIN_FAILURES = frozenset(
     {"ofi-getinfo-failed", "fi-info-no-provider"}
 )  # a network plugin for a fabric that cannot start: wanted
@@ -34,6 +39,8 @@ class _Paste(Protocol):
     def spec(self) -> GpuSpec | None: ...
     @property
     def signatures(self) -> tuple[Hit, ...] | Unsupported: ...
+    @property
+    def text(self) -> str: ...
 
 
 def sockets_of_one_node(ctx: _Paste) -> frozenset[int]:
@@ -76,6 +83,11 @@ def one_node(found: Iterable[tuple[Hit, Signature]], ctx: _Paste) -> bool:
     if not hosts and not isinstance(ctx.nccl, Unsupported) and ctx.nccl.transports:
         # no host named anywhere: channels between ranks, none of them over the network, are one host's
         return not any(t.via.startswith(("NET", "COLLNET")) for t in ctx.nccl.transports)
+    if not hosts:
+        # no host named: the address each rank's sockets use names its host ("Bootstrap : Using [0]eth0:10.0.0.1<0>");
+        # one line is one rank, which says nothing of where the others are
+        said = {(m.group(1), m.group(2)) for m in _SOCKET_ADDRESS.finditer(ctx.text)}
+        return len({rank for rank, _ in said}) >= 2 and len({address for _, address in said}) == 1
     return len(hosts) == 1
 
 
