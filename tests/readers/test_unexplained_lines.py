@@ -222,3 +222,18 @@ def test_cuda_samples_simple_p2p_says_which_pairs_have_peer_access(run: Run, tmp
     code, report = analyzed(run, tmp_path, yes.replace("A100-SXM4-80GB", "L4").replace(": Yes", ": No"))
     assert report["gate"]["verdict"] == "warn"
     assert [f["code"] for f in report["findings"] if f["severity"] == "warn"] == ["p2p-unavailable"]
+
+
+def test_iblinkinfo_link_lines_are_read_not_refused(run: Run, tmp_path: Path) -> None:
+    """NVIDIA/nccl-tests#71: iblinkinfo of a small RoCE fabric, every link Active; before, refused."""
+    up = (
+        "CA: gpu-v100-0 HCA-1:\n"
+        "      0xb88303ffff9f4f6c      1    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       3    1[  ] "
+        '"MF0;ibswitch254:MQM8700/U1" ( )\n'
+    )
+    code, report = analyzed(run, tmp_path, up)
+    assert code == 0 and report["gate"]["verdict"] == "pass"
+    assert [(f["code"], f["severity"]) for f in report["findings"]] == [("rdma-links-up", "info")]
+    down = up + '           3   17[  ] ==(                Down/ Polling)==>             [  ] "" ( )\n'
+    _, unused = analyzed(run, tmp_path, down)
+    assert {f["code"]: f["severity"] for f in unused["findings"]}["rdma-port-down"] == "info"  # a switch's spare port
