@@ -263,3 +263,14 @@ def test_a_matrix_header_alone_without_its_title_is_bad_input_not_a_crash(tmp_pa
     paste.write_text(UNTITLED.splitlines()[0] + "\n", encoding="utf-8")
     with pytest.raises(InputError, match="neither devices nor matrices"):
         analyze_input(AnalyzeRequest(MachineInput(path=str(paste))))
+
+
+def test_a_paste_cut_on_the_connectivity_matrix_title_is_no_hang(tmp_path: Path) -> None:
+    """The connectivity matrix is peer-access answers, printed at once: output that ends on its title was cut, not
+    stuck in a copy (huggingface/transformers#9371's paste stops there)."""
+    whole = (CAPTURES / "p2p-4xrtx6000ada-asus-esc8000a-p2pbwlat-1.txt").read_text()
+    title = "P2P Connectivity Matrix"
+    paste = tmp_path / "p2p.txt"
+    paste.write_text(whole[: whole.index(title)] + title + "\n")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert "bench-run-hung" not in {f.code for f in report.findings}
