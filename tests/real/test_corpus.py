@@ -54,7 +54,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1817-l20-p2p-run-tail-0p9gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccl-257-1080ti-hang-header-nccl-2-4-8": "verdict WARN, the thread's NOT_JUDGED/FAIL",
     "nccl-304-acsctl-srcvalid-on": "verdict WARN, the thread's FAIL",
-    "nccl-380-a100-roce-create-cq-failed": "verdict WARN, the thread's FAIL",
     "nccl-489-ibstatus-hdr-second-port-down": "verdict WARN but no finding names gdr-disabled (found rdma-port-down)",
     "nccl-523-gdr-acs-vendor-err81": "verdict FAIL but no finding names p2p-unsupported (found nccl-net-error)",
     "nccl-557-two-gpu-nvlink-bridge-topo": "verdict WARN but no finding names run-hung (found nvlink-degraded)",
