@@ -408,3 +408,13 @@ def test_path_changing_variables_warn_and_tuning_ones_are_info(setting: str, sev
 
 def test_debug_variables_say_nothing_about_the_path() -> None:
     assert "nccl-env-override" not in nccl_findings(judged(log("NCCL_DEBUG_SUBSYS set by environment to INIT,GRAPH")))
+
+
+def test_ranks_are_named_as_a_run_or_a_list_whatever_their_size() -> None:
+    """A damaged log's rank of hundreds of digits made the run check build a range that long (OverflowError, exit
+    5, found by the damaged-capture property test)."""
+    from topoaudit.rules.nccl_rules import format_ranks
+
+    assert format_ranks([0, 1, 2, 3]) == "0-3" and format_ranks([0, 2, 5]) == "0,2,5"
+    huge = int("9" * 400)
+    assert format_ranks([0, 1, huge]) == f"0,1,{huge}"

@@ -132,7 +132,8 @@ def _hops(view: NcclView) -> list[tuple[int, int, str, LogLine]]:
 
 def format_ranks(ranks: list[int]) -> str:
     """``0-3`` for a run of ranks, ``0,2,5`` otherwise."""
-    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
+    # the span first: a damaged log's rank of 400 digits must not build a range that long
+    if len(ranks) > 2 and ranks[-1] - ranks[0] + 1 == len(ranks) and ranks == list(range(ranks[0], ranks[-1] + 1)):
         return f"{ranks[0]}-{ranks[-1]}"
     return ",".join(map(str, ranks))
 
