@@ -333,16 +333,15 @@ def nvlink_undecided(ctx: Context) -> bool:
 
 
 def _topology_covers(ctx: Context) -> str:
-    from topoaudit.model.machine import PathLevel
-    from topoaudit.model.topology import gpu_pair_links
+    from topoaudit.model.topology import unknown_pairs
 
     if nvlink_undecided(ctx):
         return ""
     n = len(ctx.machine.gpus)
-    links = gpu_pair_links(ctx.machine).values()
-    pairs, known = n * (n - 1) // 2, sum(link.level != PathLevel.UNKNOWN for link in links)
-    if 0 < known < pairs:  # a matrix cut before its last rows: the pairs among the missing GPUs are not known
-        return f"the links of {known} of the {pairs} pairs of {n} GPUs ({ctx.machine.source})"
+    unknown = len(unknown_pairs(ctx.machine))  # a matrix cut before its last rows: the missing GPUs' pairs
+    if unknown:
+        pairs = n * (n - 1) // 2
+        return f"the links of {pairs - unknown} of the {pairs} pairs of {n} GPUs ({ctx.machine.source})"
     return f"the links between {n} GPUs ({ctx.machine.source})"
 
 

@@ -43,26 +43,38 @@ class _Paste(Protocol):
     def text(self) -> str: ...
 
 
-def sockets_of_one_node(ctx: _Paste) -> frozenset[int]:
-    """Return the lines whose socket messages (NCCL's socket transport, its sockets on lo) carry nothing here.
+def carries_nothing(signature: Signature, found: Iterable[tuple[Hit, Signature]], ctx: _Paste) -> bool:
+    """Whether a socket message says nothing of the box.
 
-    Every rank is on one node and nothing asked for InfiniBand: the messages are named at info and judge nothing of
-    the box, so a paste of them alone is not judged (they used to make a PASS).
+    Every rank is on one node (``found``: the hits of the message's code): the loopback reaches them all, and
+    sockets carry nothing unless the run asked for InfiniBand.
+    """
+    if signature.id == "nccl-socket-loopback":
+        return one_node(found, ctx)
+    return (
+        signature.code == SOCKETS
+        and signature.id not in PLUGIN_FAILURES
+        and signature.severity != Severity.INFO
+        and one_node(found, ctx)
+        and not ib_asked(ctx)
+    )
+
+
+def sockets_of_one_node(ctx: _Paste) -> frozenset[int]:
+    """Return the lines whose socket messages carry nothing here (:func:`carries_nothing`).
+
+    The rule names them at info; they judge nothing of the box, so a paste of them alone is not judged (they used
+    to make a PASS).
     """
     hits = ctx.signatures
     if isinstance(hits, Unsupported):
         return frozenset()
     cat = catalog()
-    found = [(hit, cat.get(hit.signature)) for hit in hits]
-    sockets = [
-        (hit, s)
-        for hit, s in found
-        if (s.code == SOCKETS and s.id not in PLUGIN_FAILURES and s.severity != Severity.INFO)
-        or s.id == "nccl-socket-loopback"
-    ]
-    if not sockets or ib_asked(ctx) or not one_node([f for f in found if f[1].code == SOCKETS], ctx):
-        return frozenset()
-    return frozenset(hit.line for hit, _ in sockets)
+    by_code: dict[str, list[tuple[Hit, Signature]]] = {}
+    for hit in hits:
+        signature = cat.get(hit.signature)
+        by_code.setdefault(signature.code, []).append((hit, signature))
+    return frozenset(hit.line for found in by_code.values() for hit, s in found if carries_nothing(s, found, ctx))
 
 
 def one_node(found: Iterable[tuple[Hit, Signature]], ctx: _Paste) -> bool:

@@ -26,7 +26,7 @@ from topoaudit.parse.signatures import TIERS, Signature, catalog, declared_codes
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, declare_code
 from topoaudit.rules.needs import SIGNATURES, says_nothing
-from topoaudit.rules.one_node import PLUGIN_FAILURES, SOCKETS, ib_asked, one_node
+from topoaudit.rules.one_node import carries_nothing
 from topoaudit.rules.registry import register_rule
 
 QUOTED_LINES = 3
@@ -212,16 +212,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
-    if signature.id == "nccl-socket-loopback" and one_node(found, ctx):
-        return Severity.INFO  # the loopback reaches every rank of one host
-    if (
-        signature.code == SOCKETS
-        and signature.id not in PLUGIN_FAILURES
-        and signature.severity != Severity.INFO
-        and one_node(found, ctx)
-        and not ib_asked(ctx)
-    ):
-        return Severity.INFO  # sockets carry nothing when every rank is on one node
+    if carries_nothing(signature, found, ctx):
+        return Severity.INFO  # sockets (or the loopback) carry nothing when every rank is on one node
     return signature.severity
 
 
