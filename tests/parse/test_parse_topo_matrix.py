@@ -251,12 +251,13 @@ def test_cell_and_its_mirror_missing_is_an_error() -> None:
     assert err.value.issues and err.value.issues[-1].action == "ambiguous"
 
 
-def test_glued_cells_are_split() -> None:
+def test_glued_cells_are_split_and_nothing_is_lost() -> None:
+    """A paste that lost the tabs between two codes holds both: they are split, and the input is not damaged."""
     text = read(BASE)
     damaged = edit_line(text, 3, "NV2     NV1     SYS", "NV2NV1     SYS")
     parsed = parse_topo_matrix(damaged)
     assert links_of(damaged) == links_of(text)
-    assert [(i.line, i.action) for i in parsed.issues] == [(3, "recovered")]
+    assert [(i.line, i.action) for i in parsed.issues] == [(3, "respaced")]
     assert "NV2NV1" in parsed.issues[0].message
 
 

@@ -97,7 +97,6 @@ STILL_WRONG: dict[str, str] = {
     "ucxpy-334-dgx1-nvlink-reuse-alloc": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "ucxpy-370-dgx1-tagbw-1mb-sane": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "ucxpy-370-ipc-cache-off-dgx2": "verdict NOT_JUDGED, the thread's WARN/FAIL",
-    "vllm-13855-dgx-h100-topo-nv18-healthy": "verdict WARN, the thread's PASS",
     "vllm-20226-init416-operation-not-supported": "verdict FAIL but no finding names run-failed (found p2p-unavailable)",
     "vllm-2734-watchdog-timeout-tp8": "verdict FAIL, the thread's NOT_JUDGED",
     "vllm-4383-tp2-shm-fallback-custom-ar-disabled": "verdict WARN but no finding names run-failed (found nccl-p2p-unused, p2p-unavailable)",

@@ -63,7 +63,7 @@ class InputIssue:
     """Something in the input that was recovered or ignored (a damaged paste, an unknown field)."""
 
     line: int
-    action: str  # "recovered" | "partial" | "excerpt" | "ignored"
+    action: str  # "recovered" | "partial" | "excerpt" | "respaced" | "ignored"
     message: str
 
 

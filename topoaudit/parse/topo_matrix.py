@@ -79,6 +79,7 @@ class ParseIssue:
 
     line: int  # 1-based line in the input; 0 when not tied to one line
     action: str  # "recovered" | "ignored" | "ambiguous" | "excerpt" (a shape of a paste, nothing lost: no header line)
+    # | "respaced" (the paste lost the spaces between cells; every cell is a code topo -m prints: nothing lost)
     # | "partial" (cut before its last rows: what it shows is judged, the rest is not known)
     message: str
 
@@ -636,7 +637,7 @@ class _Parser:
             if len(cells) > n:
                 raise self.fail(no, f"{label} row has more cells than the header has columns ({n})")
             if glued:
-                self.note(no, "recovered", f"{label} row: split glued cells {', '.join(glued)}")
+                self.note(no, "respaced", f"{label} row: split glued cells {', '.join(glued)}")
             row = _Row(label, no, cells, rest)
             self.mark_unreadable(row, n)
             if label in rows:
