@@ -70,7 +70,6 @@ STILL_WRONG: dict[str, str] = {
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "netop-249-ib-vf-state-down": "verdict WARN, the thread's FAIL",
     "ompi-11949-cuipcopen-slurm-binding": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
-    "pytorch-106474-4090-p2p-copy-zeros": "verdict NOT_JUDGED, the thread's FAIL",
     "pytorch-22531-socket-ring-deadlock": "verdict WARN but no finding names run-hung (found nccl-net-socket-fallback)",
     "pytorch-72835-could-not-enable-p2p-lo-bootstrap": "verdict WARN but no finding names run-hung (found p2p-unavailable)",
     "pytorch-79299-topo-8xa6000-nv4-pairs": "verdict WARN but no finding names p2p-unsupported (found nvlink-split-domain)",

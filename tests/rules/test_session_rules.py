@@ -57,6 +57,33 @@ def test_three_prints_without_code_show_the_copy_that_went_wrong() -> None:
     assert copy.shown_by == "line 5, where line 1's values arrive on cuda:1"
 
 
+def test_a_script_that_moves_its_tensor_and_prints_the_copy_is_read(run: Run, tmp_path: Path) -> None:
+    """pytorch/pytorch#106474: `a = a.to("cuda:0")`, then `print(a.to("cuda:1"))` shows `>> tensor([0], ...)`."""
+    code, report = judged(run, tmp_path, (REAL / "pytorch-106474-4090-p2p-copy-zeros.txt").read_text(encoding="utf-8"))
+    assert code == 1 and [f["code"] for f in report["findings"]] == ["peer-copy-corruption"]
+    assert "line 5 prints [0] where line 3 holds [1]" in report["findings"][0]["message"]
+
+
+MOVED = """\
+x = torch.tensor([1.0, 2.0, 3.0])
+x = x.cuda()
+y = x.to(torch.device('cuda:1'))
+z = x.to(device)
+print(y)
+tensor([0., 0., 0.], device='cuda:1')
+print(z)
+tensor([0., 0., 0.], device='cuda:1')
+"""
+
+
+def test_a_name_bound_to_a_copy_between_gpus_is_judged_when_printed() -> None:
+    read = read_python_session(MOVED)
+    assert read is not None
+    (copy,) = read.gpu_copies  # z's device is a variable: what it should hold is not known
+    assert (copy.source.device, copy.copy.device, copy.copy.line, copy.intact) == ("cuda:0", "cuda:1", 6, False)
+    assert copy.shown_by == "line 3: `y = x.to(torch.device('cuda:1'))`"
+
+
 SOUND = """\
 >>> import torch
 >>> x = torch.arange(6, dtype=torch.float32, device='cuda:0').reshape(2, 3)

@@ -21,12 +21,16 @@ from typing import NamedTuple
 
 from topoaudit.model.python_session import PeerQuery, PythonSession, TensorCopy, TensorPrint
 
-_PROMPT = r"(?:>>>\s?|\.\.\.\s|In \[\d+\]:\s*|Out\[\d+\]:\s*|>\s*)?"
+_PROMPT = r"(?:>>>\s?|\.\.\.\s|In \[\d+\]:\s*|Out\[\d+\]:\s*|>>\s?|>\s*)?"  # '>>' marks output in a post
 _REPR = re.compile(rf"^\s*{_PROMPT}(?:\w+\s*=\s*)?tensor\(")
 _LITERAL = re.compile(rf"^\s*{_PROMPT}(?P<name>[A-Za-z_]\w*)\s*=\s*torch\.tensor\((?P<body>.*)\)\s*(?:#.*)?$")
 _ECHO = re.compile(rf"^\s*{_PROMPT}(?:print\()?(?P<name>[A-Za-z_]\w*)\)?\s*$")
 _CALL = r"\.(?:to|cuda|cpu)\((?:[^()]|\([^()]*\))*\)"
 _COPY = re.compile(rf"^\s*{_PROMPT}(?:print\()?(?P<name>[A-Za-z_]\w*)(?P<chain>(?:{_CALL})+)\)?\s*(?:#.*)?$")
+_REBIND = re.compile(
+    rf"^\s*{_PROMPT}(?P<target>[A-Za-z_]\w*)\s*=\s*(?P<name>[A-Za-z_]\w*)(?P<chain>(?:{_CALL})+)\s*(?:#.*)?$"
+)
+_LAST_CALL = re.compile(r"\.(?P<method>to|cuda|cpu)\((?P<args>(?:[^()]|\([^()]*\))*)\)$")
 _QUERY = re.compile(
     rf"^\s*{_PROMPT}(?:print\()?(?:(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?"
     r"(?P<call>[\w.]*(?:can_device_access_peer|[cC]anAccessPeer)\(\s*(?P<gpu>\d{1,4})\s*,\s*(?P<peer>\d{1,4})\s*\))"
@@ -50,6 +54,13 @@ class _Statement(NamedTuple):
     call: tuple[re.Match[str], int] | None = None  # a query: its match and line
 
 
+class _Moved(NamedTuple):
+    """A name bound to a tensor moved from one GPU to another (``b = a.to('cuda:1')``), its values not yet shown."""
+
+    source: TensorPrint
+    statement: _Statement
+
+
 def looks_like_python_session(text: str) -> bool:
     """Cheap sniff: PyTorch's tensor prints on a GPU with a copy among them, or an answered peer-access query."""
     if not ("tensor(" in text and "cuda" in text) and "ccessPeer" not in text and "access_peer" not in text:
@@ -66,6 +77,7 @@ def read_python_session(text: str) -> PythonSession | None:
     copies: list[TensorCopy] = []
     queries: list[PeerQuery] = []
     named: dict[str, TensorPrint] = {}
+    moved: dict[str, _Moved] = {}  # names bound to a GPU-to-GPU copy whose values a later print shows
     asked: dict[str, tuple[re.Match[str], int]] = {}  # a name a query's answer was assigned to: the query, its line
     pending: _Statement | None = None
     number = 0
@@ -82,7 +94,7 @@ def read_python_session(text: str) -> PythonSession | None:
                 continue
             prints.append(printed)
             if pending is not None:
-                copies.extend(_settle(pending, printed, named))
+                copies.extend(_settle(pending, printed, named, moved))
             pending = None
             continue
         if pending is not None and pending.kind != "copy" and (answer := _ANSWER.match(line)) is not None:
@@ -99,8 +111,11 @@ def read_python_session(text: str) -> PythonSession | None:
                 pending = _Statement("query", "", number, stripped, (m, number))
         elif (m := _LITERAL.match(line)) is not None:
             literal = _tensor(m["body"], number, number, stripped)
+            moved.pop(m["name"], None)
             if literal is not None:
                 named[m["name"]] = literal
+        elif (m := _REBIND.match(line)) is not None:
+            _rebind(m, number, stripped, named, moved)
         elif (m := _COPY.match(line)) is not None:
             pending = _Statement("copy", m["name"], number, stripped)
         elif (m := _ECHO.match(line)) is not None:
@@ -117,12 +132,57 @@ def _answered(query: re.Match[str], asked_on: int, line: int, answer: re.Match[s
     )
 
 
-def _settle(pending: _Statement, printed: TensorPrint, named: dict[str, TensorPrint]) -> list[TensorCopy]:
-    """A print under a statement: the echo of a name binds it, a copy of a known name is a copy."""
+def _rebind(m: re.Match[str], number: int, text: str, named: dict[str, TensorPrint], moved: dict[str, _Moved]) -> None:
+    """``a = a.to('cuda:0')`` in a script: the name now holds the tensor on the device the chain ends on.
+
+    A move between the host and a GPU keeps the values (it crosses no GPU link: the session's own expectation); a
+    move from one GPU to another is the copy under test, its values known only when the name is printed.
+    """
+    target, source = m["target"], named.get(m["name"])
+    named.pop(target, None)
+    moved.pop(target, None)
+    device = _chain_device(m["chain"])
+    if source is None or device is None:
+        return
+    if source.device.startswith("cuda") and device.startswith("cuda") and source.device != device:
+        moved[target] = _Moved(source, _Statement("copy", m["name"], number, text))
+        return
+    named[target] = TensorPrint(number, number, device, source.shape, source.values, text[:200])
+
+
+def _chain_device(chain: str) -> str | None:
+    """The device a chain of ``.to``/``.cuda``/``.cpu`` calls ends on; None when a variable names it."""
+    last = _LAST_CALL.search(chain)
+    if last is None:
+        return None
+    method, args = last["method"], last["args"].strip()
+    if method == "cpu":
+        return "cpu"
+    if method == "cuda":
+        return f"cuda:{args}" if args.isdigit() else "cuda:0" if not args else None
+    value = args.split(",")[0].strip()
+    value = value.removeprefix("device=").strip()
+    if value.isdigit():
+        return f"cuda:{value}"
+    found = re.search(r"['\"](cuda(?::\d+)?|cpu)['\"]", value)
+    if found is None:
+        return None
+    return "cuda:0" if found.group(1) == "cuda" else found.group(1)
+
+
+def _settle(
+    pending: _Statement, printed: TensorPrint, named: dict[str, TensorPrint], moved: dict[str, _Moved]
+) -> list[TensorCopy]:
+    """A print under a statement: the echo of a name binds it (a copy when the name was moved between GPUs), a copy
+    of a known name is a copy."""
+    source: TensorPrint | None
     if pending.kind == "echo":
         named[pending.name] = printed
-        return []
-    source = named.get(pending.name)
+        if (move := moved.pop(pending.name, None)) is None or move.source.device == printed.device:
+            return []
+        pending, source = move.statement, move.source
+    else:
+        source = named.get(pending.name)
     if pending.kind != "copy" or source is None or source.device == printed.device:
         return []
     text = pending.text
