@@ -205,3 +205,23 @@ def test_an_editors_line_numbers_come_off_every_line() -> None:
 )
 def test_numbers_that_are_not_a_gutter_stay(text: str) -> None:
     assert [line.text for line in strip_prefixes(text)] == text.splitlines()
+
+
+def test_a_rank_tag_on_each_write_comes_off_inside_the_line_too() -> None:
+    """MPICH's -prepend-rank tags each write: nccl-tests' row shows `[0]` again before its halves (NVIDIA/nccl#1453)."""
+    raw = "[0]      1048576        262144     float     sum      -1[0]    1626.5    0.64    1.24      0[0]    2302.3"
+    (line,) = strip_prefixes(raw)
+    assert line.text == "     1048576        262144     float     sum      -1   1626.5    0.64    1.24      0   2302.3"
+    assert line.rank == 0 and [p.kind for p in line.prefixes] == ["mpich"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "[0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC",  # NCCL's own rank[device] after the rank tag
+        "[1] NCCL INFO Trees [0] 2/-1/-1->1->0 [1] 2/-1/-1->1->0",
+        "[0] NCCL INFO Ring 00 : 0[0] -> 1[1] -> 0[0]",
+    ],
+)
+def test_nccls_own_rank_and_device_brackets_are_kept(raw: str) -> None:
+    assert strip_prefixes(raw)[0].text == raw.removeprefix(raw[:4])

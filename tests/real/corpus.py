@@ -43,7 +43,7 @@ FAULT_CODES: dict[str, frozenset[str]] = {
                        "nccl-net-error", "gpu-lost"),
         "low-bandwidth": ("bench-below-expected", "nvbandwidth-pair-low", "nvbandwidth-below-links",
                           "p2p-copy-pair-low", "nccl-inspector-busbw-low", "bandwidth-tools-disagree",
-                          "bench-runs-disagree", "p2p-slower-than-staged"),
+                          "bench-runs-disagree", "p2p-slower-than-staged", "bench-sweep-collapse"),
         "high-latency": ("bench-latency-high", "p2p-latency-high"),
         "pcie-degraded": ("pcie-link-degraded", "pcie-path-degraded"),
         "xid": ("kernel-gpu-error", "gpu-hardware-error", "gpu-lost"),

@@ -23,6 +23,7 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
+    "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
     "aws-do-eks-54-socket-wrong-nic-refused": "verdict WARN, the thread's FAIL",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
@@ -51,7 +52,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1161-h100-pcie-nvlink-allreduce-115gbs": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "nccl-1320-a100-allreduce-perf-block-start": "verdict WARN, the thread's NOT_JUDGED/PASS",
     "nccl-1357-h100-topo-nv18-nic-pix": "verdict WARN, the thread's PASS/NOT_JUDGED",
-    "nccl-1453-h100-allreduce-busbw-collapse": "verdict REFUSED, the thread's WARN/FAIL",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict WARN but no finding names nvls-failure (found bench-run-hung, nccl-env-override)",
     "nccl-1769-gb200-mnnvl-init-lines": "verdict WARN but no finding names nvls-failure (found fabric-unhealthy)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",

@@ -265,3 +265,61 @@ def test_a_sweep_that_only_rises_or_wobbles_has_no_dip() -> None:
     assert "bench-sweep-dip" not in found(judged(GH200))
     wobble = dev_paste("aws-ofi-nccl-65-p4d-busbw-dip-64mb").replace("19.10", "25.10").replace("19.09", "25.09")
     assert "bench-sweep-dip" not in found(judged(wobble))  # 77% of its neighbour: above the 70% line
+
+
+# --- a sweep that collapses at its large sizes ----------------------------------------------------------------------
+
+
+def test_a_sweep_that_falls_from_one_size_on_and_stays_down_is_a_collapse() -> None:
+    """NVIDIA/nccl#1453 (H100, rows tagged per write by MPICH): 29.5 GB/s at 32 MiB, then about 5 GB/s to 512 MiB."""
+    report = judged(dev_paste("nccl-1453-h100-allreduce-busbw-collapse"))
+    collapse = found(report)["bench-sweep-collapse"]
+    assert collapse.severity == Severity.WARN and report.gate.verdict == "warn"
+    assert collapse.message.startswith(
+        "The all_reduce sweep collapses at 64 MiB: 29.5 GB/s busbw at 32 MiB, then 5.27 GB/s, and no larger size "
+        "gets back above 5.31 GB/s (4 sizes up to 512 MiB, 18% of the best at most)."
+    )
+    assert collapse.evidence["from_size_bytes"] == 64 << 20 and collapse.evidence["best_busbw_gbps"] == 29.5
+
+
+def _rows(busbw: list[float]) -> str:
+    """A sweep from 1 MiB up with these busbw figures (out-of-place and in-place alike)."""
+    rows = []
+    for k, bw in enumerate(busbw):
+        size = (1 << 20) << k
+        time_us = size / (bw * 1e3 / 1.75)
+        rows.append(
+            f"{size:>12}  {size // 4:>12}     float     sum      -1  {time_us:7.1f}  {bw / 1.75:6.2f}  {bw:6.2f}"
+            f"      0  {time_us:7.1f}  {bw / 1.75:6.2f}  {bw:6.2f}      0"
+        )
+    return (
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong\n" + "\n".join(rows) + "\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "busbw",
+    [
+        [10.0, 20.0, 40.0, 80.0, 120.0, 150.0, 160.0, 162.0],  # rises and flattens
+        [10.0, 20.0, 40.0, 80.0, 120.0, 150.0, 160.0, 70.0],  # one slow last size: a blip, not a collapse
+        [10.0, 20.0, 40.0, 80.0, 30.0, 31.0, 150.0, 160.0],  # falls and recovers: a dip
+        [10.0, 20.0, 40.0, 80.0, 100.0, 110.0, 60.0, 58.0],  # falls to 53% of the best: within the line
+    ],
+)
+def test_a_sweep_that_holds_up_or_recovers_is_no_collapse(busbw: list[float]) -> None:
+    assert "bench-sweep-collapse" not in found(judged(_rows(busbw)))
+
+
+def test_a_collapse_at_the_last_two_sizes_is_named() -> None:
+    collapse = found(judged(_rows([10.0, 20.0, 40.0, 80.0, 120.0, 150.0, 40.0, 38.0])))["bench-sweep-collapse"]
+    assert collapse.evidence["from_size_bytes"] == 64 << 20 and collapse.evidence["largest_after_gbps"] == 40.0
+
+
+def test_ranks_on_unnamed_hosts_are_held_to_the_networks_latency() -> None:
+    """dstackai/dstack#3069: two p5.4xlarge without EFA, a tail of rows: 2 ranks at 119 µs for 1 KiB, where NCCL
+    models 16.6 µs even with every step between nodes (TCP sockets carried the run)."""
+    latency = found(judged(dev_paste("dstack-3069-p5-4xlarge-no-efa-nccl-tests")))["bench-latency-high"]
+    assert latency.severity == Severity.WARN
+    assert "a 2-rank all_reduce over the network at 16.6 µs (6.6 µs + 2 step(s) x 5 µs" in latency.message
+    assert (latency.evidence["link"], latency.evidence["ranks"]) == ("the network", 2)

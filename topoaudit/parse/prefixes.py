@@ -186,7 +186,9 @@ def strip_prefixes(text: str) -> tuple[Line, ...]:
         raw_lines = [raw[gutter:].removeprefix(" ").removeprefix("\t") for raw in raw_lines]
     for number, raw in enumerate(raw_lines, 1):
         m = match(raw)
-        if m is None:  # most lines of a log carry no prefix
+        if raw.startswith("[") and (tagged := _per_write_tags(raw)) is not None:
+            stripped, prefixes = tagged
+        elif m is None:  # most lines of a log carry no prefix
             stripped, prefixes = raw, ()
         else:
             stripped, prefixes = _strip(raw, m)
@@ -197,6 +199,29 @@ def strip_prefixes(text: str) -> tuple[Line, ...]:
         else:
             lines.append(Line(number, raw))
     return tuple(lines)
+
+
+_WRITE_TAG = re.compile(r"\[(\d{1,5})\] ")
+
+
+def _per_write_tags(raw: str) -> tuple[str, tuple[Prefix, ...]] | None:
+    """A line whose rank tag (``[0] ``) also stands glued inside it, or None.
+
+    MPICH's ``-prepend-rank`` tags each write of a rank, not each line: nccl-tests prints a row in three writes,
+    and the paste shows ``[0]      1048576 ... -1[0]    1626.5 ... 0[0]    2302.3``. The tag is taken off
+    wherever it stands glued to the text before it, so the columns read as the tool printed them.
+    """
+    m = _WRITE_TAG.match(raw)
+    if m is None:
+        return None
+    tag = m.group()
+    padded = tag + " "  # a table's next column is padded: NCCL's own ``0[0] -> 1[1]`` is not
+    glued = raw.find(padded, len(tag))
+    while glued != -1 and raw[glued - 1].isspace():
+        glued = raw.find(padded, glued + 1)
+    if glued == -1:
+        return None
+    return raw.replace(tag, ""), (Prefix("mpich", tag, int(m.group(1))),)
 
 
 _GUTTER = re.compile(r"^( *)(\d{1,6})(?=[ \t]|$)")

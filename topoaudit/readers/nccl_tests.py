@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from topoaudit.model.report import InputIssue
     from topoaudit.parse.nccl_tests import NcclTestsParse
 
-CHEAP_WORDS = ("bus", "_perf", "nThread", "failure", "Out of bounds", "Using devices")
-"""Words of nccl-tests' own lines, one of which any part of its output holds (a hung run has no bandwidth)."""
+CHEAP_WORDS = ("bus", "_perf", "nThread", "failure", "Out of bounds", "Using devices", "float", "half", "int8", "int32")
+"""Words of nccl-tests' own lines, one of which any part of its output holds (a hung run has no bandwidth; a tail of
+rows pasted alone has its data type in every row)."""
 RUN_STARTS = "another nccl-tests run starts here"
 """The parser's note at the first line of each run after the first (parse.nccl_tests)."""
 

@@ -353,6 +353,74 @@ def sweep_dip(ctx: RuleContext) -> Iterator[Finding]:
     )
 
 
+SWEEP_COLLAPSE_BELOW = 0.5
+"""A sweep whose largest sizes all stay below this share of the best a smaller size reached has collapsed."""
+SWEEP_COLLAPSE_SIZES = 2
+"""The collapse must hold at the sweep's last sizes, this many or more: one slow last size is a dip or a blip."""
+
+
+@rule(
+    Code(
+        "bench-sweep-collapse",
+        "warn",
+        title="A pasted sweep's bandwidth collapses from one message size on and never recovers",
+        remedy=(
+            "Rerun the largest sizes with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,TUNING: a change of algorithm, "
+            "channel count or network path at that size shows there. A collapse that holds on every run is a "
+            "path that cannot carry large messages (a PCIe or network link below its speed, ACS forcing peer "
+            "traffic through the root complex, a congested or flapping port); test that path alone (nvbandwidth, "
+            "ib_write_bw) before the deployment runs there."
+        ),
+    ),
+    needs=(BENCH,),
+)
+def sweep_collapse(ctx: RuleContext) -> Iterator[Finding]:
+    """Report a sweep whose busbw falls, from one size on to its end, below half of what smaller sizes reached.
+
+    A sound path carries large messages at least as fast as small ones: busbw grows and flattens. When every size
+    from one on stays far below a smaller size's figure, the large messages take a slower path or stall, and a
+    deployment's large all-reduces (the ones TP and gradient sync are made of) pay it. No model is needed: the
+    sweep is held to its own best figure.
+    """
+    result = _pasted(ctx)
+    if result is None:
+        return
+    for group in (g for g in result.groups if g.rows):
+        rows = sorted((r for r in group.rows if r.size_bytes >= SWEEP_DIP_FROM_BYTES), key=lambda r: r.size_bytes)
+        collapse = _collapse(rows)
+        if collapse is None:
+            continue
+        best, first = collapse
+        tail = rows[rows.index(first) :]
+        worst = max(r.busbw_gbps for r in tail)
+        yield finding(
+            "bench-sweep-collapse",
+            f"The {result.collective} sweep collapses at {format_size(first.size_bytes)}: "
+            f"{best.busbw_gbps:g} GB/s busbw at {format_size(best.size_bytes)}, then {first.busbw_gbps:g} GB/s, and "
+            f"no larger size gets back above {worst:g} GB/s ({len(tail)} sizes up to "
+            f"{format_size(tail[-1].size_bytes)}, {worst / best.busbw_gbps:.0%} of the best at most). Large messages "
+            "take a slower path, or stall, on this box.",
+            group=group.name,
+            best_size_bytes=best.size_bytes,
+            best_busbw_gbps=best.busbw_gbps,
+            from_size_bytes=first.size_bytes,
+            largest_after_gbps=worst,
+        )
+        return
+
+
+def _collapse(rows: list[BenchRow]) -> tuple[BenchRow, BenchRow] | None:
+    """Return the best row before the collapse and the collapse's first row, or None when the sweep holds up."""
+    for start in range(1, len(rows) - SWEEP_COLLAPSE_SIZES + 1):
+        best = max(rows[:start], key=lambda r: r.busbw_gbps)
+        if best.busbw_gbps <= 0:
+            continue
+        limit = SWEEP_COLLAPSE_BELOW * best.busbw_gbps
+        if all(max(_busbw_halves(r)) < limit for r in rows[start:]):
+            return best, rows[start]
+    return None
+
+
 def _run_name(group: BenchGroup) -> str:
     return "the first run" if group.name == "all" else group.name
 
@@ -360,9 +428,10 @@ def _run_name(group: BenchGroup) -> str:
 NCCL_BASE_LATENCY_US = 6.6
 """NCCL's model of a ring collective's fixed cost with its low-latency protocol (baseLatencies[Ring][LL], in µs:
 NVIDIA/nccl@5067397c2676 src/graph/tuning.cc, unchanged since NCCL 2.5)."""
-NCCL_STEP_LATENCY_US = {"NVLink": 0.6, "PCIe": 1.0}
+NCCL_STEP_LATENCY_US = {"NVLink": 0.6, "PCIe": 1.0, "the network": 5.0}
 """NCCL's model of each ring step over NVLink and over PCIe with the low-latency protocol (hwLatencies[NVLINK|PCI]
-[Ring][LL], in µs, same source)."""
+[Ring][LL], in µs, same source), and of a step between nodes with one GPU each (hwLatencies[NET][Tree][LL]: NCCL
+uses the tree's figure for the ring's network steps then, the largest a step between nodes is given)."""
 RING_STEPS = {
     "all_reduce": lambda n: 2 * (n - 1),
     "all_gather": lambda n: n - 1,
@@ -405,18 +474,21 @@ def _link_kind(ctx: RuleContext, ranks: int) -> str:
     needs=(BENCH,),
 )
 def small_message_latency(ctx: RuleContext) -> Iterator[Finding]:
-    """Report small messages far slower than NCCL's own latency model on one host: ten times NVLink's is not a link.
+    """Report small messages far slower than NCCL's own latency model: ten times NVLink's is not a link.
 
     NCCL models a ring collective's latency as a fixed 6.6 µs plus 0.6 µs per step over NVLink (1.0 µs over PCIe)
     with its low-latency protocol (src/graph/tuning.cc). A 2-rank broadcast of 8 bytes on H800s is then 7.2 µs;
-    measured at 127 µs, something outside the links costs every small collective. Judged on the sizes up to 1 KiB
-    of runs on one host whose ranks are named, for the collectives NCCL models as rings.
+    measured at 127 µs, something outside the links costs every small collective. Judged on the sizes up to 1 KiB,
+    for the collectives NCCL models as rings. A run on several hosts, or whose hosts the paste does not name, is
+    held to every step crossing the network (5 µs each, as between nodes of one GPU): the most lenient figure NCCL
+    has, so 2 ranks at 125 µs are still a transport no RDMA network gives (TCP sockets, a proxy, a VM's path).
     """
     result = _pasted(ctx)
-    if result is None or len(result.hosts) != 1 or result.collective not in RING_STEPS:
+    if result is None or result.collective not in RING_STEPS:
         return
+    one_host = len(result.hosts) == 1
     for group in (g for g in result.groups if g.kind == "all"):
-        n = len(group.ranks)
+        n = len(group.ranks) or (result.world_size if not one_host and group.name == "all" else 0)
         small = [r for r in group.rows if r.size_bytes <= SMALL_MESSAGE_BYTES]
         if n < 2 or not small:
             continue
@@ -424,7 +496,7 @@ def small_message_latency(ctx: RuleContext) -> Iterator[Finding]:
         if not times:
             continue
         fastest, row = min(times, key=lambda item: item[0])
-        kind = _link_kind(ctx, n)
+        kind = _link_kind(ctx, n) if one_host else "the network"
         steps = RING_STEPS[result.collective](n)
         model = NCCL_BASE_LATENCY_US + steps * NCCL_STEP_LATENCY_US[kind]
         if fastest < LATENCY_ABOVE_MODEL * model:
