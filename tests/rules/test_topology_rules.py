@@ -99,6 +99,29 @@ def test_nic_not_local() -> None:
     assert "nic-not-local" not in codes(analyze(fine, source=SRC))
 
 
+def test_gpus_that_reach_a_nic_through_an_nvlink_peer_are_the_design() -> None:
+    """NVIDIA/nccl#1357 shape: 8 NVSwitch GPUs, a NIC beside every other GPU. NCCL's PXN sends the others' traffic
+    over NVLink to the GPU beside a NIC, so it informs and names the relays."""
+    every_other = {f"NIC{k}": (lambda i, k=k: "PIX" if i == 2 * k else "SYS") for k in range(4)}
+    f = codes(analyze(machine(8, nvswitch8, nics=every_other), source=SRC))["nic-not-local"]
+    assert f.severity == Severity.INFO and f.evidence["gpus"] == [1, 3, 5, 7]
+    assert "NCCL's PXN relays their network traffic over NVLink to a GPU with a NIC at PIX/PXB: GPU1 via GPU0," in (
+        f.message
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "nics"),
+    [
+        (pcie, {f"NIC{k}": (lambda i, k=k: "PIX" if i == 2 * k else "SYS") for k in range(4)}),  # no NVLink to relay
+        (nvswitch8, {"NIC0": lambda i: "PIX" if i == 0 else "SYS", "NIC1": lambda i: "SYS"}),  # one NIC for eight
+    ],
+)
+def test_no_nvlink_peer_or_one_nic_for_the_box_still_warns(build: object, nics: dict[str, object]) -> None:
+    f = codes(analyze(machine(8, build, nics=nics), source=SRC))["nic-not-local"]  # type: ignore[arg-type]
+    assert f.severity == Severity.WARN and "PXN" not in f.message
+
+
 def test_vm_flattened_pcie_is_called_out() -> None:
     m = machine(4, nvswitch8, nics={f"NIC{k}": (lambda i: "PHB") for k in range(8)})
     f = codes(analyze(m, source=SRC))["nic-not-local"]

@@ -703,6 +703,34 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
 
 
+PXN_GPUS_PER_NIC = 2
+"""GPUs a NIC near a GPU can serve through PXN by design (HGX boards with four NICs for eight GPUs); more GPUs per
+near NIC share its bandwidth: one NIC beside GPU0 for eight GPUs is not a network design."""
+
+
+def _index(label: str) -> int:
+    return int(label[3:]) if label[3:].isdigit() else 0
+
+
+def _pxn_relays(ctx: RuleContext, far: list[int], near: set[str]) -> str | None:
+    """Name, for each GPU without a near NIC, an NVLink peer with one ("GPU1 via GPU0"); None when one has none."""
+    relays = []
+    for index in far:
+        label = f"GPU{index}"
+        peer = next(
+            (
+                other
+                for other in sorted(near, key=lambda g: (abs(_index(g) - index), _index(g)))  # the nearest first
+                if (lk := ctx.machine.link(label, other)) is not None and lk.level == PathLevel.NVLINK
+            ),
+            None,
+        )
+        if peer is None:
+            return None
+        relays.append(f"{label} via {peer}")
+    return ", ".join(relays)
+
+
 @rule(
     Code(
         "nic-not-local",
@@ -718,25 +746,40 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """NICs exist but a GPU has none behind its PCIe switch (PIX/PXB).
 
-    GPUDirect RDMA for that GPU crosses the host bridge or the socket, and multi-node all-reduce slows down.
+    GPUDirect RDMA for that GPU crosses the host bridge or the socket, and multi-node all-reduce slows down, unless
+    NCCL relays the GPU's traffic through an NVLink peer that has a NIC at PIX/PXB (PXN, on unless
+    NCCL_PXN_DISABLE=1: NVIDIA/nccl@5067397c src/graph/paths.cc, "PXN = PCI + NVLink"): then it is the box's design.
     """
-    if not ctx.machine.nics:
+    machine = ctx.machine
+    if not machine.nics:
         return
     far: list[int] = []
-    for gpu in ctx.machine.gpus:
-        levels = [ctx.machine.link(gpu.label, nic.label) for nic in ctx.machine.nics]
+    near: set[str] = set()  # GPUs with a NIC at PIX/PXB
+    judged = 0
+    for gpu in machine.gpus:
+        levels = [machine.link(gpu.label, nic.label) for nic in machine.nics]
         known = [lk.level for lk in levels if lk is not None]
         if not known:
             continue
+        judged += 1
         if min(known) > PathLevel.PXB:
             far.append(gpu.index)
+        else:
+            near.add(gpu.label)
     if not far:
         return
-    total = len(ctx.machine.gpus)
-    gpus, nics = {g.label for g in ctx.machine.gpus}, {n.label for n in ctx.machine.nics}
+    total = len(machine.gpus)
+    gpus, nics = {g.label for g in machine.gpus}, {n.label for n in machine.nics}
     # NICs keep the names topo -m gives them ("NIC0", or "mlx5_0" on older drivers)
-    gpu_nic = [lk for lk in ctx.machine.links if {lk.a, lk.b} & gpus and {lk.a, lk.b} & nics]
+    gpu_nic = [lk for lk in machine.links if {lk.a, lk.b} & gpus and {lk.a, lk.b} & nics]
     all_phb = bool(gpu_nic) and all(lk.level == PathLevel.PHB for lk in gpu_nic)
+    relays = _pxn_relays(ctx, far, near)
+    near_nics = {
+        nic.label
+        for gpu in machine.gpus
+        for nic in machine.nics
+        if (lk := machine.link(gpu.label, nic.label)) is not None and lk.level <= PathLevel.PXB
+    }
     design = ctx.design
     if design is not None and (design.layout == "nvl72" or design.build == "superchip"):
         severity, why = (
@@ -746,10 +789,15 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
                 "beside each GPU"
             ),
         )
-    elif len(far) == total and len(ctx.machine.nics) < max(2, total // 2):
+    elif len(far) == judged and len(machine.nics) < max(2, judged // 2):
         severity, why = Severity.INFO, "few NICs and none near a GPU: likely front-end or storage NICs"
-    elif len(far) == total and all_phb:
+    elif len(far) == judged and all_phb:
         severity, why = Severity.WARN, "every GPU-NIC path is PHB: a VM may be hiding the PCIe tree"
+    elif relays is not None and judged <= PXN_GPUS_PER_NIC * len(near_nics):
+        severity, why = (
+            Severity.INFO,
+            f"NCCL's PXN relays their network traffic over NVLink to a GPU with a NIC at PIX/PXB: {relays}",
+        )
     else:
         severity, why = Severity.WARN, "GPUDirect RDMA from these GPUs crosses a host bridge or socket"
     yield finding(
