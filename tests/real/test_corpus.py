@@ -84,7 +84,6 @@ STILL_WRONG: dict[str, str] = {
     "sglang-4289-roce-gdrdma-channel-setup": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "skypilot-3592-gcp-h100-busbw-no-tcpx": "verdict NOT_JUDGED, the thread's WARN/FAIL",
-    "skypilot-8019-coreweave-nccl-tests-healthy": "verdict NOT_JUDGED, the thread's PASS",
     "tinygrad-okm-36-4090d-48gb-mapping-buffer-failed": "verdict FAIL but no finding names p2p-unsupported (found run-failed)",
     "trtllm-1039-nccl-comm-unknown-result": "verdict NOT_JUDGED, the thread's FAIL",
     "trtllm-213-allreduce-internal-error": "verdict NOT_JUDGED, the thread's FAIL",

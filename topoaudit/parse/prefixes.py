@@ -1,10 +1,11 @@
 """What launchers and log collectors put in front of pasted lines, taken off and kept.
 
-A pasted log rarely starts its lines with what the tool printed: Ray writes ``(pid=909608) `` or
-``(RayWorkerWrapper pid=880, ip=10.0.0.5) ``, torchrun ``[rank3]:``, Open MPI ``[1,0]<stdout>:``, pdsh and
-clush ``host: ``, ``srun -l`` ``0: ``, ``kubectl logs --prefix`` ``[pod/name/container] ``; collectors add
-timestamps (ISO-8601, syslog, dmesg, ``[2024-01-01 12:00:00,123]``) and logger headers; Markdown adds ``> ``
-quotes and code fences; Ray also appends ``[repeated 6x across cluster]`` to lines it folded together.
+A pasted log rarely starts its lines with what the tool printed: Ray writes ``(pid=909608) `` or ``(RayWorkerWrapper
+pid=880, ip=10.0.0.5) ``, SkyPilot ``(head, rank=0, pid=3388) ``, torchrun ``[rank3]:``, Open MPI
+``[1,0]<stdout>:``, MPICH ``[0] ``, pdsh and clush ``host: ``, ``srun -l`` ``0: ``, ``kubectl logs --prefix``
+``[pod/name/container] ``; collectors add timestamps (ISO-8601, syslog, dmesg, ``[2024-01-01 12:00:00,123]``) and
+logger headers; Markdown adds ``> `` quotes and code fences; Ray also appends ``[repeated 6x across cluster]`` to
+lines it folded together.
 :func:`strip_prefixes` takes them off every line, in one pass with one precompiled pattern, and keeps the line's
 number and what each prefix said (rank, host, pid where it says one), so a reader sees the tool's text and a report
 can still name the rank or host a line came from.
@@ -28,6 +29,7 @@ MAX_PREFIXES = 8  # a line with more stacked prefixes than this keeps the rest a
 
 KINDS = (
     "ray",  # (pid=N) / (Actor pid=N, ip=A)
+    "skypilot",  # (head, rank=0, pid=N) / (worker1, rank=1, pid=N, ip=A)
     "torchrun",  # [rank3]: / [default3]:
     "openmpi",  # [job,rank]<stdout>:
     "mpich",  # [rank] (mpirun -prepend-rank)
@@ -99,6 +101,11 @@ _ALTERNATIVES = (
     ("fence", r"(?:```|~~~)[\w+-]*\s*$"),
     ("quote", r">(?: |$)"),
     ("ray", r"\((?:[A-Za-z_][\w.]* )?pid=(?P<ray_pid>\d+)(?:, ip=(?P<ray_ip>[0-9A-Fa-f.:]+))?(?:, [^)]*)?\) ?"),
+    (
+        "skypilot",
+        r"\((?P<sky_node>[A-Za-z_][\w.-]*), rank=(?P<sky_rank>\d+), pid=(?P<sky_pid>\d+)"
+        r"(?:, ip=(?P<sky_ip>[0-9A-Fa-f.:]+))?\) ?",
+    ),
     ("torchrun", r"\[(?:rank|default)(?P<torch_rank>\d+)\]: ?"),
     ("openmpi", r"\[\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>: ?"),
     ("kubectl", r"\[pod/(?P<pod>[^/\]\s]+)/[^\]\s]+\] "),
@@ -123,9 +130,9 @@ _ALTERNATIVES = (
 _RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _PREFIX = re.compile(r"[ \t]*(?:" + "|".join(f"(?P<{kind}>{rx})" for kind, rx in _ALTERNATIVES) + ")")
 _RANK_GROUP = {"torchrun": "torch_rank", "openmpi": "mpi_rank", "mpich": "mpich_rank", "slurm": "slurm_rank",
-               "sglang": "sg_rank"}  # fmt: skip
-_HOST_GROUP = {"ray": "ray_ip", "kubectl": "pod", "syslog": "sys_host", "pdsh": "pdsh_host"}
-_PID_GROUP = {"ray": "ray_pid", "syslog": "sys_pid"}
+               "sglang": "sg_rank", "skypilot": "sky_rank"}  # fmt: skip
+_HOST_GROUP = {"ray": "ray_ip", "kubectl": "pod", "syslog": "sys_host", "pdsh": "pdsh_host", "skypilot": "sky_node"}
+_PID_GROUP = {"ray": "ray_pid", "syslog": "sys_pid", "skypilot": "sky_pid"}
 
 
 def strip_line(raw: str) -> tuple[str, tuple[Prefix, ...]]:
