@@ -23,7 +23,6 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
-    "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
     "aws-do-eks-54-socket-wrong-nic-refused": "verdict WARN, the thread's FAIL",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
@@ -36,6 +35,7 @@ STILL_WRONG: dict[str, str] = {
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "deepep-60-h100-rdma-4gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
+    "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
     "horovod-1651-comminitrank-system-error-tail": "verdict NOT_JUDGED, the thread's FAIL",
     "horovod-3611-socket-recv-timeout": "verdict FAIL but no finding names run-hung (found run-failed)",
     "horovod-416-v100-scaling-numbers": "verdict REFUSED, the thread's NOT_JUDGED/WARN",
@@ -54,6 +54,8 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1769-gb200-mnnvl-init-lines": "verdict WARN but no finding names nvls-failure (found fabric-unhealthy)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",
     "nccl-1817-l20-p2p-run-tail-0p9gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
+    "nccl-2057-p2p-shm-disabled-socket-only": "verdict PASS, the thread's WARN/FAIL/NOT_JUDGED",
+    "nccl-243-pcie-topo-two-mlx5": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "nccl-257-1080ti-hang-header-nccl-2-4-8": "verdict WARN, the thread's NOT_JUDGED/FAIL",
     "nccl-304-acsctl-srcvalid-on": "verdict WARN, the thread's FAIL",
     "nccl-489-ibstatus-hdr-second-port-down": "verdict WARN but no finding names gdr-disabled (found rdma-port-down)",
@@ -63,6 +65,8 @@ STILL_WRONG: dict[str, str] = {
     "nccl-667-4gpu-topo-pxb-pix-hang-vtd": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-908-t600-4node-dmabuf": "verdict PASS, the thread's NOT_JUDGED/WARN",
+    "nccl-983-container-net-ib-bus-error-abort": "verdict WARN, the thread's FAIL/NOT_JUDGED",
+    "nccl-tests-166-shm-direct-socket-connect-abort": "verdict FAIL but no finding names config-override (found run-failed)",
     "nccl-tests-78-allreduce-v100-8node-ib": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "netop-249-ib-vf-state-down": "verdict WARN, the thread's FAIL",
@@ -94,6 +98,7 @@ STILL_WRONG: dict[str, str] = {
     "ucxpy-370-ipc-cache-off-dgx2": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "vllm-20226-init416-operation-not-supported": "verdict FAIL but no finding names run-failed (found p2p-unavailable)",
     "vllm-2734-watchdog-timeout-tp8": "verdict FAIL, the thread's NOT_JUDGED",
+    "vllm-3974-h100-pcie-nvlink-bridge-pairs-topo": "verdict FAIL, the thread's WARN/PASS",
     "vllm-4383-tp2-shm-fallback-custom-ar-disabled": "verdict WARN but no finding names run-failed (found nccl-p2p-unused, p2p-unavailable)",
     "vllm-9920-a6000ada-shm-hang-tail": "verdict WARN, the thread's FAIL",
 }
