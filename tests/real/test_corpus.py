@@ -54,7 +54,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1769-gb200-mnnvl-init-lines": "verdict WARN but no finding names nvls-failure (found fabric-unhealthy)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",
     "nccl-1817-l20-p2p-run-tail-0p9gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
-    "nccl-2057-p2p-shm-disabled-socket-only": "verdict PASS, the thread's WARN/FAIL/NOT_JUDGED",
     "nccl-243-pcie-topo-two-mlx5": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "nccl-257-1080ti-hang-header-nccl-2-4-8": "verdict WARN, the thread's NOT_JUDGED/FAIL",
     "nccl-304-acsctl-srcvalid-on": "verdict WARN, the thread's FAIL",

@@ -378,6 +378,30 @@ def test_the_log_of_a_run_with_p2p_and_cumem_off() -> None:
     assert "NCCL_P2P_DISABLE=1 (CUDA peer access (NVLink and PCIe P2P) is off" in found.message
 
 
+def test_variables_typed_on_the_command_above_the_log_are_said_apart() -> None:
+    """NVIDIA/nccl#2057: `NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 ... ./a.out`, which NCCL's log never echoes."""
+    report = judged(dev_paste("nccl-2057-p2p-shm-disabled-socket-only"))
+    found = nccl_findings(report)["nccl-env-override"]
+    assert found.severity == Severity.WARN and report.gate.verdict == "warn"
+    assert found.message.startswith("The pasted command line shows 2 NCCL setting(s) that change the path")
+    assert {(s["name"], s["origin"], s["line"]) for s in found.evidence["settings"]} >= {
+        ("NCCL_P2P_DISABLE", "command line", 1),
+        ("NCCL_SHM_DISABLE", "command line", 1),
+    }
+    assert found.remedy_commands == ()  # typed where it is seen: nothing to find
+
+
+def test_peer_access_kept_to_nvlink_changes_nothing_on_an_nvswitch_board() -> None:
+    """`-x NCCL_P2P_LEVEL=NVL` on two HGX H100 nodes (NVIDIA/nccl-tests#309, 469 GB/s): every pair is on NVLink."""
+    found = nccl_findings(judged(dev_paste("nccltests-309-a-2node-h100-hgx-469")))["nccl-env-override"]
+    assert found.severity == Severity.INFO
+    assert "NCCL_P2P_LEVEL=NVL (peer access only over NVLink, level NVL: every GPU pair of this box is on NVLink" in (
+        found.message
+    )
+    pcie = nccl_findings(judged(log("NCCL_P2P_LEVEL set by environment to NVL"), gpu_model="NVIDIA L40S"))
+    assert pcie["nccl-env-override"].severity == Severity.WARN  # PCIe cards: P2P is off for every pair
+
+
 def test_a_level_typed_as_a_number_is_read_as_the_old_level() -> None:
     """NCCL 2.5 echoed NCCL_P2P_LEVEL=NVL as 0, which is LOC: P2P off (NVIDIA/nccl#332)."""
     report = judged(dev_paste("nccl-332-p2p-level-nvl-parsed-as-0"))

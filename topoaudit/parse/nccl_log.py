@@ -50,6 +50,7 @@ from topoaudit.model.nccl import (
     SystemLink,
 )
 from topoaudit.model.values import Probed, Unsupported
+from topoaudit.parse.typed_settings import typed_settings
 from topoaudit.units import parse_bus_id
 
 SOURCE = "nccl-log"
@@ -316,6 +317,13 @@ class _Builder:
     truncated: Probed[LogLine] = NOT_LOGGED
 
     def read(self, number: int, raw: str) -> None:
+        if "NCCL_" in raw and "=" in raw and (typed := typed_settings(raw)):
+            evidence = _evidence(number, raw)
+            for setting in typed:  # the command the log came from: not NCCL's line, but what it ran with
+                self.settings.setdefault(
+                    (setting.name, setting.value), NcclSetting(setting.name, setting.value, "command line", evidence)
+                )
+            return
         if "NCCL" in raw:
             prefix, level, message = _split(raw)
             if "version" in raw and self.version is NOT_LOGGED:

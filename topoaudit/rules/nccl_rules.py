@@ -21,7 +21,7 @@ from topoaudit.model.topology import format_gpus
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import RuleContext, as_sentence, finding
 from topoaudit.rules.codes import Code
-from topoaudit.rules.nccl_settings import effect, settings_finding
+from topoaudit.rules.nccl_settings import effect, nvlink_everywhere, settings_finding
 from topoaudit.rules.needs import NCCL_LOG
 from topoaudit.rules.probe_rules import PEERMEM_COMMANDS, fabric_manager_commands, with_fabric_remedy
 from topoaudit.rules.registry import rule
@@ -704,9 +704,20 @@ def env_settings(ctx: RuleContext) -> Iterator[Finding]:
     A variable that switches a transport off or pins the path (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_IB_DISABLE,
     NCCL_ALGO, NCCL_NVLS_ENABLE=0, NCCL_CUMEM_ENABLE=0...) warns: two NVLink-connected GPUs then talk through
     host memory or the NICs. Tuning variables are info. NCCL before 2.23.4 prints NCCL_P2P_DISABLE=1 as
-    ``NCCL_P2P_LEVEL set by environment to LOC``. The remedy lists the files that set each variable.
+    ``NCCL_P2P_LEVEL set by environment to LOC``. The remedy lists the files that set each variable. Variables the
+    paste shows typed (the command above the log, an ``export``, ``os.environ[...] = ...``) are said apart: NCCL
+    prints only some of the variables it reads, and those are where the user set them.
     """
     view = _log(ctx)
-    found = settings_finding(view.settings, "NCCL's log", view.version)
-    if found is not None:
-        yield found
+    logged = [s for s in view.settings if s.origin != "command line"]
+    named = {s.name for s in logged}
+    typed = [s for s in view.settings if s.origin == "command line" and s.name not in named]
+    everywhere = nvlink_everywhere(ctx)
+    for found in (
+        settings_finding(logged, "NCCL's log", view.version, nvlink_everywhere=everywhere),
+        settings_finding(
+            typed, "The pasted command line", view.version, find_where=False, nvlink_everywhere=everywhere
+        ),
+    ):
+        if found is not None:
+            yield found

@@ -15,11 +15,13 @@ from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.nccl import QUIET, NcclSetting
-from topoaudit.rules.base import finding, first_few
+from topoaudit.rules.base import RuleContext, finding, first_few
 from topoaudit.rules.remedies import NCCL_VARIABLES, remedy
 
 P2P_LEVEL_OFF = ("LOC", "0")
 P2P_LEVEL_NARROW = ("NVL", "NVB", "C2C", "PIX", "1")
+P2P_LEVEL_NVLINK = ("NVL", "NVB")
+"""NCCL_P2P_LEVEL values that keep peer access on NVLink paths only: on an NVSwitch board every pair keeps it."""
 """NCCL_P2P_LEVEL values below NCCL's default (PXB): P2P off, or only between the closest GPUs. Before NCCL 2.6
 levels were numbers, 0..5 = LOC, PIX, PXB, PHB, SYS, SYS (src/graph/paths.cc)."""
 SWITCHES_OFF = frozenset(
@@ -31,7 +33,19 @@ P2P_DISABLE_NAMED_FROM = (2, 23, 4)
 """NCCL 2.7.3 to 2.22 print NCCL_P2P_DISABLE=1 as ``NCCL_P2P_LEVEL set by environment to LOC``; 2.23.4 on name it."""
 
 
-def effect(name: str, value: str) -> tuple[Severity, str] | None:
+def nvlink_everywhere(ctx: RuleContext) -> bool:
+    """Every GPU pair of the box is on NVLink: the links the input shows say so, or its model is an NVSwitch board."""
+    from topoaudit.model.machine import PathLevel
+    from topoaudit.model.topology import gpu_pair_links
+
+    pairs = gpu_pair_links(ctx.machine)
+    if len(ctx.machine.gpus) >= 2 and pairs:
+        return all(link.level == PathLevel.NVLINK for link in pairs.values())
+    design = ctx.design
+    return design is not None and design.build == "nvswitch" and design.domain_size >= design.node_gpus
+
+
+def effect(name: str, value: str, nvlink_everywhere: bool = False) -> tuple[Severity, str] | None:
     """Say what ``name=value`` does to the path (warn) or to tuning (info); None for a debug variable."""
     if name in QUIET:
         return None
@@ -44,6 +58,8 @@ def effect(name: str, value: str) -> tuple[Severity, str] | None:
         return warn, "CUDA peer access (NVLink and PCIe P2P) is off: GPU pairs talk through host memory or the network"
     if name == "NCCL_P2P_LEVEL" and v in P2P_LEVEL_OFF:
         return warn, "peer access is off, level LOC: GPU pairs talk through host memory or the network"
+    if name == "NCCL_P2P_LEVEL" and v in P2P_LEVEL_NVLINK and nvlink_everywhere:
+        return Severity.INFO, f"peer access only over NVLink, level {value}: every GPU pair of this box is on NVLink"
     if name == "NCCL_P2P_LEVEL" and v in P2P_LEVEL_NARROW:
         return warn, f"peer access only between GPUs at path {value} or closer: the other pairs go through host memory"
     if name == "NCCL_SHM_DISABLE" and off:
@@ -88,16 +104,22 @@ def _older_than(version: object, release: tuple[int, ...]) -> bool | None:
 
 
 def settings_finding(
-    settings: Iterable[NcclSetting], where: str, nccl_version: object = None, *, find_where: bool = True
+    settings: Iterable[NcclSetting],
+    where: str,
+    nccl_version: object = None,
+    *,
+    find_where: bool = True,
+    nvlink_everywhere: bool = False,
 ) -> Finding | None:
     """One nccl-env-override finding over the variables a run shows set; None when none of them matters.
 
     ``where`` names the input ("NCCL's log", "The pasted command line"); ``nccl_version`` the release the input
     names, to say when ``NCCL_P2P_LEVEL=LOC`` may be ``NCCL_P2P_DISABLE=1`` in disguise. With ``find_where`` the
     remedy finds where each path-changing variable is set (never an ``unset`` in the script: it would change only
-    its own shell); a variable typed on a pasted command line is where it is.
+    its own shell); a variable typed on a pasted command line is where it is. ``nvlink_everywhere``: every GPU pair
+    of the box is on NVLink (an NVSwitch board), so limiting peer access to NVLink changes nothing.
     """
-    judged = [(s, e) for s in settings if (e := effect(s.name, s.value)) is not None]
+    judged = [(s, e) for s in settings if (e := effect(s.name, s.value, nvlink_everywhere)) is not None]
     if not judged:
         return None
     path = [(s, e) for s, e in judged if e[0] == Severity.WARN]

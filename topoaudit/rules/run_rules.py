@@ -17,7 +17,7 @@ from topoaudit.model.nccl import LogLine, NcclView
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import RuleContext, finding, first_few
 from topoaudit.rules.codes import Code
-from topoaudit.rules.nccl_settings import settings_finding
+from topoaudit.rules.nccl_settings import nvlink_everywhere, settings_finding
 from topoaudit.rules.needs import BENCH
 from topoaudit.rules.probe_rules import fabric_manager_commands, with_fabric_remedy
 from topoaudit.rules.registry import rule
@@ -530,6 +530,8 @@ def command_line_settings(ctx: RuleContext) -> Iterator[Finding]:
     logged = {s.name for s in ctx.nccl.settings} if isinstance(ctx.nccl, NcclView) else set()
     typed = [s for s in result.settings if s.name not in logged]
     version = result.nccl_version if not isinstance(result.nccl_version, Unsupported) else None
-    found = settings_finding(typed, "The pasted command line", version, find_where=False)
+    found = settings_finding(
+        typed, "The pasted command line", version, find_where=False, nvlink_everywhere=nvlink_everywhere(ctx)
+    )
     if found is not None:
         yield found
