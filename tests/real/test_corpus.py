@@ -76,7 +76,6 @@ STILL_WRONG: dict[str, str] = {
     "ray-15495-topo-4xt4-phb-vm": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "ray-16979-raysgd-ipc-217-visible-devices": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
     "ray-39471-g5-p2p-latency-49207us": "verdict FAIL but no finding names p2p-unsupported (found p2p-latency-high)",
-    "ray-40850-3090-3060-nccl-topology-socket": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "rtx6kpro-15-pro6000-phb-topo": "verdict FAIL, the thread's NOT_JUDGED/PASS/WARN",
     "rtx6kpro-aer-replay-dmesg-apei": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "rtx6kpro-asus-esc8000a-topo-a": "verdict WARN, the thread's PASS",

@@ -77,3 +77,11 @@ def test_real_prints_of_healthy_boxes_pass(run: Run, tmp_path: Path) -> None:
         assert code == 0 and report["verdict"] == "pass", paste
         serious = {c for c, f in codes(report).items() if f["severity"] != "info"}
         assert not {"nccl-topo-flattened", "nccl-graph-below-topology"} & serious, paste
+
+
+def test_a_print_of_paths_alone_judges_nothing(run: Run, tmp_path: Path) -> None:
+    """ray-project/ray#40850: the paths from each GPU to socket NICs (`NET/2 :GPU/31000 (3/1.250000/PHB)`) and a NIC
+    line, without the CPU's switches or a searched graph: no rule of the print has anything to hold, so no PASS."""
+    code, report = judged(run, tmp_path, (REAL / "ray-40850-3090-3060-nccl-topology-socket.txt").read_text())
+    assert code == 0 and report["verdict"] == "not judged"
+    assert not any("topology print" in covered for covered in report["gate"]["judged"])

@@ -528,8 +528,15 @@ def _peer_queries_covers(ctx: Context) -> str:
 
 
 def _graph_print_covers(ctx: Context) -> str:
+    """Say what the print's rules held: the CPU's links to the PCIe switches (a VM's bridges), the graphs searched.
+
+    Paths alone (``NET/0 :GPU/31000 (3/1.25/PHB)``) are printed by every box and judge nothing.
+    """
     graph = ctx.graph_print
-    if isinstance(graph, Unsupported) or not (graph.links or graph.paths):
+    if isinstance(graph, Unsupported):
+        return ""
+    bridges = [link for link in graph.links_of("PCI") if link.src.startswith("CPU/") and link.dst.startswith("PCI/")]
+    if not (bridges or graph.searches):
         return ""
     return f"NCCL's topology print ({_plural(len(graph.links), 'link')}, {_plural(len(graph.paths), 'path')})"
 
