@@ -214,3 +214,21 @@ def test_a_variable_of_the_environment_is_found_where_it_is_set_not_unset_in_the
 def test_comment_text_loses_every_character_that_could_end_or_disguise_a_line(char: str) -> None:
     assert plain_text(f"a{char}b") == "a b"
     assert os.linesep not in plain_text(f"x{char}{char}y")
+
+
+def test_settings_a_paste_shows_typed_or_echoed_reach_the_script_only_as_comments(tmp_path: Path) -> None:
+    """A pasted command line and NCCL's echo of a variable carry the paster's text: the finding names them, the
+    script finds where the echoed variable is set by its name alone, and the values stay in comments."""
+    paste = tmp_path / "paste.txt"
+    paste.write_text(
+        "$ NCCL_P2P_DISABLE=1 NCCL_SOCKET_IFNAME=$(touch${IFS}PWNED) ./run\n"
+        "host:1:1 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1;touch PWNED\n"
+        "host:1:1 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via NET/Socket/0\n",
+        encoding="utf-8",
+    )
+    script = subprocess.run(
+        [sys.executable, "-m", "topoaudit", "analyze", str(paste), "--format", "remedy"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "NCCL_SOCKET_IFNAME=$(touch${IFS}PWNED)" in script  # said, in a comment
+    assert not [line for line in _runnable(script) if "PWNED" in line or "$(" in line]
