@@ -373,6 +373,9 @@ TABLE = [
     ("node3:77:91 [2] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Bad address", "nccl-ib-reg-mr-failed"),
     ("node3:77:91 [2] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory", "nccl-ib-reg-mr-no-memory"),
     ("ip-10-0-1-7:900:930 [0] find_ofi_provider:543 NCCL WARN NET/OFI Couldn't find any optimal provider", "ofi-no-optimal-provider"),
+    ("6f2d8a82d208:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)", "ofi-selected-tcp-provider"),
+    ("ip-10-1-2-3:77:90 [0] NCCL INFO NET/OFI Selected provider is sockets, fabric is 10.1.0.0/16 (found 1 nics)",
+     "ofi-selected-tcp-provider"),
     ("Error: EFA libfabric provider not detected.", "efa-installer-no-provider"),
     ("I tensorflow/core/common_runtime/gpu/gpu_init.cc:59] cannot enable peer access from device ordinal 1 to device ordinal 3", "framework-peer-access-refused"),
     ("W0412 08:01:02.000001  4411 parallel_executor.cc:601] Cannot enable P2P access from 2 to 0", "framework-peer-access-refused"),
@@ -403,6 +406,7 @@ def test_every_signature_has_a_line_in_the_table() -> None:
 
 # Lines that look like a signature's and must not be taken for it.
 NOT = [
+    ("ip-10-1-2-3:77:90 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)", "ofi-selected-tcp-provider"),
     ("node2:1208:1249 [0] NCCL INFO Attribute coll of node net not found", "nccl-topo-xml-attribute-missing"),
     (
         "elsah100:176:302 [1] graph/xml.h:85 NCCL WARN Attribute busid of node nic not found",

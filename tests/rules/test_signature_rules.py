@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_runner import Run
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -340,6 +341,20 @@ def test_sockets_where_the_settings_ask_for_infiniband_warn_on_one_host(run: Run
     assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "warn" and report["verdict"] == "warn"
     _, alone = judged(run, tmp_path, text.splitlines()[0] + "\n")
     assert by_code(alone)["nccl-net-socket-fallback"]["severity"] == "info"
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "aws-ofi-nccl-803-p4d-container-tcp-provider",  # NET/OFI Selected Provider is tcp (found 1 nics)
+        "aws-ofi-nccl-67-p4d-no-optimal-provider",  # NET/OFI Couldn't find any optimal provider, under pdsh's one host
+    ],
+)
+def test_a_network_plugin_for_efa_on_tcp_or_none_warns_on_one_host(run: Run, tmp_path: Path, paste: str) -> None:
+    """The OFI plugin was loaded for EFA: a software provider or none says EFA is missing, wherever the paste shows
+    one host (before: info, so not judged)."""
+    _, report = judged(run, tmp_path, (REAL / f"{paste}.txt").read_text(encoding="utf-8"))
+    assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "warn" and report["verdict"] == "warn"
 
 
 def test_sockets_on_a_log_that_names_no_host_but_keeps_its_channels_inside_one(run: Run, tmp_path: Path) -> None:

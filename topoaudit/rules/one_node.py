@@ -26,8 +26,16 @@ _SOCKET_ADDRESS = re.compile(
 """A rank's line without a host (``[1] NCCL INFO Bootstrap : Using [0]eth0:10.0.0.1<0>``): the first address its
 bootstrap or socket transport uses, one per host."""
 PLUGIN_FAILURES = frozenset(
-    {"ofi-getinfo-failed", "fi-info-no-provider"}
-)  # a network plugin for a fabric that cannot start: wanted
+    {
+        "ofi-getinfo-failed",
+        "fi-info-no-provider",
+        "ofi-no-optimal-provider",
+        "ofi-selected-tcp-provider",
+        "efa-installer-no-provider",
+    }
+)
+"""A network plugin loaded for a fabric (EFA) that cannot start or fell back to TCP: the fabric was wanted, so the
+message says something of the box even where the paste shows one node."""
 
 
 class _Paste(Protocol):
