@@ -23,6 +23,7 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
+    "nccl-224-horovod-roce-34-hcas-mpi": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "aws-do-eks-54-socket-wrong-nic-refused": "verdict WARN, the thread's FAIL",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
@@ -70,7 +71,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-tests-78-allreduce-v100-8node-ib": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "netop-249-ib-vf-state-down": "verdict WARN, the thread's FAIL",
-    "nv-peer-memory-56-ib-no-gdrdma-init-log": "verdict WARN, the thread's NOT_JUDGED/PASS",
     "ompi-11949-cuipcopen-slurm-binding": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
     "pytorch-22531-socket-ring-deadlock": "verdict WARN but no finding names run-hung (found nccl-net-socket-fallback)",
     "pytorch-72835-could-not-enable-p2p-lo-bootstrap": "verdict WARN but no finding names run-hung (found p2p-unavailable)",

@@ -343,6 +343,17 @@ def test_sockets_where_the_settings_ask_for_infiniband_warn_on_one_host(run: Run
     assert by_code(alone)["nccl-net-socket-fallback"]["severity"] == "info"
 
 
+def test_the_socket_transports_setup_beside_infiniband_in_use_is_no_fallback(run: Run, tmp_path: Path) -> None:
+    """NCCL 2.4 prints `NET/Socket : Using [0]ib0:...` while it sets the socket transport up, then `NET/IB : Using
+    [0]mlx5_0:1/IB` for the one it uses (Mellanox/nv_peer_memory#56): InfiniBand carries the traffic."""
+    text = (REAL / "nv-peer-memory-56-ib-no-gdrdma-init-log.txt").read_text(encoding="utf-8")
+    _, report = judged(run, tmp_path, text)
+    assert by_code(report)["nccl-net-socket-fallback"]["severity"] == "info" and report["verdict"] != "warn"
+    without_ib = "\n".join(line for line in text.splitlines() if "NET/IB : Using" not in line) + "\n"
+    _, sockets = judged(run, tmp_path, without_ib)  # two hosts, sockets only: the fallback warns
+    assert by_code(sockets)["nccl-net-socket-fallback"]["severity"] == "warn"
+
+
 @pytest.mark.parametrize(
     "paste",
     [

@@ -16,6 +16,7 @@ informational when the box is not known.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -178,6 +179,12 @@ _FABRIC_MANAGER_FAILURES = frozenset(
 )
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
 _GEFORCE = "NVIDIA GeForce"  # a paste naming a GeForce card (nvidia-smi's table cuts the rest): never on NVSwitches
+_SOCKET_INIT = "nccl-net-socket-using"
+_RDMA_IN_USE = re.compile(
+    r"NET/IB : Using \[\d+\]|via NET/(?:IB|IBext|AWS Libfabric|OFI)\b|NET/OFI Selected [Pp]rovider is efa"
+)
+"""NCCL's RDMA transport in use: NCCL prints ``NET/Socket : Using`` where it sets its socket transport up even
+when the InfiniBand one (``NET/IB : Using [0]mlx5_0:1/IB``) or a plugin then carries the traffic (NCCL 2.4)."""
 _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
 
 
@@ -212,6 +219,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
+    if signature.id == _SOCKET_INIT and _RDMA_IN_USE.search(ctx.text):
+        return Severity.INFO  # NCCL set its socket transport up, then chose the RDMA one the paste shows in use
     if carries_nothing(signature, found, ctx):
         return Severity.INFO  # sockets (or the loopback) carry nothing when every rank is on one node
     return signature.severity
