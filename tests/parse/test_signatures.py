@@ -374,6 +374,16 @@ TABLE = [
     ("node3:77:91 [2] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory", "nccl-ib-reg-mr-no-memory"),
     ("ip-10-0-1-7:900:930 [0] find_ofi_provider:543 NCCL WARN NET/OFI Couldn't find any optimal provider", "ofi-no-optimal-provider"),
     ("6f2d8a82d208:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)", "ofi-selected-tcp-provider"),
+    (
+        "2024-01-11 05:43:11.726254: E external/xla/xla/service/gpu/nccl_utils.cc:211] Aborting communicator: "
+        "0x7f3e427e55b0 due to async NCCL error: remote process exited or there was a network error",
+        "nccl-remote-error",
+    ),
+    (
+        "[rank0]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+        "prematurely.",
+        "nccl-remote-error",
+    ),
     ("ip-10-1-2-3:77:90 [0] NCCL INFO NET/OFI Selected provider is sockets, fabric is 10.1.0.0/16 (found 1 nics)",
      "ofi-selected-tcp-provider"),
     ("Error: EFA libfabric provider not detected.", "efa-installer-no-provider"),

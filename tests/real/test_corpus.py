@@ -24,7 +24,6 @@ HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
     "nccl-224-horovod-roce-34-hcas-mpi": "verdict PASS, the thread's NOT_JUDGED/WARN",
-    "aws-do-eks-54-socket-wrong-nic-refused": "verdict WARN, the thread's FAIL",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "aws-ofi-nccl-715-ofi-init-failed-socket-fallback": "verdict WARN but no finding names net-fallback (found nccl-env-override)",
@@ -45,7 +44,6 @@ STILL_WRONG: dict[str, str] = {
     "horovod-893-shm-cuda-invalid-arg-ib": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "horovod-969-a-topo-dualroot-titanx": "verdict WARN, the thread's PASS",
     "jax-10461-pjit-comminit-unhandled-cuda": "verdict NOT_JUDGED, the thread's FAIL",
-    "jax-19307-async-nccl-remote-exit-network-error": "verdict NOT_JUDGED, the thread's FAIL",
     "libfabric-12708-efa-getinfo-empty": "verdict WARN, the thread's FAIL",
     "llamafactory-2656-tokenizer-timeout-tqdm": "verdict REFUSED, the thread's NOT_JUDGED",
     "lmdeploy-4325-topo-mixed-nvlink-bridges-tp4-hang": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
