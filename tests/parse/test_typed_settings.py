@@ -23,6 +23,8 @@ from topoaudit.parse.typed_settings import TypedSetting, typed_settings
         ('os.environ["NCCL_P2P_DISABLE"] = "1"', [("NCCL_P2P_DISABLE", "1")]),
         ("docker run --gpus all -e NCCL_P2P_LEVEL=NVL img", [("NCCL_P2P_LEVEL", "NVL")]),
         ("NCCL_P2P_DISABLE=1", [("NCCL_P2P_DISABLE", "1")]),  # `env | grep NCCL`
+        ("      - NCCL_P2P_DISABLE=1", [("NCCL_P2P_DISABLE", "1")]),  # a compose file's environment list
+        ("ENV NCCL_IB_DISABLE=1 NCCL_DEBUG=WARN", [("NCCL_IB_DISABLE", "1"), ("NCCL_DEBUG", "WARN")]),  # Dockerfile
     ],
 )
 def test_an_assignment_a_shell_or_python_would_make_is_read(line: str, typed: list[tuple[str, str]]) -> None:

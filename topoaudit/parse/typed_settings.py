@@ -1,7 +1,8 @@
 """NCCL variables a paste shows typed by the user: on a shell command line, exported, or set from Python.
 
 People paste the command they ran above its log: ``ubuntu@vm:~$ NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 ./a.out``,
-``export NCCL_IB_DISABLE=1``, ``docker run -e NCCL_P2P_LEVEL=LOC ...`` or ``os.environ["NCCL_P2P_DISABLE"] = "1"``.
+``export NCCL_IB_DISABLE=1``, ``docker run -e NCCL_P2P_LEVEL=LOC ...``, a compose file's ``- NCCL_P2P_DISABLE=1``,
+a Dockerfile's ``ENV NCCL_IB_DISABLE=1`` or ``os.environ["NCCL_P2P_DISABLE"] = "1"``.
 NCCL itself prints only some of the variables it reads (``NCCL_X set by environment to V``), so the typed ones are
 often the only sign that a transport was switched off. Only assignments the shell or Python would make count: a
 message that advises one (``Disable NVLS (NCCL_NVLS_ENABLE=0) if you wish...``) sets nothing.
@@ -15,7 +16,9 @@ from typing import NamedTuple
 _NAME = re.compile(r"NCCL_[A-Z0-9_]+")
 _ENV_WORD = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|\S*)")
 _PROMPT_END = ("$", "#", ">", "%", "➜")
-_LEADING_WORDS = frozenset({"export", "env", "sudo", "-E", "time", "nohup", "~", "declare", "-x"})
+_LEADING_WORDS = frozenset({"export", "env", "sudo", "-E", "time", "nohup", "~", "declare", "-x", "-", "ENV"})
+"""Words before a command's assignments: the shell's, mpirun's ``-x``, a Dockerfile's ``ENV`` and a compose file's
+``- NAME=VALUE`` list item."""
 _DOCKER_ENV = re.compile(r"(?:^|\s)(?:-e|--env)[ =](?P<name>NCCL_[A-Z0-9_]+)=(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
 _PYTHON_ENV = re.compile(
     r"""os\.environ\s*\[\s*["'](?P<name>NCCL_[A-Z0-9_]+)["']\s*\]\s*=\s*(?P<value>"[^"]*"|'[^']*'|[\w.^,-]+)"""
