@@ -323,3 +323,28 @@ def test_ranks_on_unnamed_hosts_are_held_to_the_networks_latency() -> None:
     assert latency.severity == Severity.WARN
     assert "a 2-rank all_reduce over the network at 16.6 µs (6.6 µs + 2 step(s) x 5 µs" in latency.message
     assert (latency.evidence["link"], latency.evidence["ranks"]) == ("the network", 2)
+
+
+# --- a run of one rank ----------------------------------------------------------------------------------------------
+
+ONE_RANK_PER_PROCESS = """\
+   134217728      33554432     float     sum      -1    631.9  212.41    0.00      0     0.51  263017.30    0.00      0
+   134217728      33554432     float     sum      -1    419.3  320.07    0.00      0     0.31  428400.03    0.00      0
+   536870912     134217728     float     sum      -1   2202.2  243.79    0.00      0     0.31  1747057.96    0.00      0
+   268435456      67108864     float     sum      -1   1007.4  266.46    0.00      0     0.31  857621.27    0.00      0
+"""
+"""Two processes of `mpirun -np 2 all_reduce_perf` built without MPI: each prints its own run of one GPU, the rows
+interleaved, busbw 0 (2(n-1)/n of algbw with n = 1) and the in-place half a no-op of 0.3 us."""
+
+
+def test_rows_of_one_rank_runs_say_so_and_judge_nothing() -> None:
+    report = judged(ONE_RANK_PER_PROCESS, gpu_model="NVIDIA H100 80GB HBM3")
+    single = found(report)["bench-single-rank"]
+    assert single.severity == Severity.INFO and report.gate.verdict == "not judged"
+    assert "1 more row(s) repeat a size, each another process's own run" in single.message
+    assert "the run had one rank: nothing crossed a link between GPUs" in report.gate.reason
+    assert not [i for i in report.input_issues if i.action == "recovered"]  # interleaved runs are not damage
+
+
+def test_a_run_of_several_ranks_is_not_one_rank() -> None:
+    assert "bench-single-rank" not in found(judged(_rows([10.0, 20.0, 40.0, 80.0])))

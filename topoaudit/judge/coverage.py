@@ -79,6 +79,8 @@ def _why_not(ctx: RuleContext) -> str:
     bench = ctx.bench
     if not isinstance(bench, Unsupported) and not any(g.rows for g in bench.groups):
         parts.append("the run printed no result row")
+    elif not isinstance(bench, Unsupported) and bench.one_rank:
+        parts.append("the run had one rank: nothing crossed a link between GPUs")
     elif not isinstance(bench, Unsupported) and not sweep_held_to_anything(ctx):
         parts.append(
             "the sweep's figures have nothing to be held to (no GPU model names the box, no --expect-busbw) and "
@@ -106,6 +108,8 @@ def _to_judge(ctx: RuleContext) -> str:
     if nvlink_undecided(ctx):
         return "name the GPUs (`--gpu-model NAME`, the name `nvidia-smi -L` prints)"
     bench = ctx.bench
+    if not isinstance(bench, Unsupported) and bench.one_rank:
+        return "run it with every GPU as a rank of one job (nccl-tests built with MPI=1 under mpirun, or `-g N`)"
     if not isinstance(bench, Unsupported) and any(g.rows for g in bench.groups) and not sweep_held_to_anything(ctx):
         return "name the GPUs (`--gpu-model NAME`) or the figure to hold the sweep to (`--expect-busbw GBPS`)"
     return TOPO_M

@@ -36,6 +36,15 @@ class BenchRow:
     inplace_busbw_gbps: Probed[float] = NOT_MEASURED
     inplace_wrong: Probed[int] = NOT_MEASURED
 
+    @property
+    def one_rank(self) -> bool:
+        """Data moved (algbw) and none of it between ranks (busbw 0 in both halves): a run of one rank.
+
+        busbw is algbw times 2(n-1)/n for an all-reduce, (n-1)/n for the others: 0 only when n is 1.
+        """
+        inplace = self.inplace_busbw_gbps
+        return self.algbw_gbps > 0 and self.busbw_gbps == 0 and (not isinstance(inplace, float) or inplace == 0)
+
 
 @dataclass(frozen=True)
 class SkippedSize:
@@ -169,3 +178,9 @@ class BenchResult:
     def group(self, name: str) -> BenchGroup | None:
         """Return the group called ``name``, or None when this bench did not measure it."""
         return next((g for g in self.groups if g.name == name), None)
+
+    @property
+    def one_rank(self) -> bool:
+        """Every row is of a run of one rank (:attr:`BenchRow.one_rank`): nothing crossed a link between GPUs."""
+        rows = [r for g in self.groups for r in g.rows]
+        return bool(rows) and all(r.one_rank for r in rows)

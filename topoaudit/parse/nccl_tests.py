@@ -415,7 +415,7 @@ class _Reader:
             if run.ended and run.rows:
                 self.new_run(number, "rows after the footer")
                 run = self.run
-            elif row.size_bytes < run.last_size.get(series, -1):
+            elif row.size_bytes < run.last_size.get(series, -1) and not _interleaved_one_rank_runs(run, row):
                 self.new_run(number, f"the size column restarts at {row.size_bytes} bytes")
                 run = self.run
             earlier = run.seen.get((series, row.size_bytes))
@@ -436,6 +436,16 @@ class _Reader:
         first, first_line = earlier
         if first_line in run.conflicted:
             return  # its size is already left out
+        if first.one_rank and row.one_rank:
+            self.issues.append(
+                ParseIssue(
+                    number,
+                    "ignored",
+                    f"the row for {row.size_bytes} bytes repeats line {first_line}'s size: another process's run of "
+                    "one rank",
+                )
+            )
+            return
         if _figures(first) == _figures(row):
             self.issues.append(
                 ParseIssue(number, "ignored", f"the row for {row.size_bytes} bytes repeats line {first_line}")
@@ -486,7 +496,10 @@ class _Reader:
             row_problems=tuple(run.problems),
             last_output=_last_printed(run),
         )
-        if not run.ranks and (counted := ranks_from_rows(rows, result.collective)) is not None:
+        if not run.ranks and rows and all(r.one_rank for r in rows):
+            said = "1 rank per run, from the rows' busbw of 0 beside a non-zero algbw (the rank lines were not pasted)"
+            result = dataclasses.replace(result, world_size=1, notes=(*result.notes, said))
+        elif not run.ranks and (counted := ranks_from_rows(rows, result.collective)) is not None:
             across = ": a run across nodes, as no node holds more than 16 GPUs" if counted > 16 else ""
             said = f"{counted} ranks, from the rows' busbw/algbw (the rank lines were not pasted){across}"
             result = dataclasses.replace(result, world_size=counted, notes=(*result.notes, said))
@@ -582,6 +595,12 @@ SHARE_OF_RANKS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "
 run whose rank lines were not pasted still say how many ranks it had."""
 PRINTED_HALF_UNIT = 0.005
 """nccl-tests prints bandwidths with two decimals: each figure is known to half of 0.01."""
+
+
+def _interleaved_one_rank_runs(run: _Run, row: BenchRow) -> bool:
+    """Rows of one-rank runs that several processes print at once (mpirun without MPI in nccl-tests): their sizes
+    interleave, and a smaller size after a larger one is another process's row, not another run."""
+    return row.one_rank and all(r.one_rank for r, _n, _k in run.rows)
 
 
 def ranks_from_rows(rows: list[BenchRow], collective: str) -> int | None:
@@ -746,7 +765,15 @@ def _data_row(
     ip_ok = ip_t is not None and ip_algbw is not None and ip_busbw is not None
     missing: Unsupported | Failed = Unsupported(SOURCE, "in-place half not in the input")
     problem = None
-    if ip_t is not None and ip_algbw is not None and ip_busbw is not None and not _sound(ip_t, ip_algbw, ip_busbw):
+    # one rank's in-place half copies nothing: its time is the call's overhead, its algbw any size over it
+    no_op = busbw == 0 and ip_busbw == 0 and ip_t is not None and ip_t > 0 and math.isfinite(ip_algbw or math.nan)
+    if (
+        ip_t is not None
+        and ip_algbw is not None
+        and ip_busbw is not None
+        and not no_op
+        and not _sound(ip_t, ip_algbw, ip_busbw)
+    ):
         ip_why = _impossible(ip[:3])
         message = f"the in-place half of the row for {size} bytes has {ip_why}"
         problem = RowProblem("impossible", size, message, _line(number, line))

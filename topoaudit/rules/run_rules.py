@@ -421,6 +421,50 @@ def _collapse(rows: list[BenchRow]) -> tuple[BenchRow, BenchRow] | None:
     return None
 
 
+@rule(
+    Code(
+        "bench-single-rank",
+        "info",
+        title="A pasted run had one rank: nothing crossed a link between GPUs",
+        remedy=(
+            "Build nccl-tests with MPI (`make MPI=1 MPI_HOME=...`) before starting it with mpirun or srun, or give "
+            "one process every GPU (`all_reduce_perf -g 8`); the rank lines (`#  Rank  0 ...`) then list every GPU and "
+            "busbw is no longer 0."
+        ),
+    ),
+    needs=(BENCH,),
+)
+def single_rank(ctx: RuleContext) -> Iterator[Finding]:
+    """Say that a pasted run had one rank, so its figures say nothing of the links (and the gate judges none).
+
+    busbw is algbw times 2(n-1)/n (an all-reduce) or (n-1)/n: 0 beside a non-zero algbw is one rank. Pasted with its
+    sizes repeated, it is the common slip of nccl-tests built without MPI and started by mpirun: every process ran a
+    test of its own GPU.
+    """
+    result = _pasted(ctx)
+    if result is None or not result.one_rank:
+        return
+    rows = [r for g in result.groups for r in g.rows]
+    if not rows:
+        return
+    repeats = sum(1 for i in ctx.issues if i.action == "ignored" and "another process's run of one rank" in i.message)
+    fastest = max(r.algbw_gbps for r in rows)
+    also = (
+        f"; {repeats} more row(s) repeat a size, each another process's own run: nccl-tests built without MPI and "
+        "started by mpirun or srun runs one test per process"
+        if repeats
+        else ""
+    )
+    yield finding(
+        "bench-single-rank",
+        f"The {result.collective} run had one rank: busbw is 0 at every size beside an algbw of up to "
+        f"{fastest:g} GB/s (a copy inside one GPU){also}. Nothing crossed a link between GPUs, so the run says "
+        "nothing of them.",
+        sizes=len(rows),
+        repeated_rows=repeats,
+    )
+
+
 def _run_name(group: BenchGroup) -> str:
     return "the first run" if group.name == "all" else group.name
 
