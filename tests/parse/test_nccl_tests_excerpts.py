@@ -288,3 +288,31 @@ def test_impossible_figures_make_the_report_say_the_input_was_damaged(tmp_path: 
     assert report.gate.verdict == "warn"
     (finding,) = [f for f in report.findings if f.code == "input-recovered"]
     assert "line 12: the row for 1048576 bytes has busbw 'nan', not a number" in finding.message
+
+
+OLD_ROWS_WITHOUT_REDOP = """\
+     1048576        131072   float    47.38   11.06   11.06  0e+00    46.84   11.19   11.19  0e+00
+     2097152        262144   float    70.44   14.89   14.89  0e+00    69.77   15.03   15.03  2e-06
+    67108864       8388608   float   1568.3   21.40   21.40  0e+00   1560.9   21.50   21.50  0e+00
+# Out of bounds values : 0 OK
+"""
+"""nccl-tests 1.x: no redop and no root column, and a maximum error where #wrong stands today."""
+
+
+def test_rows_of_nccl_tests_1_without_a_redop_column_are_read() -> None:
+    assert looks_like_nccl_tests(OLD_ROWS_WITHOUT_REDOP)
+    result = parse_nccl_tests(OLD_ROWS_WITHOUT_REDOP).result
+    rows = result.groups[0].rows
+    assert [(r.size_bytes, r.busbw_gbps, r.wrong) for r in rows] == [
+        (1 << 20, 11.06, 0), (2 << 20, 14.89, 0), (64 << 20, 21.4, 0)
+    ]  # fmt: skip
+    assert not isinstance(rows[1].inplace_wrong, int)  # a max error of 2e-06 is no count of wrong elements
+    assert result.world_size == 2  # busbw equals algbw: two ranks of an all-reduce
+
+
+def test_a_footer_whose_hash_a_page_took_still_ends_the_run() -> None:
+    """NVIDIA/nccl-tests#37 as the page shows it: ' Out of bounds values : 2 FAILED' without its '#' (1.x rows)."""
+    result = parse_nccl_tests(dev_paste("nccltests-37-allgather-oob-v100")).result
+    assert result.out_of_bounds == 2 and result.avg_busbw_gbps == 128.942
+    assert [r.size_bytes for r in result.groups[0].rows] == [4294967296]
+    assert result.collective == "all_gather"  # named on the pasted command line

@@ -59,7 +59,8 @@ _RANK = re.compile(
     r"device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
 )
 _UNHASHED = re.compile(
-    r"^(?:Using devices\s*$|Rank\s+\d+\s+(?:Group|Pid|on|uses)\s|bytes\s+N\s+type\s|out-of-place\s+in-place\s*$)"
+    r"^(?:Using devices\s*$|Rank\s+\d+\s+(?:Group|Pid|on|uses)\s|bytes\s+N\s+type\s|out-of-place\s+in-place\s*$"
+    r"|size\s+count\s+type\s|Out of bounds values\s*:|Avg bus bandwidth\s*:)"
 )
 """nccl-tests' own comment lines as a page shows them when Markdown took their "#" (a heading): read as comments."""
 _MPI_PREFIX = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
@@ -98,7 +99,8 @@ _OWN_LINE = re.compile(
 # The parameter line only nccl-tests prints (src/common.cu): "# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728".
 _PARAMETERS = re.compile(r"^\s*#\s*nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+", re.MULTILINE)
 _ROW_START = re.compile(
-    r"^\s*\d+\s+\d+\s+(?:" + "|".join(sorted(_TYPES)) + r")\s+(?:" + "|".join(sorted(_OPS)) + r")\s",
+    r"^\s*\d+\s+\d+\s+(?:" + "|".join(sorted(_TYPES)) + r")\s+(?:(?:" + "|".join(sorted(_OPS)) + r")\s"
+    r"|[\d.]+\s+[\d.]+\s+[\d.]+\s+\d(?:\.\d+)?e[+-]\d+\b)",  # nccl-tests 1.x: no redop, a max error column
     re.MULTILINE | re.IGNORECASE,
 )
 
@@ -724,19 +726,23 @@ def _data_row(
     tokens = line.split()
     if len(tokens) < 6 or not tokens[0].isdigit() or not tokens[1].isdigit():
         return None
-    if tokens[2].lower() not in _TYPES or tokens[3].lower() not in _OPS:
+    # nccl-tests 1.x printed no redop column where the collective has none to name (size count type time ...)
+    op_less = tokens[3].lower() not in _OPS and _float_or_none(tokens[3]) is not None
+    if tokens[2].lower() not in _TYPES or (tokens[3].lower() not in _OPS and not op_less):
         return None
-    rest = tokens[4:]
+    rest = tokens[3:] if op_less else tokens[4:]
     # no header: the current format has a root column (8 + 1 tokens, or 4 + 1 when trimmed); the old one not
-    has_root = layout[0] if layout is not None else len(rest) % 4 == 1
+    has_root = False if op_less else layout[0] if layout is not None else len(rest) % 4 == 1
     root = ""
     if has_root:
         if not re.fullmatch(r"-?\d+", rest[0]):
             return None
         root, rest = rest[0], rest[1:]
-    names = (
-        layout[1] if layout is not None else ["time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
-    )
+    old_names = ["time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"]
+    new_names = ["time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
+    names = layout[1] if layout is not None else new_names
+    if op_less and layout is None and len(rest) >= 4 and re.fullmatch(r"\d(?:\.\d+)?e[+-]\d+", rest[3]):
+        names = old_names  # its max error (0e+00), not a count of wrong elements
     half = _half_width(names)
     oop, ip = rest[:half], rest[half : 2 * half]
     if len(oop) < 3:
@@ -790,7 +796,7 @@ def _data_row(
         inplace_busbw_gbps=ip_busbw if ip_ok and ip_busbw is not None else missing,
         inplace_wrong=_wrong(ip[3] if ip_ok and len(ip) > 3 else None, wrong_name) if ip_ok else missing,
     )
-    return row, (tokens[2].lower(), tokens[3].lower(), root), problem
+    return row, (tokens[2].lower(), "" if op_less else tokens[3].lower(), root), problem
 
 
 def _line(number: int, line: str) -> LogLine:

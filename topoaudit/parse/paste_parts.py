@@ -100,8 +100,8 @@ _TESTS_HEAD = ("nThread", "Rank", "Using devices", "size", "(B)", "Out of bounds
                "Collective test", "nccl-tests version", "NCCL Tests", "out-of-place", "error:")  # fmt: skip
 _TESTS_ROW = re.compile(
     r"^\s*\d+\s+\d+\s+(?:u?int(?:8|32|64)?|half|float|double|bfloat16|f8e4m3|f8e5m2|char)\s+"
-    r"(?:sum|prod|max|min|avg|mulsum|none|all)\s"
-)
+    r"(?:(?:sum|prod|max|min|avg|mulsum|none|all)\s|[\d.]+\s+[\d.]+\s+[\d.]+\s+\d(?:\.\d+)?e[+-]\d+\b)"
+)  # nccl-tests 1.x rows have no redop column and a max error (0e+00)
 _NVB_START = ("nvbandwidth Version", "Built from Git version", "memcpy ", "multicast ", "SUM ", "Waived", "Waiving ",
               "CUDA Runtime Version", "CUDA Driver Version", "Device to Device Latency")  # fmt: skip
 _NVB_RUNNING = re.compile(r"^Running [a-z0-9_]+\.\s*$")
