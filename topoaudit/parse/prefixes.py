@@ -193,7 +193,7 @@ def strip_prefixes(text: str) -> tuple[Line, ...]:
         raw_lines = [raw[gutter:].removeprefix(" ").removeprefix("\t") for raw in raw_lines]
     for number, raw in enumerate(raw_lines, 1):
         m = match(raw)
-        if raw.startswith("[") and (tagged := _per_write_tags(raw)) is not None:
+        if raw[:1] == "[" and "] " in raw[1:8] and (tagged := _per_write_tags(raw)) is not None:
             stripped, prefixes = tagged
         elif m is None:  # most lines of a log carry no prefix
             stripped, prefixes = raw, ()
