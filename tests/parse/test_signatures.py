@@ -339,6 +339,12 @@ TABLE = [
     ("/repo/nvshmem_src/src/host/transport/transport.cpp:nvshmemi_transport_init:275: init failed for transport: IBGDA", "nvshmem-ibgda-init-failed"),
     ('Assertion "(gdr_pin_buffer(g, d_A, A_size, 0, 0, &A_mh)) == (0)" failed at sanity.cpp:344', "gdrcopy-pin-failed"),
     ("gdr_open error: Is gdrdrv driver installed and loaded?", "gdrcopy-pin-failed"),
+    ("error in gdr_pin_buffer with code=22", "gdrcopy-pin-error-code"),
+    (
+        "[ 1227.696901] gdrdrv:__gdrdrv_pin_buffer:nvidia_p2p_get_pages(va=fffd39e00000 len=65536 p2p_token=0 "
+        "va_space=fe00 callback=ffffc080a8de0230) failed [ret = -22]",
+        "gdrdrv-p2p-get-pages-failed",
+    ),
     ("Cuda error /workspace/csrc/custom_all_reduce.cuh:143 'invalid resource handle'", "gpu-stack-error"),
     ("register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument", "ofi-register-mr-failed"),
     ("fi_getinfo: -61 (No data available)", "fi-info-no-provider"),
