@@ -340,6 +340,16 @@ TABLE = [
     ('Assertion "(gdr_pin_buffer(g, d_A, A_size, 0, 0, &A_mh)) == (0)" failed at sanity.cpp:344', "gdrcopy-pin-failed"),
     ("gdr_open error: Is gdrdrv driver installed and loaded?", "gdrcopy-pin-failed"),
     ("error in gdr_pin_buffer with code=22", "gdrcopy-pin-error-code"),
+    ("[testing] Running with FP8, with top-k (async=True, previous=False) ... passed", "deepep-test-passed"),
+    (
+        "[rank 3] Dispatch + combine bandwidth: 25.26 GB/s, avg_t=873.03 us, min_t=717.92 us, max_t=928.10 us",
+        "deepep-low-latency-bandwidth",
+    ),
+    (
+        "[tuning] Best dispatch (BF16): SMs 24, NVL chunk 20, RDMA chunk 32: 25.80 GB/s (RDMA), 84.39 GB/s (NVL)",
+        "deepep-tuning-bandwidth",
+    ),
+    ("[tuning] SMs 24, NVL chunk 4: 148.11 GB/s (NVL), avg_t: 423.68 us", "deepep-tuning-bandwidth"),
     (
         "[ 1227.696901] gdrdrv:__gdrdrv_pin_buffer:nvidia_p2p_get_pages(va=fffd39e00000 len=65536 p2p_token=0 "
         "va_space=fe00 callback=ffffc080a8de0230) failed [ret = -22]",
@@ -422,6 +432,7 @@ def test_every_signature_has_a_line_in_the_table() -> None:
 
 # Lines that look like a signature's and must not be taken for it.
 NOT = [
+    ("[testing] Running with BF16, without top-k (async=False, previous=False) ...", "deepep-test-passed"),
     ("ip-10-1-2-3:77:90 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)", "ofi-selected-tcp-provider"),
     ("node2:1208:1249 [0] NCCL INFO Attribute coll of node net not found", "nccl-topo-xml-attribute-missing"),
     (

@@ -23,6 +23,7 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
+    "deepep-270-tuning-low-rdma-bw": "verdict WARN but no finding names run-hung (found deepep-test-result)",
     "nccl-224-horovod-roce-34-hcas-mpi": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
@@ -33,7 +34,6 @@ STILL_WRONG: dict[str, str] = {
     "cuda-samples-357-busgrind-bidir-collapse": "verdict REFUSED, the thread's WARN/FAIL",
     "cudasamples-392-4xh100-bidir-260": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
-    "deepep-60-h100-rdma-4gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
     "horovod-1651-comminitrank-system-error-tail": "verdict NOT_JUDGED, the thread's FAIL",

@@ -466,3 +466,22 @@ def test_nccl_refusing_p2p_between_nvlink_connected_gpus_names_a_link_fault(run:
     _, report = judged(run, tmp_path, text)
     found = by_code(report)["nccl-p2p-disabled"]
     assert found["severity"] == "fail" and found["evidence"]["causes"] == ["nvlink-down"]
+
+
+DEEPEP_LOW_LATENCY = """\
+[rank 0] Dispatch + combine bandwidth: {gbps} GB/s, avg_t=83610.61 us, min_t=924.03 us, max_t=377962.68 us
+[rank 1] Dispatch + combine bandwidth: 41.20 GB/s, avg_t=873.03 us, min_t=717.92 us, max_t=928.10 us
+"""
+
+
+def test_deepeps_bandwidth_far_below_its_own_figures_warns(run: Run, tmp_path: Path) -> None:
+    """A quarter of DeepEP's lowest published low-latency figure (39 GB/s on H800 with CX7) is no path as built."""
+    _, slow = judged(run, tmp_path, DEEPEP_LOW_LATENCY.format(gbps="0.26"))
+    found = by_code(slow)["deepep-test-result"]
+    assert found["severity"] == "warn" and slow["verdict"] == "warn"
+    assert "line 1: '[rank 0] Dispatch + combine bandwidth: 0.26 GB/s" in found["message"]
+    _, sound = judged(run, tmp_path, DEEPEP_LOW_LATENCY.format(gbps="25.26"))
+    assert by_code(sound)["deepep-test-result"]["severity"] == "info" and sound["verdict"] == "pass"
+    tuning = "[tuning] Best dispatch (BF16): SMs 24, NVL chunk 20, RDMA chunk 32: 3.10 GB/s (RDMA), 84.39 GB/s (NVL)\n"
+    _, rdma = judged(run, tmp_path, tuning)
+    assert by_code(rdma)["deepep-test-result"]["severity"] == "warn"  # RDMA below 43 / 4 GB/s

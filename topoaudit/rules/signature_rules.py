@@ -179,6 +179,24 @@ _FABRIC_MANAGER_FAILURES = frozenset(
 )
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
 _GEFORCE = "NVIDIA GeForce"  # a paste naming a GeForce card (nvidia-smi's table cuts the rest): never on NVSwitches
+DEEPEP_FLOORS_GBPS = {
+    "deepep-low-latency-bandwidth": {"gbps": 39 / 4},
+    "deepep-tuning-bandwidth": {"rdma": 43 / 4, "nvl": 153 / 4},
+}
+"""A quarter of the lowest figure DeepEP publishes for each of its kernels' paths (docs/legacy.md of
+deepseek-ai/DeepEP@dd758ca2d2ab, H800 with CX7 400 Gb/s NICs: low-latency dispatch and combine 39-127 GB/s, normal
+kernels 43-58 GB/s over RDMA and 153 GB/s over NVLink); newer GPUs and NICs measure more, never a quarter of it."""
+
+
+def _below_deepep_floor(signature_id: str, hit: Hit) -> bool:
+    """Whether a DeepEP bandwidth line shows a path below a quarter of DeepEP's own figure for it."""
+    for group, floor in DEEPEP_FLOORS_GBPS[signature_id].items():
+        value = hit.values.get(group)
+        if value and float(value) < floor:
+            return True
+    return False
+
+
 _SOCKET_INIT = "nccl-net-socket-using"
 _RDMA_IN_USE = re.compile(
     r"NET/IB : Using \[\d+\]|via NET/(?:IB|IBext|AWS Libfabric|OFI)\b|NET/OFI Selected [Pp]rovider is efa"
@@ -219,6 +237,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
+    if signature.id in DEEPEP_FLOORS_GBPS and _below_deepep_floor(signature.id, hit):
+        return Severity.WARN  # far below DeepEP's own figures for the same kernels: no path working as built
     if signature.id == _SOCKET_INIT and _RDMA_IN_USE.search(ctx.text):
         return Severity.INFO  # NCCL set its socket transport up, then chose the RDMA one the paste shows in use
     if carries_nothing(signature, found, ctx):
