@@ -14,6 +14,8 @@ from topoaudit.model.nccl import LogLine, NcclSetting
 from topoaudit.model.values import Probed, Unsupported
 
 NOT_MEASURED = Unsupported(source="bench", reason="not measured")
+ONE_RANK_REPEAT = "another process's run of one rank"
+"""How a reader says a pasted row repeats a size because another process printed its own run of one rank."""
 
 
 @dataclass(frozen=True)

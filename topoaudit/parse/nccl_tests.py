@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topoaudit.errors import InputError
-from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RankInfo, RowProblem, RunFailure
+from topoaudit.model.bench import ONE_RANK_REPEAT, BenchGroup, BenchResult, BenchRow, RankInfo, RowProblem, RunFailure
 from topoaudit.model.busbw import normalize_algorithm, peak, plateau
 from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.nccl import LogLine, NcclSetting
@@ -443,8 +443,7 @@ class _Reader:
                 ParseIssue(
                     number,
                     "ignored",
-                    f"the row for {row.size_bytes} bytes repeats line {first_line}'s size: another process's run of "
-                    "one rank",
+                    f"the row for {row.size_bytes} bytes repeats line {first_line}'s size: {ONE_RANK_REPEAT}",
                 )
             )
             return
@@ -599,6 +598,12 @@ PRINTED_HALF_UNIT = 0.005
 """nccl-tests prints bandwidths with two decimals: each figure is known to half of 0.01."""
 
 
+_COLUMNS = ["time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
+_COLUMNS_1X = ["time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"]
+"""A row's columns after its size, count, type (and redop, root) without a header: today's and nccl-tests 1.x's."""
+_MAX_ERROR = re.compile(r"\d(?:\.\d+)?e[+-]\d+")
+
+
 def _interleaved_one_rank_runs(run: _Run, row: BenchRow) -> bool:
     """Rows of one-rank runs that several processes print at once (mpirun without MPI in nccl-tests): their sizes
     interleave, and a smaller size after a larger one is another process's row, not another run."""
@@ -738,11 +743,9 @@ def _data_row(
         if not re.fullmatch(r"-?\d+", rest[0]):
             return None
         root, rest = rest[0], rest[1:]
-    old_names = ["time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"]
-    new_names = ["time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
-    names = layout[1] if layout is not None else new_names
-    if op_less and layout is None and len(rest) >= 4 and re.fullmatch(r"\d(?:\.\d+)?e[+-]\d+", rest[3]):
-        names = old_names  # its max error (0e+00), not a count of wrong elements
+    names = layout[1] if layout is not None else _COLUMNS
+    if op_less and layout is None and len(rest) >= 4 and _MAX_ERROR.fullmatch(rest[3]):
+        names = _COLUMNS_1X  # its max error (0e+00), not a count of wrong elements
     half = _half_width(names)
     oop, ip = rest[:half], rest[half : 2 * half]
     if len(oop) < 3:
@@ -771,14 +774,12 @@ def _data_row(
     ip_ok = ip_t is not None and ip_algbw is not None and ip_busbw is not None
     missing: Unsupported | Failed = Unsupported(SOURCE, "in-place half not in the input")
     problem = None
-    # one rank's in-place half copies nothing: its time is the call's overhead, its algbw any size over it
-    no_op = busbw == 0 and ip_busbw == 0 and ip_t is not None and ip_t > 0 and math.isfinite(ip_algbw or math.nan)
     if (
         ip_t is not None
         and ip_algbw is not None
         and ip_busbw is not None
-        and not no_op
         and not _sound(ip_t, ip_algbw, ip_busbw)
+        and not _one_rank_in_place(busbw, ip_t, ip_algbw, ip_busbw)
     ):
         ip_why = _impossible(ip[:3])
         message = f"the in-place half of the row for {size} bytes has {ip_why}"
@@ -797,6 +798,11 @@ def _data_row(
         inplace_wrong=_wrong(ip[3] if ip_ok and len(ip) > 3 else None, wrong_name) if ip_ok else missing,
     )
     return row, (tokens[2].lower(), "" if op_less else tokens[3].lower(), root), problem
+
+
+def _one_rank_in_place(busbw: float, time_us: float, algbw: float, inplace_busbw: float) -> bool:
+    """One rank's in-place half copies nothing: its time is the call's overhead, its algbw any size over it."""
+    return busbw == 0 and inplace_busbw == 0 and time_us > 0 and math.isfinite(algbw)
 
 
 def _line(number: int, line: str) -> LogLine:

@@ -160,14 +160,10 @@ def _chain_device(chain: str) -> str | None:
         return "cpu"
     if method == "cuda":
         return f"cuda:{args}" if args.isdigit() else "cuda:0" if not args else None
-    value = args.split(",")[0].strip()
-    value = value.removeprefix("device=").strip()
-    if value.isdigit():
-        return f"cuda:{value}"
-    found = re.search(r"['\"](cuda(?::\d+)?|cpu)['\"]", value)
-    if found is None:
-        return None
-    return "cuda:0" if found.group(1) == "cuda" else found.group(1)
+    value = args.split(",")[0].strip().removeprefix("device=").strip()
+    if not (value.isdigit() or re.search(r"['\"](?:cuda|cpu)", value)):
+        return None  # a variable names it
+    return _device_named(value)
 
 
 def _settle(
@@ -288,9 +284,12 @@ def _nested(tokens: list[str]) -> tuple[tuple[int, ...] | None, tuple[str, ...]]
 def _device(keywords: str) -> str:
     """The device a print or literal names; the host when it names none."""
     m = _DEVICE_KW.search(keywords)
-    if m is None:
-        return "cpu"
-    value = m["value"].strip().strip("'\"")
+    return "cpu" if m is None else _device_named(m["value"])
+
+
+def _device_named(value: str) -> str:
+    """The device a ``device=`` value or a ``.to()`` argument names: ``1``, ``'cuda:1'``, ``torch.device('cuda')``."""
+    value = value.strip().strip("'\"")
     if value.isdigit():
         return f"cuda:{value}"
     found = re.search(r"cuda:\d+", value)

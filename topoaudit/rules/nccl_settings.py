@@ -20,10 +20,10 @@ from topoaudit.rules.remedies import NCCL_VARIABLES, remedy
 
 P2P_LEVEL_OFF = ("LOC", "0")
 P2P_LEVEL_NARROW = ("NVL", "NVB", "C2C", "PIX", "1")
-P2P_LEVEL_NVLINK = ("NVL", "NVB")
-"""NCCL_P2P_LEVEL values that keep peer access on NVLink paths only: on an NVSwitch board every pair keeps it."""
 """NCCL_P2P_LEVEL values below NCCL's default (PXB): P2P off, or only between the closest GPUs. Before NCCL 2.6
 levels were numbers, 0..5 = LOC, PIX, PXB, PHB, SYS, SYS (src/graph/paths.cc)."""
+P2P_LEVEL_NVLINK = ("NVL", "NVB")
+"""NCCL_P2P_LEVEL values that keep peer access on NVLink paths only: on an NVSwitch board every pair keeps it."""
 SWITCHES_OFF = frozenset(
     ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NVB_DISABLE", "NCCL_PXN_DISABLE",
      "NCCL_IGNORE_DISABLED_P2P", "NCCL_P2P_DIRECT_DISABLE")

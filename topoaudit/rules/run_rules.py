@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow, RunFailure
+from topoaudit.model.bench import ONE_RANK_REPEAT, BenchGroup, BenchResult, BenchRow, RunFailure
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.nccl import LogLine, NcclView
 from topoaudit.model.values import Unsupported
@@ -447,7 +447,7 @@ def single_rank(ctx: RuleContext) -> Iterator[Finding]:
     rows = [r for g in result.groups for r in g.rows]
     if not rows:
         return
-    repeats = sum(1 for i in ctx.issues if i.action == "ignored" and "another process's run of one rank" in i.message)
+    repeats = sum(1 for i in ctx.issues if i.action == "ignored" and ONE_RANK_REPEAT in i.message)
     fastest = max(r.algbw_gbps for r in rows)
     also = (
         f"; {repeats} more row(s) repeat a size, each another process's own run: nccl-tests built without MPI and "

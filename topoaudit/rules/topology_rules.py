@@ -708,26 +708,21 @@ PXN_GPUS_PER_NIC = 2
 near NIC share its bandwidth: one NIC beside GPU0 for eight GPUs is not a network design."""
 
 
-def _index(label: str) -> int:
-    return int(label[3:]) if label[3:].isdigit() else 0
-
-
-def _pxn_relays(ctx: RuleContext, far: list[int], near: set[str]) -> str | None:
+def _pxn_relays(ctx: RuleContext, far: list[int], near: set[int]) -> str | None:
     """Name, for each GPU without a near NIC, an NVLink peer with one ("GPU1 via GPU0"); None when one has none."""
     relays = []
     for index in far:
-        label = f"GPU{index}"
         peer = next(
             (
                 other
-                for other in sorted(near, key=lambda g: (abs(_index(g) - index), _index(g)))  # the nearest first
-                if (lk := ctx.machine.link(label, other)) is not None and lk.level == PathLevel.NVLINK
+                for other in sorted(near, key=lambda g: (abs(g - index), g))  # the nearest first
+                if (lk := ctx.machine.link(f"GPU{index}", f"GPU{other}")) is not None and lk.level == PathLevel.NVLINK
             ),
             None,
         )
         if peer is None:
             return None
-        relays.append(f"{label} via {peer}")
+        relays.append(f"GPU{index} via GPU{peer}")
     return ", ".join(relays)
 
 
@@ -754,18 +749,20 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     if not machine.nics:
         return
     far: list[int] = []
-    near: set[str] = set()  # GPUs with a NIC at PIX/PXB
+    near: set[int] = set()  # GPUs with a NIC at PIX/PXB
+    near_nics: set[str] = set()  # ... and those NICs
     judged = 0
     for gpu in machine.gpus:
-        levels = [machine.link(gpu.label, nic.label) for nic in machine.nics]
-        known = [lk.level for lk in levels if lk is not None]
-        if not known:
+        links = [(nic.label, lk.level) for nic in machine.nics if (lk := machine.link(gpu.label, nic.label))]
+        if not links:
             continue
         judged += 1
-        if min(known) > PathLevel.PXB:
-            far.append(gpu.index)
+        close = {nic for nic, level in links if level <= PathLevel.PXB}
+        if close:
+            near.add(gpu.index)
+            near_nics |= close
         else:
-            near.add(gpu.label)
+            far.append(gpu.index)
     if not far:
         return
     total = len(machine.gpus)
@@ -773,13 +770,7 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     # NICs keep the names topo -m gives them ("NIC0", or "mlx5_0" on older drivers)
     gpu_nic = [lk for lk in machine.links if {lk.a, lk.b} & gpus and {lk.a, lk.b} & nics]
     all_phb = bool(gpu_nic) and all(lk.level == PathLevel.PHB for lk in gpu_nic)
-    relays = _pxn_relays(ctx, far, near)
-    near_nics = {
-        nic.label
-        for gpu in machine.gpus
-        for nic in machine.nics
-        if (lk := machine.link(gpu.label, nic.label)) is not None and lk.level <= PathLevel.PXB
-    }
+    relays = _pxn_relays(ctx, far, near) if judged <= PXN_GPUS_PER_NIC * len(near_nics) else None
     design = ctx.design
     if design is not None and (design.layout == "nvl72" or design.build == "superchip"):
         severity, why = (
@@ -793,7 +784,7 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         severity, why = Severity.INFO, "few NICs and none near a GPU: likely front-end or storage NICs"
     elif len(far) == judged and all_phb:
         severity, why = Severity.WARN, "every GPU-NIC path is PHB: a VM may be hiding the PCIe tree"
-    elif relays is not None and judged <= PXN_GPUS_PER_NIC * len(near_nics):
+    elif relays is not None:
         severity, why = (
             Severity.INFO,
             f"NCCL's PXN relays their network traffic over NVLink to a GPU with a NIC at PIX/PXB: {relays}",
