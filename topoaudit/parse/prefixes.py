@@ -191,12 +191,17 @@ def strip_prefixes(text: str) -> tuple[Line, ...]:
     gutter = _editor_gutter(raw_lines)
     if gutter:
         raw_lines = [raw[gutter:].removeprefix(" ").removeprefix("\t") for raw in raw_lines]
+    # a rank tag on each write ("[0]      1048576 ... -1[0]    1626.5") starts a line with "[": looked for only then
+    tags = bool(gutter) or text.startswith("[") or "\n[" in text
     for number, raw in enumerate(raw_lines, 1):
         m = match(raw)
-        if raw[:1] == "[" and "] " in raw[1:8] and (tagged := _per_write_tags(raw)) is not None:
+        if m is None:  # most lines of a log carry no prefix
+            if tags and raw[:1] == "[" and (tagged := _per_write_tags(raw)) is not None:
+                stripped, prefixes = tagged
+            else:
+                stripped, prefixes = raw, ()
+        elif tags and m.lastgroup == "mpich" and (tagged := _per_write_tags(raw)) is not None:
             stripped, prefixes = tagged
-        elif m is None:  # most lines of a log carry no prefix
-            stripped, prefixes = raw, ()
         else:
             stripped, prefixes = _strip(raw, m)
         if stripped.endswith("cluster]") and (r := _RAY_REPEATED.search(stripped)):
