@@ -485,3 +485,18 @@ def test_deepeps_bandwidth_far_below_its_own_figures_warns(run: Run, tmp_path: P
     tuning = "[tuning] Best dispatch (BF16): SMs 24, NVL chunk 20, RDMA chunk 32: 3.10 GB/s (RDMA), 84.39 GB/s (NVL)\n"
     _, rdma = judged(run, tmp_path, tuning)
     assert by_code(rdma)["deepep-test-result"]["severity"] == "warn"  # RDMA below 43 / 4 GB/s
+
+
+def test_collnet_asked_for_and_not_set_up_warns_that_reductions_run_without_the_switches(
+    run: Run, tmp_path: Path
+) -> None:
+    """NCCL_COLLNET_ENABLE=1 and a communicator that could not set CollNet up: the run goes on over the plain network,
+    so the figures are not those of SHARP; a warning, not a failure."""
+    log = (
+        "node1:4021:4021 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.\n"
+        "node1:4021:4090 [0] NCCL WARN Cannot initialize CollNet, using point-to-point network instead\n"
+    )
+    code, report = judged(run, tmp_path, log)
+    found = by_code(report)["nccl-collnet-unavailable"]
+    assert code == 0 and found["severity"] == "warn" and report["verdict"] == "warn"
+    assert "point-to-point network" in found["message"] + json.dumps(found["evidence"])
