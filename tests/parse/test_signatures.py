@@ -321,6 +321,7 @@ TABLE = [
     ("\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-", "lspci-acsctl-redirect"),
     ("[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available", "ofi-getinfo-failed"),
     ("[C25L18:0:24972 - comm.c:374] ERROR Failed to lock SAT tree(ID:0x40 ret:0", "sharp-tree-lock-failed"),
+    ("2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error", "nccl-ib-async-fatal-old"),
     ("gpu-node-3:4021:4021 [0] NCCL WARN Cannot initialize CollNet, using point-to-point network instead", "nccl-collnet-init-failed"),
     ("b7a1c2e9f0d3:88:88 [0] NCCL WARN No NVML device handle. Skipping nvlink detection.", "nccl-no-nvml-device-handle"),
     ("worker-0:51:51 [0] NCCL INFO No NVML device handle. Skipping nvlink detection.", "nccl-no-nvml-device-handle"),

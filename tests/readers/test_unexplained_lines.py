@@ -192,6 +192,12 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         ),
         ("# gdrcopy_sanity\nTotal: 28, Passed: 28, Failed: 0, Waived: 0\n", "gpu-text"),
         ("/dev/infiniband:\ntotal 0\ncrw-rw-rw- 1 root root 231, 192 Mar  6 04:13 uverbs0\n", "gpu-text"),
+        # rdma-core naming a provider library it lists and cannot load (NVIDIA/nccl#1044: not NCCL's, and harmless)
+        (
+            "libibverbs: Warning: couldn't load driver 'libipathverbs-rdmav25.so': libipathverbs-rdmav25.so: cannot "
+            "open shared object file: No such file or directory\n",
+            "gpu-text",
+        ),
         ("distributed_backend=nccl\nAll distributed processes registered. Starting with 32 processes\n", "gpu-text"),
     ],
 )

@@ -141,7 +141,7 @@ _BANDWIDTH_NOTE = re.compile(
 line): no reader is for it, but it is recognisably about the interconnect, so the paste is judged, not refused."""
 _GPU_TEXT = re.compile(
     r"\b(?:NCCL|NVLink|NVSwitch|NVSHMEM|InfiniBand|RoCE|GPUDirect|libfabric|nvidia-fabricmanager|fabricmanager"
-    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\d+|ibv_\w+|fi_info|provider: (?:efa|verbs)"
+    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\d+|ibv_\w+|libibverbs|fi_info|provider: (?:efa|verbs)"
     r"|libnccl\S*|nccl==[\d.]+|mpirun|torchrun|all_reduce_perf"
     r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{2,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
     r"|--gres=gpu|ACSCtl:|[Ff]abric[ -][Mm]anager|\b[Hh]orovod|\b[Cc]u[Pp]y\b"
@@ -158,7 +158,7 @@ _GPU_TEXT = re.compile(
     r"|\bgdrcopy\w*|\bgdrdrv\b|/dev/infiniband\b|\bnccl\b|distributed_backend=|All distributed processes registered"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
-paste of such lines that no reader is for (``ibstat``, ``fi_info``, an NCCL banner, NCCL's ``maxBw`` figure, a Ray
+paste of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's ``maxBw`` figure, a Ray
 worker's exit, ``gdrcopy_sanity``, a listing of ``/dev/infiniband``, Lightning's banner of registered processes) is
 recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
