@@ -158,9 +158,10 @@ _GPU_TEXT = re.compile(
     r"|\bgdrcopy\w*|\bgdrdrv\b|/dev/infiniband\b|\bnccl\b|distributed_backend=|All distributed processes registered"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
-paste of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's ``maxBw`` figure, a Ray
-worker's exit, ``gdrcopy_sanity``, a listing of ``/dev/infiniband``, Lightning's banner of registered processes) is
-recognisably about the interconnect or the run on it and judged "not judged", never refused."""
+paste of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's
+``maxBw`` figure, a Ray worker's exit, ``gdrcopy_sanity``, a listing of ``/dev/infiniband``, Lightning's banner of
+registered processes) is recognisably about the interconnect or the run on it and judged "not judged", never
+refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(
