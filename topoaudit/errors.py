@@ -21,6 +21,11 @@ class InputError(TopoauditError):
     exit_code = ExitCode.UNUSABLE
 
 
+class NothingToJudge(InputError):
+    """A reader recognised its output in the text, and the excerpt holds nothing it can judge (a banner, a matrix's
+    rows without their title). Alone it is refused with this sentence; in a paste it is said "not judged"."""
+
+
 class EnvironmentUnusable(TopoauditError):
     """This machine cannot be probed: no NVIDIA driver, NVML library missing, no GPU visible."""
 

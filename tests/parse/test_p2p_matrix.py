@@ -256,13 +256,17 @@ def test_a_pair_far_below_the_others_in_a_matrix_without_its_title_warns(tmp_pat
     assert low and "GPU2" in low[0].message and "GPU3" in low[0].message, report.findings
 
 
-def test_a_matrix_header_alone_without_its_title_is_bad_input_not_a_crash(tmp_path: Path) -> None:
+def test_a_matrix_header_alone_without_its_title_is_not_judged_not_a_crash(tmp_path: Path) -> None:
     """Cut to its ``D\\D`` header line alone it used to crash the reader (exit 5) looking for the title it never
-    had; it is a paste with nothing to read (exit 4, one sentence)."""
+    had, then was refused (exit 4); it is recognised as the tool's output, holding nothing to judge: not judged, and
+    the report says what the lines are."""
     paste = tmp_path / "p2p.txt"
     paste.write_text(UNTITLED.splitlines()[0] + "\n", encoding="utf-8")
     with pytest.raises(InputError, match="neither devices nor matrices"):
-        analyze_input(AnalyzeRequest(MachineInput(path=str(paste))))
+        parse_p2p(paste.read_text(), "p2p.txt")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert report.gate.verdict == "not judged" and report.gate.exit_code == 0
+    assert any("neither devices nor matrices" in issue.message for issue in report.input_issues)
 
 
 def test_a_paste_cut_on_the_connectivity_matrix_title_is_no_hang(tmp_path: Path) -> None:
@@ -274,3 +278,23 @@ def test_a_paste_cut_on_the_connectivity_matrix_title_is_no_hang(tmp_path: Path)
     paste.write_text(whole[: whole.index(title)] + title + "\n")
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
     assert "bench-run-hung" not in {f.code for f in report.findings}
+
+
+def test_the_peer_access_lines_alone_name_the_pairs_without_peer_access(tmp_path: Path) -> None:
+    """p2pBandwidthLatencyTest prints ``Device=a CAN|CANNOT Access Peer Device=b`` for every ordered pair before its
+    matrices; pasted alone (NVIDIA/nccl#257's excerpt) they were refused as "neither devices nor matrices"."""
+    lines = [
+        f"Device={a} {'CAN' if (a < 2) == (b < 2) else 'CANNOT'} Access Peer Device={b}"
+        for a in range(4)
+        for b in range(4)
+        if a != b
+    ]
+    parsed = parse_p2p("\n".join(lines) + "\n", "access.txt")
+    assert [g.index for g in parsed.gpus] == [0, 1, 2, 3]
+    unavailable = {(s.a, s.b) for s in parsed.statuses if s.read != "ok"}
+    assert unavailable == {(0, 2), (0, 3), (1, 2), (1, 3)}
+    paste = tmp_path / "access.txt"
+    paste.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    (found,) = [f for f in report.findings if f.code == "p2p-unavailable"]
+    assert "GPU0-GPU2" in found.message and "GPU0-GPU1" not in found.message

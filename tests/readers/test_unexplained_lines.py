@@ -245,3 +245,22 @@ def test_iblinkinfo_link_lines_are_read_not_refused(run: Run, tmp_path: Path) ->
     down = up + '           3   17[  ] ==(                Down/ Polling)==>             [  ] "" ( )\n'
     _, unused = analyzed(run, tmp_path, down)
     assert {f["code"]: f["severity"] for f in unused["findings"]}["rdma-port-down"] == "info"  # a switch's spare port
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # nvbandwidth's banner and device list, the results cut off: before, refused
+        ("nvbandwidth Version: v0.8\nBuilt from Git version: v0.8\n\nDevice 0: NVIDIA H100 80GB HBM3\n", "nvbandwidth"),
+        # the header line of a p2pBandwidthLatencyTest matrix, cut before its rows: before, refused
+        ("   D\\D     0      1      2      3\n", "p2pBandwidthLatencyTest"),
+    ],
+)
+def test_a_tools_output_with_nothing_to_judge_is_not_judged_and_named(
+    run: Run, tmp_path: Path, text: str, said: str
+) -> None:
+    """An excerpt a reader recognises as its tool's output but that holds nothing it can judge is read as that
+    output and said "not judged", naming it: a refusal is for text with nothing recognisable in it."""
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert any(said in issue["message"] for issue in report["input_issues"])

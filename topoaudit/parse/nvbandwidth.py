@@ -22,7 +22,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from topoaudit.errors import InputError
+from topoaudit.errors import InputError, NothingToJudge
 from topoaudit.model.machine import Gpu
 from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, WaivedTest
 from topoaudit.model.values import Probed, Unsupported
@@ -91,7 +91,7 @@ def parse_nvbandwidth(text: str, name: str, *, partial: bool = False) -> ParsedN
     reader.read()
     parsed = reader.parsed()
     if not (parsed.matrices or parsed.failures or parsed.waived or parsed.tests_run):
-        raise InputError(f"{name}: nvbandwidth output without a bandwidth matrix or a test outcome")
+        raise NothingToJudge(f"{name}: nvbandwidth output without a bandwidth matrix or a test outcome")
     if parsed.failures and not partial:
         first = parsed.failures[0]
         where = f" in {first.testcase}" if isinstance(first.testcase, str) else ""

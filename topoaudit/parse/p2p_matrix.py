@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from topoaudit.errors import InputError
+from topoaudit.errors import InputError, NothingToJudge
 from topoaudit.model.machine import Gpu, P2PStatus
 from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, LatencyMatrix
 from topoaudit.model.values import Probed, Unsupported
@@ -36,6 +36,8 @@ _LEGEND = re.compile(r"^\s*(Legend:|[A-Z]{1,3}\s+=\s)")
 _DEVICE = re.compile(
     r"^Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+), pciDeviceID: ([0-9a-fA-F]+), pciDomainID:\s*(\d+)"
 )
+_PEER_ACCESS = re.compile(r"^Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+)\s*$")
+"""The sample's answer for each ordered pair, printed before its matrices (cudaDeviceCanAccessPeer)."""
 _SAMPLE_MATRIX = re.compile(
     r"^(P2P Connectivity Matrix|(Uni|Bi)?directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)"
     r"|P2P=\w+ Latency(?: \(P2P \w+\))? Matrix \(us\))\s*$"
@@ -45,6 +47,11 @@ _BANDWIDTH_TITLE = re.compile(r"(?:Uni|Bi)?directional P2P=\w+ Bandwidth.*Matrix
 _SAMPLE_ROW = re.compile(r"^\s*(\d{1,6})\s+(\S.*)$")
 _UNTITLED_HEADER = re.compile(r"^\s*D\\D(?:\s+\d{1,6})+\s*$")
 """The column header of the sample's bandwidth matrices (its latency matrices head theirs with ``GPU``)."""
+_UNTITLED_LATENCY_HEADER = re.compile(r"^\s*GPU(?:\s+\d{1,6}){2,}\s*$")
+"""The column header of the sample's latency matrices ("   GPU     0      1 ..."), here without its title above."""
+UNTITLED_LATENCY = "Latency Matrix (us)"
+"""A latency matrix pasted without its title: whether peer access was on is unknown; its microseconds still say
+whether a copy works."""
 UNTITLED_BANDWIDTH = "Bandwidth Matrix (GB/s)"
 """A bandwidth matrix pasted without its title: direction and peer access unknown, read as one-way copies."""
 _DIAGONAL_MARKS = frozenset({"-", "\u2014", "\u2013", "X", "x", "N/A", "n/a"})
@@ -77,7 +84,11 @@ def looks_like_p2p(text: str) -> bool:
         return True
     if "Matrix (GB/s)" in head and _BANDWIDTH_TITLE.search(head):
         return True
-    if "D\\D" in head and any(_UNTITLED_HEADER.match(line) for line in head.splitlines()):
+    if ("D\\D" in head or "GPU " in head) and any(
+        _UNTITLED_HEADER.match(line) or _UNTITLED_LATENCY_HEADER.match(line) for line in head.splitlines()
+    ):
+        return True
+    if "Access Peer Device=" in head and any(_PEER_ACCESS.match(line.strip()) for line in head.splitlines()):
         return True
     return bool(_smi_blocks(head.splitlines()))
 
@@ -115,7 +126,10 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
         or "Bandwidth Latency Test" in text
         or _LATENCY_TITLE.search(text)
         or _BANDWIDTH_TITLE.search(text)
-        or any(_UNTITLED_HEADER.match(line) for line in lines)
+        or any(
+            _UNTITLED_HEADER.match(line) or _UNTITLED_LATENCY_HEADER.match(line) or _PEER_ACCESS.match(line.strip())
+            for line in lines
+        )
     ):
         return _cuda_sample(lines, name)
     return _nvidia_smi(lines, name)
@@ -201,7 +215,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             for a, values in rows
         )
         if _LATENCY_TITLE.search(title):
-            test = title.removesuffix(" Matrix (us)").strip()
+            test = "Latency (its title not pasted)" if title == UNTITLED_LATENCY else title.removesuffix(" Matrix (us)")
             latencies.append(LatencyMatrix(test, title, named_rows, labels, cells))
             return
         test = title.removesuffix(" Matrix (GB/s)").strip()
@@ -214,10 +228,19 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             bus = f"{int(device.group(5)):04x}:{int(device.group(3), 16):02x}:{int(device.group(4), 16):02x}.0"
             gpus[index] = Gpu(index=index, name=device.group(2).strip(), pci_bus_id=bus)
             continue
+        peer = _PEER_ACCESS.match(line.strip())
+        if peer:
+            access[(int(peer.group(1)), int(peer.group(3)))] = peer.group(2) == "CAN"
+            continue
         if _SAMPLE_MATRIX.match(line.strip()):
             close()
             title, columns, rows = line.strip(), [], []
             continue
+        if not title and _UNTITLED_LATENCY_HEADER.match(line):
+            title, columns, rows = UNTITLED_LATENCY, [], []
+            notes.append(
+                (number, "a latency matrix without its title line: whether peer access was on is not in the paste")
+            )
         if title and not columns and _LATENCY_TITLE.search(title) and line.split()[:1] == ["GPU"]:
             line = line.replace("GPU", "D\\D", 1)  # the latency matrices head their columns with "GPU"
         if title and columns and line.split()[:1] == ["CPU"]:
@@ -261,7 +284,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     measured = {int(label[3:]) for label in labels if label.startswith("GPU") and label[3:].isdigit()}
     indices = sorted(set(gpus) | {a for a, _ in access} | {b for _, b in access} | measured)
     if not indices:
-        raise InputError(f"{name}: a p2pBandwidthLatencyTest paste with neither devices nor matrices")
+        raise NothingToJudge(f"{name}: a p2pBandwidthLatencyTest paste with neither devices nor matrices")
     statuses = []
     for a in indices:
         for b in indices:

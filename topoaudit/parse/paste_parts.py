@@ -156,12 +156,16 @@ _GPU_TEXT = re.compile(
     r"|\b(?:maxBw|totalBw)\b"
     r"|Worker exit type: [A-Z_]+|\bRay(?:Task|Actor)Error\b|\braylet\b"
     r"|\bgdrcopy\w*|\bgdrdrv\b|/dev/infiniband\b|\bnccl\b|distributed_backend=|All distributed processes registered"
+    r"|\bnccl[A-Z]\w+|\btorch\.multiprocessing\b|\bCudaDevice\(id=|Connection traversing (?:PCIe|a bonded set)"
+    r"|\b(?:default gid|base lid|sm lid|link_layer|active_mtu|Link layer|GID index|CQ Moderation)\s*:"
+    r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
+    r"|azurehpc|Running health checks"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
 paste of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's
 ``maxBw`` figure, a Ray worker's exit, ``gdrcopy_sanity``, a listing of ``/dev/infiniband``, Lightning's banner of
-registered processes) is recognisably about the interconnect or the run on it and judged "not judged", never
-refused."""
+registered processes, the fields of ``ibstatus``, ``ibv_devinfo`` and perftest, the legend of ``topo -m``) is
+recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(

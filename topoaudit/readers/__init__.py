@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from topoaudit.errors import InputError
+from topoaudit.errors import InputError, NothingToJudge
 
 if TYPE_CHECKING:
     from topoaudit.model.facts import Facts
@@ -201,7 +201,8 @@ def _read_paste(text: str, name: str) -> Facts:
     if reads:
         loaded = merge([(r.reader, r.facts) for r in reads]) if len(reads) > 1 else reads[0].facts
     else:
-        loaded = _nothing_read(name, shown)
+        recognised = [first_failure] if first_failure is not None else [f[1] for f in failed.values()]
+        loaded = _nothing_read(name, shown, recognised[0] if recognised else None)
     source = dataclasses.replace(loaded.source, parts=shown)
     facts = dataclasses.replace(loaded, source=source, issues=loaded.issues + issues, used=None)
     return facts if hits is None else dataclasses.replace(facts, signatures=hits)
@@ -218,12 +219,12 @@ def _refuse_unread(
     edited is bad input, beside anything or alone), with the hint to capture ``nvidia-smi topo -m`` when nothing
     in it was recognised. A paste whose parts were recognised but that no reader is for (a traceback naming no
     known error) is not refused: it is judged, and the report says what it holds."""
-    if first_failure is not None:
+    if first_failure is not None and not isinstance(first_failure, NothingToJudge):
         raise first_failure
-    failure = next(iter(failed.values()), None)
+    failure = next((f for f in failed.values() if not isinstance(f[1], NothingToJudge)), None)
     if failure is not None:
         raise failure[1]
-    if not any(p.kind != "other" for p in parts):
+    if first_failure is None and not failed and not any(p.kind != "other" for p in parts):
         raise _unreadable(text, name)
 
 
@@ -348,17 +349,23 @@ def _not_read(part: Part, failure: tuple[Reader, InputError]) -> InputIssue:
     return InputIssue(part.first, "ignored", f"{reader_.describes} at {part.span} could not be read: {exc}")
 
 
-def _nothing_read(name: str, parts: tuple[Any, ...]) -> Facts:
-    """A paste whose recognised parts no reader can read (a traceback naming no known error): judged as it is,
-    so the report can say what was recognised and that nothing in it could be judged."""
+def _nothing_read(name: str, parts: tuple[Any, ...], recognised: InputError | None = None) -> Facts:
+    """A paste whose recognised parts no reader can read (a traceback naming no known error, a tool's banner
+    without its results): judged as it is, so the report can say what was recognised and that nothing in it could
+    be judged."""
     from topoaudit.model.facts import Facts
     from topoaudit.model.machine import Machine
     from topoaudit.model.report import SourceInfo
 
-    named = ", ".join(f"{p.kind} ({p.span})" for p in parts if p.kind != "other")
+    if recognised is not None:  # the reader's own sentence: "nvbandwidth output without a bandwidth matrix ..."
+        said = str(recognised).removeprefix(f"{name}: ")
+        description = f"{said}: nothing in it that topoaudit can judge"
+    else:
+        named = ", ".join(f"{p.kind} ({p.span})" for p in parts if p.kind != "other")
+        description = f"{named}: nothing in it that topoaudit reads or knows"
     return Facts(
         Machine(source="paste", gpus=()),
-        SourceInfo("paste", name, description=f"{named}: nothing in it that topoaudit reads or knows"),
+        SourceInfo("paste", name, description=description),
         what="a paste",
     )
 

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 
 def sniff(text: str) -> bool:
     head = text[:200_000]
-    if not any(mark in head for mark in ("P2P", " OK", "NS", "Matrix (us)", "D\\D")):  # cheap test first
+    if not any(
+        mark in head for mark in ("P2P", " OK", "NS", "Matrix (us)", "D\\D", "Access Peer", "GPU ")
+    ):  # cheap test first
         return False
     from topoaudit.parse.p2p_matrix import looks_like_p2p
 
