@@ -335,6 +335,7 @@ TABLE = [
     ("node6:3001:3090 [5] NCCL WARN NET/IB: Device 1 marked as failed. Initiating recovery? Yes (send comm=0x7f1c2c000b70, outstandingRecovery=0)", "nccl-ib-resiliency-fatal"),
     ("vm-h100-0:812:812 [3] NCCL INFO NVLink target fffffff:ffff:ff not visible, assuming NVSwitch", "nccl-nvlink-target-hidden"),
     ("node4:6060:6060 [0] NCCL WARN no device found matching ib0, verify NCCL_OOB_NET_IFNAME", "nccl-oob-ifname-no-device"),
+    ("[2026-09-01 16:19:24] DESKTOP-NJJ0SFQ:2129:2129 [0] misc/ibvwrap.cc:173 NCCL WARN lib wrapper not initialized.", "nccl-ibverbs-wrapper-not-initialized"),
     ("worker-1:2201:2201 [0] misc/socket.cc:261 NCCL WARN Net : No interface found in the same subnet as remote address 10.0.0.5<45123>", "nccl-no-interface-in-subnet"),
     ("trainer-0:77:77 [0] misc/nvmlwrap.cc:63 NCCL WARN Failed to open libnvidia-ml.so.1", "nccl-nvml-library-missing"),
     ("trainer-0:77:77 [0] NCCL WARN Failed to open libnvidia-ml.so.1: libnvidia-ml.so.1: cannot open shared object file: No such file or directory", "nccl-nvml-library-missing"),

@@ -500,3 +500,28 @@ def test_collnet_asked_for_and_not_set_up_warns_that_reductions_run_without_the_
     found = by_code(report)["nccl-collnet-unavailable"]
     assert code == 0 and found["severity"] == "warn" and report["verdict"] == "warn"
     assert "point-to-point network" in found["message"] + json.dumps(found["evidence"])
+
+
+def test_an_error_nccl_unwinds_and_then_sets_its_communicator_up_is_no_failed_run(run: Run, tmp_path: Path) -> None:
+    """Before: FAIL. Without libibverbs (WSL, deepspeedai/DeepSpeed#8248) NCCL warns, unwinds error 3 from its
+    GPUDirect RDMA probe, and goes on with sockets: the same process then sets its channels up. The same chain
+    with nothing after it is still the failed run's cause."""
+    head = (
+        "DESKTOP:2129:2129 [0] misc/ibvwrap.cc:173 NCCL WARN lib wrapper not initialized.\n"
+        "DESKTOP:2129:2129 [0] NCCL INFO transport/net_ib/gdr.cc:56 -> 3\n"
+    )
+    went_on = (
+        "DESKTOP:2129:2129 [0] NCCL INFO Using network Socket\n"
+        "DESKTOP:2129:2129 [0] NCCL INFO comm 0x641a32ed9550 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n"
+        "DESKTOP:2129:2129 [0] NCCL INFO Channel 00/02 : 0 1\n"
+    )
+    code, report = judged(run, tmp_path, head + went_on)
+    assert code == 0 and report["verdict"] != "fail"
+    assert all(f["severity"] == "info" for f in report["findings"] if f["code"] == "run-failed")
+    elsewhere = went_on.replace("DESKTOP:2129:", "DESKTOP:4242:")  # another process going on proves nothing
+    code, report = judged(
+        run,
+        tmp_path,
+        head.replace("misc/ibvwrap.cc:173 NCCL WARN lib wrapper", "misc/x.cc:1 NCCL WARN odd") + elsewhere,
+    )
+    assert code == 1 and by_code(report)["run-failed"]["severity"] == "fail"

@@ -159,7 +159,7 @@ _GPU_TEXT = re.compile(
     r"|\bnccl[A-Z]\w+|\btorch\.multiprocessing\b|\bCudaDevice\(id=|Connection traversing (?:PCIe|a bonded set)"
     r"|\b(?:default gid|base lid|sm lid|link_layer|active_mtu|Link layer|GID index|CQ Moderation)\s*:"
     r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
-    r"|azurehpc|Running health checks"
+    r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\[\[\w+\]\] "
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
 paste of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's

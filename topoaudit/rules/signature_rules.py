@@ -197,6 +197,25 @@ def _below_deepep_floor(signature_id: str, hit: Hit) -> bool:
     return False
 
 
+_INIT_WENT_ON = re.compile(
+    r"NCCL INFO (?:Using network \w|.*Init COMPLETE|comm 0x[0-9a-f]+ rank \d+ nRanks \d+|Channel \d+(?:/\d+)? :"
+    r"|Connected all (?:rings|trees))"
+)
+"""NCCL going on with its setup after an error it unwound: the error was one it recovers from (no libibverbs, so
+no GPUDirect RDMA, then sockets), not the end of the run."""
+_NCCL_PROCESS = re.compile(r"^\s*(\S+?:\d+):\d+ \[\d+\]")  # "host:pid:tid [dev]" before NCCL INFO / WARN
+
+
+def _went_on(text: str, hit: Hit) -> bool:
+    """Whether the process that printed ``hit`` went on setting its communicator up on a later line."""
+    lines = text.splitlines()
+    own = _NCCL_PROCESS.match(lines[hit.line - 1]) if 0 < hit.line <= len(lines) else None
+    for line in lines[hit.line :]:
+        if _INIT_WENT_ON.search(line) and (own is None or line.lstrip().startswith(own.group(1) + ":")):
+            return True
+    return False
+
+
 _SOCKET_INIT = "nccl-net-socket-using"
 _RDMA_IN_USE = re.compile(
     r"NET/IB : Using \[\d+\]|via NET/(?:IB|IBext|AWS Libfabric|OFI)\b|NET/OFI Selected [Pp]rovider is efa"
@@ -209,8 +228,12 @@ _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-cu
 def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signature]], ctx: RuleContext) -> Severity:
     """Return the catalog's severity, judged against the box where the message's meaning depends on it."""
     spec = ctx.spec
-    if signature.tier == "fallback" and signature.code == "run-failed" and any(s.id == _ERROR_RETURN for _, s in found):
-        return Severity.FAIL  # NCCL unwound an error after this warning: the warning is the failed run's cause
+    if signature.tier == "fallback" and signature.code == "run-failed":
+        returns = [h for h, s in found if s.id == _ERROR_RETURN]
+        if returns and not _went_on(ctx.text, max(returns, key=lambda h: h.line)):
+            return Severity.FAIL  # NCCL unwound an error after this warning: the warning is the failed run's cause
+    if signature.id == _ERROR_RETURN and _went_on(ctx.text, hit):
+        return Severity.INFO  # the process set its communicator up after it: an error NCCL recovers from
     if signature.id == "nccl-nvls-not-available":
         # NVLS needs NVSwitches of NVLink 4 or later: on such a box NCCL should have found it.
         nvls_box = spec is not None and spec.build == "nvswitch" and spec.nvlink_generation >= 4
