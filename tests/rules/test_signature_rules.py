@@ -512,7 +512,7 @@ def test_an_error_nccl_unwinds_and_then_sets_its_communicator_up_is_no_failed_ru
     )
     went_on = (
         "DESKTOP:2129:2129 [0] NCCL INFO Using network Socket\n"
-        "DESKTOP:2129:2129 [0] NCCL INFO comm 0x641a32ed9550 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n"
+        "DESKTOP:2129:2129 [0] NCCL INFO comm 0x641a32ed9550 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0\n"
         "DESKTOP:2129:2129 [0] NCCL INFO Channel 00/02 : 0 1\n"
     )
     code, report = judged(run, tmp_path, head + went_on)
