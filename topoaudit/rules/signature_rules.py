@@ -16,6 +16,7 @@ informational when the box is not known.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -203,17 +204,28 @@ _INIT_WENT_ON = re.compile(
 )
 """NCCL going on with its setup after an error it unwound: the error was one it recovers from (no libibverbs, so
 no GPUDirect RDMA, then sockets), not the end of the run."""
-_NCCL_PROCESS = re.compile(r"^\s*(\S+?:\d+):\d+ \[\d+\]")  # "host:pid:tid [dev]" before NCCL INFO / WARN
+_NCCL_PROCESS = re.compile(r"(?:^|\s)([\w.-]+:\d+):\d+ \[\d+\] (?:\S+ )?NCCL ")
+"""NCCL's "host:pid:tid [dev]" before INFO or WARN (after a launcher's own prefix): the process that printed it."""
 
 
 def _went_on(text: str, hit: Hit) -> bool:
-    """Whether the process that printed ``hit`` went on setting its communicator up on a later line."""
+    """Whether the process that printed ``hit`` went on setting its communicator up on a later line.
+
+    False where the line does not name its process: another rank going on proves nothing.
+    """
     lines = text.splitlines()
-    own = _NCCL_PROCESS.match(lines[hit.line - 1]) if 0 < hit.line <= len(lines) else None
-    for line in lines[hit.line :]:
-        if _INIT_WENT_ON.search(line) and (own is None or line.lstrip().startswith(own.group(1) + ":")):
-            return True
-    return False
+    own = _NCCL_PROCESS.search(lines[hit.line - 1]) if 0 < hit.line <= len(lines) else None
+    return own is not None and _last_progress(text).get(own.group(1), 0) > hit.line
+
+
+@functools.lru_cache(maxsize=4)
+def _last_progress(text: str) -> dict[str, int]:
+    """Map each NCCL process of the paste to the last line (1-based) on which it went on with its setup."""
+    last: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if "NCCL INFO" in line and _INIT_WENT_ON.search(line) and (process := _NCCL_PROCESS.search(line)):
+            last[process.group(1)] = number
+    return last
 
 
 _SOCKET_INIT = "nccl-net-socket-using"
