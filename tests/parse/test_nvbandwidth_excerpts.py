@@ -99,3 +99,10 @@ def test_a_run_that_stops_after_starting_a_test() -> None:
 def test_banner_alone_is_refused() -> None:
     with pytest.raises(InputError, match="without a bandwidth matrix or a test outcome"):
         parse_nvbandwidth("nvbandwidth Version: v0.8\nDevice 0: NVIDIA H100\n", "x")
+
+
+def test_a_superscript_digit_in_a_matrix_header_is_no_column_and_no_crash() -> None:
+    """``'²'.isdigit()`` is True and ``int('²')`` raises: a header cell the readers take for a number must be a decimal
+    one (found by the damaged-capture property test: exit 5 before)."""
+    text = D2D + "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n           0         1²\n 0     55.1      55.2\n"
+    parse_nvbandwidth(text, "x", partial=True)  # read or refused, never a ValueError

@@ -298,3 +298,22 @@ def test_the_peer_access_lines_alone_name_the_pairs_without_peer_access(tmp_path
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
     (found,) = [f for f in report.findings if f.code == "p2p-unavailable"]
     assert "GPU0-GPU2" in found.message and "GPU0-GPU1" not in found.message
+
+
+def test_a_latency_matrix_without_its_title_is_read_by_its_gpu_header(tmp_path: Path) -> None:
+    """The latency matrices head their columns with ``GPU`` (the bandwidth ones with ``D\\D``): pasted without the
+    title above (huggingface/transformers#20438's 49 ms copies), the microseconds still say a copy stalls."""
+    text = (
+        "   GPU     0      1      2\n"
+        "     0   4.95 49206.88 49206.64\n"
+        "     1 49206.62   2.08 49206.51\n"
+        "     2 49206.70 49206.45   2.21\n"
+    )
+    parsed = parse_p2p(text, "latency.txt")
+    (matrix,) = parsed.latency
+    assert matrix.columns == ("GPU0", "GPU1", "GPU2") and any("without its title" in note for _, note in parsed.notes)
+    paste = tmp_path / "latency.txt"
+    paste.write_text(text, encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    (slow,) = [f for f in report.findings if f.code == "p2p-latency-high"]
+    assert slow.severity.value == "fail" and "49,207 us" in slow.message

@@ -254,6 +254,13 @@ def test_iblinkinfo_link_lines_are_read_not_refused(run: Run, tmp_path: Path) ->
         ("nvbandwidth Version: v0.8\nBuilt from Git version: v0.8\n\nDevice 0: NVIDIA H100 80GB HBM3\n", "nvbandwidth"),
         # the header line of a p2pBandwidthLatencyTest matrix, cut before its rows: before, refused
         ("   D\\D     0      1      2      3\n", "p2pBandwidthLatencyTest"),
+        # nccl-tests 1.x's table header quoted alone, the run cut after it (NVIDIA/nccl#104): before, refused
+        (
+            ">                                                 out-of-place                    in-place\n"
+            ">      bytes             N    type      op     time  algbw  busbw      res"
+            "     time  algbw  busbw      res\n",
+            "nccl-tests",
+        ),
     ],
 )
 def test_a_tools_output_with_nothing_to_judge_is_not_judged_and_named(

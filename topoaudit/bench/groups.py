@@ -46,7 +46,7 @@ def parse_groups(text: str) -> tuple[str, ...]:
     for item in items:
         if item in GROUP_KINDS or item in NODE_PAIR_ITEMS or item in ("domain", "pair"):
             continue
-        if item.startswith("tp=") and item[3:].isdigit() and int(item[3:]) >= 2:
+        if item.startswith("tp=") and item[3:].isdecimal() and int(item[3:]) >= 2:
             continue
         raise ValueError(f"unknown group {item!r}: use all, domains, cross, pairs, nodepairs[=ref] or tp=N (N >= 2)")
     return tuple({"domain": "domains", "pair": "pairs"}.get(i, i) for i in items)

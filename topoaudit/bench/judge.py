@@ -499,7 +499,7 @@ def _below_user_gate(result: BenchResult, expect_busbw_gbps: float) -> list[Find
 def _oversubscribed(result: BenchResult) -> list[Finding]:
     """More ranks than CPU cores on the reporting host: the ranks take turns, the figures time the scheduler."""
     cores_text = result.environment.get("cpu_cores", "")
-    if not cores_text.isdigit() or not result.ranks:
+    if not cores_text.isdecimal() or not result.ranks:
         return []
     cores = int(cores_text)
     host = next((r.host for r in result.ranks if r.rank == 0), result.ranks[0].host)

@@ -114,7 +114,7 @@ gate_options = typed(
 def terminal_width(to_terminal: bool) -> int:
     """``COLUMNS`` when set, else the terminal's width, else 120 columns for a file or a pipe."""
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    if columns.isdecimal() and int(columns) > 0:
         return int(columns)
     if to_terminal:
         try:

@@ -173,7 +173,7 @@ def _size(item: str) -> int:
         count = 0
         for part in group.split(","):
             bounds = part.split("-")
-            if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
+            if len(bounds) == 2 and bounds[0].isdecimal() and bounds[1].isdecimal():
                 count += max(int(bounds[1]) - int(bounds[0]) + 1, 1)
             else:
                 count += 1
@@ -213,9 +213,9 @@ def _expand_one(item: str) -> list[str]:
     out: list[str] = []
     for part in found.group(1).split(","):
         bounds = part.split("-")
-        if len(bounds) == 1 and bounds[0].isdigit():
+        if len(bounds) == 1 and bounds[0].isdecimal():
             numbers = [bounds[0]]
-        elif len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit() and int(bounds[0]) <= int(bounds[1]):
+        elif len(bounds) == 2 and bounds[0].isdecimal() and bounds[1].isdecimal() and int(bounds[0]) <= int(bounds[1]):
             width = len(bounds[0])
             numbers = [str(n).zfill(width) for n in range(int(bounds[0]), int(bounds[1]) + 1)]
         else:

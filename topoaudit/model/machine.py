@@ -57,7 +57,7 @@ def level_from_code(code: str) -> tuple[PathLevel, int]:
     c = code.strip().upper()
     if c == "X":
         return PathLevel.SELF, 0
-    if c.startswith("NV") and c[2:].isdigit():
+    if c.startswith("NV") and c[2:].isdecimal():
         return PathLevel.NVLINK, int(c[2:])
     if c == "SOC":
         return PathLevel.SYS, 0

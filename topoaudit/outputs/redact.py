@@ -108,7 +108,7 @@ class Redactor:
         tok = self.token(kind, v)
         if kind == "host" and "." in v:  # the short name of an FQDN is the same host
             short = v.split(".", 1)[0]
-            if len(short) >= 2 and short not in self._known and not short.isdigit():
+            if len(short) >= 2 and short not in self._known and not short.isdecimal():
                 self._known[short] = tok
                 self._pattern = None
 
@@ -221,7 +221,7 @@ def _expand_ranges(pattern: str) -> list[str]:
         choices: list[str] = []
         for part in m.group(1).split(","):
             low, _, high = part.partition("-")
-            if not low.isdigit() or (high and not high.isdigit()):
+            if not low.isdecimal() or (high and not high.isdecimal()):
                 return []
             stop = int(high) if high else int(low)
             choices.extend(str(n).zfill(len(low)) for n in range(int(low), min(stop, int(low) + _MAX_EXPANDED) + 1))

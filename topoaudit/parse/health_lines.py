@@ -201,7 +201,7 @@ def _dcgm_row(number: int, m: re.Match[str], events: list[HealthEvent], gpu: int
             )
         return gpu
     word = outcome[1].lower()
-    if name.startswith("->") and bare.isdigit() and len(bare) <= 9:
+    if name.startswith("->") and bare.isdecimal() and len(bare) <= 9:
         return int(bare)  # "-> 0": the GPU the following subsystem rows are about
     if bare.lower() == "overall health" or word in ("pass", "healthy", "skip"):
         return gpu

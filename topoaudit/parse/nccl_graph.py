@@ -165,7 +165,7 @@ class _Reader:
         rank: Probed[int] = Unsupported(SOURCE, "not a GPU")
         if kind == "GPU":
             first = detail.split()[0] if detail.split() else ""
-            rank = int(first) if first.isdigit() and len(first) <= MAX_RANK_DIGITS else NOT_LOGGED
+            rank = int(first) if first.isdecimal() and len(first) <= MAX_RANK_DIGITS else NOT_LOGGED
         self.nodes.setdefault((host, node_id), GraphNode(host, node_id, kind, detail, rank, evidence))
 
     def link(self, printer: _Printer, host: Probed[str], column: int, m: re.Match[str], evidence: LogLine) -> None:

@@ -411,7 +411,7 @@ def _prom_record(line: int, labels: dict[str, str], values: dict[str, float]) ->
         return "message_size, the host (hostname or node) or collective is missing"
     gpu = labels.get("gpu_device_id") or labels.get("gpu") or ""
     rank_text = labels.get("rank", "")
-    rank = int(rank_text) if rank_text.isdigit() else int(gpu[3:]) if gpu[3:].isdigit() else -1
+    rank = int(rank_text) if rank_text.isdecimal() else int(gpu[3:]) if gpu[3:].isdecimal() else -1
     algo_proto = labels.get("algo_proto", "")
     algorithm = normalize_algorithm(algo_proto.rsplit("_", 1)[0]) if "_" in algo_proto else ""
     factor = busbw_factor(ranks, _COLLECTIVES.get(coll, "all_reduce")) if ranks > 1 else 1.0
@@ -428,7 +428,7 @@ def _prom_record(line: int, labels: dict[str, str], values: dict[str, float]) ->
         n_ranks=ranks,
         nnodes=nodes,
         coll=coll,
-        coll_sn=int(sn) if sn.isdigit() else -1,
+        coll_sn=int(sn) if sn.isdecimal() else -1,
         msg_size_bytes=size,
         exec_time_us=round(values.get("nccl_collective_exec_time_microseconds", 0.0)),
         algobw_gbps=round(algbw, 6),

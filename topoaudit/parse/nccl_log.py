@@ -662,7 +662,7 @@ class _Builder:
         for number in sorted(self.ranks):
             facts = self.ranks[number]
             nvml, bus = facts.nvml, facts.bus
-            if facts.bracket and meaning == "device-index" and nvml is NOT_LOGGED and facts.bracket.isdigit():
+            if facts.bracket and meaning == "device-index" and nvml is NOT_LOGGED and facts.bracket.isdecimal():
                 nvml = int(facts.bracket)
             if facts.bracket and meaning == "pci-bus-id" and bus is NOT_LOGGED:
                 read = bus_id_from_nccl(facts.bracket)

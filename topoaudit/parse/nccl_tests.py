@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from topoaudit.errors import InputError
+from topoaudit.errors import InputError, NothingToJudge
 from topoaudit.model.bench import ONE_RANK_REPEAT, BenchGroup, BenchResult, BenchRow, RankInfo, RowProblem, RunFailure
 from topoaudit.model.busbw import normalize_algorithm, peak, plateau
 from topoaudit.model.machine import Gpu, Host, Machine
@@ -87,6 +87,10 @@ class NcclTestsParseError(InputError):
     """No data row of an nccl-tests table could be read."""
 
 
+class NcclTestsNothingRead(NcclTestsParseError, NothingToJudge):
+    """nccl-tests output recognised (its header, a banner) that holds no row, rank line or failure to judge."""
+
+
 # Lines only nccl-tests prints about a run's outcome: its footer, its failure and trace lines. (Its parameter
 # and device banner alone are not enough: an NCCL log pasted from a run's start carries them too.)
 _OWN_LINE = re.compile(
@@ -105,6 +109,12 @@ _ROW_START = re.compile(
 )
 
 
+_TABLE_HEADER = re.compile(
+    r"^[#>\s]*out-of-place\s+in-place\s*\n[#>\s]*(?:size\s+count|bytes\s+N)\s+type\s.*\balgbw\s+busbw\b", re.MULTILINE
+)
+"""nccl-tests' column header, its "out-of-place in-place" line over the column names (1.x: "bytes N type op")."""
+
+
 def looks_like_nccl_tests(text: str) -> bool:
     """A cheap sniff: a header with its rank lines or program name, a line only nccl-tests prints (a footer, a
     failure, a trace line), the table's header over a row, or table rows (a tail of rows pasted without the rest)."""
@@ -120,6 +130,8 @@ def looks_like_nccl_tests(text: str) -> bool:
     if has_header and next(rows, None) is not None:  # the table's own header over a row: a run cut to its start
         return True
     if _OWN_LINE.search(head) or _PARAMETERS.search(head):
+        return True
+    if _TABLE_HEADER.search(head):  # the table's two header lines alone: the paste stops before the first row
         return True
     rows = _ROW_START.finditer(head)
     return next(rows, None) is not None and next(rows, None) is not None
@@ -237,7 +249,7 @@ class _Reader:
             self.runs.append(self.run)
         if not self.runs:
             shown = "; ".join(f"line {number}: {text[:80]!r}" for number, text in self.printed)
-            raise NcclTestsParseError(
+            raise NcclTestsNothingRead(
                 "no nccl-tests data row, rank line or failure found"
                 + (f" (the run printed {shown}, then nothing that names a GPU)" if shown else ""),
                 hint="pass the stdout of all_reduce_perf (or another *_perf) including the size/time/busbw table",
@@ -250,7 +262,7 @@ class _Reader:
     # --- one line ------------------------------------------------------------------------------------------
 
     def read(self, number: int, stripped: str) -> None:
-        if stripped[0].isdigit() and self.row(number, stripped):
+        if stripped[0].isdecimal() and self.row(number, stripped):
             return  # most lines of a paste: read before any search, without building their evidence
         if stripped[0] != "#" and _UNHASHED.match(stripped):
             stripped = "# " + stripped  # a comment line whose "#" a Markdown render took (it made it a heading)
@@ -393,7 +405,7 @@ class _Reader:
         """A row the failure cut in two (``2097152 32768 float none -1 node0: Test CUDA failure ...``): its size
         is where the run stopped; the row holds no figure."""
         tokens = before.split()
-        if len(tokens) >= 4 and tokens[0].isdigit() and tokens[1].isdigit() and tokens[2].lower() in _TYPES:
+        if len(tokens) >= 4 and tokens[0].isdecimal() and tokens[1].isdecimal() and tokens[2].lower() in _TYPES:
             self.issues.append(
                 ParseIssue(
                     evidence.line, "recovered", f"the run failed in the row for {tokens[0]} bytes; no figure in it"
@@ -729,7 +741,7 @@ def _data_row(
     """A table row: the row, its series (type, redop, root) and a problem with its in-place half; a
     :class:`RowProblem` when its out-of-place figures are impossible; None when the line is no row."""
     tokens = line.split()
-    if len(tokens) < 6 or not tokens[0].isdigit() or not tokens[1].isdigit():
+    if len(tokens) < 6 or not tokens[0].isdecimal() or not tokens[1].isdecimal():
         return None
     # nccl-tests 1.x printed no redop column where the collective has none to name (size count type time ...)
     op_less = tokens[3].lower() not in _OPS and _float_or_none(tokens[3]) is not None
@@ -986,7 +998,7 @@ def _parse_json(text: str, name: str) -> NcclTestsParse:
 def _json_nccl_version(value: Any) -> str | Unsupported:
     """``nccl_version`` of ``-J`` output: NCCL's version code (``23007``), or a version string."""
     text = str(value) if value is not None else ""
-    if text.isdigit() and 4 <= len(text) <= 6:
+    if text.isdecimal() and 4 <= len(text) <= 6:
         return _nccl_version_code(int(text))
     return text or Unsupported(SOURCE, "no nccl_version in the JSON")
 

@@ -482,7 +482,7 @@ def _c2c(gpu: ET.Element | None, index: int, notes: list[tuple[int, str]], text:
 
 def _count(value: str | None) -> int | None:
     """A link count as the hardware can have it (1 to 18), None for anything else (absent, 0, 10**21, "x")."""
-    if value is None or not value.strip().isdigit():
+    if value is None or not value.strip().isdecimal():
         return None
     number = int(value) if len(value.strip()) <= 4 else MAX_NVLINKS_PER_GPU + 1
     return number if 1 <= number <= MAX_NVLINKS_PER_GPU else None

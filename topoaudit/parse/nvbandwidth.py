@@ -272,7 +272,7 @@ def _matrix(lines: list[str], start: int, title: re.Match[str], running: str) ->
     row_kind, column_kind, part = title.group(2), title.group(3), title.group(4)
     i = start + 1
     header = lines[i].split() if i < len(lines) else []
-    if not header or not all(h.isdigit() for h in header):
+    if not header or not all(h.isdecimal() for h in header):
         return None, i
     columns = [int(h) for h in header]
     i += 1
@@ -280,7 +280,7 @@ def _matrix(lines: list[str], start: int, title: re.Match[str], running: str) ->
     values: list[tuple[Probed[float], ...]] = []
     while i < len(lines):
         tokens = lines[i].split()
-        if len(tokens) != len(columns) + 1 or not tokens[0].isdigit():
+        if len(tokens) != len(columns) + 1 or not tokens[0].isdecimal():
             break
         row = int(tokens[0])
         cells: list[Probed[float]] = []

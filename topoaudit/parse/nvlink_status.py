@@ -115,7 +115,7 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             port = replace(port, remote_pci_bus_id=normalize_bus_id(remote.group(1)))
         elif counter:
             count = counter.group(2)
-            if not count.isdigit() or len(count) > 20 or int(count) >= MAX_COUNT:
+            if not count.isdecimal() or len(count) > 20 or int(count) >= MAX_COUNT:
                 damaged.append(
                     (number, f"GPU{current} link {index}: {rest[:40]!r} is no error count; it is not judged")
                 )

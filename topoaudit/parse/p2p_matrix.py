@@ -258,7 +258,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             )
         if title and line.strip().startswith("D\\D"):
             labels = line.split()[1:]
-            if labels and all(c.isdigit() and len(c) < 6 for c in labels):
+            if labels and all(c.isdecimal() and len(c) < 6 for c in labels):
                 columns = [int(c) for c in labels]
             else:
                 damaged.append((number, f"{title}: its header names no GPU columns; matrix left out"))
@@ -281,7 +281,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     labels = [x for m in matrices for x in (*m.rows, *m.columns)] + [
         x for m in latencies for x in (*m.rows, *m.columns)
     ]
-    measured = {int(label[3:]) for label in labels if label.startswith("GPU") and label[3:].isdigit()}
+    measured = {int(label[3:]) for label in labels if label.startswith("GPU") and label[3:].isdecimal()}
     indices = sorted(set(gpus) | {a for a, _ in access} | {b for _, b in access} | measured)
     if not indices:
         raise NothingToJudge(f"{name}: a p2pBandwidthLatencyTest paste with neither devices nor matrices")

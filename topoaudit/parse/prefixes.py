@@ -246,7 +246,7 @@ def _editor_gutter(raw_lines: list[str]) -> int:
     Numbered means: every line starts with a right-aligned number one above the last, and some line has words after
     it (a matrix's rows are numbered too, but hold figures alone).
     """
-    if len(raw_lines) < MIN_NUMBERED_LINES or (not raw_lines[0][:1].isspace() and not raw_lines[0][:1].isdigit()):
+    if len(raw_lines) < MIN_NUMBERED_LINES or (not raw_lines[0][:1].isspace() and not raw_lines[0][:1].isdecimal()):
         return 0
     width, expected, words = 0, 0, False
     for k, raw in enumerate(raw_lines):

@@ -159,9 +159,9 @@ def _chain_device(chain: str) -> str | None:
     if method == "cpu":
         return "cpu"
     if method == "cuda":
-        return f"cuda:{args}" if args.isdigit() else "cuda:0" if not args else None
+        return f"cuda:{args}" if args.isdecimal() else "cuda:0" if not args else None
     value = args.split(",")[0].strip().removeprefix("device=").strip()
-    if not (value.isdigit() or re.search(r"['\"](?:cuda|cpu)", value)):
+    if not (value.isdecimal() or re.search(r"['\"](?:cuda|cpu)", value)):
         return None  # a variable names it
     return _device_named(value)
 
@@ -290,7 +290,7 @@ def _device(keywords: str) -> str:
 def _device_named(value: str) -> str:
     """The device a ``device=`` value or a ``.to()`` argument names: ``1``, ``'cuda:1'``, ``torch.device('cuda')``."""
     value = value.strip().strip("'\"")
-    if value.isdigit():
+    if value.isdecimal():
         return f"cuda:{value}"
     found = re.search(r"cuda:\d+", value)
     if found:

@@ -1112,8 +1112,8 @@ def _splits(glued: str) -> list[tuple[str, str]]:
     out = []
     for width in (1, 2, 3):
         cpu, numa = glued[:-width], glued[-width:]
-        readable = cpu[-1:].isdigit() and bool(_cpu_list_or_empty(cpu))
-        if readable and numa.isdigit() and (numa == "0" or not numa.startswith("0")):
+        readable = cpu[-1:].isdecimal() and bool(_cpu_list_or_empty(cpu))
+        if readable and numa.isdecimal() and (numa == "0" or not numa.startswith("0")):
             out.append((cpu, numa))
     return out
 
@@ -1134,7 +1134,7 @@ def _x_only_at(cells: list[str], diag: int | None) -> bool:
 
 def _node_number(text: str) -> int:
     """A NUMA node number as nvidia-smi prints it: plain ASCII digits (``int`` alone also takes ``1_0``)."""
-    if not (text.isascii() and text.isdigit() and len(text) <= 5):
+    if not (text.isascii() and text.isdecimal() and len(text) <= 5):
         raise ValueError(f"not a NUMA node number: {text[:40]!r}")
     return int(text)
 

@@ -35,7 +35,7 @@ def read_nccl_conf(path: Path) -> Probed[tuple[str, ...]]:
 def fabric_manager(proc: Path) -> Probed[str]:
     """Return "running" when a process named like NVIDIA's fabric manager (or NVLSM) is alive, else "not running"."""
     try:
-        entries = [p for p in proc.iterdir() if p.name.isdigit()]
+        entries = [p for p in proc.iterdir() if p.name.isdecimal()]
     except OSError as exc:
         return Failed(str(proc), f"cannot list processes: {exc.strerror}")
     if not entries:

@@ -97,7 +97,7 @@ def aer_total(path: Path, total_name: str) -> Probed[int]:
     counts: dict[str, int] = {}
     for line in text.splitlines():
         name, _, value = line.strip().rpartition(" ")
-        if name and value.isdigit():
+        if name and value.isdecimal():
             counts[name.strip()] = int(value)
     if not counts:
         return Failed(SYSFS, f"{path.name}: no counters in {text[:60]!r}")
@@ -197,8 +197,8 @@ def rdma_ports(root: Path) -> tuple[RdmaPort, ...]:
         device = dev / "device"
         bus = _rdma_bus_id(device)
         ports = (dev / "ports").iterdir() if (dev / "ports").is_dir() else iter(())
-        for port in sorted(ports, key=lambda p: int(p.name) if p.name.isdigit() else 0):
-            if not port.name.isdigit():
+        for port in sorted(ports, key=lambda p: int(p.name) if p.name.isdecimal() else 0):
+            if not port.name.isdecimal():
                 continue
             out.append(
                 RdmaPort(

@@ -178,7 +178,8 @@ def _read_paste(text: str, name: str) -> Facts:
     parts = split_parts(lines)
     reads: list[_Read] = []
     failed: dict[Part, tuple[Reader, InputError]] = {}
-    first_failure = _read_whole(clean, name, reads)
+    whole = _read_whole(clean, name, reads)
+    first_failure = whole[1] if whole else None
     for group in _left_over(parts, reads):
         _read_group(group, lines, name, reads, failed)
     rest = tuple(part for group in _left_over(parts, reads) for part in group)
@@ -191,6 +192,7 @@ def _read_paste(text: str, name: str) -> Facts:
     hits = _known_messages(lines, parts)
     if not reads:
         _refuse_unread(text, name, parts, first_failure, failed)
+        parts = _as_recognised(parts, whole, failed)
     shown = tuple(_shown_part(p, reads, failed) for p in parts)
     if hits:
         hits = _unclaimed(hits, parts, reads)
@@ -228,6 +230,24 @@ def _refuse_unread(
         raise _unreadable(text, name)
 
 
+def _as_recognised(
+    parts: tuple[Part, ...], whole: tuple[Reader, InputError] | None, failed: dict[Part, tuple[Reader, InputError]]
+) -> tuple[Part, ...]:
+    """A paste a reader recognised as its tool's output and found nothing to judge in, where the line-by-line split
+    saw nothing it knows (a table's header alone): one part of that reader's kind, not read, with the reader's
+    sentence, so the report names what was recognised."""
+    import dataclasses
+
+    if whole is None or not isinstance(whole[1], NothingToJudge) or any(p.kind != "other" for p in parts):
+        return parts
+    lines = tuple(n for p in parts for n in p.lines)
+    if not lines:
+        return parts
+    part = dataclasses.replace(parts[0], kind=whole[0].reads[0], first=min(lines), last=max(lines), lines=lines)
+    failed[part] = whole
+    return (part,)
+
+
 def _unrecognised(part: Part) -> InputIssue | None:
     """The issue for a part that looks like a capture no reader could read ("lines 1-2 look like an NCCL log")."""
     from topoaudit.model.report import InputIssue
@@ -239,7 +259,7 @@ def _unrecognised(part: Part) -> InputIssue | None:
     return InputIssue(part.first, "ignored", f"{part.span} {verb} like {what}, but no reader could read it")
 
 
-def _read_whole(clean: str, name: str, reads: list[_Read]) -> InputError | None:
+def _read_whole(clean: str, name: str, reads: list[_Read]) -> tuple[Reader, InputError] | None:
     """The paste read whole by the best reader and the readers allowed beside it; the best reader's refusal."""
     primary = next((r for r in readers() if not r.fallback and r.sniff(clean)), None)
     if primary is None:
@@ -247,7 +267,7 @@ def _read_whole(clean: str, name: str, reads: list[_Read]) -> InputError | None:
     try:
         reads.append(_Read(primary, primary.load(clean, name)))
     except InputError as exc:
-        return exc
+        return primary, exc
     rest = _left(clean, reads[0].facts.used)
     for other in (reader(n) for n in primary.beside):
         if rest.strip() and other.sniff(rest):

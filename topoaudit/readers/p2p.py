@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from topoaudit.readers import Reader, noted
@@ -10,11 +11,14 @@ if TYPE_CHECKING:
     from topoaudit.model.facts import Facts
 
 
+_LATENCY_HEADER = re.compile(r"^[ \t]*GPU(?:[ \t]+\d{1,6}){2,}[ \t]*$", re.MULTILINE)
+"""p2pBandwidthLatencyTest's latency matrix header ("   GPU     0      1"), which a paste may keep without its title."""
+
+
 def sniff(text: str) -> bool:
     head = text[:200_000]
-    if not any(
-        mark in head for mark in ("P2P", " OK", "NS", "Matrix (us)", "D\\D", "Access Peer", "GPU ")
-    ):  # cheap test first
+    marks = ("P2P", " OK", "NS", "Matrix (us)", "D\\D", "Access Peer")
+    if not any(mark in head for mark in marks) and not _LATENCY_HEADER.search(head):  # cheap test first
         return False
     from topoaudit.parse.p2p_matrix import looks_like_p2p
 

@@ -96,7 +96,7 @@ def _gpus_of(search: GraphSearch, by_rank: dict[tuple[Probed[str], int], str]) -
             if not node.startswith("GPU/"):
                 continue
             rank = node.removeprefix("GPU/")
-            found = by_rank.get((search.host, int(rank))) if rank.isdigit() else None
+            found = by_rank.get((search.host, int(rank))) if rank.isdecimal() else None
             tree_id = found or node
             if tree_id not in gpus:
                 gpus.append(tree_id)

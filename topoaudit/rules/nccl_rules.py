@@ -117,9 +117,9 @@ def _hops(view: NcclView) -> list[tuple[int, int, str, LogLine]]:
                 continue
             children, parent = pieces[0], pieces[2]
             for child in children.split("/"):
-                if child.lstrip("-").isdigit() and int(child) >= 0:
+                if child.lstrip("-").isdecimal() and int(child) >= 0:
                     hops.append((int(child), tree.rank, "tree", tree.first))
-            if parent.lstrip("-").isdigit() and int(parent) >= 0:
+            if parent.lstrip("-").isdecimal() and int(parent) >= 0:
                 hops.append((tree.rank, int(parent), "tree", tree.first))
     named = {(min(a, b), max(a, b)) for a, b, _, _ in hops}
     for t in view.transports:

@@ -132,7 +132,7 @@ def settings_finding(
             older = _older_than(nccl_version, P2P_DISABLE_NAMED_FROM)
             if older is None or older:
                 note = "; NCCL before 2.23.4 prints NCCL_P2P_DISABLE=1 this way"
-        elif s.name == "NCCL_P2P_LEVEL" and level.isdigit():
+        elif s.name == "NCCL_P2P_LEVEL" and level.isdecimal():
             note = (
                 "; a number is an old level (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4-5 SYS), and NCCL before 2.6 read a name "
                 "it did not know, such as NVL, as 0"
