@@ -62,6 +62,7 @@ STILL_WRONG: dict[str, str] = {
     "nccl-489-ibstatus-hdr-second-port-down": "verdict WARN but no finding names gdr-disabled (found rdma-port-down)",
     "nccl-523-gdr-acs-vendor-err81": "verdict FAIL but no finding names p2p-unsupported (found nccl-net-error)",
     "nccl-557-two-gpu-nvlink-bridge-topo": "verdict WARN but no finding names run-hung (found nvlink-degraded)",
+    "nccl-584-usb-nic-topo-sys-two-gpus": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "nccl-634-4gpu-nv4-mlx5-topo": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "nccl-667-4gpu-topo-pxb-pix-hang-vtd": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
