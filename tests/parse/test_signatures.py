@@ -336,6 +336,7 @@ TABLE = [
     ("vm-h100-0:812:812 [3] NCCL INFO NVLink target fffffff:ffff:ff not visible, assuming NVSwitch", "nccl-nvlink-target-hidden"),
     ("node4:6060:6060 [0] NCCL WARN no device found matching ib0, verify NCCL_OOB_NET_IFNAME", "nccl-oob-ifname-no-device"),
     ("[2026-09-01 16:19:24] DESKTOP-NJJ0SFQ:2129:2129 [0] misc/ibvwrap.cc:173 NCCL WARN lib wrapper not initialized.", "nccl-ibverbs-wrapper-not-initialized"),
+    ("[rank 7] Dispatch bandwidth: 0.11 GB/s, avg_t=68931.00 us | Combine bandwidth: 0.88 GB/s, avg_t=16481.00 us", "deepep-low-latency-phase-bandwidth"),
     ("worker-1:2201:2201 [0] misc/socket.cc:261 NCCL WARN Net : No interface found in the same subnet as remote address 10.0.0.5<45123>", "nccl-no-interface-in-subnet"),
     ("trainer-0:77:77 [0] misc/nvmlwrap.cc:63 NCCL WARN Failed to open libnvidia-ml.so.1", "nccl-nvml-library-missing"),
     ("trainer-0:77:77 [0] NCCL WARN Failed to open libnvidia-ml.so.1: libnvidia-ml.so.1: cannot open shared object file: No such file or directory", "nccl-nvml-library-missing"),

@@ -525,3 +525,13 @@ def test_an_error_nccl_unwinds_and_then_sets_its_communicator_up_is_no_failed_ru
         head.replace("misc/ibvwrap.cc:173 NCCL WARN lib wrapper", "misc/x.cc:1 NCCL WARN odd") + elsewhere,
     )
     assert code == 1 and by_code(report)["run-failed"]["severity"] == "fail"
+
+
+def test_deepeps_low_latency_phases_timed_apart_are_held_to_its_figures(run: Run, tmp_path: Path) -> None:
+    """test_low_latency.py also prints dispatch and combine apart on one line: 0.11 GB/s is far below a quarter of
+    DeepEP's lowest low-latency figure (39 GB/s), 98 and 120 GB/s are near its own."""
+    line = "[rank {r}] Dispatch bandwidth: {d} GB/s, avg_t=75.00 us | Combine bandwidth: {c} GB/s, avg_t=120.00 us\n"
+    _, slow = judged(run, tmp_path, line.format(r=7, d="0.11", c="0.88"))
+    assert by_code(slow)["deepep-test-result"]["severity"] == "warn" and slow["verdict"] == "warn"
+    _, sound = judged(run, tmp_path, line.format(r=0, d="98.20", c="120.50"))
+    assert by_code(sound)["deepep-test-result"]["severity"] == "info" and sound["verdict"] == "pass"

@@ -146,7 +146,7 @@ _GPU_TEXT = re.compile(
     r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{2,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
     r"|--gres=gpu|ACSCtl:|[Ff]abric[ -][Mm]anager|\b[Hh]orovod|\b[Cc]u[Pp]y\b"
     r"|\bUCX\b|\bucx_perftest\b|\bucp_\w+|\bUCX_[A-Z_]+"
-    r"|\bcuda(?:Memcpy\w*|DeviceCanAccessPeer|DeviceEnablePeerAccess|Ipc\w+)\b|\b(?:CUDA|Cuda) error\b"
+    r"|\bcuda(?:Memcpy\w*|DeviceCanAccessPeer|DeviceEnablePeerAccess|Ipc\w+)\b|\bcuIpc\w+|\b(?:CUDA|Cuda) error\b"
     r"|\b(?:CUDA|cuda|NVIDIA|nvidia-smi|vLLM|vllm|SGLang|sglang|DeepSpeed|deepspeed|Megatron|TensorRT)\b"
     r"|\btorch\.distributed\b|\bworld[_ ]size\b|\b(?:TP|tp)[_ ]rank\b|[Tt]ensor[ _-]?[Pp]arallel"
     r"|\b(?:all[_ ]?reduce|all[_ ]gather|allgather|reduce[_ ]scatter)\b|\bNVL(?:S|\d+)?\b|NVL_PEERS|\bDeepEP\b"

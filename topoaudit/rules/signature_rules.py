@@ -182,6 +182,7 @@ _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never 
 _GEFORCE = "NVIDIA GeForce"  # a paste naming a GeForce card (nvidia-smi's table cuts the rest): never on NVSwitches
 DEEPEP_FLOORS_GBPS = {
     "deepep-low-latency-bandwidth": {"gbps": 39 / 4},
+    "deepep-low-latency-phase-bandwidth": {"dispatch": 39 / 4, "combine": 39 / 4},
     "deepep-tuning-bandwidth": {"rdma": 43 / 4, "nvl": 153 / 4},
 }
 """A quarter of the lowest figure DeepEP publishes for each of its kernels' paths (docs/legacy.md of
