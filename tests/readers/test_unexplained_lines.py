@@ -192,6 +192,9 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         ),
         ("# gdrcopy_sanity\nTotal: 28, Passed: 28, Failed: 0, Waived: 0\n", "gpu-text"),
         ("/dev/infiniband:\ntotal 0\ncrw-rw-rw- 1 root root 231, 192 Mar  6 04:13 uverbs0\n", "gpu-text"),
+        # the kernel's APEI report of a corrected PCIe error, and the NVLink subnet manager of a B200 NVL rack
+        ("{8}[Hardware Error]:  fru_text: PcieError\n{8}[Hardware Error]:   section_type: PCIe error\n", "gpu-text"),
+        ("10.10.10.10: nvlsm: OpenSM 2025.06.5_eb3b4ba_df9bb3c_ae214d2\n", "gpu-text"),
         # rdma-core naming a provider library it lists and cannot load (NVIDIA/nccl#1044: not NCCL's, and harmless)
         (
             "libibverbs: Warning: couldn't load driver 'libipathverbs-rdmav25.so': libipathverbs-rdmav25.so: cannot "

@@ -160,6 +160,7 @@ _GPU_TEXT = re.compile(
     r"|\b(?:default gid|base lid|sm lid|link_layer|active_mtu|Link layer|GID index|CQ Moderation)\s*:"
     r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
     r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\[\[\w+\]\] "
+    r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a
 paste of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's
