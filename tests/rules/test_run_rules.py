@@ -102,6 +102,19 @@ def test_a_one_rank_run_that_stopped_after_its_header_says_nothing_of_the_links(
     assert report.gate.verdict == "not judged"
 
 
+def test_a_device_list_cut_short_is_the_paste_stopping_not_the_run() -> None:
+    """dstackai/dstack#2604: 2 hosts of 8 H100, the paste ends at rank 9 (8 ranks on the first host, 2 on the last).
+    nccl-tests prints every device line at once, so the copy stopped there: before, the run was failed as hung.
+    The same list whole, ending after every host's ranks, still reads as a run that hung after its devices."""
+    head = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) iters: 20\n#\n# Using devices\n"
+    rank = "#  Rank {r:2d} Group  0 Pid {p:6d} on {h} device  {d} [0000:8d:00] NVIDIA H100 80GB HBM3\n"
+    ranks = [rank.format(r=r, p=100 + r, h=f"node{r // 8}", d=r % 8) for r in range(16)]
+    cut = found(judged(head + "".join(ranks[:10])))["bench-run-hung"]
+    assert cut.severity == Severity.INFO and "cut there, not the run" in cut.evidence["severity_reason"]
+    whole = found(judged(head + "".join(ranks)))["bench-run-hung"]
+    assert whole.severity == Severity.FAIL
+
+
 def test_a_one_rank_run_whose_nccl_log_warned_before_it_stopped_still_hung() -> None:
     """NVIDIA/nccl-tests#217: one GPU, bootstrap on the loopback, a socket WARN, then nothing: NCCL itself is stuck."""
     hung = found(judged(dev_paste("nccl-tests-217-a6000-lo-socket-closed")))["bench-run-hung"]

@@ -9,6 +9,7 @@ footer, the runs glued into one paste, and the time of its smallest sizes agains
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Iterator
 
 from topoaudit.model.bench import ONE_RANK_REPEAT, BenchGroup, BenchResult, BenchRow, RunFailure
@@ -206,10 +207,13 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     if warned_at is not None:
         message += f" NCCL's last warning is line {warned_at.line}: '{warned_at.text}'."
     one_rank = len(result.ranks) == 1 and warned_at is None
+    cut = _device_list_cut(result)
     reason = (
         "one rank and no NCCL warning: the run moves nothing between GPUs, so where it stopped says nothing of "
         "their links"
         if one_rank
+        else cut
+        if cut and warned_at is None
         else "NCCL's log beside the run stops inside its setup: a log pasted in part"
         if logged
         else ""
@@ -217,10 +221,28 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     yield finding(
         "bench-run-hung",
         message,
-        severity=Severity.INFO if one_rank else Severity.WARN if logged else None,
+        severity=Severity.INFO if one_rank or (cut and warned_at is None) else Severity.WARN if logged else None,
         last_line=last.line,
         last_text=last.text,
         **({"severity_reason": reason} if reason else {}),
+    )
+
+
+def _device_list_cut(result: BenchResult) -> str:
+    """Why the paste, not the run, stops in the device list ("" when nothing says so).
+
+    nccl-tests prints every rank's device line at once: a list whose last host shows fewer ranks than its first,
+    ending on a rank line, was cut where the page or the copy ended.
+    """
+    if not result.ranks or not isinstance(result.last_output, LogLine) or "Rank" not in result.last_output.text:
+        return ""
+    per_host = collections.Counter(r.host for r in result.ranks)
+    hosts = list(dict.fromkeys(r.host for r in result.ranks))
+    if len(hosts) < 2 or per_host[hosts[-1]] >= per_host[hosts[0]]:
+        return ""
+    return (
+        f"the paste stops inside the device list ({hosts[0]} lists {per_host[hosts[0]]} rank(s), {hosts[-1]} "
+        f"{per_host[hosts[-1]]}), which nccl-tests prints at once: the paste was cut there, not the run"
     )
 
 
