@@ -535,3 +535,17 @@ def test_deepeps_low_latency_phases_timed_apart_are_held_to_its_figures(run: Run
     assert by_code(slow)["deepep-test-result"]["severity"] == "warn" and slow["verdict"] == "warn"
     _, sound = judged(run, tmp_path, line.format(r=0, d="98.20", c="120.50"))
     assert by_code(sound)["deepep-test-result"]["severity"] == "info" and sound["verdict"] == "pass"
+
+
+def test_gdrcopy_copies_through_the_bar_judge_the_mapping_and_efa_without_gpudirect_warns(
+    run: Run, tmp_path: Path
+) -> None:
+    """gdrcopy's copybw printing its rates (NVIDIA/gdrcopy#72, a K80) shows the mapping works; the EFA provider of
+    libfabric saying FI_HMEM_CUDA has no P2P (ofiwg/libfabric#11256) is EFA without GPUDirect RDMA."""
+    code, report = judged(run, tmp_path, "writing test, size=131072 offset=0 num_iters=10000\nwrite BW: 9437.68MB/s\n")
+    assert code == 0 and report["verdict"] == "pass"
+    assert by_code(report)["gdrcopy-test-result"]["severity"] == "info"
+    efa = "libfabric:151205:1753871244::efa:core:efa_hmem_info_init_iface():298<info> FI_HMEM_CUDA P2P support is"
+    efa += " not available.\n"
+    code, report = judged(run, tmp_path, efa)
+    assert report["verdict"] == "warn" and by_code(report)["gpu-rdma-setup-failed"]["severity"] == "warn"
