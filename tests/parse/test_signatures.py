@@ -337,6 +337,7 @@ TABLE = [
     ("node4:6060:6060 [0] NCCL WARN no device found matching ib0, verify NCCL_OOB_NET_IFNAME", "nccl-oob-ifname-no-device"),
     ("[2026-09-01 16:19:24] DESKTOP-NJJ0SFQ:2129:2129 [0] misc/ibvwrap.cc:173 NCCL WARN lib wrapper not initialized.", "nccl-ibverbs-wrapper-not-initialized"),
     ("[rank 7] Dispatch bandwidth: 0.11 GB/s, avg_t=68931.00 us | Combine bandwidth: 0.88 GB/s, avg_t=16481.00 us", "deepep-low-latency-phase-bandwidth"),
+    ("ibpanic: [1323906] main: stat of IB device 'mlx5_8' failed: No such file or directory", "ibstat-device-stat-failed"),
     ("State: Active", "ibstat-port-active"),
     ("	state:		 4: ACTIVE", "ibstatus-port-active"),
     ("State                              : Active", "mlxlink-port-active"),
