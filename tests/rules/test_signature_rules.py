@@ -549,3 +549,19 @@ def test_gdrcopy_copies_through_the_bar_judge_the_mapping_and_efa_without_gpudir
     efa += " not available.\n"
     code, report = judged(run, tmp_path, efa)
     assert report["verdict"] == "warn" and by_code(report)["gpu-rdma-setup-failed"]["severity"] == "warn"
+
+
+def test_a_small_dev_shm_warns_and_the_sigbus_it_causes_fails_the_run(run: Run, tmp_path: Path) -> None:
+    """vllm-project/vllm#1111: Ray finds 45 MB in /dev/shm, then a TP=2 worker dies on SIGBUS; a /dev/shm of
+    several GB is no finding."""
+    ray = (
+        "2023-09-20 11:37:58,722\tWARNING services.py:1889 -- WARNING: The object store is using /tmp instead of "
+        "/dev/shm because /dev/shm has only {} bytes available. This will harm performance!\n"
+    )
+    code, report = judged(
+        run, tmp_path, ray.format(46972928) + "(RayWorker pid=4856) *** SIGBUS received at time=1 ***\n"
+    )
+    assert code == 1 and by_code(report)["shared-memory-small"]["severity"] == "warn"
+    assert by_code(report)["run-failed"]["severity"] == "fail"
+    _, roomy = judged(run, tmp_path, ray.format(6541639680) + "node1:4856:4856 [0] NCCL INFO NCCL version 2.18.1\n")
+    assert "shared-memory-small" not in by_code(roomy)
