@@ -317,3 +317,10 @@ def test_a_latency_matrix_without_its_title_is_read_by_its_gpu_header(tmp_path: 
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
     (slow,) = [f for f in report.findings if f.code == "p2p-latency-high"]
     assert slow.severity.value == "fail" and "49,207 us" in slow.message
+
+
+def test_a_latency_header_without_its_title_or_rows_is_no_crash() -> None:
+    """Found by mixing pastes: the untitled latency header ending a paste was looked up as a title line
+    (ValueError, exit 5); it is a paste with nothing to judge."""
+    with pytest.raises(InputError, match="neither devices nor matrices"):
+        parse_p2p("some text before\n   GPU     0      1\n", "cut.txt")
