@@ -274,16 +274,3 @@ def test_a_tools_output_with_nothing_to_judge_is_not_judged_and_named(
     code, report = analyzed(run, tmp_path, text)
     assert code == 0 and report["gate"]["verdict"] == "not judged"
     assert any(said in issue["message"] for issue in report["input_issues"])
-
-
-def test_nccl_ras_table_of_communicators_without_its_job_summary_is_judged(run: Run, tmp_path: Path) -> None:
-    """Before: refused, "no GPUs in the input". RAS's group table names no GPU, and its MISMATCH status is what
-    NVIDIA/nccl#1911 pasted it for: the table is judged on its own."""
-    table = (
-        "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
-        "    #  in group  per comm  per node  per comm  in group\n"
-        "    0         1         4         8        32        32   RUNNING  MISMATCH\n"
-    )
-    code, report = analyzed(run, tmp_path, "Communicators... (0.00s)\n=============\n\n" + table)
-    assert code == 0 and report["gate"]["verdict"] == "warn"
-    assert [f["code"] for f in report["findings"] if f["severity"] == "warn"] == ["nccl-ras-mismatch"]

@@ -43,12 +43,11 @@ PYTHON_SESSION_NOT_GIVEN = Unsupported(
     "python session", "no tensors printed after a copy between GPUs, nor a peer-access query, in the input"
 )
 JUDGED_WITHOUT_GPUS = (
-    "bench", "nccl", "signatures", "smi_query", "health", "graph_print", "setpci_acs", "python_session", "ras",
+    "bench", "nccl", "signatures", "smi_query", "health", "graph_print", "setpci_acs", "python_session",
 )  # fmt: skip
 """Facts judged on their own: an input holding one of them is judged even when it names no GPU (an NCCL WARN
 line, a traceback, the Fabric block of ``nvidia-smi -q``, NHC lines, the tail of an nccl-tests run, tensors printed
-after a copy between GPUs, a peer-access query answered, NCCL RAS's table of communicators without its job
-summary)."""
+after a copy between GPUs, a peer-access query answered)."""
 
 
 PROSE_KINDS = ("bandwidth-note", "gpu-text")
