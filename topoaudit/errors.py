@@ -23,7 +23,7 @@ class InputError(TopoauditError):
 
 class NothingToJudge(InputError):
     """A reader recognised its output in the text, and the excerpt holds nothing it can judge (a banner, a matrix's
-    rows without their title). Alone it is refused with this sentence; in a paste it is said "not judged"."""
+    rows without their title): the paste is said "not judged", with this sentence, rather than refused."""
 
 
 class EnvironmentUnusable(TopoauditError):

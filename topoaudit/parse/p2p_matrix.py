@@ -215,7 +215,8 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             for a, values in rows
         )
         if _LATENCY_TITLE.search(title):
-            test = "Latency (its title not pasted)" if title == UNTITLED_LATENCY else title.removesuffix(" Matrix (us)")
+            untitled = title == UNTITLED_LATENCY
+            test = "Latency (its title not pasted)" if untitled else title.removesuffix(" Matrix (us)").strip()
             latencies.append(LatencyMatrix(test, title, named_rows, labels, cells))
             return
         test = title.removesuffix(" Matrix (GB/s)").strip()

@@ -159,7 +159,7 @@ _GPU_TEXT = re.compile(
     r"|\bnccl[A-Z]\w+|\btorch\.multiprocessing\b|\bCudaDevice\(id=|Connection traversing (?:PCIe|a bonded set)"
     r"|\b(?:default gid|base lid|sm lid|link_layer|active_mtu|Link layer|GID index|CQ Moderation)\s*:"
     r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
-    r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\[\[\w+\]\] "
+    r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b"
     r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a

@@ -203,8 +203,8 @@ def _read_paste(text: str, name: str) -> Facts:
     if reads:
         loaded = merge([(r.reader, r.facts) for r in reads]) if len(reads) > 1 else reads[0].facts
     else:
-        recognised = [first_failure] if first_failure is not None else [f[1] for f in failed.values()]
-        loaded = _nothing_read(name, shown, recognised[0] if recognised else None)
+        recognised = first_failure if first_failure is not None else next((exc for _, exc in failed.values()), None)
+        loaded = _nothing_read(name, shown, recognised)
     source = dataclasses.replace(loaded.source, parts=shown)
     facts = dataclasses.replace(loaded, source=source, issues=loaded.issues + issues, used=None)
     return facts if hits is None else dataclasses.replace(facts, signatures=hits)
@@ -236,14 +236,12 @@ def _as_recognised(
     """A paste a reader recognised as its tool's output and found nothing to judge in, where the line-by-line split
     saw nothing it knows (a table's header alone): one part of that reader's kind, not read, with the reader's
     sentence, so the report names what was recognised."""
-    import dataclasses
-
     if whole is None or not isinstance(whole[1], NothingToJudge) or any(p.kind != "other" for p in parts):
         return parts
     lines = tuple(n for p in parts for n in p.lines)
     if not lines:
         return parts
-    part = dataclasses.replace(parts[0], kind=whole[0].reads[0], first=min(lines), last=max(lines), lines=lines)
+    part = replace(parts[0], kind=whole[0].reads[0], first=min(lines), last=max(lines), lines=lines)
     failed[part] = whole
     return (part,)
 

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 
 _LATENCY_HEADER = re.compile(r"^[ \t]*GPU(?:[ \t]+\d{1,6}){2,}[ \t]*$", re.MULTILINE)
-"""p2pBandwidthLatencyTest's latency matrix header ("   GPU     0      1"), which a paste may keep without its title."""
+"""p2pBandwidthLatencyTest's latency matrix header ("   GPU     0      1"), which a paste may keep without its title:
+the parser's own pattern, kept here so that the sniff of a `topo -m` matrix imports no P2P parser."""
 
 
 def sniff(text: str) -> bool:

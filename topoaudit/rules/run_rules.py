@@ -207,13 +207,13 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     if warned_at is not None:
         message += f" NCCL's last warning is line {warned_at.line}: '{warned_at.text}'."
     one_rank = len(result.ranks) == 1 and warned_at is None
-    cut = _device_list_cut(result)
+    cut = _device_list_cut(result) if warned_at is None else ""  # a warning says NCCL itself stopped there
     reason = (
         "one rank and no NCCL warning: the run moves nothing between GPUs, so where it stopped says nothing of "
         "their links"
         if one_rank
         else cut
-        if cut and warned_at is None
+        if cut
         else "NCCL's log beside the run stops inside its setup: a log pasted in part"
         if logged
         else ""
@@ -221,7 +221,7 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     yield finding(
         "bench-run-hung",
         message,
-        severity=Severity.INFO if one_rank or (cut and warned_at is None) else Severity.WARN if logged else None,
+        severity=Severity.INFO if one_rank or cut else Severity.WARN if logged else None,
         last_line=last.line,
         last_text=last.text,
         **({"severity_reason": reason} if reason else {}),

@@ -214,8 +214,7 @@ def _went_on(text: str, hit: Hit) -> bool:
 
     False where the line does not name its process: another rank going on proves nothing.
     """
-    lines = text.splitlines()
-    own = _NCCL_PROCESS.search(lines[hit.line - 1]) if 0 < hit.line <= len(lines) else None
+    own = _NCCL_PROCESS.search(hit.text)
     return own is not None and _last_progress(text).get(own.group(1), 0) > hit.line
 
 
