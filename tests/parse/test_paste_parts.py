@@ -169,3 +169,21 @@ def test_a_list_of_gpus_alone_is_not_nvlink_status() -> None:
     assert [p.kind for p in split_parts("$ nvidia-smi -L\n" + text)] == ["gpu-list"]
     with_links = text + "\t Link 0: 14.062 GB/s\n"
     assert [(p.kind, p.recognised) for p in split_parts(with_links)] == [("nvlink-status", (1, 2))]
+
+
+def test_a_kubernetes_node_description_is_a_part_with_its_command() -> None:
+    """`kubectl describe node` pasted after an NCCL log: its Capacity and Allocatable sections are one part, the
+    command with them, and the NCCL lines stay their own."""
+    paste = (
+        "node1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+        "node1:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+        "\n"
+        "$ kubectl describe node node1\n"
+        "Capacity:\n"
+        "  cpu:                        128\n"
+        "  nvidia.com/gpu:             8\n"
+        "Allocatable:\n"
+        "  cpu:                        128\n"
+        "  nvidia.com/gpu:             6\n"
+    )
+    assert [(p.kind, p.first, p.last) for p in split_parts(paste)] == [("nccl-log", 1, 2), ("kubernetes-node", 4, 10)]

@@ -109,3 +109,36 @@ def test_passes_of_checks_that_say_nothing_about_the_links_judge_nothing(run: Ru
     code, report = judged(run, paste)
     assert code == 0 and report["gate"]["verdict"] == "pass"
     assert any("1 health line" in j for j in report["gate"]["judged"])
+
+
+NODE = """\
+Capacity:
+  cpu:                        128
+  memory:                     2113276288Ki
+  nvidia.com/gpu:             8
+  pods:                       110
+Allocatable:
+  cpu:                        128
+  memory:                     2062682496Ki
+  nvidia.com/gpu:             {allocatable}
+  pods:                       110
+Allocated resources:
+  Resource           Requests  Limits
+  nvidia.com/gpu     0         0
+"""
+
+
+def test_a_kubernetes_node_offering_fewer_gpus_than_it_has_warns(run: Run, tmp_path: Path) -> None:
+    """`kubectl describe node` with 7 of 8 GPUs allocatable: the device plugin withholds one it found unhealthy."""
+    paste = tmp_path / "node.txt"
+    paste.write_text(NODE.format(allocatable=7))
+    code, report = judged(run, paste)
+    check = codes(report)["health-check-failed"]
+    assert code == 0 and report["verdict"] == "warn" and check["severity"] == "warn"
+    assert "capacity 8, allocatable 7" in check["message"] and "withholds 1 of the node's 8 GPUs" in check["message"]
+    assert check["evidence"]["checks"] == [{"line": 9, "source": "kubernetes", "check": "gpu-allocatable",
+                                            "gpu": "the node"}]  # fmt: skip
+    assert check["evidence"]["causes"] == ["xid"]
+    paste.write_text(NODE.format(allocatable=8))  # every GPU offered: nothing withheld, and nothing else to judge
+    code, report = judged(run, paste)
+    assert code == 0 and "health-check-failed" not in codes(report) and report["verdict"] == "not judged"

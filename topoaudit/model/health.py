@@ -21,7 +21,7 @@ class HealthEvent:
     """One failure (or pass) a health checker or the kernel printed."""
 
     line: int  # 1-based line in the paste
-    source: str  # "nhc" | "dcgm" | "kernel"
+    source: str  # "nhc" | "dcgm" | "kernel" | "kubernetes"
     check: str  # NHC check ("check_nvlink_status"), DCGM subsystem or reason, "xid-79", "sxid-12028", "fallen-off-bus"
     severity: Severity  # what it means for a deployment (NHC's ERROR is a fail, WARNING a warn, SUCCESS info)
     text: str  # the line's message, trimmed

@@ -73,6 +73,10 @@ _DCGM_REASON = re.compile(
 )
 _DCGM_DETAIL_ROWS = frozenset({"", "warning", "info", "error"})
 
+# A Kubernetes node (``kubectl describe node``): the GPUs it has against the GPUs the device plugin offers.
+_K8S_SECTION = re.compile(r"^(?P<name>[A-Z][\w ]*):\s*$")
+_K8S_GPU = re.compile(r"^\s*nvidia\.com/gpu:\s+(?P<count>\d{1,6})\b")
+
 
 def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
     """Every NHC, DCGM and kernel failure line of a paste, in line order."""
@@ -80,8 +84,19 @@ def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
     events: list[HealthEvent] = []
     gpu_context: int | Unsupported = NO_GPU  # the "-> N" row of a dcgmi health table
     recent_bus: tuple[int, str] | None = None  # (line, bus id) of the last NVRM line naming one
+    node_section = ""  # the section of `kubectl describe node` the lines are in ("Capacity", "Allocatable")
+    gpu_capacity: int | None = None
     for line in lines:
         text = line.text
+        if section := _K8S_SECTION.match(text):
+            node_section = section["name"]
+            continue
+        if "nvidia.com/gpu" in text and (count := _K8S_GPU.match(text)):
+            if node_section == "Capacity":
+                gpu_capacity = int(count["count"])
+            elif node_section == "Allocatable" and gpu_capacity is not None:
+                events.append(_allocatable_event(line.number, gpu_capacity, int(count["count"])))
+            continue
         if "NVRM" in text and (named := _ANY_BUS.search(text)):
             recent_bus = (line.number, named.group(1))
         if "SXid (" in text and (m := _SXID.search(text)):
@@ -120,6 +135,20 @@ def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
         elif text.lstrip().startswith("|") and (m := _DCGM_ROW.match(text)):
             gpu_context = _dcgm_row(line.number, m, events, gpu_context)
     return tuple(events)
+
+
+def _allocatable_event(number: int, capacity: int, allocatable: int) -> HealthEvent:
+    """A node whose device plugin offers fewer GPUs than the node has: it withholds the ones it found unhealthy."""
+    text = f"nvidia.com/gpu: capacity {capacity}, allocatable {allocatable}"
+    if allocatable >= capacity:
+        return HealthEvent(number, "kubernetes", "gpu-allocatable", Severity.INFO, text)
+    return HealthEvent(
+        number, "kubernetes", "gpu-allocatable", Severity.WARN, text,
+        meaning=(f"the NVIDIA device plugin withholds {capacity - allocatable} of the node's {capacity} GPUs, which "
+                 "it does when it sees a GPU lost or a critical Xid: a job asking for every GPU of the node cannot "
+                 "be placed there"),
+        cause="xid",
+    )  # fmt: skip
 
 
 def _kernel(number: int, check: str, text: str, bus: str, signature: str) -> HealthEvent:

@@ -31,7 +31,8 @@ from topoaudit.parse.smi_csv import looks_like_smi_csv_header
 KINDS = (
     "nccl-log", "traceback", "nccl-tests", "topo-matrix", "p2p-matrix", "nvidia-smi-q", "nvidia-smi-csv",
     "nvidia-smi-table",
-    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "gpu-list", "bandwidth-note",
+    "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "kubernetes-node", "gpu-list",
+    "bandwidth-note",
     "gpu-text", "stack", "other",
 )  # fmt: skip
 INTERLEAVED = "nccl-log"
@@ -129,6 +130,8 @@ _TABLE_WORDS = ("NVIDIA-SMI", "Driver Version:", "GPU  Name", "Bus-Id", "Persist
                 "Processes:", "GPU   GI   CI", "Memory-Usage", "Fan  Temp")  # fmt: skip
 _DCGM_WORDS = ("Overall Health", "Diagnostic", "-> NVLINK", "NvLink link", "| Pass", "| Fail", "| Warn", "| Skip",
                "DCGM_FR_", "dcgmi", "Health Monitor")  # fmt: skip
+_K8S_GPU = re.compile(r"^\s*nvidia\.com/gpu:\s+\d")
+"""A Kubernetes node's GPU count (``kubectl describe node``'s Capacity and Allocatable sections)."""
 _BORDER = re.compile(r"^\s*[|+][-=+| ]*$")
 _NHC = re.compile(r"(?:ERROR|WARNING|SUCCESS):\s+\S+:\s+(?:Health check|Nearing a failure)")
 _KERNEL_WORDS = ("NVRM", "Xid (", "nvidia-nvswitch", "AMD-Vi", "DMAR:", "nvidia-modeset", "nvidia 0000:")
@@ -198,6 +201,7 @@ _COMMANDS = (
     (re.compile(r"p2pBandwidthLatencyTest"), "p2p-matrix"),
     (re.compile(r"\b(?:dmesg|journalctl)\b"), "kernel-log"),
     (re.compile(r"\bdcgmi\b"), "dcgm"),
+    (re.compile(r"\bkubectl\s+describe\s+nodes?\b"), "kubernetes-node"),
     (re.compile(r"\bnvidia-smi\s*$"), "nvidia-smi-table"),
 )
 
@@ -217,6 +221,8 @@ def _classify(text: str, current: str) -> _Mark:
         return _S["nhc"]
     if any(word in text for word in _KERNEL_WORDS):
         return _S["kernel-log"]
+    if stripped in ("Capacity:", "Allocatable:") or _K8S_GPU.match(text):
+        return _S["kubernetes-node"]
     if _STACK_HEAD.match(text) or _STACK_FRAME.match(text):
         return _S["stack"]
     if stripped.startswith("#"):

@@ -1,5 +1,6 @@
-"""Health checkers' and the kernel's failure lines: Azure NHC, DCGM (``dcgmi health``/``diag``) and the NVIDIA
-driver's Xid, "fallen off the bus" and NVLink training lines (``dmesg``, ``journalctl -k``)."""
+"""Health checkers' and the kernel's failure lines: Azure NHC, DCGM (``dcgmi health``/``diag``), the NVIDIA
+driver's Xid, "fallen off the bus" and NVLink training lines (``dmesg``, ``journalctl -k``), and a Kubernetes node's
+GPU capacity against what its device plugin offers (``kubectl describe node``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,19 @@ if TYPE_CHECKING:
     from topoaudit.model.facts import Facts
     from topoaudit.parse.prefixes import Line
 
-_SIGNS = ("Xid", "NVRM", "nhc", "check_", "DCGM", "dcgm", "| Fail", "IO_PAGE_FAULT", "DMAR:", "raining")  # training
+_SIGNS = (
+    "Xid",
+    "NVRM",
+    "nhc",
+    "check_",
+    "DCGM",
+    "dcgm",
+    "| Fail",
+    "IO_PAGE_FAULT",
+    "DMAR:",
+    "raining",  # training
+    "nvidia.com/gpu",
+)
 
 
 def sniff(text: str) -> bool:
@@ -58,6 +71,6 @@ READER = Reader(
     "NHC, DCGM or kernel-log (Xid) lines",
     sniff,
     load,
-    parts=("nhc", "dcgm", "kernel-log"),
+    parts=("nhc", "dcgm", "kernel-log", "kubernetes-node"),
     load_lines=load_lines,
 )

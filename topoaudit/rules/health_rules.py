@@ -70,6 +70,8 @@ def health_lines(ctx: RuleContext) -> Iterable[Finding]:
 
 
 def _who(event: HealthEvent) -> str:
+    if event.source == "kubernetes":
+        return "the node"
     if isinstance(event.gpu, int):
         return f"GPU {event.gpu}"
     if isinstance(event.pci_bus_id, str):
@@ -122,10 +124,13 @@ def _check_finding(events: Sequence[HealthEvent], spec: GpuSpec | None) -> Findi
         if what not in failed:
             failed.append(what)
     detail = next((e.text for e, _, _ in judged if e.text), "")
+    meaning = next((e.meaning for e, _, _ in judged if e.meaning), "")
     lowered = next((why for _, _, why in judged if why), "")
     message = f"{len(failed)} health check(s) failed: {first_few(failed, 4, '; ')} (first on line {events[0].line})"
     if detail:
         message += f": {detail!r}"
+    if meaning:
+        message += f". {as_sentence(meaning)}"
     if lowered:
         message += f". {as_sentence(lowered)}"
     return finding(
@@ -133,4 +138,5 @@ def _check_finding(events: Sequence[HealthEvent], spec: GpuSpec | None) -> Findi
         as_sentence(message),
         severity=worst,
         checks=[{"line": e.line, "source": e.source, "check": e.check, "gpu": _who(e)} for e in events[:20]],
+        causes=[c for c in dict.fromkeys(e.cause for e, s, _ in judged if s == worst) if c and c != "other"],
     )
