@@ -165,6 +165,11 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         ),
         ("INFO 07-20 17:27:20 pynccl.py:63] vLLM is using nccl==2.21.5\n", "gpu-text"),
         ("\u2714 fabric manager found and active\nfabric manager is active\n", "gpu-text"),  # gpud
+        (
+            "ERROR [3468:4824] ReadNvSwitchStatusAllSwitches() returned No data is available "
+            "[/workspaces/dcgm/modules/nvswitch/DcgmModuleNvSwitch.cpp:372] [DcgmNs::DcgmModuleNvSwitch::RunOnce]\n",
+            "gpu-text",
+        ),  # DCGM's own log
         ("INFO 05-02 11:08:45 [parallel_state.py:1004] rank 0 in world size 4 is assigned as TP rank 0\n", "gpu-text"),
         ("world_size=8, the model loads and then nothing happens\n", "gpu-text"),
         (
