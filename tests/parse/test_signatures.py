@@ -103,6 +103,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("WARN: device erdma_0 is not enumerated as an mlx5 device. Skipping...", "nvshmem-ibgda-nic-not-mlx5"),
+    ("WARN: device irdma0 is not supported (expected HCA interface: mlx5 or ibp). Skipping...", "nvshmem-ibgda-nic-not-mlx5"),
     ("I0929 12:40:26.277236       1 nvlib.go:243] identified fabric clique UUID/ID (device 0/GPU-6328b923-c487-281a-fd27-291f5d278893): 6a130f54-faaa-4b8f-847f-be44ab70f917/32766", "dra-fabric-clique-identified"),
     ("E0312 08:01:10.100000       1 main.go:90] error getting fabric information from one or more devices: NVLink fabric not attached (device 2/GPU-1f2e3d4c-0000-1111-2222-333344445555): state=1, refusing to start", "dra-fabric-not-attached"),
     ("error getting fabric information from one or more devices: NVLink fabric registration error (device 5/GPU-1f2e3d4c-0000-1111-2222-333344445555): status=ERROR_UNKNOWN, refusing to start", "dra-fabric-registration-error"),
