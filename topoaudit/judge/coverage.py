@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.model.values import Unsupported
-from topoaudit.rules.needs import nvlink_undecided, sweep_held_to_anything, unexplained_messages
+from topoaudit.rules.needs import nvlink_undecided, sweep_held_to_anything, undecided_by_model, unexplained_messages
 
 if TYPE_CHECKING:
     from topoaudit.model.policy import PolicyOutcome
@@ -86,6 +86,12 @@ def _why_not(ctx: RuleContext) -> str:
             "the sweep's figures have nothing to be held to (no GPU model names the box, no --expect-busbw) and "
             "it checked no data (#wrong N/A)"
         )
+    undecided = undecided_by_model(ctx)
+    if undecided:
+        parts.append(
+            f"{undecided} NVLink port(s) shown inactive, and nothing names the GPU model: a fault on SXM boards, the "
+            "design on PCIe cards that wire fewer links"
+        )
     unexplained = unexplained_messages(ctx)
     if unexplained:
         parts.append(
@@ -105,7 +111,7 @@ def _to_judge(ctx: RuleContext) -> str:
     """The one capture that would give the rules evidence: `topo -m` of the same box (none for one GPU alone)."""
     if _lone_gpu(ctx) and not ctx.machine.nics:
         return ""  # one GPU and no NIC: no capture of this box holds an interconnect
-    if nvlink_undecided(ctx):
+    if nvlink_undecided(ctx) or undecided_by_model(ctx):
         return "name the GPUs (`--gpu-model NAME`, the name `nvidia-smi -L` prints)"
     bench = ctx.bench
     if not isinstance(bench, Unsupported) and bench.one_rank:

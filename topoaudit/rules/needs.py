@@ -467,16 +467,38 @@ def says_nothing(hit: Hit) -> bool:
     return code == "nccl-env-override" and bool(_ONE_GPU_RUN.search(hit.text)) and not _LAUNCHER.search(hit.text)
 
 
+MODEL_DECIDES = frozenset({"smi-nvlink-inactive", "smi-nvlink-all-inactive"})
+"""Messages whose meaning is the model's to decide: an NVLink port `nvidia-smi nvlink -s` shows inactive is a fault on
+an SXM board and the design on a PCIe card (an H100 NVL wires 12 of its 18). Without the model they judge nothing."""
+
+
+def undecided_by_model(ctx: Context) -> int:
+    """Count the paste's messages that only the GPU model could decide, when nothing names the model."""
+    hits = ctx.signatures
+    if isinstance(hits, Unsupported) or getattr(ctx, "spec", None) is not None:
+        return 0
+    return sum(hit.signature in MODEL_DECIDES for hit in hits)
+
+
 def _known_messages_covers(ctx: Context) -> str:
-    """Count the messages whose meaning the catalog knows; a fallback (a warning it has no entry for) judges nothing."""
+    """Count the messages whose meaning the catalog knows; a fallback (a warning it has no entry for) judges nothing,
+    nor does a message only the unnamed model could decide."""
     hits = ctx.signatures
     if isinstance(hits, Unsupported) or not hits:
         return ""
     from topoaudit.rules.one_node import sockets_of_one_node
 
     one_node = sockets_of_one_node(ctx)
+    model_unknown = getattr(ctx, "spec", None) is None
     known = len(
-        [hit for hit in hits if not says_nothing(hit) and not _short_of_the_gpus(hit) and hit.line not in one_node]
+        [
+            hit
+            for hit in hits
+            if not says_nothing(hit)
+            and not _short_of_the_gpus(hit)
+            and hit.line not in one_node
+            and not (model_unknown and hit.signature in MODEL_DECIDES)
+        ]
     )
     known -= unexplained_messages(ctx)
     return _plural(known, "known message") if known else ""
