@@ -481,8 +481,10 @@ def undecided_by_model(ctx: Context) -> int:
 
 
 def _known_messages_covers(ctx: Context) -> str:
-    """Count the messages whose meaning the catalog knows; a fallback (a warning it has no entry for) judges nothing,
-    nor does a message only the unnamed model could decide."""
+    """Count the messages whose meaning the catalog knows.
+
+    A fallback (a warning it has no entry for) judges nothing, nor does a message only the unnamed model could decide.
+    """
     hits = ctx.signatures
     if isinstance(hits, Unsupported) or not hits:
         return ""
