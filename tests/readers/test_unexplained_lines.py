@@ -280,3 +280,33 @@ def test_a_tools_output_with_nothing_to_judge_is_not_judged_and_named(
     code, report = analyzed(run, tmp_path, text)
     assert code == 0 and report["gate"]["verdict"] == "not judged"
     assert any(said in issue["message"] for issue in report["input_issues"])
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # nvbandwidth's title and column header with the rows cut off (before: refused, "no GPUs in the input")
+        (
+            "0     35.19     35.25     35.30     35.03\n\n> Running device_to_host_memcpy_sm.\n"
+            "memcpy SM CPU(row) <- GPU(column) bandwidth (GB/s)\n0         1         2         3\n",
+            "nvbandwidth",
+        ),
+        # `topo -m`'s NIC rows and legend without the GPU rows (before: refused, "no GPU rows under it")
+        (
+            "NIC1\tNODE\tNODE\tNODE\t X \tNODE\tSYS\tSYS\nNIC2\tPXB\tPXB\tNODE\tNODE\t X \tSYS\tSYS\n\nLegend:\n\n"
+            "  X    = Self\n",
+            "nvidia-smi topo -m",
+        ),
+        # Open MPI's notice that a peer process went away (before: refused)
+        (
+            "An MPI communication peer process has unexpectedly disconnected.  This\nusually indicates a failure in "
+            "the peer process (e.g., a crash or\notherwise exiting without calling MPI_FINALIZE first).\n",
+            "",
+        ),
+    ],
+)
+def test_an_excerpt_cut_before_anything_to_judge_is_not_judged(run: Run, tmp_path: Path, text: str, said: str) -> None:
+    """Windows of real pastes cut where people cut them: recognised, nothing in them to judge, so not refused."""
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert said in json.dumps(report["source"])

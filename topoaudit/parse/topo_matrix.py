@@ -66,7 +66,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from topoaudit.errors import InputError
+from topoaudit.errors import InputError, NothingToJudge
 from topoaudit.model.machine import Gpu, Link, Machine, Nic, level_from_code
 from topoaudit.model.values import Failed, Probed, Unsupported
 from topoaudit.parse.cpulist import parse_cpu_list
@@ -127,6 +127,10 @@ class TopoParseError(InputError):
         super().__init__(message)
         self.issues = issues
         self.partial: TopoParse | None = None  # a matrix cut after some GPU rows, as far as it was read
+
+
+class TopoNothingToJudge(TopoParseError, NothingToJudge):
+    """The matrix's rows are there, none of them a GPU's (an excerpt of its NIC rows): nothing about the GPUs' links."""
 
 
 SOURCE = "nvidia-smi topo -m"
@@ -539,6 +543,13 @@ class _Parser:
             failure = capture_failure(self.text)
             if failure:
                 raise self.failed_capture(failure)
+            if rows:  # NIC rows only: they place the NICs, and say nothing of the links between GPUs
+                self.issues.append(ParseIssue(header.line, "ambiguous", "NIC rows without the GPU rows"))
+                raise TopoNothingToJudge(
+                    f"an nvidia-smi topo -m excerpt of its NIC rows ({', '.join(rows)}) without the GPU rows: nothing "
+                    "about the links between GPUs",
+                    self.sorted_issues(),
+                )
             raise self.fail(header.line, "a header naming GPU0 but no GPU rows under it")
         self.resolve(header, rows, gpu_labels)
         nic_labels = [x for x in header.labels if x not in gpu_labels]

@@ -32,6 +32,15 @@ def load(text: str, name: str) -> Facts:
     from topoaudit.parse.nvbandwidth import parse_nvbandwidth
 
     parsed = parse_nvbandwidth(text, name, partial=True)
+    if not parsed.gpus and not parsed.matrices and not parsed.failures:
+        from topoaudit.errors import NothingToJudge
+
+        what = (
+            f"a run of {parsed.stopped_in} cut before its figures"
+            if isinstance(parsed.stopped_in, str)
+            else "no matrix"
+        )
+        raise NothingToJudge(f"{name}: nvbandwidth output with {what}: no GPU and no copy to judge")
     version = parsed.version or "version not printed"
     description = f"nvbandwidth output ({version}): {len(parsed.matrices)} matrix(es), {len(parsed.gpus)} GPU(s)"
     outcomes = [f"{len(parsed.failures)} failed test(s)"] if parsed.failures else []
