@@ -297,6 +297,13 @@ def test_a_tools_output_with_nothing_to_judge_is_not_judged_and_named(
             "  X    = Self\n",
             "nvidia-smi topo -m",
         ),
+        # `nvidia-smi -q`'s memory, compute mode and utilization fields without the GPU's header (before: refused)
+        (
+            "        Total                       : 256 MiB\n        Used                        : 3 MiB\n"
+            "    Compute Mode                    : Default\n    Utilization\n"
+            "        Gpu                         : 0 %\n",
+            "nvidia-smi-q",
+        ),
         # Open MPI's notice that a peer process went away (before: refused)
         (
             "An MPI communication peer process has unexpectedly disconnected.  This\nusually indicates a failure in "

@@ -23,6 +23,7 @@ PASTES = load_corpus()
 HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 
 STILL_WRONG: dict[str, str] = {
+    "accelerate-3240-l20-zero3-shm-direct-init": "verdict WARN but no finding names config-override (found nccl-p2p-unused)",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "aws-ofi-nccl-715-ofi-init-failed-socket-fallback": "verdict WARN but no finding names net-fallback (found nccl-env-override)",
@@ -52,6 +53,7 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low)",
     "nccl-1161-h100-pcie-nvlink-allreduce-115gbs": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "nccl-1320-a100-allreduce-perf-block-start": "verdict WARN, the thread's NOT_JUDGED/PASS",
+    "nccl-1530-rtx4090-tree-allreduce-header": "verdict FAIL, the thread's NOT_JUDGED",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict WARN but no finding names nvls-failure (found bench-run-hung, nccl-env-override)",
     "nccl-1769-gb200-mnnvl-init-lines": "verdict WARN but no finding names nvls-failure (found fabric-unhealthy)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",

@@ -122,7 +122,9 @@ _GPU_LIST = re.compile(rf"{_NVLINK_GPU.pattern}|.*\bnvidia-smi\s+(?:-L|--list-gp
 _SMI_KEY = re.compile(r"^\s*\S(?:[^:]*?\S)?\s{2,}: ")
 _SMI_STRONG_KEYS = ("Product Name", "Bus Id", "CliqueId", "ClusterUUID", "Attached GPUs", "Driver Version",
                     "Persistence Mode", "GPU UUID", "Minor Number", "VBIOS Version", "Route Unhealthy",
-                    "Incorrect Configuration", "Fabric GUID")  # fmt: skip
+                    "Incorrect Configuration", "Fabric GUID", "Compute Mode", "Performance State", "Display Active",
+                    "Display Mode", "Accounting Mode", "Addressing Mode", "GPU Part Number", "MultiGPU Board",
+                    "Multigpu Board", "Board ID", "Pending Page Blacklist", "Power Management")  # fmt: skip
 _SMI_FABRIC_KEY = re.compile(r"^\s*(?:State|Status|Summary|Bandwidth)\s{2,}: ")
 _SMI_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$")
 _SECTION_WORDS = re.compile(r"^\s+[A-Z][\w ./()-]*$")
