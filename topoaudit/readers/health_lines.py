@@ -68,7 +68,7 @@ def load_lines(lines: Sequence[Line], name: str) -> Facts:
 READER = Reader(
     "health-lines",
     85,
-    "NHC, DCGM or kernel-log (Xid) lines",
+    "NHC, DCGM or kernel-log (Xid) lines, or a Kubernetes node's GPU capacity (`kubectl describe node`)",
     sniff,
     load,
     parts=("nhc", "dcgm", "kernel-log", "kubernetes-node"),
