@@ -201,6 +201,12 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         # the kernel's APEI report of a corrected PCIe error, and the NVLink subnet manager of a B200 NVL rack
         ("{8}[Hardware Error]:  fru_text: PcieError\n{8}[Hardware Error]:   section_type: PCIe error\n", "gpu-text"),
         ("10.10.10.10: nvlsm: OpenSM 2025.06.5_eb3b4ba_df9bb3c_ae214d2\n", "gpu-text"),
+        # show_gids (Mellanox's mlnx-tools): the RoCE GIDs of each port
+        (
+            "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
+            "mlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1  \tv2\tens1f0\n",
+            "gpu-text",
+        ),
         # rdma-core naming a provider library it lists and cannot load (NVIDIA/nccl#1044: not NCCL's, and harmless)
         (
             "libibverbs: Warning: couldn't load driver 'libipathverbs-rdmav25.so': libipathverbs-rdmav25.so: cannot "

@@ -167,13 +167,14 @@ _GPU_TEXT = re.compile(
     r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
     r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\bDcgm[A-Z]\w*|\bNvSwitch\w*"
     r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
+    r"|\bshow_gids\b|^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a paste
 of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's ``maxBw``
 figure, a Ray worker's exit, DCGM's own log lines (``DcgmModuleNvSwitch``), ``gdrcopy_sanity``, a listing of
 ``/dev/infiniband``, Lightning's banner of registered processes, the fields of ``ibstatus``, ``ibv_devinfo`` and
-perftest, the legend of ``topo -m``) is recognisably about the interconnect or the run on it and judged "not
-judged", never refused."""
+perftest, the table of ``show_gids``, the legend of ``topo -m``) is recognisably about the interconnect or the run
+on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(
