@@ -27,7 +27,7 @@ from topoaudit.model.values import Unsupported
 from topoaudit.parse.signatures import TIERS, Signature, catalog, declared_codes
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, declare_code
-from topoaudit.rules.needs import SIGNATURES, says_nothing
+from topoaudit.rules.needs import MODEL_DECIDES, SIGNATURES, says_nothing
 from topoaudit.rules.one_node import carries_nothing
 from topoaudit.rules.registry import register_rule
 
@@ -173,7 +173,6 @@ def _where(judged: list[_Judged], line: int) -> str:
 
 # --- what a message means on this box ------------------------------------------------------------------------------
 
-_NVLINK_INACTIVE = frozenset({"smi-nvlink-inactive", "smi-nvlink-all-inactive"})
 _NVLINK_CHECKS = frozenset({"nhc-nvlink-inactive", "nhc-nvlink-query-failed", "nhc-nvlink-inactive-link"})
 _FABRIC_MANAGER_FAILURES = frozenset(
     {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive", "fm-unit-not-found"}
@@ -250,7 +249,7 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         # NVLS needs NVSwitches of NVLink 4 or later: on such a box NCCL should have found it.
         nvls_box = spec is not None and spec.build == "nvswitch" and spec.nvlink_generation >= 4
         return Severity.WARN if nvls_box else signature.severity
-    if signature.id in _NVLINK_INACTIVE:
+    if signature.id in MODEL_DECIDES:  # an inactive NVLink port
         # Every NVLink of an SXM/HGX GPU is wired; PCIe cards use only what their bridges connect (H100 NVL: 12 of 18).
         wired = spec is not None and spec.build in ("nvswitch", "mesh")
         return Severity.WARN if wired else signature.severity
