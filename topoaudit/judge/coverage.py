@@ -89,8 +89,8 @@ def _why_not(ctx: RuleContext) -> str:
     undecided = undecided_by_model(ctx)
     if undecided:
         parts.append(
-            f"{undecided} NVLink port(s) shown inactive, and nothing names the GPU model: a fault on SXM boards, the "
-            "design on PCIe cards that wire fewer links"
+            f"{undecided} NVLink port(s) shown inactive or down, and nothing names the GPU model: a fault on SXM "
+            "boards, the design on PCIe cards that wire fewer links"
         )
     unexplained = unexplained_messages(ctx)
     if unexplained:

@@ -467,9 +467,10 @@ def says_nothing(hit: Hit) -> bool:
     return code == "nccl-env-override" and bool(_ONE_GPU_RUN.search(hit.text)) and not _LAUNCHER.search(hit.text)
 
 
-MODEL_DECIDES = frozenset({"smi-nvlink-inactive", "smi-nvlink-all-inactive"})
-"""Messages whose meaning is the model's to decide: an NVLink port `nvidia-smi nvlink -s` shows inactive is a fault on
-an SXM board and the design on a PCIe card (an H100 NVL wires 12 of its 18). Without the model they judge nothing."""
+MODEL_DECIDES = frozenset({"smi-nvlink-inactive", "smi-nvlink-all-inactive", "dcgm-nvlink-down"})
+"""Messages whose meaning is the model's to decide: an NVLink port `nvidia-smi nvlink -s` shows inactive, or DCGM
+reports down, is a fault on an SXM board and the design on a PCIe card (an H100 NVL wires 12 of its 18). Without the
+model they judge nothing."""
 
 
 def undecided_by_model(ctx: Context) -> int:
