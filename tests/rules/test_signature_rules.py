@@ -567,3 +567,12 @@ def test_a_small_dev_shm_warns_and_the_sigbus_it_causes_fails_the_run(run: Run, 
     assert by_code(report)["run-failed"]["severity"] == "fail"
     _, roomy = judged(run, tmp_path, ray.format(6541639680) + "node1:4856:4856 [0] NCCL INFO NCCL version 2.18.1\n")
     assert "shared-memory-small" not in by_code(roomy)
+
+
+def test_dcgm_naming_an_nvlink_port_down_is_judged_by_the_model(run: Run, tmp_path: Path) -> None:
+    """DCGM_FR_NVLINK_DOWN's message: a fault on a GPU whose every port is wired, not judged without the model."""
+    text = 'message: "GPU 3\'s NvLink link 16 is currently down ... link 17 is currently down"\n'
+    _, unknown = judged(run, tmp_path, text)
+    assert unknown["verdict"] == "not judged" and "--gpu-model" in unknown["gate"]["to_judge"]
+    _, rack = judged(run, tmp_path, text, "--gpu-model", "GB200")
+    assert rack["verdict"] == "warn" and by_code(rack)["nvlink-link-down"]["severity"] == "warn"
