@@ -201,6 +201,16 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         # the kernel's APEI report of a corrected PCIe error, and the NVLink subnet manager of a B200 NVL rack
         ("{8}[Hardware Error]:  fru_text: PcieError\n{8}[Hardware Error]:   section_type: PCIe error\n", "gpu-text"),
         ("10.10.10.10: nvlsm: OpenSM 2025.06.5_eb3b4ba_df9bb3c_ae214d2\n", "gpu-text"),
+        # ibstat's port fields, Azure's PKEY lines, gpu_burn's failure, CUDA driver calls, topo -p2p's legend
+        ("        Rate: 10\n        Base lid: 868\n        SM lid: 334\n        Port GUID: ...\n", "gpu-text"),
+        ("PKEY for mlx5_ib0: 0x8001\nPKEY for mlx5_ib1: 0x8001\n", "gpu-text"),
+        ("  what():  Error (gpu_burn-drv.cpp:298): OS call failed or operation not supported on this OS\n", "gpu-text"),
+        ("dlsym: cuDriverGetVersion - 0x7f928be76e20\ndlsym: cuDeviceGetCount - 0x7f928be76e60\n", "gpu-text"),
+        (
+            "Legend:\n\n  X    = Self\n  OK   = Status Ok\n  CNS  = Chipset not supported\n"
+            "  GNS  = GPU not supported\n",
+            "gpu-text",
+        ),
         # show_gids (Mellanox's mlnx-tools): the RoCE GIDs of each port
         (
             "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"

@@ -146,7 +146,7 @@ _BANDWIDTH_NOTE = re.compile(
 line): no reader is for it, but it is recognisably about the interconnect, so the paste is judged, not refused."""
 _GPU_TEXT = re.compile(
     r"\b(?:NCCL|NVLink|NVSwitch|NVSHMEM|InfiniBand|RoCE|GPUDirect|libfabric|nvidia-fabricmanager|fabricmanager"
-    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\d+|ibv_\w+|libibverbs|fi_info|provider: (?:efa|verbs)"
+    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\w+|ibv_\w+|libibverbs|fi_info|provider: (?:efa|verbs)"
     r"|libnccl\S*|nccl==[\d.]+|mpirun|torchrun|all_reduce_perf|\bMPI_(?:FINALIZE|ABORT|COMM_WORLD|Init)\b"
     r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{2,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
     r"|--gres=gpu|ACSCtl:|[Ff]abric[ -][Mm]anager|\b[Hh]orovod|\b[Cc]u[Pp]y\b"
@@ -163,11 +163,13 @@ _GPU_TEXT = re.compile(
     r"|\bgdrcopy\w*|\bgdrdrv\b|/dev/infiniband\b|\bnccl\b|distributed_backend=|All distributed processes registered"
     r"|\bnccl[A-Z]\w+|\btorch\.multiprocessing\b|\btorch\.(?:cuda\b|_C\._cuda_\w+)"
     r"|\bCudaDevice\(id=|Connection traversing (?:PCIe|a bonded set)"
-    r"|\b(?:default gid|base lid|sm lid|link_layer|active_mtu|Link layer|GID index|CQ Moderation)\s*:"
+    r"|\b(?i:default gid|base lid|sm lid|link_layer|active_mtu|Link layer|GID index|CQ Moderation|port guid|node guid"
+    r"|system image guid|capability mask|physical state)\s*:"
     r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
     r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\bDcgm[A-Z]\w*|\bNvSwitch\w*"
     r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
     r"|\bshow_gids\b|^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV"
+    r"|\bgpu[_-]burn\b|^\s*(?:CNS|GNS|TNS)\s+= |\bcu(?:Init|DriverGetVersion|Device[A-Z]\w*|Ctx[A-Z]\w*|Mem[A-Z]\w*)\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a paste
 of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's ``maxBw``
