@@ -103,6 +103,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("[15]worker-23:83:2526 [0] misc/socket.cc:503 NCCL WARN Net : Call to recv from 100.96.188.199<41468> failed : Connection timed out", "nccl-socket-io-timed-out"),
     ('message: "GPU 3\'s NvLink link 16 is currently down ... link 17 is currently down"', "dcgm-nvlink-down"),
     ("NvSwitch physical ID 2's NvLink port 31 is currently down.", "dcgm-nvswitch-port-down"),
     ("waitForInput: poll for socket SocketImpl(fd=66, addr=[::ffff:10.164.0.78]:50434, remote=[::ffff:10.164.0.78]:29500) returned 0, likely a timeout", "torch-store-poll-timeout"),

@@ -39,7 +39,6 @@ STILL_WRONG: dict[str, str] = {
     "gdrcopy-206-rtx3090-copybw-check-gdr-support": "verdict WARN, the thread's FAIL",
     "horovod-1651-comminitrank-system-error-tail": "verdict NOT_JUDGED, the thread's FAIL",
     "horovod-210-bootstrap-recv-reset": "verdict FAIL but no finding names run-hung (found run-failed)",
-    "horovod-3611-socket-recv-timeout": "verdict FAIL but no finding names run-hung (found run-failed)",
     "horovod-416-v100-scaling-numbers": "verdict REFUSED, the thread's NOT_JUDGED/WARN",
     "horovod-476-nccl-ib-port-soc": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "horovod-666-socket-closed-by-peer": "verdict FAIL but no finding names config-override (found run-failed)",
