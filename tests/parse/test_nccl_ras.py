@@ -312,3 +312,20 @@ def test_junit_says_the_ras_codes_were_not_judged_on_a_report_without_ras_output
     for code_name in ("nccl-ras-ranks-missing", "nccl-ras-rank-error"):
         assert "judged from NCCL RAS output" in case(code_name, "--example", "hgx-h100")
     assert "<failure" in case("nccl-ras-ranks-missing", str(RAS / "constructed-missing-rank.txt"))
+
+
+def test_a_job_summary_cut_below_its_title_still_names_the_gpus_per_node() -> None:
+    """An excerpt starting at the summary's column header (NVIDIA/nccl#1730 pasted this way): 32 nodes of 8 GPUs."""
+    text = (
+        "===========\n\n"
+        "  Nodes  Processes         GPUs  Processes     GPUs\n"
+        "(total)   per node  per process    (total)  (total)\n"
+        "     32          8            1        256      256\n\n"
+        "Communicators... (0.01s)\n=============\n\n"
+        "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+        "    #  in group  per comm  per node  per comm  in group\n"
+        "    0         1        32         8       256       256   RUNNING      OK\n"
+    )
+    dump = parse_nccl_ras(text)
+    assert dump.gpus_per_node == 8
+    assert len(load_text(text, "ras.txt").machine.gpus) == 8

@@ -344,6 +344,8 @@ _ROW = re.compile(
     r"^\s*(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+([\d-]+)\s+(\d{1,9})\s+(\d{1,9})\s+([A-Z]+)\s+([A-Z,]+)\s*$"
 )
 _SUMMARY = re.compile(r"^\s*(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})\s*$")
+_SUMMARY_HEADER = re.compile(r"^\s*Nodes\s+Processes\s+GPUs\s+Processes\s+GPUs\s*$")
+"""The job summary's column header: its table, where an excerpt starts below the "Job summary" title."""
 _COMM = re.compile(r"^(#\d+-\d+ \([0-9a-f]+\)) ([A-Z]+)\s*$")
 _SECTION = re.compile(r"^(INCOMPLETE|DEAD|TIMEOUT)\s*$")
 _PROCESS = re.compile(r"^\s+Process (\d{1,9}) on node (\S+) managing GPUs? (.+?)\s*$")
@@ -386,7 +388,7 @@ def _parse_text(text: str, name: str) -> RasDump:
         if not isinstance(version, str) and (m := _VERSION.match(line)):
             version = m[1]
             continue
-        if line.startswith("Job summary"):
+        if line.startswith("Job summary") or _SUMMARY_HEADER.match(line):
             after_summary = True
             continue
         if after_summary and (m := _SUMMARY.match(line)):
