@@ -320,6 +320,12 @@ def test_a_tools_output_with_nothing_to_judge_is_not_judged_and_named(
             "        Gpu                         : 0 %\n",
             "nvidia-smi-q",
         ),
+        # its ECC block alone
+        (
+            "    ECC Errors\n        Volatile\n            SRAM Correctable        : N/A\n"
+            "            SRAM Uncorrectable      : N/A\n",
+            "nvidia-smi-q",
+        ),
         # Open MPI's notice that a peer process went away (before: refused)
         (
             "An MPI communication peer process has unexpectedly disconnected.  This\nusually indicates a failure in "

@@ -124,7 +124,10 @@ _SMI_STRONG_KEYS = ("Product Name", "Bus Id", "CliqueId", "ClusterUUID", "Attach
                     "Persistence Mode", "GPU UUID", "Minor Number", "VBIOS Version", "Route Unhealthy",
                     "Incorrect Configuration", "Fabric GUID", "Compute Mode", "Performance State", "Display Active",
                     "Display Mode", "Accounting Mode", "Addressing Mode", "GPU Part Number", "MultiGPU Board",
-                    "Multigpu Board", "Board ID", "Pending Page Blacklist", "Power Management")  # fmt: skip
+                    "Multigpu Board", "Board ID", "Pending Page Blacklist", "Power Management", "Active Sessions",
+                    "Average FPS", "GPU Current Temp", "GPU Shutdown Temp", "Power Draw", "Single Bit ECC",
+                    "Double Bit ECC", "SRAM Correctable", "SRAM Uncorrectable", "DRAM Correctable",
+                    "DRAM Uncorrectable")  # fmt: skip
 _SMI_FABRIC_KEY = re.compile(r"^\s*(?:State|Status|Summary|Bandwidth)\s{2,}: ")
 _SMI_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$")
 _SECTION_WORDS = re.compile(r"^\s+[A-Z][\w ./()-]*$")
