@@ -152,7 +152,19 @@ def test_billion_laughs_is_refused_with_exit_4() -> None:
 
 def test_malformed_xml_names_the_line() -> None:
     with pytest.raises(InputError, match="not well-formed XML at line 3"):
-        parse_nccl_xml('<system version="1">\n  <cpu numaid="0">\n', "cut.xml")
+        parse_nccl_xml('<system version="1">\n  <cpu numaid="0">\n  </gpu>\n</system>\n', "bad.xml")
+
+
+def test_a_dump_pasted_in_part_is_read_as_far_as_it_goes() -> None:
+    """A graph dump cut after its channels (NVIDIA/nccl#713): its elements are closed where the paste stops, and
+    the reading says so as an excerpt, not as damage; a tag cut in its middle is dropped."""
+    text = (
+        '<graphs version="1">\n  <graph id="0" pattern="4" nchannels="6" speedintra="22" typeintra="NVL">\n'
+        '    <channel>\n      <gpu dev="0"/>\n      <gpu dev="1"/>\n    </channel>\n    <chan'
+    )
+    parsed = parse_nccl_xml(text, "graph.xml")
+    assert [(i.line, i.action) for i in parsed.input_issues()][:1] == [(6, "excerpt")]
+    assert "stops at line 6 before its closing tags" in parsed.input_issues()[0].message
 
 
 def test_other_xml_roots_are_not_taken_for_nccl() -> None:

@@ -90,12 +90,16 @@ class ParsedNcclXml:
     host_hash: str = ""  # NCCL's host_hash of the host read ("" when the file names none)
     devices: tuple[PciDevice, ...] = ()  # every <pci> of the host, in file order
     damage: tuple[tuple[int, str], ...] = ()  # the notes on damage read around (a count no GPU has): recovered
+    cut_at: tuple[int, str] | None = None  # where a dump pasted in part stops (an excerpt, not damage)
 
     def input_issues(self) -> tuple[InputIssue, ...]:
         """The notes as a report's input issues: damage read around is recovered (the audit is incomplete and
-        says the input was damaged), the rest ignored."""
-        return tuple(InputIssue(line, "recovered" if (line, note) in self.damage else "ignored", note)
-                     for line, note in self.notes)  # fmt: skip
+        says the input was damaged), where an excerpt stops is said as an excerpt, the rest ignored."""
+        return tuple(
+            InputIssue(line, "excerpt" if (line, note) == self.cut_at else "recovered" if (line, note) in self.damage
+                       else "ignored", note)
+            for line, note in self.notes
+        )  # fmt: skip
 
 
 def looks_like_nccl_xml(text: str) -> bool:
@@ -148,11 +152,38 @@ def parse_nccl_xml(text: str, name: str) -> ParsedNcclXml:
     return dataclasses.replace(shown, notes=((_line_of(text, "<system"), note), *shown.notes))
 
 
+def closed_cut_dump(text: str) -> tuple[str, int] | None:
+    """The text of a dump cut short (pasted in part: its last elements never closed) with the closing tags it lacks,
+    and the line it stops at; None when the text is whole or damaged elsewhere than at its end."""
+    open_tags: list[str] = []
+    scan = expat.ParserCreate()
+    scan.StartElementHandler = lambda tag, _attrs: open_tags.append(tag)
+    scan.EndElementHandler = lambda _tag: open_tags.pop()
+    kept = text[: text.rfind(">") + 1]  # a tag cut in its middle is dropped with what follows it
+    try:
+        scan.Parse(kept, False)
+    except expat.ExpatError:
+        return None  # damaged before its end: not a cut
+    if not open_tags:
+        return None
+    return kept + "".join(f"</{tag}>" for tag in reversed(open_tags)) + "\n", kept.count("\n") + 1
+
+
 def parse_nccl_xml_hosts(text: str, name: str) -> tuple[ParsedNcclXml, ...]:
     """Read one NCCL XML file host by host: a multi-node NVLink dump holds several hosts, each ``<cpu>`` naming
     its ``host_hash`` (NCCL's xml.cc); bus ids and ``dev`` numbers repeat from host to host. A graph dump or a
-    single-host file is one reading."""
-    root = parse_xml_safely(text, name)
+    single-host file is one reading. A dump pasted in part (cut before its closing tags) is read as far as it goes,
+    and the reading says where it stops."""
+    try:
+        root = parse_xml_safely(text, name)
+    except InputError:
+        cut = closed_cut_dump(text) if looks_like_nccl_xml(text) and "<!DOCTYPE" not in text else None
+        if cut is None:
+            raise
+        note = (cut[1], f"the dump stops at line {cut[1]} before its closing tags: read as far as it goes")
+        return tuple(
+            dataclasses.replace(h, notes=(note, *h.notes), cut_at=note) for h in parse_nccl_xml_hosts(cut[0], name)
+        )
     if root.tag == "graphs":
         return (_graphs(root),)
     if root.tag != "system":
