@@ -62,6 +62,24 @@ def test_real_azure_ncv4_file_with_blank_links_is_flattened() -> None:
     assert "4 of 4 GPUs" in flat.message and "numaid" not in flat.message
 
 
+def test_a_flattened_vm_view_without_nvlink_names_the_peer_access_it_loses(tmp_path: Path) -> None:
+    """NVIDIA/nccl#1329: four A800s straight under a CPU of numaid -1 and no NVLink: NCCL's default P2P level (PXB)
+    stops short of that path, so the GPUs exchange through host memory; with NVLink in the view it is not said."""
+    gpus = "".join(
+        f'    <pci busid="0000:00:0{9 + i:x}.0" class="0x030200" vendor="0x10de" device="0x20f5" link_speed="" '
+        f'link_width="0">\n      <gpu dev="{i}" sm="80" rank="{i}" gdr="1"/>\n    </pci>\n'
+        for i in range(4)
+    )
+    path = tmp_path / "vm.xml"
+    path.write_text(
+        f'<system version="1">\n  <cpu numaid="-1" arch="x86_64" vendor="GenuineIntel">\n{gpus}  </cpu>\n</system>\n'
+    )
+    flat = _finding(analyze_input(AnalyzeRequest(MachineInput(path=str(path)))).report, "nccl-topo-flattened")
+    assert "no NVLink between its GPUs" in flat.message and flat.evidence["causes"] == ["p2p-unsupported"]
+    with_nvlink = _finding(_analyze("ncclxml-vm-flattened-2xa100-constructed.xml"), "nccl-topo-flattened")
+    assert "causes" not in with_nvlink.evidence
+
+
 def test_bare_metal_dump_is_not_flattened() -> None:
     report = _analyze("ncclxml-a100-nvswitch-dump-excerpt-1gpu-1nic-1.txt")
     assert "nccl-topo-flattened" not in {f.code for f in report.findings}

@@ -219,13 +219,16 @@ def flattened(ctx: RuleContext) -> list[Finding]:
     hidden = [g.index for g in topology.gpus if any(n.target_kind == "hidden" for n in g.nvlinks)]
     if hidden:
         signs.append(f"the NVSwitch behind GPUs {','.join(map(str, hidden))} is invisible (target fffffff:...)")
-    return [
-        finding(
-            "nccl-topo-flattened",
-            "NCCL sees a flattened virtual-machine topology: " + "; ".join(signs) + ".",
-            signs=signs,
+    no_nvlink = len(topology.gpus) > 1 and not any(g.nvlinks for g in topology.gpus)
+    if no_nvlink:
+        signs.append(
+            "no NVLink between its GPUs either: their traffic takes the PCIe path NCCL sees, through the CPU, where "
+            "its default (NCCL_P2P_LEVEL up to PXB) uses no peer access"
         )
-    ]
+    message = "NCCL sees a flattened virtual-machine topology: " + "; ".join(signs) + "."
+    if no_nvlink:
+        return [finding("nccl-topo-flattened", message, signs=signs, causes=["p2p-unsupported"])]
+    return [finding("nccl-topo-flattened", message, signs=signs)]
 
 
 @rule(
