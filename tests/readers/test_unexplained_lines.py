@@ -211,6 +211,12 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
             "  GNS  = GPU not supported\n",
             "gpu-text",
         ),
+        # ucx_perftest's table of a tag_bw run
+        (
+            "=========== tag_bw ===========\n|    Stage     | # iterations | 50.0%ile | average | overall |\n"
+            "Final:                  1000      0.240  1675.942  1671.351    46615.58   46743.62\n",
+            "gpu-text",
+        ),
         # show_gids (Mellanox's mlnx-tools): the RoCE GIDs of each port
         (
             "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
