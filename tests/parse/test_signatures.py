@@ -103,6 +103,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("rc_verbs_iface.c:67   send completion with error: local protection error", "ucx-rc-local-protection-error"),
     ("[rack1-93-slot7:186363] *** Process received signal ***", "process-crashed"),
     ("free(): corrupted unsorted chunks", "process-crashed"),
     ("[1730117228.178968] [dgx1v-loki-23:3000 :0]   tl_cuda_cache.c:231  UCC  ERROR ipc-cache: failed to open ipc mem handle. addr:0x7f65a8000000 len:16777216 err:201", "ucc-cuda-ipc-open-failed"),

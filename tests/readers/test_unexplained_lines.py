@@ -332,6 +332,12 @@ def test_a_tools_output_with_nothing_to_judge_is_not_judged_and_named(
             "            SRAM Uncorrectable      : N/A\n",
             "nvidia-smi-q",
         ),
+        # Open MPI's notice that a process of the job failed
+        (
+            "Primary job  terminated normally, but 1 process returned\n"
+            "a non-zero exit code. Per user-direction, the job has been aborted.\n",
+            "",
+        ),
         # Open MPI's notice that a peer process went away (before: refused)
         (
             "An MPI communication peer process has unexpectedly disconnected.  This\nusually indicates a failure in "
