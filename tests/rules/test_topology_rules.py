@@ -246,3 +246,12 @@ def test_one_rank_kept_of_a_run_s_log_is_not_a_one_gpu_box() -> None:
     assert [s.rule for s in logged.skipped if s.rule == "tp-group-crosses-domain"] == ["tp-group-crosses-domain"]
     boxed = analyze(one, source=SRC, options=options)
     assert codes(boxed)["tp-group-crosses-domain"].severity == Severity.FAIL
+
+
+def test_a_matrix_showing_one_gpus_nic_paths_says_how_few_it_judged() -> None:
+    """SGLang's check_env prints `topo -m` cut after GPU0's row: "1 of 8 GPUs" has no local NIC, of the one shown."""
+    full = machine(8, nvswitch8, nics={"NIC0": lambda i: "PHB", "NIC1": lambda i: "SYS"})
+    cut = dataclasses.replace(full, links=tuple(lk for lk in full.links if lk.a == "GPU0" or lk.b.startswith("GPU")))
+    f = codes(analyze(cut, source=SRC))["nic-not-local"]
+    assert f.evidence["gpus"] == [0]
+    assert f.message.startswith("1 of 8 GPUs") and "the input shows the NIC paths of 1 of the 8 GPUs" in f.message

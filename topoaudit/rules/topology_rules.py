@@ -791,9 +791,10 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
     else:
         severity, why = Severity.WARN, "GPUDirect RDMA from these GPUs crosses a host bridge or socket"
+    shown = f"; the input shows the NIC paths of {judged} of the {total} GPUs" if judged < total else ""
     yield finding(
         "nic-not-local",
-        f"{len(far)} of {total} GPUs have no NIC at PIX/PXB: GPUs {format_gpus(far)} ({why}).",
+        f"{len(far)} of {total} GPUs have no NIC at PIX/PXB: GPUs {format_gpus(far)} ({why}{shown}).",
         severity=severity,
         gpus=far,
         nics=[n.label for n in ctx.machine.nics],
