@@ -21,7 +21,6 @@ from topoaudit.model.finding import Severity
 from topoaudit.model.health import NO_BUS, NO_GPU, NO_XID, SOURCE, HealthEvent
 from topoaudit.model.host_checks import KernelEvent
 from topoaudit.model.values import Failed, Probed, Unsupported
-from topoaudit.parse.paste_parts import KUBERNETES_GPU_COUNT
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.parse.signatures import Signature, catalog
 from topoaudit.units import parse_bus_id
@@ -76,6 +75,7 @@ _DCGM_DETAIL_ROWS = frozenset({"", "warning", "info", "error"})
 
 # A Kubernetes node (``kubectl describe node``): the GPUs it has against the GPUs the device plugin offers.
 _K8S_SECTION = re.compile(r"^(?P<name>[A-Z][\w ]*):\s*$")
+_K8S_GPU_COUNT = re.compile(r"^\s*nvidia\.com/gpu:\s+(?P<count>\d{1,6})\b")
 
 
 def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
@@ -91,7 +91,7 @@ def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
         if section := _K8S_SECTION.match(text):
             node_section = section["name"]
             continue
-        if "nvidia.com/gpu" in text and (count := KUBERNETES_GPU_COUNT.match(text)):
+        if "nvidia.com/gpu" in text and (count := _K8S_GPU_COUNT.match(text)):
             if node_section == "Capacity":
                 gpu_capacity = int(count["count"])
             elif node_section == "Allocatable" and gpu_capacity is not None:

@@ -135,8 +135,6 @@ _TABLE_WORDS = ("NVIDIA-SMI", "Driver Version:", "GPU  Name", "Bus-Id", "Persist
                 "Processes:", "GPU   GI   CI", "Memory-Usage", "Fan  Temp")  # fmt: skip
 _DCGM_WORDS = ("Overall Health", "Diagnostic", "-> NVLINK", "NvLink link", "| Pass", "| Fail", "| Warn", "| Skip",
                "DCGM_FR_", "dcgmi", "Health Monitor")  # fmt: skip
-KUBERNETES_GPU_COUNT = re.compile(r"^\s*nvidia\.com/gpu:\s+(?P<count>\d{1,6})\b")
-"""A Kubernetes node's GPU count (``kubectl describe node``'s Capacity and Allocatable sections)."""
 _BORDER = re.compile(r"^\s*[|+][-=+| ]*$")
 _NHC = re.compile(r"(?:ERROR|WARNING|SUCCESS):\s+\S+:\s+(?:Health check|Nearing a failure)")
 _KERNEL_WORDS = ("NVRM", "Xid (", "nvidia-nvswitch", "AMD-Vi", "DMAR:", "nvidia-modeset", "nvidia 0000:")
@@ -233,7 +231,7 @@ def _classify(text: str, current: str) -> _Mark:
         return _S["nhc"]
     if any(word in text for word in _KERNEL_WORDS):
         return _S["kernel-log"]
-    if stripped in ("Capacity:", "Allocatable:") or KUBERNETES_GPU_COUNT.match(text):
+    if stripped in ("Capacity:", "Allocatable:") or stripped.startswith("nvidia.com/gpu:"):  # kubectl describe node
         return _S["kubernetes-node"]
     if _STACK_HEAD.match(text) or _STACK_FRAME.match(text):
         return _S["stack"]

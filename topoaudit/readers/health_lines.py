@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from topoaudit.model.facts import Facts
     from topoaudit.parse.prefixes import Line
 
+# "raining": the driver's NVLink training lines
 _SIGNS = (
     "Xid",
     "NVRM",
@@ -23,7 +24,7 @@ _SIGNS = (
     "| Fail",
     "IO_PAGE_FAULT",
     "DMAR:",
-    "raining",  # training
+    "raining",
     "nvidia.com/gpu",
 )
 

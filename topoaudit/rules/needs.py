@@ -473,12 +473,15 @@ reports down, is a fault on an SXM board and the design on a PCIe card (an H100 
 model they judge nothing."""
 
 
+def _undecided(ctx: Context, hit: Hit) -> bool:
+    """Whether only the GPU model could decide what this message means, and nothing names the model."""
+    return hit.signature in MODEL_DECIDES and getattr(ctx, "spec", None) is None
+
+
 def undecided_by_model(ctx: Context) -> int:
     """Count the paste's messages that only the GPU model could decide, when nothing names the model."""
     hits = ctx.signatures
-    if isinstance(hits, Unsupported) or getattr(ctx, "spec", None) is not None:
-        return 0
-    return sum(hit.signature in MODEL_DECIDES for hit in hits)
+    return 0 if isinstance(hits, Unsupported) else sum(_undecided(ctx, hit) for hit in hits)
 
 
 def _known_messages_covers(ctx: Context) -> str:
@@ -492,7 +495,6 @@ def _known_messages_covers(ctx: Context) -> str:
     from topoaudit.rules.one_node import sockets_of_one_node
 
     one_node = sockets_of_one_node(ctx)
-    model_unknown = getattr(ctx, "spec", None) is None
     known = len(
         [
             hit
@@ -500,7 +502,7 @@ def _known_messages_covers(ctx: Context) -> str:
             if not says_nothing(hit)
             and not _short_of_the_gpus(hit)
             and hit.line not in one_node
-            and not (model_unknown and hit.signature in MODEL_DECIDES)
+            and not _undecided(ctx, hit)
         ]
     )
     known -= unexplained_messages(ctx)
