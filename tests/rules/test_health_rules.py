@@ -54,6 +54,22 @@ def test_an_xid_line_is_a_kernel_gpu_error_with_its_meaning_said_once(run: Run) 
     assert "signatures" not in found["evidence"]  # the health rule's, not the catalog's second copy
 
 
+def test_an_uncorrectable_pcie_error_the_kernel_could_not_recover_fails(run: Run, tmp_path: Path) -> None:
+    """A GPU's root port logging a fatal AER error and failing recovery (rwth-i6/returnn#1500: the job hung, "just a
+    hardware issue"): before, not judged. A non-fatal one alone warns."""
+    code, report = judged(run, REAL / "returnn-1500-pcie-aer-fatal-gpu-hang.txt")
+    found = codes(report)["pcie-bus-error"]
+    assert code == 1 and found["severity"] == "fail"
+    paste = tmp_path / "aer.txt"
+    paste.write_text(
+        "pcieport 0000:00:01.1: AER: Uncorrectable (Non-Fatal) error message received from 0000:01:00.0\n"
+        "nvidia 0000:01:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, "
+        "(Requester ID)\n"
+    )
+    code, report = judged(run, paste)
+    assert code == 0 and codes(report)["pcie-bus-error"]["severity"] == "warn"
+
+
 def test_blackwell_nvlink_xids_warn_when_the_driver_says_nonfatal(run: Run) -> None:
     code, report = judged(run, REAL / "nccl-2241-b200-xid145-137.txt")
     found = codes(report)["kernel-gpu-error"]
