@@ -230,6 +230,15 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
             "gpu-text",
         ),
         ("distributed_backend=nccl\nAll distributed processes registered. Starting with 32 processes\n", "gpu-text"),
+        # lspci -vvv's link and ATS lines at full speed (ilya-zlobintsev/LACT#334, NVIDIA/nccl-tests#256)
+        (
+            "LnkSta: Speed 16GT/s, Width x16\nLnkCap2: Supported Link Speeds: 2.5-16GT/s, Crosslink- Retimer+\n",
+            "gpu-text",
+        ),
+        (
+            "\tCapabilities: [480 v1] Address Translation Service (ATS)\n\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n",
+            "gpu-text",
+        ),
     ],
 )
 def test_words_about_gpus_and_their_links_are_recognised(run: Run, tmp_path: Path, text: str, kind: str) -> None:
@@ -351,3 +360,15 @@ def test_an_excerpt_cut_before_anything_to_judge_is_not_judged(run: Run, tmp_pat
     code, report = analyzed(run, tmp_path, text)
     assert code == 0 and report["gate"]["verdict"] == "not judged"
     assert said in json.dumps(report["source"])
+
+
+def test_the_pci_block_of_nvidia_smi_q_without_its_gpu_header_judges_the_link(run: Run) -> None:
+    """Before: not judged (no reader took it). One GPU passed through to a VM at x8 of x16
+    (NVIDIA/nvidia-container-toolkit#236): the link is judged from the block alone."""
+    paste = Path(__file__).parents[1] / "fixtures" / "real" / "pastes"
+    code, out, _ = run(
+        "analyze", str(paste / "nvidia-container-toolkit-236-smi-q-pcie-x8-passthrough.txt"), "--format", "json"
+    )
+    report = json.loads(out)
+    (link,) = [f for f in report["findings"] if f["code"] == "pcie-link-degraded"]
+    assert code == 0 and link["severity"] == "warn" and "0000:01:00.0 x8 of x16" in link["message"]

@@ -45,13 +45,15 @@ _TOP_LEVEL = frozenset({("Attached GPUs",), ("Driver Version",), ("CUDA Version"
 
 
 def looks_like_smi_query(text: str) -> bool:
-    """A cheap sniff: the ``==NVSMI LOG==`` banner, a ``GPU 0000:..`` header with indented keys, or a ``Fabric``
-    section with its ``State :`` line."""
+    """A cheap sniff: the ``==NVSMI LOG==`` banner, a ``GPU 0000:..`` header with indented keys, a ``Fabric``
+    section with its ``State :`` line, or the PCI block's ``Link Width`` with its ``Max :`` line."""
     head = text[:200_000]
     if "NVSMI LOG" in head:
         return True
     if "Fabric" in head and re.search(r"^\s*Fabric\s*\n\s*State\s+:", head, re.M):
         return True
+    if "Link Width" in head and re.search(r"^\s*Link Width\s*\n\s*Max\s+:\s*\d+x", head, re.M):
+        return True  # the PCI block's link (``nvidia-smi -q | grep -A8 "GPU Link Info"``)
     return bool(re.search(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*\n\s+\S[^:\n]*\s:\s", head, re.M))
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def sniff(text: str) -> bool:
     head = text[:200_000]
-    if "NVSMI LOG" not in head and "Fabric" not in head and "GPU 0" not in head:  # cheap test first
+    if not any(word in head for word in ("NVSMI LOG", "Fabric", "GPU 0", "Link Width")):  # cheap test first
         return False
     from topoaudit.parse.smi_query import looks_like_smi_query
 
