@@ -236,7 +236,8 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
             "gpu-text",
         ),
         (
-            "\tCapabilities: [480 v1] Address Translation Service (ATS)\n\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n",
+            "\tCapabilities: [480 v1] Address Translation Service (ATS)\n"
+            "\t\tATSCtl:\tEnable+, Smallest Translation Unit: 00\n",
             "gpu-text",
         ),
     ],
@@ -372,3 +373,20 @@ def test_the_pci_block_of_nvidia_smi_q_without_its_gpu_header_judges_the_link(ru
     report = json.loads(out)
     (link,) = [f for f in report["findings"] if f["code"] == "pcie-link-degraded"]
     assert code == 0 and link["severity"] == "warn" and "0000:01:00.0 x8 of x16" in link["message"]
+
+
+def test_the_nvlink_answer_of_topo_p2p_alone_is_judged_as_gpus_without_nvlink(run: Run, tmp_path: Path) -> None:
+    """Before: PASS with nothing judged (the pair shown as "?"). `nvidia-smi topo -p2p n` answers "NVLink between
+    the pair", NS for no (axolotl-ai-cloud/axolotl#3132, a RunPod pod): what the model decides, as with `topo -m`."""
+    matrix = "        GPU0    GPU1\n GPU0   X       {cell}\n GPU1   {cell}      X\n"
+    text = "$ nvidia-smi topo -p2p n\n" + matrix.format(cell="NS")
+    code, report = analyzed(run, tmp_path, text)
+    (absent,) = [f for f in report["findings"] if f["code"] == "nvlink-absent"]
+    assert code == 0 and report["verdict"] == "warn" and absent["severity"] == "warn"
+    assert "GPU0-GPU1" in absent["message"] and "-p2p r" in absent["message"]
+    code, report = analyzed(run, tmp_path, text, "--gpu-model", "L40S")  # PCIe cards: no NVLink by design
+    assert report["verdict"] == "pass" and [
+        f["severity"] for f in report["findings"] if f["code"] == "nvlink-absent"
+    ] == ["info"]
+    code, report = analyzed(run, tmp_path, "$ nvidia-smi topo -p2p n\n" + matrix.format(cell="OK"))
+    assert "nvlink-absent" not in [f["code"] for f in report["findings"]]

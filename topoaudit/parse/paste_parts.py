@@ -151,7 +151,8 @@ _GPU_TEXT = re.compile(
     r"|libnccl\S*|nccl==[\d.]+|mpirun|torchrun|all_reduce_perf|\bMPI_(?:FINALIZE|ABORT|COMM_WORLD|Init)\b"
     r"|Primary job\s+terminated normally|Per user-direction, the job has been aborted"
     r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{2,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
-    r"|--gres=gpu|ACSCtl:|\bACSCap:|\bLnk(?:Sta|Cap|Ctl)2?:|\bATS(?:Cap|Ctl):|Address Translation Service \(ATS\)|[Ff]abric[ -][Mm]anager|\b[Hh]orovod|\b[Cc]u[Pp]y\b"
+    r"|--gres=gpu|ACSCtl:|\bACSCap:|\bLnk(?:Sta|Cap|Ctl)2?:|\bATS(?:Cap|Ctl):|Address Translation Service \(ATS\)"
+    r"|[Ff]abric[ -][Mm]anager|\b[Hh]orovod|\b[Cc]u[Pp]y\b"
     r"|\bUCX\b|\bucx_perftest\b|\bucp_\w+|\bUCX_[A-Z_]+|\bUCC\b|\b(?:tag|put|get|am|stream)_(?:bw|lat)\b"
     r"|message rate \(msg/s\)"
     r"|\bcuda(?:Memcpy\w*|DeviceCanAccessPeer|DeviceEnablePeerAccess|Ipc\w+)\b|\bcuIpc\w+|\b(?:CUDA|Cuda) error\b"
@@ -178,8 +179,8 @@ _GPU_TEXT = re.compile(
 of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's ``maxBw``
 figure, a Ray worker's exit, DCGM's own log lines (``DcgmModuleNvSwitch``), ``gdrcopy_sanity``, a listing of
 ``/dev/infiniband``, Lightning's banner of registered processes, the fields of ``ibstatus``, ``ibv_devinfo`` and
-perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'s link and ATS lines) is recognisably about the interconnect or the run
-on it and judged "not judged", never refused."""
+perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'s link and ATS lines) is
+recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(

@@ -19,7 +19,7 @@ from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Link, Machine, PathLevel
 from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, LatencyMatrix, NcclTopology
 from topoaudit.model.topology import gpu_pair_links
-from topoaudit.rules.base import RuleContext, finding, first_few
+from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code
 from topoaudit.rules.needs import (
     CAPTURES,
@@ -36,7 +36,7 @@ from topoaudit.rules.needs import (
     P2P_VERSUS_STAGED,
 )
 from topoaudit.rules.registry import rule
-from topoaudit.rules.topology_rules import link_remedy
+from topoaudit.rules.topology_rules import link_remedy, nvlink_absent_severity
 
 _LINK_TESTS = NVBANDWIDTH_COPY_TESTS
 
@@ -585,7 +585,7 @@ def _over(path: str) -> str:
     return f" over {PathLevel[path].label}" if path in PathLevel.__members__ else ""
 
 
-@rule("p2p-unavailable", needs=(P2P_STATUS, CAPTURES))
+@rule("p2p-unavailable", "nvlink-absent", needs=(P2P_STATUS, CAPTURES))
 def p2p_without_topology(ctx: RuleContext) -> list[Finding]:
     """P2P statuses pasted without the topology (``nvidia-smi topo -p2p`` or p2pBandwidthLatencyTest alone).
 
@@ -597,6 +597,8 @@ def p2p_without_topology(ctx: RuleContext) -> list[Finding]:
     machine = ctx.machine
     if not machine.p2p or gpu_pair_links(machine):
         return []
+    if not any(isinstance(v, str) for p in machine.p2p for v in (p.read, p.write)):
+        return _no_nvlink_pairs(ctx)
     bad = [
         (p.a, p.b, status)
         for p in machine.p2p
@@ -624,6 +626,31 @@ def p2p_without_topology(ctx: RuleContext) -> list[Finding]:
             severity=Severity.INFO if by_design else Severity.WARN,
             pairs=[{"gpus": [a, b], "status": s, "path": "unknown"} for a, b, s in bad],
             likely_cause="the GPU model does not support P2P" if consumer else "unknown",
+        )
+    ]
+
+
+def _no_nvlink_pairs(ctx: RuleContext) -> list[Finding]:
+    """Judge ``nvidia-smi topo -p2p n`` pasted alone: no pair with NVLink is GPUs without any.
+
+    Its NS is "no NVLink between the pair", which says nothing of peer access over PCIe (``-p2p r`` answers that);
+    judged as a ``topo -m`` without an NV cell is.
+    """
+    pairs = [p for p in ctx.machine.p2p if isinstance(p.nvlink, str)]
+    if not pairs or any(p.nvlink == "ok" for p in pairs):
+        return []
+    severity, why = nvlink_absent_severity(ctx)
+    return [
+        finding(
+            "nvlink-absent",
+            f"`nvidia-smi topo -p2p n` shows no NVLink between any of its {len(pairs)} GPU pair(s) "
+            f"({', '.join(f'GPU{p.a}-GPU{p.b} {p.nvlink}' for p in pairs[:6])}): peer traffic goes over PCIe, or "
+            "through host memory where PCIe peer access is off (`nvidia-smi topo -p2p r` shows which). "
+            + as_sentence(why),
+            severity=severity,
+            gpus=[g.index for g in ctx.machine.gpus],
+            slowest_path="unknown",
+            reason=why,
         )
     ]
 

@@ -312,32 +312,7 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     worst = max(levels, default=PathLevel.UNKNOWN)
     unknown = len(unknown_pairs(ctx.machine))
     shown = f" of the {len(described)} the paste shows ({unknown} pair(s) unknown)" if unknown else ""
-    spec = ctx.spec
-    if spec and spec.build == "pcie":
-        severity, why = Severity.INFO, f"expected: {spec.name} has no NVLink"
-    elif spec and spec.build == "bridge":
-        severity, why = Severity.WARN, f"{spec.name} NVLink bridges are optional; none is installed or active"
-    elif spec and spec.build == "superchip":
-        severity, why = Severity.WARN, f"{spec.name} node layouts vary; some link superchips only over the network"
-    elif spec:
-        severity, why = Severity.FAIL, f"{spec.name} should have NVLink: links down, fabric not up, or a VM hides it"
-    elif ctx.design is not None and ctx.design.build == "pcie":
-        severity, why = (
-            Severity.INFO,
-            (
-                f"judged as {ctx.design.name}, shown by {ctx.identified.class_evidence}; if these GPUs have NVLink, "
-                "name the model (`--gpu-model`) to judge its links"
-            ),
-        )
-    else:  # PCIe cards have none by design, NVLink boxes have lost theirs: the model decides, and nothing names it
-        severity, why = (
-            Severity.WARN,
-            (
-                "tensor-parallel collectives across these GPUs run over PCIe. The layout fits PCIe cards (no NVLink "
-                "by design) as well as an NVLink baseboard whose every link is down, and nothing names the model: "
-                "name it (`--gpu-model`) to tell which"
-            ),
-        )
+    severity, why = nvlink_absent_severity(ctx)
     yield finding(
         "nvlink-absent",
         f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair{shown}; slowest GPU path: {worst.label}. "
@@ -346,6 +321,40 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         gpus=[g.index for g in ctx.machine.gpus],
         slowest_path=worst.name,
         reason=why,
+    )
+
+
+def nvlink_absent_severity(ctx: RuleContext) -> tuple[Severity, str]:
+    """How much GPUs without any NVLink matter, and why.
+
+    By design on PCIe cards, a fault on an NVLink model, a warning when nothing names the model (the layout fits
+    both).
+    """
+    spec = ctx.spec
+    if spec and spec.build == "pcie":
+        return Severity.INFO, f"expected: {spec.name} has no NVLink"
+    if spec and spec.build == "bridge":
+        return Severity.WARN, f"{spec.name} NVLink bridges are optional; none is installed or active"
+    if spec and spec.build == "superchip":
+        return Severity.WARN, f"{spec.name} node layouts vary; some link superchips only over the network"
+    if spec:
+        return Severity.FAIL, f"{spec.name} should have NVLink: links down, fabric not up, or a VM hides it"
+    if ctx.design is not None and ctx.design.build == "pcie":
+        return (
+            Severity.INFO,
+            (
+                f"judged as {ctx.design.name}, shown by {ctx.identified.class_evidence}; if these GPUs have NVLink, "
+                "name the model (`--gpu-model`) to judge its links"
+            ),
+        )
+    # PCIe cards have none by design, NVLink boxes have lost theirs: the model decides, and nothing names it
+    return (
+        Severity.WARN,
+        (
+            "tensor-parallel collectives across these GPUs run over PCIe. The layout fits PCIe cards (no NVLink "
+            "by design) as well as an NVLink baseboard whose every link is down, and nothing names the model: "
+            "name it (`--gpu-model`) to tell which"
+        ),
     )
 
 
