@@ -295,13 +295,6 @@ def test_iblinkinfo_link_lines_are_read_not_refused(run: Run, tmp_path: Path) ->
         ("nvbandwidth Version: v0.8\nBuilt from Git version: v0.8\n\nDevice 0: NVIDIA H100 80GB HBM3\n", "nvbandwidth"),
         # the header line of a p2pBandwidthLatencyTest matrix, cut before its rows: before, refused
         ("   D\\D     0      1      2      3\n", "p2pBandwidthLatencyTest"),
-        # nccl-tests 1.x's table header quoted alone, the run cut after it (NVIDIA/nccl#104): before, refused
-        (
-            ">                                                 out-of-place                    in-place\n"
-            ">      bytes             N    type      op     time  algbw  busbw      res"
-            "     time  algbw  busbw      res\n",
-            "nccl-tests",
-        ),
     ],
 )
 def test_a_tools_output_with_nothing_to_judge_is_not_judged_and_named(
@@ -390,3 +383,22 @@ def test_the_nvlink_answer_of_topo_p2p_alone_is_judged_as_gpus_without_nvlink(ru
     ] == ["info"]
     code, report = analyzed(run, tmp_path, "$ nvidia-smi topo -p2p n\n" + matrix.format(cell="OK"))
     assert "nvlink-absent" not in [f["code"] for f in report["findings"]]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ">                                                 out-of-place                    in-place\n"
+        ">      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n",
+        "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n"
+        "--------------------------------------------------------------------------------------------------------\n",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw"
+        " #wrong\n",
+    ],
+)
+def test_a_table_header_and_nothing_after_it_is_a_hung_run(run: Run, tmp_path: Path, header: str) -> None:
+    """nccl-tests' column names with no row under them, today's or 1.x's, with or without the line above: the run
+    stalled after printing its header (NVIDIA/nccl#104: ACS blocked the peer copies). Before: 1.x's not judged,
+    the column names alone refused."""
+    code, report = analyzed(run, tmp_path, header)
+    assert code == 1 and [f["code"] for f in report["findings"] if f["severity"] == "fail"] == ["bench-run-hung"]

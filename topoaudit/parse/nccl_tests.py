@@ -110,9 +110,11 @@ _ROW_START = re.compile(
 
 
 _TABLE_HEADER = re.compile(
-    r"^[#>\s]*out-of-place\s+in-place\s*\n[#>\s]*(?:size\s+count|bytes\s+N)\s+type\s.*\balgbw\s+busbw\b", re.MULTILINE
+    r"^(?:[#>\s]*out-of-place\s+in-place\s*\n)?[#>\s]*(?:size\s+count|bytes\s+N)\s+type\s.*\balgbw\s+busbw\b",
+    re.MULTILINE,
 )
-"""nccl-tests' column header, its "out-of-place in-place" line over the column names (1.x: "bytes N type op")."""
+"""nccl-tests' column header: the column names (1.x: "bytes N type op"), under its "out-of-place in-place" line
+where the paste starts above them."""
 
 
 def looks_like_nccl_tests(text: str) -> bool:
@@ -150,8 +152,11 @@ def _bus_id(raw: str) -> str | Unsupported:
 
 
 def _header_layout(line: str) -> tuple[bool, list[str]] | None:
-    """(has a root column, names after the fixed columns) from the ``# size count type redop root ...`` line."""
+    """(has a root column, names after the fixed columns) from the ``# size count type redop root ...`` line, or
+    nccl-tests 1.x's ``# bytes N type op ... res`` (its ``res`` the max error)."""
     tokens = line.lstrip("#").split()
+    if len(tokens) >= 3 and tokens[0] == "bytes" and tokens[1] == "N":
+        return False, ["error" if t == "res" else t for t in tokens if t not in {"bytes", "N", "type", "op"}]
     if len(tokens) < 3 or tokens[0] != "size" or tokens[1] != "count":
         return None
     fixed = {"size", "count", "type", "redop", "root"}
