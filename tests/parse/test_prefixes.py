@@ -106,6 +106,8 @@ CONTENT = [
     "nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02",
     "nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
     "multiproc-worker-utils.py: worker died",
+    "\t\tLnkSta2: Current De-emphasis Level: -3.5dB, EqualizationComplete- EqualizationPhase1-",
+    "\t\tDevCtl2: Completion Timeout: 50us to 50ms, TimeoutDis- LTR- OBFF Disabled,",
     "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:129: UserWarning: CUDA initialization",
     "Device: 0, GeForce GTX 1080 Ti, pciBusID: 9, pciDeviceID: 0, pciDomainID:0",
     "    ",
