@@ -230,6 +230,10 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
             "gpu-text",
         ),
         ("distributed_backend=nccl\nAll distributed processes registered. Starting with 32 processes\n", "gpu-text"),
+        # gdrcopy's test harness, horovodrun --check-build, JAX's device count (gdrcopy#224, horovod#2077, flax#4942)
+        ("Running suite(s): Sanity\n&&&& RUNNING basic_cumemalloc\nbuffer size: 327680\n", "gpu-text"),
+        ("    [X] PyTorch\n    [ ] MXNet\n\nAvailable Controllers:\n    [X] MPI\n", "gpu-text"),
+        ("INFO:absl:JAX local device count: 2\nINFO:absl:JAX process index: 0\n", "gpu-text"),
         # lspci -vvv's link and ATS lines at full speed (ilya-zlobintsev/LACT#334, NVIDIA/nccl-tests#256)
         (
             "LnkSta: Speed 16GT/s, Width x16\nLnkCap2: Supported Link Speeds: 2.5-16GT/s, Crosslink- Retimer+\n",

@@ -173,13 +173,16 @@ _GPU_TEXT = re.compile(
     r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\bDcgm[A-Z]\w*|\bNvSwitch\w*"
     r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
     r"|\bshow_gids\b|^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV"
+    r"|^&&&& (?:RUNNING|PASSED|FAILED|WAIVED) \w|Available (?:Controllers|Tensor Operations):"
+    r"|\bJAX (?:local )?device count"
     r"|\bgpu[_-]burn\b|^\s*(?:CNS|GNS|TNS)\s+= |\bcu(?:Init|DriverGetVersion|Device[A-Z]\w*|Ctx[A-Z]\w*|Mem[A-Z]\w*)\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a paste
 of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's ``maxBw``
 figure, a Ray worker's exit, DCGM's own log lines (``DcgmModuleNvSwitch``), ``gdrcopy_sanity``, a listing of
 ``/dev/infiniband``, Lightning's banner of registered processes, the fields of ``ibstatus``, ``ibv_devinfo`` and
-perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'s link and ATS lines) is
+perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'s link and ATS lines, the
+result lines of gdrcopy's and CUDA's test harness, ``horovodrun --check-build``, JAX's device count) is
 recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
