@@ -103,6 +103,15 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:19617",
+        "gloo-connection-closed-by-peer",
+    ),
+    (
+        "RuntimeError: [/opt/conda/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting "
+        "1800000ms for recv operation to complete",
+        "gloo-timed-out-waiting",
+    ),
     (" Failed status 4: wr_id 0 syndrom 0x51", "perftest-completion-error"),
     (" Failed status-transport retry counter exceeded (12): wr_id 0 syndrom 0x81", "perftest-completion-error"),
     (" Found Incompatibility issue with GID types.", "perftest-gid-types-incompatible"),

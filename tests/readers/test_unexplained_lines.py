@@ -234,6 +234,12 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
         ("Running suite(s): Sanity\n&&&& RUNNING basic_cumemalloc\nbuffer size: 327680\n", "gpu-text"),
         ("    [X] PyTorch\n    [ ] MXNet\n\nAvailable Controllers:\n    [X] MPI\n", "gpu-text"),
         ("INFO:absl:JAX local device count: 2\nINFO:absl:JAX process index: 0\n", "gpu-text"),
+        # a Slurm step killed, the kernel's out-of-memory kill: the job's end, nothing of its links
+        ("srun: error: node01: task 3: Killed\nsrun: Terminating StepId=1234.0\n", "gpu-text"),
+        (
+            "[12345.678901] Out of memory: Killed process 4242 (python) total-vm:123456kB, anon-rss:98765kB\n",
+            "gpu-text",
+        ),
         # lspci -vvv's link and ATS lines at full speed (ilya-zlobintsev/LACT#334, NVIDIA/nccl-tests#256)
         (
             "LnkSta: Speed 16GT/s, Width x16\nLnkCap2: Supported Link Speeds: 2.5-16GT/s, Crosslink- Retimer+\n",
