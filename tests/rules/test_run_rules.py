@@ -79,16 +79,28 @@ def test_one_failure_line_alone_is_a_failed_run_not_a_refusal(run, tmp_path) -> 
 # --- a run that printed its setup and then nothing --------------------------------------------------------
 
 
-def test_a_run_that_printed_its_parameters_and_then_nothing_hung() -> None:
+def test_a_run_that_stops_before_its_table_is_named_and_not_judged() -> None:
+    """NVIDIA/nccl-tests#117: the run printed its parameters and '# Using devices', then nothing. A run that hung in
+    NCCL's setup stops there, and so does a paste cut there (several threads' excerpts end that way): the finding
+    names the line, at information; before, it failed the box on that alone."""
     report = judged(dev_paste("nccltests-117-4090-hang-after-using-devices"))
     hung = found(report)["bench-run-hung"]
-    assert report.gate.verdict == "fail" and hung.severity == Severity.FAIL  # nothing at all after its own lines
+    assert hung.severity == Severity.INFO and "paste cut there" in hung.evidence["severity_reason"]
     assert "The last line it printed is line 4: '# Using devices'." in hung.message
+
+
+def test_a_run_that_printed_its_table_header_and_no_row_hung_in_its_first_size() -> None:
+    """NVIDIA/nccl#104: the column names, then nothing (ACS blocked the peer copies): the classic hang fails, and the
+    message says where it stopped."""
+    report = judged(dev_paste("nccl-104-m40-hang-after-header"))
+    hung = found(report)["bench-run-hung"]
+    assert report.gate.verdict == "fail" and hung.severity == Severity.FAIL
+    assert "It hung in its first collective" in hung.message
 
 
 def test_the_hang_names_the_last_line_of_nccl_s_log_beside_the_device_lines() -> None:
     hung = found(judged(dev_paste("nccl-1706-h800-cmd-p2pdisable-header")))["bench-run-hung"]
-    assert hung.severity == Severity.WARN  # NCCL's log goes on into its setup: a log pasted in part stops so too
+    assert hung.severity == Severity.INFO  # NCCL's log stops inside its setup, before the table, and never warned
     assert hung.message.startswith("The run on 4 rank(s) of deepseek printed its setup and then nothing")
     assert "line 15: 'deepseek:2081556:2081564 [0] NCCL INFO PROFILER/Plugin: Could not find" in hung.message
 
@@ -105,14 +117,18 @@ def test_a_one_rank_run_that_stopped_after_its_header_says_nothing_of_the_links(
 def test_a_device_list_cut_short_is_the_paste_stopping_not_the_run() -> None:
     """dstackai/dstack#2604: 2 hosts of 8 H100, the paste ends at rank 9 (8 ranks on the first host, 2 on the last).
     nccl-tests prints every device line at once, so the copy stopped there: before, the run was failed as hung.
-    The same list whole, ending after every host's ranks, still reads as a run that hung after its devices."""
+    The same list whole, ending after every host's ranks, reads as a run that stopped in its setup (not judged); with
+    the table's column names after it, as a run that hung in its first size."""
     head = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) iters: 20\n#\n# Using devices\n"
     rank = "#  Rank {r:2d} Group  0 Pid {p:6d} on {h} device  {d} [0000:8d:00] NVIDIA H100 80GB HBM3\n"
     ranks = [rank.format(r=r, p=100 + r, h=f"node{r // 8}", d=r % 8) for r in range(16)]
     cut = found(judged(head + "".join(ranks[:10])))["bench-run-hung"]
     assert cut.severity == Severity.INFO and "cut there, not the run" in cut.evidence["severity_reason"]
     whole = found(judged(head + "".join(ranks)))["bench-run-hung"]
-    assert whole.severity == Severity.FAIL
+    assert whole.severity == Severity.INFO and "before its table" in whole.evidence["severity_reason"]
+    table = "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+    after = found(judged(head + "".join(ranks) + table))["bench-run-hung"]
+    assert after.severity == Severity.FAIL
 
 
 def test_a_one_rank_run_whose_nccl_log_warned_before_it_stopped_still_hung() -> None:

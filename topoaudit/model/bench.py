@@ -176,6 +176,7 @@ class BenchResult:
     failures: tuple[RunFailure, ...] = ()  # what the run printed when it failed
     row_problems: tuple[RowProblem, ...] = ()  # rows left out of the figures, and why
     last_output: Probed[LogLine] = NOT_MEASURED  # the last line the run printed (where a hung run stopped)
+    table_header: Probed[LogLine] = NOT_MEASURED  # its column names: printed, and no row after them, it hung in a size
 
     def group(self, name: str) -> BenchGroup | None:
         """Return the group called ``name``, or None when this bench did not measure it."""

@@ -186,6 +186,7 @@ class _Run:
     conflicted: set[int] = field(default_factory=set)  # lines of rows left out for a conflicting repeat
     redops: set[str] = field(default_factory=set)
     header_seen: bool = False
+    header_line: tuple[int, str] | None = None  # the table's column names (with no row after them: a hung size)
     params_seen: bool = False  # its '# nThread 1 nGpus 8 minBytes ...' line: the run started
     version: str = ""
     nccl_version: str = ""
@@ -322,6 +323,7 @@ class _Reader:
                 run = self.run
             self.layout = cols
             run.header_seen = run.in_table = True
+            run.header_line = (number, stripped)
         elif body.startswith(("nThread", "nccl-tests version", "Collective test starting:")):
             if run.rows or run.ended or (body.startswith("nThread") and run.header_seen):
                 self.new_run(number, f"'{body[:30]}'")
@@ -513,6 +515,9 @@ class _Reader:
             failures=failures,
             row_problems=tuple(run.problems),
             last_output=_last_printed(run),
+            table_header=_line(*run.header_line)
+            if run.header_line is not None
+            else Unsupported(SOURCE, "the run printed no table header"),
         )
         if not run.ranks and rows and all(r.one_rank for r in rows):
             said = "1 rank per run, from the rows' busbw of 0 beside a non-zero algbw (the rank lines were not pasted)"

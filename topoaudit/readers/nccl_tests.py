@@ -99,6 +99,7 @@ def with_later_runs(parsed: NcclTestsParse) -> tuple[BenchResult, tuple[InputIss
         row_problems=tuple(problems),
         status=status,
         last_output=last if not apart else first.last_output,
+        table_header=later[-1].table_header if not apart else first.table_header,
     )
     return merged, tuple(apart)
 

@@ -179,12 +179,13 @@ def data_check_failed(ctx: RuleContext) -> Iterator[Finding]:
 def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     """Report a pasted run that printed its parameters or device lines and then nothing: no row, no footer, no failure.
 
-    nccl-tests prints its first row within seconds of its device lines; a run that stops before one hung in NCCL's
-    setup (peer access, shared memory, the network) or was killed, unless the paste itself stops there. The finding
-    names the last line the run printed, and the last NCCL warning when its log is pasted beside it. A run that
-    printed nothing after its own lines fails; one whose NCCL log goes on into its setup and stops there warns, as a
-    log pasted in part stops the same way; a run of one rank moves nothing between GPUs and, unless NCCL warned on
-    the way, only informs.
+    nccl-tests sets NCCL up after its device lines, prints its table's column names, and then a row within seconds.
+    A run that printed the column names and no row hung in its first collective (the classic stall of peer copies
+    that ACS or the IOMMU blocks): it fails, or warns where NCCL's log goes on past them (a log pasted in part stops
+    the same way). One that stops before them, in its device lines or NCCL's setup, may have hung in NCCL's init,
+    and a paste cut there reads the same: it is said, at information and not judged, unless NCCL warned on the way
+    (then it warns). A run of one rank moves nothing between GPUs and only informs.
+    The finding names the last line the run printed, and the last NCCL warning when its log is pasted beside it.
     """
     result = _pasted(ctx)
     if result is None or result.failures or any(g.rows for g in result.groups):
@@ -196,35 +197,62 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
         return
     named = [h for h in result.hosts if h != "unknown"]  # NCCL 1's tests and -J output may name no host
     on = f" on {len(result.ranks)} rank(s)" + (f" of {first_few(named, 3)}" if named else "") if result.ranks else ""
+    in_a_size = isinstance(result.table_header, LogLine)
+    where = (
+        "It hung in its first collective (its table's column names are printed, no row under them)."
+        if in_a_size
+        else "It hung there, in NCCL's setup before its first size, or the paste stops there."
+    )
     message = (
         f"The run{on} printed its setup and then nothing: no row, no failure, no footer. The last line it printed is "
-        f"line {last.line}: '{last.text}'. It hung there, in NCCL's setup before its first size, or the paste stops "
-        "there."
+        f"line {last.line}: '{last.text}'. {where}"
     )
     view = ctx.nccl
-    logged = isinstance(view, NcclView) and view.nccl_lines > 0
     warned_at = view.warnings[-1].evidence if isinstance(view, NcclView) and view.warnings else None
     if warned_at is not None:
         message += f" NCCL's last warning is line {warned_at.line}: '{warned_at.text}'."
     one_rank = len(result.ranks) == 1 and warned_at is None
     cut = _device_list_cut(result) if warned_at is None else ""  # a warning says NCCL itself stopped there
-    reason = (
-        "one rank and no NCCL warning: the run moves nothing between GPUs, so where it stopped says nothing of "
-        "their links"
-        if one_rank
-        else cut
-        if cut
-        else "NCCL's log beside the run stops inside its setup: a log pasted in part"
-        if logged
-        else ""
-    )
+    if one_rank or cut:
+        severity, reason = (
+            Severity.INFO,
+            (
+                "one rank and no NCCL warning: the run moves nothing between GPUs, so where it stopped says nothing of "
+                "their links"
+                if one_rank
+                else cut
+            ),
+        )
+    elif isinstance(result.table_header, LogLine) and last.line <= result.table_header.line + 1:
+        severity, reason = (
+            Severity.FAIL,
+            "the run printed its table's column names and no row: it hung in its first size",
+        )
+    elif isinstance(result.table_header, LogLine):
+        severity, reason = (
+            Severity.WARN,
+            (
+                "the run printed its table's column names and no row, and NCCL's log beside it goes on past them: "
+                "a log pasted in part stops the same way"
+            ),
+        )
+    elif warned_at is not None:
+        severity, reason = Severity.WARN, "NCCL warned in the run's setup, before its table: it stopped there"
+    else:
+        severity, reason = (
+            Severity.INFO,
+            (
+                "the paste ends in the run's setup, before its table: a run that hung in NCCL's init stops there, "
+                "and so does a paste cut there"
+            ),
+        )
     yield finding(
         "bench-run-hung",
         message,
-        severity=Severity.INFO if one_rank or cut else Severity.WARN if logged else None,
+        severity=severity,
         last_line=last.line,
         last_text=last.text,
-        **({"severity_reason": reason} if reason else {}),
+        severity_reason=reason,
     )
 
 
