@@ -158,6 +158,30 @@ def test_collect_env_blank_affinity_columns_are_blank_not_cut() -> None:
     assert not [i for i in parsed.issues if "cut short" in i.message]
 
 
+TABBED_BLANK_CPU = (
+    "\tGPU0\tGPU1\tGPU2\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+    "GPU0\t X \tNV12\tNV12\tPXB\t0-39\t0\t\tN/A\n"
+    "GPU1\tNV12\t X \tNV12\tPXB\t0-39\t0\t\tN/A\n"
+    "GPU2\tNV12\tNV12\t X \tSYS\t\t1\t\tN/A\n"
+    "NIC0\tPXB\tPXB\tSYS\t X \t\t\t\t\n"
+)
+
+
+def test_a_tabbed_row_with_a_blank_cpu_affinity_is_placed_by_its_tab_stops() -> None:
+    """A check_env's topo -m whose last GPU reads ``SYS\t\t1\t\tN/A``: a blank CPU Affinity where the others read
+    ``0-39\t0\t\tN/A`` (sgl-project/sglang#5077, 4x A100 SXM4); before, it was taken for a row cut short (a
+    warning). A row cut at its end still is one."""
+    parsed = parse_topo_matrix(TABBED_BLANK_CPU)
+    g2 = parsed.machine.gpus[2]
+    assert (
+        isinstance(g2.cpu_affinity, Unsupported) and "CPU Affinity is blank in the GPU2 row" in g2.cpu_affinity.reason
+    )
+    assert g2.numa_nodes == (1,) and parsed.machine.gpus[0].cpu_affinity == tuple(range(40))
+    assert not [i for i in parsed.issues if "cut short" in i.message]
+    cut = TABBED_BLANK_CPU.replace("SYS\t\t1\t\tN/A", "SYS\t\t1")
+    assert [i for i in parse_topo_matrix(cut).issues if "cut short" in i.message]
+
+
 def test_collect_env_with_every_column_filled_reads_in_order() -> None:
     parsed = parse_topo_matrix(dev_paste("vllm-22085-topo-4xl20-pcie-node-pix"))
     assert [g.numa_nodes for g in parsed.machine.gpus] == [(0,)] * 4

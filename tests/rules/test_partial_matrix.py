@@ -119,3 +119,18 @@ def test_pcie_box_cut_short_has_no_nvlink_in_the_pairs_it_shows(rows: int) -> No
     report = audit(cut("topo-8x4090-pcie-sys-nics-1.txt", rows))
     (absent,) = [f for f in report.findings if f.code == "nvlink-absent"]
     assert "pair(s) unknown" in absent.message and "unknown path" not in absent.message
+
+
+def test_two_nics_far_from_the_rows_of_an_eight_gpu_box_are_front_end_nics() -> None:
+    """Two rows of an eight-GPU matrix with two NICs, both at SYS (NVIDIA/k8s-device-plugin#1193, NVLink pairs):
+    two NICs for eight GPUs are no GPUDirect RDMA design, counted against the box's GPUs rather than the rows
+    shown (before: a warning that the two GPUs shown have no NIC near them)."""
+    header = "\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n"
+    rows = (
+        "GPU0\t X \tNV4\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t12-15,44-47\t3\n"
+        "GPU1\tNV4\t X \tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\t8-11,40-43\t2\n"
+    )
+    report = audit(header + rows)
+    assert codes(report)["nic-not-local"] == Severity.INFO
+    nic = next(f for f in report.findings if f.code == "nic-not-local")
+    assert "likely front-end or storage NICs" in nic.message and "2 of the 8 GPUs" in nic.message

@@ -180,6 +180,20 @@ _NA_WHY = {
 _AFFINITY_TITLES = {"cpu": "CPU Affinity", "numa": "NUMA Affinity", "gpu_numa": "GPU NUMA ID"}
 
 
+_TABBED_GPU_ROW = re.compile(r"^\s*GPU\d+\t")
+
+
+def _tab_tail(line: str, matrix_cells: int) -> list[str]:
+    """The cells after a row's label and matrix cells, split at its tabs (blank cells kept, trailing ones dropped)."""
+    cells = [c.strip() for c in line.rstrip("\n").split("\t")]
+    while cells and not cells[0]:
+        cells.pop(0)
+    tail = cells[1 + matrix_cells :]
+    while tail and not tail[-1]:
+        tail.pop()
+    return tail
+
+
 @dataclass
 class _Row:
     """One matrix line as split, before the matrix is checked for symmetry and recovered."""
@@ -929,7 +943,11 @@ class _Parser:
         values = row.rest
         if len(values) > len(columns):
             self.note(row.line, "ignored", f"text after the last column: {_quoted(' '.join(values[len(columns) :]))}")
-        placed = self.place_by_position(row, columns) if len(values) < len(columns) and not row.glue else None
+        placed = (
+            self.place_by_position(row, columns) or self.place_by_tabs(row, columns)
+            if len(values) < len(columns) and not row.glue
+            else None
+        )
         if placed is not None:
             for j, (kind, title) in enumerate(columns):
                 if placed[j] is None and kind != "text":
@@ -1009,6 +1027,36 @@ class _Parser:
         if placed[: len(row.rest)] == row.rest:
             return None  # the values stand in order from the first column: a row cut at its end, not blanks
         return placed
+
+    def place_by_tabs(self, row: _Row, columns: list[tuple[str, str]]) -> list[str | None] | None:
+        """A short row's values placed by its tab stops, read against a whole row of the same matrix.
+
+        With tabs, ``topo -m`` leaves a blank cell for an unknown affinity (``NODE\t\t1\t\tN/A``: no CPU list, NUMA
+        node 1) where a whole row reads ``NODE\t0-39\t0\t\tN/A``: each value goes under the column whose value
+        stands at the same tab stop in the whole row. None where no whole row has as many stops, or a value stands
+        where the whole row has none (a row cut at its end is then read in order).
+        """
+        line = self.lines[row.line - 1]
+        if "\t" not in line:
+            return None
+        mine = _tab_tail(line, len(row.cells))
+        for other in self.lines[self.header_line :]:
+            if other is line or not _TABBED_GPU_ROW.match(other):
+                continue
+            whole = _tab_tail(other, len(row.cells))
+            stops = [k for k, cell in enumerate(whole) if cell]
+            if len(stops) != len(columns) or len(whole) != len(mine):
+                continue
+            placed: list[str | None] = [None] * len(columns)
+            for k, cell in enumerate(mine):
+                if cell:
+                    if k not in stops:
+                        return None
+                    placed[stops.index(k)] = cell
+            if [v for v in placed if v is not None] != row.rest or placed[: len(row.rest)] == row.rest:
+                return None
+            return placed
+        return None
 
     def unglue_cpu_lists(self, rows: list[_Row], columns: list[tuple[str, str]]) -> None:
         """Split a CPU list glued to the NUMA value after it (``0-23,48-710`` = ``0-23,48-71`` + ``0``).

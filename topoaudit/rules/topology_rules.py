@@ -789,7 +789,8 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
                 "beside each GPU"
             ),
         )
-    elif len(far) == judged and len(machine.nics) < max(2, judged // 2):
+    elif len(far) == judged and len(machine.nics) < max(2, total // 2):
+        # counted against the box's GPUs, not the rows shown: two NICs for eight GPUs are no GPUDirect RDMA design
         severity, why = Severity.INFO, "few NICs and none near a GPU: likely front-end or storage NICs"
     elif len(far) == judged and all_phb:
         severity, why = Severity.WARN, "every GPU-NIC path is PHB: a VM may be hiding the PCIe tree"
