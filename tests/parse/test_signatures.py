@@ -104,6 +104,15 @@ TABLE = [
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     (
+        "E0511 07:42:36.355509 10240 rdma_context.cpp:198] Failed to register memory 0x2e1cbac200: Bad address [14]",
+        "mooncake-register-memory-failed",
+    ),
+    (
+        "ERR:  Error getting the gdrdrv driver version with ioctl error (errno=22). gdrdrv might be too old.",
+        "gdrcopy-gdrdrv-version-ioctl-failed",
+    ),
+    ("Fatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)", "ibstatus-no-rdma-device"),
+    (
         "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:19617",
         "gloo-connection-closed-by-peer",
     ),

@@ -240,6 +240,12 @@ def test_an_ibstat_port_that_is_not_active_warns(run: Run, tmp_path: Path) -> No
             "[12345.678901] Out of memory: Killed process 4242 (python) total-vm:123456kB, anon-rss:98765kB\n",
             "gpu-text",
         ),
+        # PyTorch naming its flight recorder off (Crusoe's guide to collective timeouts)
+        (
+            "Stack trace of the failed collective not found, potentially because FlightRecorder is disabled. You can "
+            "enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.\n",
+            "gpu-text",
+        ),
         # lspci -vvv's link and ATS lines at full speed (ilya-zlobintsev/LACT#334, NVIDIA/nccl-tests#256)
         (
             "LnkSta: Speed 16GT/s, Width x16\nLnkCap2: Supported Link Speeds: 2.5-16GT/s, Crosslink- Retimer+\n",

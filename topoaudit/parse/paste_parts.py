@@ -175,7 +175,7 @@ _GPU_TEXT = re.compile(
     r"|\bshow_gids\b|^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV"
     r"|^&&&& (?:RUNNING|PASSED|FAILED|WAIVED) \w|Available (?:Controllers|Tensor Operations):"
     r"|\bJAX (?:local )?device count|\bsrun: error:|\bslurmstepd(?:-[\w.-]+)?: error:|Out of memory: Killed process\b"
-    r"|\bProcessGroup(?:Gloo|NCCL|MPI|UCC)\b|\bgloo/transport\b|\bGLOO_SOCKET_IFNAME\b"
+    r"|\bProcessGroup(?:Gloo|NCCL|MPI|UCC)\b|\bgloo/transport\b|\bGLOO_SOCKET_IFNAME\b|\bTORCH_NCCL_[A-Z_]+|\bFlightRecorder\b"
     r"|\bgpu[_-]burn\b|^\s*(?:CNS|GNS|TNS)\s+= |\bcu(?:Init|DriverGetVersion|Device[A-Z]\w*|Ctx[A-Z]\w*|Mem[A-Z]\w*)\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a paste
@@ -184,8 +184,8 @@ figure, a Ray worker's exit, DCGM's own log lines (``DcgmModuleNvSwitch``), ``gd
 ``/dev/infiniband``, Lightning's banner of registered processes, the fields of ``ibstatus``, ``ibv_devinfo`` and
 perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'s link and ATS lines, the
 result lines of gdrcopy's and CUDA's test harness, ``horovodrun --check-build``, JAX's device count, Slurm's
-step errors, the kernel's out-of-memory kill, Gloo's transport) is recognisably about the interconnect or the run
-on it and judged "not judged", never refused."""
+step errors, the kernel's out-of-memory kill, Gloo's transport, PyTorch's TORCH_NCCL_ settings and flight
+recorder) is recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(
