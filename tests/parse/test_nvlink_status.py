@@ -159,3 +159,22 @@ def test_a_figure_no_link_gives_is_read_around_and_the_audit_is_not_a_pass(
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "nvlink.txt")))).report
     assert ("recovered", says) in [(i.action, i.message) for i in report.input_issues]
     assert report.gate.verdict != "pass" and "input-recovered" in _codes(report)
+
+
+def _status(gpu: int, active: set[int]) -> str:
+    head = f"GPU {gpu}: Tesla V100-SXM2-16GB (UUID: GPU-388a149d-072d-881b-469c-a3e3c7c4dc1{gpu})\n"
+    return head + "".join(f"\t Link {k}: {'25.781 GB/s' if k in active else '<inactive>'}\n" for k in range(6))
+
+
+def test_two_v100s_with_the_same_few_links_are_a_smaller_board_not_a_broken_mesh(tmp_path: Path) -> None:
+    """An HPC centre's two-GPU V100 SXM2 node (RWTH CLAIX's help page): two links active on each GPU, the other four
+    not wired. The model's six are its eight-GPU cube mesh's: the same count on every GPU shown warns instead of
+    failing; a GPU below its sibling still fails."""
+    paste = tmp_path / "nvlink.txt"
+    paste.write_text(_status(0, {0, 2}) + _status(1, {1, 2}))
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    down = next(f for f in report.findings if f.code == "nvlink-link-down")
+    assert down.severity.value == "warn" and "as a smaller board wires them" in down.message
+    paste.write_text(_status(0, set(range(6))) + _status(1, {0, 1, 2, 3}))
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert _codes(report)["nvlink-link-down"] == "fail"
