@@ -103,6 +103,9 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("Cuda failure 217 'peer access is not support between these two devices'", "cuda-217-peer-access-unsupported"),
+    ("yq01-jpaas-ai00-let0034:890:1081 [0] INFO 7 -> 8 via NET/Socket/0", "nccl-channel-net-socket"),
+    ("node1:12:40 [0] NCCL INFO Ring 00 : 7 -> 8 via NET/Socket/0", "nccl-channel-net-socket"),
     ("[TensorRT-LLM][INFO] cudaDeviceCanAccessPeer failed for device: 0 peerDevice: 1", "trtllm-peer-access-not-available"),
     (
         "E0511 07:42:36.355509 10240 rdma_context.cpp:198] Failed to register memory 0x2e1cbac200: Bad address [14]",
