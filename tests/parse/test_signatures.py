@@ -103,6 +103,11 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    (
+        "  - **PCIe:** x4 lanes negotiated (GPU max x16, Gen up to 4) | bus 00000000:06:00.0 ⚠ slot is narrower than "
+        "GPU capability — affects load + all-reduce bandwidth",
+        "club3090-report-pcie-narrow",
+    ),
     ("Cuda failure 217 'peer access is not support between these two devices'", "cuda-217-peer-access-unsupported"),
     ("yq01-jpaas-ai00-let0034:890:1081 [0] INFO 7 -> 8 via NET/Socket/0", "nccl-channel-net-socket"),
     ("node1:12:40 [0] NCCL INFO Ring 00 : 7 -> 8 via NET/Socket/0", "nccl-channel-net-socket"),
