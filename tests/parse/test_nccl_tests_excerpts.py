@@ -80,6 +80,7 @@ def test_header_and_device_lines_then_nothing_is_a_run_that_stopped() -> None:
     assert result.groups[0].rows == () and result.status == "partial" and result.world_size == 2
     assert result.hosts == ("nid007106", "nid007109")
     assert result.last_output.line == 11 and "(elements)" in result.last_output.text  # type: ignore[union-attr]
+    assert isinstance(result.table_header, LogLine) and result.table_header.line == 10  # its column names
     assert result.nccl_version == "2.30.7"  # nccl-library=23007
     assert codes(result) == []  # how a pasted run ended is judged from what it printed (rules.run_rules)
 
@@ -91,6 +92,7 @@ def test_parameters_alone_are_a_run_that_stopped_at_its_last_line() -> None:
     result = parse_nccl_tests(text).result
     assert result.status == "partial" and result.groups[0].rows == () and result.ranks == ()
     assert result.last_output == LogLine(4, "# Using devices")
+    assert not isinstance(result.table_header, LogLine)  # it stopped before its table
     assert result.command == "NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1"
 
 

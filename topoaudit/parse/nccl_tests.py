@@ -185,7 +185,6 @@ class _Run:
     last_size: dict[tuple[str, str, str], int] = field(default_factory=dict)  # per series, its last size
     conflicted: set[int] = field(default_factory=set)  # lines of rows left out for a conflicting repeat
     redops: set[str] = field(default_factory=set)
-    header_seen: bool = False
     header_line: tuple[int, str] | None = None  # the table's column names (with no row after them: a hung size)
     params_seen: bool = False  # its '# nThread 1 nGpus 8 minBytes ...' line: the run started
     version: str = ""
@@ -203,6 +202,11 @@ class _Run:
     printed_last: tuple[int, str] | None = None  # its last line of any program (NCCL's INFO lines too)
     in_table: bool = False
     ended: bool = False  # its footer or 'Collective test concluded' was printed
+
+    @property
+    def header_seen(self) -> bool:
+        """Whether the run printed its table's column names."""
+        return self.header_line is not None
 
     @property
     def started(self) -> bool:
@@ -322,7 +326,7 @@ class _Reader:
                 self.new_run(number, "a second table header")
                 run = self.run
             self.layout = cols
-            run.header_seen = run.in_table = True
+            run.in_table = True
             run.header_line = (number, stripped)
         elif body.startswith(("nThread", "nccl-tests version", "Collective test starting:")):
             if run.rows or run.ended or (body.startswith("nThread") and run.header_seen):

@@ -528,6 +528,7 @@ class _Parser:
         self.unknown_links: list[tuple[str, str]] = []
         self.header_inferred = False
         self.header_line = 0
+        self.tab_stops: dict[int, list[int] | None] = {}  # matrix cells -> a whole tabbed row's value stops
 
     # -- helpers -------------------------------------------------------------------------------------------
     def fail(self, line: int, message: str) -> TopoParseError:
@@ -1039,24 +1040,32 @@ class _Parser:
         line = self.lines[row.line - 1]
         if "\t" not in line:
             return None
+        stops = self.whole_row_stops(len(row.cells), len(columns))
         mine = _tab_tail(line, len(row.cells))
-        for other in self.lines[self.header_line :]:
-            if other is line or not _TABBED_GPU_ROW.match(other):
-                continue
-            whole = _tab_tail(other, len(row.cells))
-            stops = [k for k, cell in enumerate(whole) if cell]
-            if len(stops) != len(columns) or len(whole) != len(mine):
-                continue
-            placed: list[str | None] = [None] * len(columns)
-            for k, cell in enumerate(mine):
-                if cell:
-                    if k not in stops:
-                        return None
-                    placed[stops.index(k)] = cell
-            if [v for v in placed if v is not None] != row.rest or placed[: len(row.rest)] == row.rest:
-                return None
-            return placed
-        return None
+        if stops is None or len(mine) != stops[-1] + 1:
+            return None
+        placed: list[str | None] = [None] * len(columns)
+        for k, cell in enumerate(mine):
+            if cell:
+                if k not in stops:
+                    return None
+                placed[stops.index(k)] = cell
+        if [v for v in placed if v is not None] != row.rest or placed[: len(row.rest)] == row.rest:
+            return None
+        return placed
+
+    def whole_row_stops(self, matrix_cells: int, columns: int) -> list[int] | None:
+        """The tab stops of the first tabbed GPU row with a value under every trailing column (found once)."""
+        if matrix_cells not in self.tab_stops:
+            self.tab_stops[matrix_cells] = None
+            for other in self.lines[self.header_line :]:
+                if _TABBED_GPU_ROW.match(other):
+                    tail = _tab_tail(other, matrix_cells)
+                    stops = [k for k, cell in enumerate(tail) if cell]
+                    if len(stops) == columns:
+                        self.tab_stops[matrix_cells] = stops
+                        break
+        return self.tab_stops[matrix_cells]
 
     def unglue_cpu_lists(self, rows: list[_Row], columns: list[tuple[str, str]]) -> None:
         """Split a CPU list glued to the NUMA value after it (``0-23,48-710`` = ``0-23,48-71`` + ``0``).

@@ -309,14 +309,14 @@ def nvlink_link_down(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         return
     severity = Severity.FAIL if has_nvlink else Severity.WARN
     versus = f"{spec.name} has {expected} active by design" if has_nvlink and spec else f"the best GPU here has {best}"
-    smaller_board = (
-        spec is not None
+    if (
+        has_nvlink
+        and spec is not None
         and spec.build == "mesh"
         and 1 < len(live) < spec.node_gpus
         and len(counted) == len(live)
         and len({a for a, _ in counted.values()}) == 1
-    )
-    if has_nvlink and spec is not None and smaller_board:
+    ):
         # A mesh model's design count is its 8-GPU cube mesh's: a board of two or four wires fewer links per GPU
         severity = Severity.WARN
         versus += (

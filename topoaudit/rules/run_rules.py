@@ -197,10 +197,10 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
         return
     named = [h for h in result.hosts if h != "unknown"]  # NCCL 1's tests and -J output may name no host
     on = f" on {len(result.ranks)} rank(s)" + (f" of {first_few(named, 3)}" if named else "") if result.ranks else ""
-    in_a_size = isinstance(result.table_header, LogLine)
+    header = result.table_header if isinstance(result.table_header, LogLine) else None
     where = (
         "It hung in its first collective (its table's column names are printed, no row under them)."
-        if in_a_size
+        if header is not None
         else "It hung there, in NCCL's setup before its first size, or the paste stops there."
     )
     message = (
@@ -223,12 +223,12 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
                 else cut
             ),
         )
-    elif isinstance(result.table_header, LogLine) and last.line <= result.table_header.line + 1:
+    elif header is not None and last.line <= header.line + 1:  # nothing after the names (and their units line)
         severity, reason = (
             Severity.FAIL,
             "the run printed its table's column names and no row: it hung in its first size",
         )
-    elif isinstance(result.table_header, LogLine):
+    elif header is not None:
         severity, reason = (
             Severity.WARN,
             (
