@@ -85,6 +85,19 @@ def test_header_and_device_lines_then_nothing_is_a_run_that_stopped() -> None:
     assert codes(result) == []  # how a pasted run ended is judged from what it printed (rules.run_rules)
 
 
+def test_a_device_list_cut_short_is_an_excerpt_not_a_smaller_box(tmp_path: Path) -> None:
+    """nGpus 8 in one process and six '#  Rank' lines: the paste stops in the list, so no GPU is missing."""
+    text = dev_paste("nccltests-290-h100-single-node-header")
+    (tmp_path / "run.txt").write_text(text)
+    parsed = parse_nccl_tests(text)
+    assert len(parsed.result.ranks) == 6
+    assert any("drives 8 GPU(s)" in i.message and "lists 6" in i.message for i in parsed.issues)
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "run.txt")))).report
+    assert "gpus-short-of-node" not in {f.code for f in report.findings}
+    whole = "\n".join(line for line in text.splitlines() if "nGpus" not in line)  # no parameters: nothing to count
+    assert not any("drives" in i.message for i in parse_nccl_tests(whole).issues)
+
+
 def test_parameters_alone_are_a_run_that_stopped_at_its_last_line() -> None:
     """The command, the parameter line and '# Using devices', then nothing: the run hung before naming its GPUs."""
     text = dev_paste("nccltests-117-4090-hang-after-using-devices")

@@ -109,6 +109,7 @@ TABLE = [
         "club3090-report-pcie-narrow",
     ),
     ("Cuda failure 217 'peer access is not support between these two devices'", "cuda-217-peer-access-unsupported"),
+    ("peer access is not supported between these two device", "cuda-217-peer-access-unsupported"),
     ("yq01-jpaas-ai00-let0034:890:1081 [0] INFO 7 -> 8 via NET/Socket/0", "nccl-channel-net-socket"),
     ("node1:12:40 [0] NCCL INFO Ring 00 : 7 -> 8 via NET/Socket/0", "nccl-channel-net-socket"),
     ("[TensorRT-LLM][INFO] cudaDeviceCanAccessPeer failed for device: 0 peerDevice: 1", "trtllm-peer-access-not-available"),

@@ -46,6 +46,7 @@ from topoaudit.model.bench import ONE_RANK_REPEAT, BenchGroup, BenchResult, Benc
 from topoaudit.model.busbw import normalize_algorithm, peak, plateau
 from topoaudit.model.machine import Gpu, Host, Machine
 from topoaudit.model.nccl import LogLine, NcclSetting
+from topoaudit.model.report import ELIDED
 from topoaudit.model.values import Failed, Probed, Unsupported
 from topoaudit.parse.cuda_errors import cuda_error_number
 from topoaudit.parse.topo_matrix import ParseIssue
@@ -101,7 +102,7 @@ _OWN_LINE = re.compile(
     re.MULTILINE,
 )
 # The parameter line only nccl-tests prints (src/common.cu): "# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728".
-_PARAMETERS = re.compile(r"^\s*#\s*nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+", re.MULTILINE)
+_PARAMETERS = re.compile(r"^\s*#\s*nThread\s+(?P<threads>\d+)\s+nGpus\s+(?P<gpus>\d+)\s+minBytes\s+\d+", re.MULTILINE)
 _ROW_START = re.compile(
     r"^\s*\d+\s+\d+\s+(?:" + "|".join(sorted(_TYPES)) + r")\s+(?:(?:" + "|".join(sorted(_OPS)) + r")\s"
     r"|[\d.]+\s+[\d.]+\s+[\d.]+\s+\d(?:\.\d+)?e[+-]\d+\b)",  # nccl-tests 1.x: no redop, a max error column
@@ -187,6 +188,7 @@ class _Run:
     redops: set[str] = field(default_factory=set)
     header_line: tuple[int, str] | None = None  # the table's column names (with no row after them: a hung size)
     params_seen: bool = False  # its '# nThread 1 nGpus 8 minBytes ...' line: the run started
+    gpus_per_process: int = 0  # nThread x nGpus of that line: each process prints that many '#  Rank' lines
     version: str = ""
     nccl_version: str = ""
     flavour: str = "nccl-tests"
@@ -332,7 +334,9 @@ class _Reader:
             if run.rows or run.ended or (body.startswith("nThread") and run.header_seen):
                 self.new_run(number, f"'{body[:30]}'")
                 run = self.run
-            run.params_seen = run.params_seen or bool(_PARAMETERS.match(stripped))
+            if (params := _PARAMETERS.match(stripped)) is not None:
+                run.params_seen = True
+                run.gpus_per_process = int(params["threads"]) * int(params["gpus"])
             if body.startswith("nccl-tests version"):
                 run.version = body
                 if (v := _TESTS_VERSION.search(body)) is not None:
@@ -489,7 +493,24 @@ class _Reader:
 
     # --- one run's result ------------------------------------------------------------------------------------
 
+    def note_cut_device_list(self, run: _Run) -> None:
+        """Say so when a process lists fewer GPUs than its parameters give it: the paste stops in its device list
+        (nThread 1 nGpus 8 and six '#  Rank' lines), so the GPUs it shows are not all the run's."""
+        per_pid = collections.Counter(r.pid for r in run.ranks if r.pid)
+        short = {pid: n for pid, n in per_pid.items() if n < run.gpus_per_process}
+        if run.gpus_per_process and short:
+            pid, shown = next(iter(short.items()))
+            self.issues.append(
+                ParseIssue(
+                    0,
+                    "excerpt",
+                    f"{ELIDED}: each process of the run drives {run.gpus_per_process} GPU(s) (its nThread x nGpus) "
+                    f"and process {pid} lists {shown}; the GPUs it leaves out are not judged",
+                )
+            )
+
     def result(self, run: _Run, fallback: str) -> BenchResult:
+        self.note_cut_device_list(run)
         if not run.header_seen and self.layout is None and run.rows:
             self.issues.append(ParseIssue(0, "excerpt", "no column header: assumed time/algbw/busbw/#wrong per half"))
         collective = (
