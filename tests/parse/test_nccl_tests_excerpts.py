@@ -98,6 +98,13 @@ def test_a_device_list_cut_short_is_an_excerpt_not_a_smaller_box(tmp_path: Path)
     assert not any("drives" in i.message for i in parse_nccl_tests(whole).issues)
 
 
+def test_zero_byte_rows_of_sizes_under_one_element_are_not_conflicting_figures() -> None:
+    """reduce_scatter over 8 ranks prints a 0-byte row for every size under one element per rank."""
+    parsed = parse_nccl_tests(dev_paste("nccltests-128-a100-reducescatter-zero-size-rows"))
+    assert not [i for i in parsed.issues if i.action == "recovered"]
+    assert [r.size_bytes for r in parsed.result.groups[0].rows] == [0, 128, 256]
+
+
 def test_parameters_alone_are_a_run_that_stopped_at_its_last_line() -> None:
     """The command, the parameter line and '# Using devices', then nothing: the run hung before naming its GPUs."""
     text = dev_paste("nccltests-117-4090-hang-after-using-devices")

@@ -479,6 +479,15 @@ class _Reader:
                 ParseIssue(number, "ignored", f"the row for {row.size_bytes} bytes repeats line {first_line}")
             )
             return
+        if row.size_bytes == 0:
+            # a size smaller than one element per rank rounds down to 0 (reduce_scatter, all_gather, alltoall
+            # over many ranks), so nccl-tests prints a 0-byte row for each such size: times of nothing, not a conflict
+            self.issues.append(
+                ParseIssue(
+                    number, "ignored", f"another 0-byte row (line {first_line} is one): a size under one element"
+                )
+            )
+            return
         run.rows = [(r, n, k) for r, n, k in run.rows if n != first_line]  # rare: once per conflicting size
         run.conflicted.add(first_line)
         problem = RowProblem(
