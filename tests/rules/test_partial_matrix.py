@@ -134,3 +134,27 @@ def test_two_nics_far_from_the_rows_of_an_eight_gpu_box_are_front_end_nics() -> 
     assert codes(report)["nic-not-local"] == Severity.INFO
     nic = next(f for f in report.findings if f.code == "nic-not-local")
     assert "likely front-end or storage NICs" in nic.message and "2 of the 8 GPUs" in nic.message
+
+
+def test_a_grace_tray_reaches_its_nics_through_the_cpu_by_design() -> None:
+    """Every GPU with a GPU NUMA ID of its own is memory-coherent with a Grace CPU: NICs at SYS are its design.
+
+    The first three rows of a 4-GPU GB200 tray's matrix (sgl-project/sglang#11208, cut where the post was cut).
+    """
+    header = (
+        "        GPU0    GPU1    GPU2    GPU3    NIC0    NIC1    NIC2    NIC3    NIC4    NIC5    CPU Affinity    "
+        "NUMA Affinity   GPU NUMA ID\n"
+    )
+    rows = (
+        "GPU0     X      NV18    NV18    NV18    SYS     SYS     SYS     SYS     SYS     SYS     0-71    "
+        "0,3-9,11-17             2\n"
+        "GPU1    NV18     X      NV18    NV18    SYS     SYS     SYS     SYS     SYS     SYS     0-71    "
+        "0,3-9,11-17             10\n"
+        "GPU2    NV18    NV18     X      NV18    SYS     SYS     SYS     SYS     SYS     SYS     72-143  "
+        "1,19-25,27-33           18\n"
+    )
+    report = audit(header + rows)
+    assert codes(report)["nic-not-local"] == Severity.INFO
+    assert "Grace superchip" in next(f.message for f in report.findings if f.code == "nic-not-local")
+    x86 = audit(header + rows.replace("             2\n", "             N/A\n"))  # one GPU without: no Grace tray
+    assert codes(x86)["nic-not-local"] == Severity.WARN

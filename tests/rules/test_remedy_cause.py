@@ -118,5 +118,9 @@ def test_a_grace_tray_reaches_its_nics_through_the_cpu_by_design() -> None:
     (local,) = [f for f in audit(GRACE_TRAY, gpu_model="NVIDIA GB200").findings if f.code == "nic-not-local"]
     assert local.severity == Severity.INFO
     assert "by design for NVIDIA GB200: a Grace tray reaches its NICs through the Grace CPU" in local.message
-    (generic,) = [f for f in audit(GRACE_TRAY).findings if f.code == "nic-not-local"]
-    assert generic.severity == Severity.WARN  # an unnamed 4-GPU NV18 box: no design to excuse it
+    (unnamed,) = [f for f in audit(GRACE_TRAY).findings if f.code == "nic-not-local"]
+    assert unnamed.severity == Severity.INFO  # unnamed, but each GPU's own NUMA node shows a Grace CPU's memory
+    assert "by design for a Grace superchip (each GPU has a GPU NUMA ID" in unnamed.message
+    x86 = GRACE_TRAY.replace("       2\n", "       N/A\n").replace("       10\n", "       N/A\n")
+    (generic,) = [f for f in audit(x86).findings if f.code == "nic-not-local"]
+    assert generic.severity == Severity.WARN  # an unnamed 4-GPU NV18 box without them: no design to excuse it

@@ -781,12 +781,24 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     all_phb = bool(gpu_nic) and all(lk.level == PathLevel.PHB for lk in gpu_nic)
     relays = _pxn_relays(ctx, far, near) if judged <= PXN_GPUS_PER_NIC * len(near_nics) else None
     design = ctx.design
+    # topo -m gives a GPU a NUMA node of its own only where its memory is coherent with a Grace CPU's (C2C); a GPU
+    # whose row a cut matrix lacks says nothing either way
+    numa_ids = [g.gpu_numa_id for g in machine.gpus if not isinstance(g.gpu_numa_id, Failed)]
+    grace = bool(numa_ids) and all(isinstance(n, int) for n in numa_ids)
     if design is not None and (design.layout == "nvl72" or design.build == "superchip"):
         severity, why = (
             Severity.INFO,
             (
                 f"by design for {design.name}: a Grace tray reaches its NICs through the Grace CPU, not a PCIe switch "
                 "beside each GPU"
+            ),
+        )
+    elif grace:
+        severity, why = (
+            Severity.INFO,
+            (
+                "by design for a Grace superchip (each GPU has a GPU NUMA ID, its memory a NUMA node of the Grace "
+                "CPU's): a Grace tray reaches its NICs through the Grace CPU, not a PCIe switch beside each GPU"
             ),
         )
     elif len(far) == judged and len(machine.nics) < max(2, total // 2):
