@@ -85,13 +85,24 @@ def test_a_model_named_in_the_input_but_not_in_the_catalog_says_so_not_pass_gpu_
 
 
 def test_a_seven_gpu_view_of_an_eight_gpu_baseboard_warns_from_device_names(run: Run, tmp_path: Path) -> None:
-    """The nccl-tests device lines of an 8x H200 run with rank 7's line gone: no link is shown, the names say H200."""
-    lines = dev_paste("azhc-142-h200-vm-allreduce-480").read_text().splitlines(keepends=True)
+    """An 8x H200 run made a 7-GPU run (-g 7, rank 7's line gone): no link is shown, the names say H200."""
+    lines = (
+        dev_paste("azhc-142-h200-vm-allreduce-480").read_text().replace("nGpus 8", "nGpus 7").replace("-g 8", "-g 7")
+    )
     seven = tmp_path / "seven.txt"
-    seven.write_text("".join(line for line in lines if "Rank  7 Group" not in line))
+    seven.write_text("".join(line for line in lines.splitlines(keepends=True) if "Rank  7 Group" not in line))
     data = report(run, str(seven))
     (short,) = [f for f in data["findings"] if f["code"] == "gpus-short-of-node"]
     assert short["severity"] == "warn" and short["message"].startswith("7 GPUs of NVIDIA H200 SXM, which ships 8")
+    cut = tmp_path / "cut.txt"  # nGpus 8 kept: the paste lost a device line, the run did not lose a GPU
+    cut.write_text(
+        "".join(
+            line
+            for line in lines.replace("nGpus 7", "nGpus 8").splitlines(keepends=True)
+            if "Rank  7 Group" not in line
+        )
+    )
+    assert "gpus-short-of-node" not in {f["code"] for f in report(run, str(cut))["findings"]}
 
 
 def test_an_nvlink_status_paste_that_elides_gpus_is_not_short_of_gpus(run: Run) -> None:

@@ -19,6 +19,7 @@ from topoaudit.parse.signatures import (
     TIERS,
     Catalog,
     CatalogError,
+    Signature,
     catalog,
     load_catalog,
     match_lines,
@@ -103,6 +104,10 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("(pytorch) [root@gpu3 ~]# lsmod | grep nvidia_peermem\n(pytorch) [root@gpu3 ~]#", "peermem-module-not-loaded"),
+    ("[Fri Feb 12 11:47:20 2021] nv_peer_mem: Unknown symbol ib_register_peer_memory_client (err 0)", "nv-peer-mem-not-loaded"),
+    ("modprobe: ERROR: could not insert 'nv_peer_mem': Unknown symbol in module, or unknown parameter (see dmesg)", "nv-peer-mem-not-loaded"),
+    ("ucp_context_0 inter-node cfg#2 rma_am(tcp/eth1) amo_am(tcp/eth1) am(tcp/eth1) ka(tcp/eth1)", "ucx-inter-node-tcp-only"),
     (
         "  - **PCIe:** x4 lanes negotiated (GPU max x16, Gen up to 4) | bus 00000000:06:00.0 ⚠ slot is narrower than "
         "GPU capability — affects load + all-reduce bandwidth",
@@ -560,6 +565,13 @@ def test_every_signature_has_a_line_in_the_table() -> None:
 
 # Lines that look like a signature's and must not be taken for it.
 NOT = [
+    ("$ lsmod | grep peermem\nnvidia_peermem         16384  0", "peermem-module-not-loaded"),
+    ("lsmod | grep nvidia_peermem\nlsmod | grep nv_peer_mem", "peermem-module-not-loaded"),
+    (
+        "[1695] ucp_context_0 inter-node cfg#1 rma(rc_mlx5/mlx5_0:1) am(rc_mlx5/mlx5_0:1) ka(ud_mlx5/mlx5_0:1 tcp/eth0)",
+        "ucx-inter-node-tcp-only",
+    ),
+    ("[1695] ucp_context_0 intra-node cfg#0 rma(tcp/lo) am(tcp/lo) ka(tcp/lo)", "ucx-inter-node-tcp-only"),
     ("[testing] Running with BF16, without top-k (async=False, previous=False) ...", "deepep-test-passed"),
     ("ip-10-1-2-3:77:90 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)", "ofi-selected-tcp-provider"),
     ("node2:1208:1249 [0] NCCL INFO Attribute coll of node net not found", "nccl-topo-xml-attribute-missing"),
@@ -834,17 +846,24 @@ def _every_pattern(lines: list[str], cat: Catalog) -> list[tuple[int, str]]:
     """What trying every signature on every line finds, the tiers applied: what the prefilter must reproduce."""
     rank = {t: i for i, t in enumerate(TIERS)}
     out = []
-    for number, text in enumerate(map(plain_quotes, lines), 1):
-        found = [s for s in cat.signatures if s.pattern.search(text)]
+    texts = list(map(plain_quotes, lines))
+    for number, text in enumerate(texts, 1):
+        found = [s for s in cat.signatures if (m := s.pattern.search(text)) and _stands(s, m, texts, number)]
         if found:
             top = max(rank[s.tier] for s in found)
             out += [(number, s.id) for s in found if rank[s.tier] == top]
     return out
 
 
+def _stands(s: Signature, m: re.Match[str], texts: list[str], number: int) -> bool:
+    """A command whose silence is the message stands only when the next line starts with its prompt."""
+    prompt = texts[number - 1][: m.start()].strip()
+    return not s.printed_nothing or (bool(prompt) and number < len(texts) and texts[number].strip().startswith(prompt))
+
+
 def test_the_keyword_prefilter_finds_what_trying_every_pattern_finds() -> None:
     cat = catalog()
-    texts = [line for line, _ in TABLE] + [line for line, _ in NOT] + [line for line, _ in REQUIRED]
+    texts = [line for text, _ in TABLE + NOT + REQUIRED for line in text.split("\n")]
     for path in sorted(PASTES.glob("*.txt")):
         if path.stem in _DEV:
             texts += [line.text for line in strip_prefixes(path.read_text())]
@@ -919,6 +938,7 @@ BROKEN = [
     (GOOD.replace("severity = 'warn'\ncause", "severity = 'bad'\ncause"), "severity 'bad'"),
     (GOOD.replace("cause = 'other'", "cause = 'bad luck'"), "cause 'bad luck'"),
     (GOOD.replace("cause = 'other'", "cause = 'other'\ntier = 'top'"), "tier 'top'"),
+    (GOOD.replace("cause = 'other'", "cause = 'other'\nprinted_nothing = 'yes'"), "printed_nothing must be true"),
     (GOOD.replace("keywords = ['hello']", "keywords = ['he']"), "keyword 'he'"),
     (GOOD.replace("keywords = ['hello']", "keywords = []"), "keywords must be a non-empty list"),
     (GOOD.replace("id = 'one'", "id = 'One'"), "an id is lower-case"),

@@ -171,6 +171,7 @@ _GPU_TEXT = re.compile(
     r"|system image guid|capability mask|physical state)\s*:"
     r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
     r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\bDcgm[A-Z]\w*|\bNvSwitch\w*"
+    r"|\bnvidia-validation-suite\b|\bubergemm\b|\(ADAPTER#\d+\)"
     r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
     r"|\bshow_gids\b|^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV"
     r"|^&&&& (?:RUNNING|PASSED|FAILED|WAIVED) \w|Available (?:Controllers|Tensor Operations):"

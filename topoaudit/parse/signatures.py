@@ -47,7 +47,7 @@ CAUSES = (
 MAX_SHOWN_CHARS = 300
 
 _REQUIRED = ("id", "code", "severity", "cause", "keywords", "regex", "meaning", "fix", "source", "versions")
-_OPTIONAL = ("tier", "thread")
+_OPTIONAL = ("tier", "thread", "printed_nothing")
 _CODE_FIELDS = ("severity", "title", "remedy")
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _SOURCE = re.compile(r"^(?:[\w.-]+/[\w.-]+@[0-9a-f]{12,40} [\w./-]+(?: \(.+\))?|https://\S+)$")
@@ -74,6 +74,7 @@ class Signature:
     source: str  # "owner/repo@commit path" or the https URL of the thread that diagnosed it
     versions: str
     thread: str = ""  # a public thread that diagnosed it, where one is cited beside the source
+    printed_nothing: bool = False  # a shell command that means something only when the next line is its prompt again
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,9 @@ def _signature(name: str, position: int, entry: Any) -> Signature:
     thread = entry.get("thread", "")
     if thread and not (isinstance(thread, str) and _URL.match(thread)):
         raise CatalogError(f"{where}: thread {thread!r} is not an https URL")
+    printed_nothing = entry.get("printed_nothing", False)
+    if not isinstance(printed_nothing, bool):
+        raise CatalogError(f"{where}: printed_nothing must be true or false")
     return Signature(
         id=ident,
         code=code,
@@ -193,6 +197,7 @@ def _signature(name: str, position: int, entry: Any) -> Signature:
         source=source,
         versions=_text(where, entry, "versions"),
         thread=thread,
+        printed_nothing=printed_nothing,
     )
 
 
@@ -285,7 +290,11 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
     signatures = cat.signatures
     for row in sorted(candidates):
         text = texts[row]
-        found = [(s, m) for s in (signatures[i] for i in sorted(candidates[row])) if (m := s.pattern.search(text))]
+        found = [
+            (s, m)
+            for s in (signatures[i] for i in sorted(candidates[row]))
+            if (m := s.pattern.search(text)) and (not s.printed_nothing or _printed_nothing(texts, row, m.start()))
+        ]
         if not found:
             continue
         top = max(_TIER_RANK[s.tier] for s, _ in found)
@@ -295,6 +304,13 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
                 values = {k: v for k, v in m.groupdict().items() if v is not None}
                 hits.append(Hit(numbers[row], s.id, values, shown, *where[row]))
     return tuple(hits)
+
+
+def _printed_nothing(texts: Sequence[str], row: int, command_at: int) -> bool:
+    """Whether the shell command on ``texts[row]`` printed nothing: the next line is its prompt again (``# lsmod |
+    grep nv_peer`` then ``#``). A command without a prompt, or the last line of a paste, says nothing either way."""
+    prompt = texts[row][:command_at].strip()
+    return bool(prompt) and row + 1 < len(texts) and texts[row + 1].strip().startswith(prompt)
 
 
 def match_text(text: str, cat: Catalog | None = None) -> tuple[Hit, ...]:
