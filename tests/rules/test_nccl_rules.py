@@ -442,3 +442,10 @@ def test_ranks_are_named_as_a_run_or_a_list_whatever_their_size() -> None:
     assert format_ranks([0, 1, 2, 3]) == "0-3" and format_ranks([0, 2, 5]) == "0,2,5"
     huge = int("9" * 400)
     assert format_ranks([0, 1, huge]) == f"0,1,{huge}"
+
+
+@pytest.mark.parametrize(("value", "severity"), [("4", Severity.WARN), ("16", Severity.WARN), ("32", Severity.INFO)])
+def test_a_channel_cap_warns_only_below_the_rings_nccl_builds(value: str, severity: Severity) -> None:
+    """NCCL builds at most 32 ring channels: NCCL_MAX_CTAS=32 (NIXL's nccl-tests baseline) takes none away."""
+    found = nccl_findings(judged(log(f"NCCL_MAX_CTAS set by environment to {value}", version="2.26.5")))
+    assert found["nccl-env-override"].severity == severity

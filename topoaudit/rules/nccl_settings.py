@@ -29,6 +29,10 @@ SWITCHES_OFF = frozenset(
      "NCCL_IGNORE_DISABLED_P2P", "NCCL_P2P_DIRECT_DISABLE")
 )  # fmt: skip
 """Variables whose non-zero value switches something off; 0 is their default."""
+CHANNELS_ONE_NODE_USES = 32
+"""The most ring channels NCCL builds: its search finds at most MAXCHANNELS/2 = 32 and duplicates up to that
+(NVIDIA/nccl@5067397c src/init.cc ``ringGraph->maxChannels = MAXCHANNELS / 2``, src/graph/search.cc
+``ncclTopoDupChannels``), so NCCL_MAX_NCHANNELS or NCCL_MAX_CTAS at 32 or more takes none of them away."""
 P2P_DISABLE_NAMED_FROM = (2, 23, 4)
 """NCCL 2.7.3 to 2.22 print NCCL_P2P_DISABLE=1 as ``NCCL_P2P_LEVEL set by environment to LOC``; 2.23.4 on name it."""
 
@@ -91,6 +95,8 @@ def effect(name: str, value: str, nvlink_everywhere: bool = False) -> tuple[Seve
     if name == "NCCL_GRAPH_FILE":
         return warn, "NCCL's rings and trees come from a file, not its own search"
     if name in ("NCCL_MAX_NCHANNELS", "NCCL_MAX_NRINGS", "NCCL_MAX_CTAS"):
+        if v.isdecimal() and int(v) >= CHANNELS_ONE_NODE_USES:
+            return Severity.INFO, f"tuning: at most {value} channels, no fewer than NCCL builds on one node"
         return warn, f"at most {value} channels: large messages may not reach the links' bandwidth"
     return Severity.INFO, "tuning"
 
