@@ -104,6 +104,9 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("E0115 05:20:19.945191   309 rdma_transport.cpp:662] RdmaTransport: No available RNIC", "mooncake-no-available-rnic"),
+    ("E0115 05:20:19.945159   309 rdma_context.cpp:81] Failed to open device mlx5_8 on port  with GID 0", "mooncake-no-available-rnic"),
+    ("2025-04-04T16:57:57.7153695Z [2025-04-04 16:57:39] ip-10-0-9-191:95209:95228 [0] init.cc:416 NCCL WARN Cuda failure 'operation not supported'", "nccl-mempool-create-unsupported"),
     ("(pytorch) [root@gpu3 ~]# lsmod | grep nvidia_peermem\n(pytorch) [root@gpu3 ~]#", "peermem-module-not-loaded"),
     ("[Fri Feb 12 11:47:20 2021] nv_peer_mem: Unknown symbol ib_register_peer_memory_client (err 0)", "nv-peer-mem-not-loaded"),
     ("modprobe: ERROR: could not insert 'nv_peer_mem': Unknown symbol in module, or unknown parameter (see dmesg)", "nv-peer-mem-not-loaded"),
@@ -565,6 +568,10 @@ def test_every_signature_has_a_line_in_the_table() -> None:
 
 # Lines that look like a signature's and must not be taken for it.
 NOT = [
+    (
+        "node1:12:34 [0] transport/p2p.cc:416 NCCL WARN Cuda failure 'operation not supported'",
+        "nccl-mempool-create-unsupported",
+    ),
     ("$ lsmod | grep peermem\nnvidia_peermem         16384  0", "peermem-module-not-loaded"),
     ("lsmod | grep nvidia_peermem\nlsmod | grep nv_peer_mem", "peermem-module-not-loaded"),
     (
