@@ -42,6 +42,9 @@ REAL = [
     ("vllm-5484-trace-log-before-hang-bootstrap", [("gpu-text", 1, 6), ("nccl-log", 7, 15)]),
     ("vllm-19607-topo-2gpu-nv12-8nic", [("topo-matrix", 1, 17)]),
     ("torchtitan-708-multinode-wps-log", [("gpu-text", 1, 5)]),  # torchrun's [rank0]: a multi-GPU job's lines
+    ("deepspeed-7044-zero2-hang-step-trace-log", [("gpu-text", 1, 26)]),  # its own prints, naming devices 0 to 7
+    ("tf-48502-xla-ncclallreduce-unsupported-op", [("gpu-text", 2, 12)]),  # TensorFlow's NcclAllReduce op
+    ("trtllm-1240-a100-pcie-benchmark-tail", [("gpu-text", 1, 15)]),  # TensorRT-LLM's tokensPerSec lines
 ]
 
 
@@ -49,6 +52,14 @@ REAL = [
 def test_a_real_paste_splits_into_its_parts(paste: str, expected: list[tuple[str, int, int]]) -> None:
     parts = split_parts((PASTES / f"{paste}.txt").read_text())
     assert [(p.kind, p.first, p.last) for p in parts] == expected
+
+
+def test_two_numbered_devices_are_not_yet_a_multi_gpu_log() -> None:
+    """ "device 1" and "device 2" may be any devices; four numbered ones are a multi-GPU run's own log."""
+    two = "copying block 7 to device 1\ncopying block 8 to device 2\n"
+    assert [p.kind for p in split_parts(two)] == ["other"]
+    four = two + "copying block 9 to device 3\ncopying block 10 to device 0\n"
+    assert [p.kind for p in split_parts(four)] == ["gpu-text"]
 
 
 PY_SPY = """\

@@ -104,6 +104,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("2017-10-05 13:53:42.989423: I C:\\tf_jenkins\\tensorflow\\core\\common_runtime\\gpu\\gpu_device.cc:847] Peer access not supported between device ordinals 1 and 0", "tf-peer-access-not-supported"),
     ("E0115 05:20:19.945191   309 rdma_transport.cpp:662] RdmaTransport: No available RNIC", "mooncake-no-available-rnic"),
     ("E0115 05:20:19.945159   309 rdma_context.cpp:81] Failed to open device mlx5_8 on port  with GID 0", "mooncake-no-available-rnic"),
     ("2025-04-04T16:57:57.7153695Z [2025-04-04 16:57:39] ip-10-0-9-191:95209:95228 [0] init.cc:416 NCCL WARN Cuda failure 'operation not supported'", "nccl-mempool-create-unsupported"),

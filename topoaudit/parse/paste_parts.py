@@ -172,6 +172,7 @@ _GPU_TEXT = re.compile(
     r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
     r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\bDcgm[A-Z]\w*|\bNvSwitch\w*"
     r"|\bnvidia-validation-suite\b|\bubergemm\b|\(ADAPTER#\d+\)"
+    r"|\bNccl[A-Z]\w+|\bXLA_GPU\w*|\btokens?[_ ]?[Pp]er[_ ]?[Ss]ec(?:ond)?\b|\btokens/s\b"
     r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
     r"|\bshow_gids\b|^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV"
     r"|^&&&& (?:RUNNING|PASSED|FAILED|WAIVED) \w|Available (?:Controllers|Tensor Operations):"
@@ -380,9 +381,23 @@ def _other_kind(texts: list[str], no_rank_prefix: bool = True) -> str:
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
     if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
         return "bandwidth-note"
-    if not no_rank_prefix or any(_GPU_TEXT.search(t) for t in texts):
+    if not no_rank_prefix or any(_GPU_TEXT.search(t) for t in texts) or _several_devices(texts):
         return "gpu-text"
     return "other"
+
+
+_NUMBERED_DEVICE = re.compile(r"\b(?:(?:[Dd]evice|GPU|gpu) #?|cuda:)(\d{1,4})\b")  # not topo -m's "GPU0" labels
+
+
+def _several_devices(texts: list[str]) -> bool:
+    """Whether the lines name four or more numbered devices ("pass forward on device 5 step 33417"): a multi-GPU
+    run's own log, nothing about its links in it, but not text from elsewhere."""
+    numbers: set[str] = set()
+    for text in texts:
+        numbers.update(_NUMBERED_DEVICE.findall(text))
+        if len(numbers) >= 4:
+            return True
+    return False
 
 
 def _close(
