@@ -285,6 +285,8 @@ TABLE = [
     ("fabric manager NVIDIA GPU driver interface version 550.90.07 don\u2019t match with driver version 550.107.02. Please update with matching NVIDIA driver package", "fm-version-mismatch"),
     ("[TensorRT-LLM][ERROR] Failed, NCCL error /src/tensorrt_llm/cpp/tensorrt_llm/runtime/ncclCommunicator.cpp:122 'internal error - please report this issue to the NCCL developers'", "nccl-call-failed"),
     ("external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error", "nccl-call-failed"),
+    ("NCCL operation ncclCommInitRank(comm.get(), nranks, id, rank) failed: unhandled cuda error", "nccl-call-failed"),
+    ("external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: invalid usage", "nccl-call-misused"),
     ("torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined.", "torch-store-clients-missing"),
     ("torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (172.17.0.9, 46229).", "torch-store-connect-timeout"),
     ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).", "torch-store-connect-timeout"),
