@@ -29,7 +29,6 @@ STILL_WRONG: dict[str, str] = {
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "aws-ofi-nccl-715-ofi-init-failed-socket-fallback": "verdict WARN but no finding names net-fallback (found nccl-env-override)",
     "awsofi-22-efa-open-av-einval": "verdict FAIL but no finding names run-hung (found run-failed)",
-    "awsofi-346-efa-invalid-address-libfabric-warn": "verdict PASS, the thread's FAIL",
     "awsofinccl-584-b-busbw-one-efa": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "awsome-192-p5-socket-127001-connect-abort": "verdict FAIL but no finding names config-override (found run-failed)",
     "axolotl-3132-runpod-topo-p2p-not-supported": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
