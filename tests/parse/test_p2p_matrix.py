@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dev_pastes import dev_paste
 
 from topoaudit.app.analyze import AnalyzeRequest, analyze_input
 from topoaudit.app.common import GateRequest, MachineInput
@@ -12,7 +13,7 @@ from topoaudit.errors import InputError
 from topoaudit.model.finding import Finding
 from topoaudit.model.nccl_topo import Captures
 from topoaudit.model.report import Report, report_to_dict
-from topoaudit.parse.p2p_matrix import parse_p2p
+from topoaudit.parse.p2p_matrix import looks_like_p2p, parse_p2p
 from topoaudit.render import render
 
 CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
@@ -324,3 +325,28 @@ def test_a_latency_header_without_its_title_or_rows_is_no_crash() -> None:
     (ValueError, exit 5); it is a paste with nothing to judge."""
     with pytest.raises(InputError, match="neither devices nor matrices"):
         parse_p2p("some text before\n   GPU     0      1\n", "cut.txt")
+
+
+def test_tensorflow_s_peer_access_matrix_is_read_as_each_pair_s_peer_access() -> None:
+    """TensorFlow 1.x's ``DMA:`` matrix (NVIDIA GPUs on two root complexes: Y within a pair, N across)."""
+    text = dev_paste("tf-6340-peer-access-dma-matrix")
+    assert looks_like_p2p(text)
+    parsed = parse_p2p(text, "paste")
+    assert parsed.tool == "TensorFlow peer access matrix"
+    assert {(s.a, s.b): s.read for s in parsed.statuses} == {
+        (0, 1): "ok", (0, 2): "not-supported", (0, 3): "not-supported",
+        (1, 2): "not-supported", (1, 3): "not-supported", (2, 3): "ok",
+    }  # fmt: skip
+
+
+def test_tensorflow_2_s_edge_matrix_all_n_is_no_peer_access_anywhere() -> None:
+    """The later form: a title, a line of column numbers, then one Y/N row per GPU, behind the log's prefix."""
+    log = "2019-01-03 07:07:31.374026: I tensorflow/core/common_runtime/gpu/gpu_device.cc:{}] {}\n"
+    text = log.format(971, "Device interconnect StreamExecutor with strength 1 edge matrix:")
+    text += log.format(977, "     0 1 2 ")
+    text += "".join(log.format(990, f"{g}:   N N N ") for g in range(3))
+    parsed = parse_p2p(text, "paste")
+    assert [(s.a, s.b, s.read) for s in parsed.statuses] == [
+        (0, 1, "not-supported"), (0, 2, "not-supported"), (1, 2, "not-supported")
+    ]  # fmt: skip
+    assert parse_p2p(text.replace(" N N N", " Y Y Y"), "paste").statuses[0].read == "ok"

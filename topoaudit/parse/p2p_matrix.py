@@ -75,6 +75,15 @@ class ParsedP2P:
     latency: tuple[LatencyMatrix, ...] = ()  # p2pBandwidthLatencyTest's GPU-to-GPU latency matrices (us)
 
 
+_TF_LINE = re.compile(r"(?:gpu_device|gpu_init)\.cc:\d+\] (?P<body>.*)$")
+"""TensorFlow's GPU start-up log line; its body is what the peer-access matrix lines say."""
+_TF_TITLE = re.compile(
+    r"^(?:Device peer to peer matrix|Device interconnect StreamExecutor with strength 1 edge matrix:)"
+)
+_TF_COLUMNS = re.compile(r"^(?:DMA:)?((?:\s*\d{1,4})+)\s*$")
+_TF_ROW = re.compile(r"^(\d{1,4}):\s+((?:[YN]\s*)+)$")
+
+
 def looks_like_p2p(text: str) -> bool:
     """An ``nvidia-smi topo -p2p`` matrix (GPU header, then rows of P2P codes) or a p2pBandwidthLatencyTest."""
     head = text[:200_000]
@@ -90,7 +99,25 @@ def looks_like_p2p(text: str) -> bool:
         return True
     if "Access Peer Device=" in head and any(_PEER_ACCESS.match(line.strip()) for line in head.splitlines()):
         return True
+    if ("edge matrix:" in head or "] DMA:" in head) and _tensorflow_rows(head.splitlines()):
+        return True
     return bool(_smi_blocks(head.splitlines()))
+
+
+def _tensorflow_rows(lines: list[str]) -> list[tuple[int, int, list[str]]]:
+    """TensorFlow's peer-access matrix: (line index, GPU, its Y/N cells) of each row under a column line."""
+    rows: list[tuple[int, int, list[str]]] = []
+    columns = False
+    for i, line in enumerate(lines):
+        m = _TF_LINE.search(line)
+        body = m["body"].strip() if m else ""
+        if _TF_COLUMNS.match(body):
+            columns = True
+        elif columns and (row := _TF_ROW.match(body)):
+            rows.append((i, int(row[1]), row[2].split()))
+        elif body and not _TF_TITLE.match(body):
+            columns = False
+    return rows
 
 
 def _smi_blocks(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, str, list[str]]]]]:
@@ -132,7 +159,50 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
         )
     ):
         return _cuda_sample(lines, name)
+    if ("edge matrix:" in text or "] DMA:" in text) and (rows := _tensorflow_rows(lines)):
+        return _tensorflow(lines, rows)
     return _nvidia_smi(lines, name)
+
+
+def _tensorflow(lines: list[str], rows: list[tuple[int, int, list[str]]]) -> ParsedP2P:
+    """TensorFlow's start-up matrix of peer access (``DMA:`` in 1.x, ``strength 1 edge matrix`` later): Y where it
+    enabled peer access between two GPUs (cuDeviceCanAccessPeer said yes), N where it could not."""
+    access: dict[tuple[int, int], bool] = {}
+    columns: list[int] = []
+    used: set[int] = set()
+    damaged: list[tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        m = _TF_LINE.search(line)
+        body = m["body"].strip() if m else ""
+        if cols := _TF_COLUMNS.match(body):
+            columns = [int(c) for c in cols[1].split()]
+            used.add(i + 1)
+        elif _TF_TITLE.match(body):
+            used.add(i + 1)
+    for i, a, cells in rows:
+        used.add(i + 1)
+        if len(cells) != len(columns):
+            damaged.append((i + 1, f"GPU{a}'s row has {len(cells)} cells for {len(columns)} columns; row left out"))
+            continue
+        for b, cell in zip(columns, cells, strict=True):
+            if a != b:
+                access[(a, b)] = cell == "Y"
+    indices = sorted({a for a, _ in access} | {b for _, b in access} | {a for _, a, _ in rows})
+    statuses = [
+        P2PStatus(a, b, read="ok" if access.get((a, b), True) and access.get((b, a), True) else "not-supported")
+        for a in indices
+        for b in indices
+        if a < b and ((a, b) in access or (b, a) in access)
+    ]
+    return ParsedP2P(
+        tuple(Gpu(index=i) for i in indices),
+        tuple(statuses),
+        (),
+        frozenset(used),
+        (),
+        "TensorFlow peer access matrix",
+        tuple(damaged),
+    )
 
 
 def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
