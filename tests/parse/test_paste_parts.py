@@ -198,3 +198,9 @@ def test_a_kubernetes_node_description_is_a_part_with_its_command() -> None:
         "  nvidia.com/gpu:             6\n"
     )
     assert [(p.kind, p.first, p.last) for p in split_parts(paste)] == [("nccl-log", 1, 2), ("kubernetes-node", 4, 10)]
+
+
+def test_lspci_s_resizable_bar_of_a_gpu_is_gpu_text() -> None:
+    """The BAR1 a patched P2P driver needs large, pasted from `lspci -vv`: judged as GPU text, not refused."""
+    text = "\tCapabilities: [bb0 v1] Physical Resizable BAR\n\t\tBAR 1: current size: 32GB, supported: 64MB 128MB\n"
+    assert [p.kind for p in split_parts(text)] == ["gpu-text"]

@@ -85,7 +85,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-844-azureml-ib-disabled-net-socket": "verdict WARN but no finding names net-fallback (found nccl-env-override)",
     "nccl-879-nccl-hostid-ring-not-loop-back": "verdict FAIL but no finding names config-override (found run-failed)",
     "nccl-908-t600-4node-dmabuf": "verdict PASS, the thread's NOT_JUDGED/WARN",
-    "nccl-941-container-no-ib-device-socket": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccl-983-container-net-ib-bus-error-abort": "verdict WARN, the thread's FAIL/NOT_JUDGED",
     "nccl-fastsocket-4-gcp-cannot-get-incoming-cpu": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "nccl-tests-102-a100-2node-hang-unhandled-system-error": "verdict FAIL but no finding names run-hung (found bench-rank-failed)",

@@ -126,6 +126,21 @@ def test_sockets_instead_of_infiniband_cost_nothing_on_one_node_and_warn_across_
     assert "line 1: 'node1:10:10 [0] NCCL INFO NET/IB : No device found.'" in found["message"]
 
 
+def test_sockets_on_a_node_with_a_nic_for_every_gpu_pair_warn_on_one_node(run: Run, tmp_path: Path) -> None:
+    """NVIDIA/nccl#1519: one H100 node, NET/IB finds no device and sockets list eight data NICs: its RDMA is gone."""
+    nics = " ".join(f"[{k}]enp{6 + k}s0f0:10.0.{k}.4<0>" for k in range(8))
+    text = (
+        "node1:10:10 [0] NCCL INFO NET/IB : No device found.\n"
+        f"node1:10:10 [0] NCCL INFO NET/Socket : Using {nics}\n"
+        "node1:10:10 [0] NCCL INFO Using network Socket\n"
+    )
+    _, eight = judged(run, tmp_path, text)
+    assert by_code(eight)["nccl-net-socket-fallback"]["severity"] == "warn" and eight["verdict"] == "warn"
+    virtual = " ".join(f"[{k}]cali{k}abc:fe80::ecee:eeff:feee:eeee%cali{k}abc<0>" for k in range(8))  # Calico's
+    _, overlay = judged(run, tmp_path, text.replace(nics, "[0]eth0:10.0.0.1<0> " + virtual))
+    assert by_code(overlay)["nccl-net-socket-fallback"]["severity"] == "info"
+
+
 def test_ranks_without_a_host_that_use_one_address_are_one_node(run: Run, tmp_path: Path) -> None:
     """NVIDIA/nccl#417: lines carry only the rank ('[1] NCCL INFO ...'); both ranks' sockets use 172.17.6.148."""
     lines = [

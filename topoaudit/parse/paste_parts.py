@@ -172,6 +172,7 @@ _GPU_TEXT = re.compile(
     r"|\bPORT_(?:ACTIVE|DOWN|INIT)\b"
     r"|azurehpc|Running health checks|\bnvbandwidth\b|\bDCGM\b|\bDcgm[A-Z]\w*|\bNvSwitch\w*"
     r"|\bnvidia-validation-suite\b|\bubergemm\b|\(ADAPTER#\d+\)"
+    r"|\bPhysical Resizable BAR\b|\bBAR \d: current size:"
     r"|\bNccl[A-Z]\w+|\bXLA_GPU\w*|\btokens?[_ ]?[Pp]er[_ ]?[Ss]ec(?:ond)?\b|\btokens/s\b"
     r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
     r"|\bshow_gids\b|^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV"

@@ -65,6 +65,32 @@ def carries_nothing(signature: Signature, found: Iterable[tuple[Hit, Signature]]
         and signature.severity != Severity.INFO
         and one_node(found, ctx)
         and not ib_asked(ctx)
+        and not built_for_the_network(found)
+    )
+
+
+_INTERFACE = re.compile(r"\[\d+\](?P<name>[\w.-]+):(?P<address>[^<\s]+)<")
+_VIRTUAL = ("lo", "docker", "virbr", "veth", "br-", "cali", "flannel", "cni", "vxlan", "tunl", "weave", "kube", "wg")
+"""Interfaces of containers, bridges and overlays (Docker, Calico, Flannel, WireGuard): no NIC behind them."""
+MANY_INTERFACES = 4
+"""Data interfaces NCCL's socket transport lists beyond which a node is built for traffic between nodes: a NIC for
+every GPU or two (eight on an HGX cloud node), where one front-end interface is what a single box has."""
+
+
+def built_for_the_network(found: Iterable[tuple[Hit, Signature]]) -> bool:
+    """Whether NCCL's socket transport lists as many data interfaces as a node built for multi-node jobs has.
+
+    Sockets on such a node mean its RDMA fabric was not found, even where the paste shows one node.
+    """
+    return any(_data_interfaces(hit.values.get("interfaces", "")) >= MANY_INTERFACES for hit, _ in found)
+
+
+def _data_interfaces(listed: str) -> int:
+    """Count the interfaces of a ``NET/Socket : Using`` line that are NICs: not virtual, not IPv6 link-local."""
+    return sum(
+        1
+        for m in _INTERFACE.finditer(listed)
+        if not m["name"].startswith(_VIRTUAL) and not m["address"].lower().startswith("fe80")
     )
 
 
