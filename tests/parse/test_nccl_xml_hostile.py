@@ -119,3 +119,14 @@ def test_a_root_other_than_nccls_is_named_briefly_and_printably() -> None:
     with pytest.raises(InputError) as refused:
         parse_nccl_xml(f"<system{'x' * 500}/>", "t.xml")
     assert len(str(refused.value)) < 200
+
+
+def test_a_dump_cut_inside_a_comment_is_refused_once_not_closed_forever(run: Run, tmp_path: Path) -> None:
+    """The closing tags added to a cut dump fell inside the open comment; the closed text was then taken for a cut
+    dump again, and again, until Python's recursion limit (exit 5). Closed once, it is damage: exit 4."""
+    text = '<system version="1">\n  <cpu numaid="0">\n    <pci busid="0000:01:00.0">\n<!-- a note > unfinished'
+    with pytest.raises(InputError, match="not well-formed XML"):
+        parse_nccl_xml(text, "topo.xml")
+    (tmp_path / "topo.xml").write_text(text)
+    code, _, err = run("analyze", str(tmp_path / "topo.xml"))
+    assert code == 4 and "Traceback" not in err

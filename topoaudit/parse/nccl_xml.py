@@ -181,9 +181,13 @@ def parse_nccl_xml_hosts(text: str, name: str) -> tuple[ParsedNcclXml, ...]:
         if cut is None:
             raise
         note = (cut[1], f"the dump stops at line {cut[1]} before its closing tags: read as far as it goes")
-        return tuple(
-            dataclasses.replace(h, notes=(note, *h.notes), cut_at=note) for h in parse_nccl_xml_hosts(cut[0], name)
-        )
+        root = parse_xml_safely(cut[0], name)  # closed once: still not XML is damage, not a cut (no second try)
+        return tuple(dataclasses.replace(h, notes=(note, *h.notes), cut_at=note) for h in _hosts(root, cut[0], name))
+    return _hosts(root, text, name)
+
+
+def _hosts(root: ET.Element, text: str, name: str) -> tuple[ParsedNcclXml, ...]:
+    """The readings of a parsed dump: one per host of a ``<system>``, or the ``<graphs>``."""
     if root.tag == "graphs":
         return (_graphs(root),)
     if root.tag != "system":
