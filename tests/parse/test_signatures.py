@@ -104,6 +104,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("localhost: Test CUDA failure hypercube.cu:57 'invalid argument'", "nccl-tests-hypercube-copy-no-p2p"),
     ("node1:44:44 [0] misc/strongstream.cc:53 NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.", "nccl-graph-capture-unsupported"),
     ("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65 Peer EFA addr: fi_addr_efa://[fe80::b8:aff:fe44:425]:0:947699476 Peer host id: i-0ce6d3d57139f053c (7)", "efa-operation-error"),
     ("2017-10-05 13:53:42.989423: I C:\\tf_jenkins\\tensorflow\\core\\common_runtime\\gpu\\gpu_device.cc:847] Peer access not supported between device ordinals 1 and 0", "tf-peer-access-not-supported"),
@@ -573,6 +574,7 @@ def test_every_signature_has_a_line_in_the_table() -> None:
 
 # Lines that look like a signature's and must not be taken for it.
 NOT = [
+    ("node1: Test CUDA failure hypercube.cu:104 'invalid argument'", "nccl-tests-hypercube-copy-no-p2p"),
     (
         "node1:12:34 [0] transport/p2p.cc:416 NCCL WARN Cuda failure 'operation not supported'",
         "nccl-mempool-create-unsupported",
