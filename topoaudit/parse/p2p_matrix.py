@@ -16,6 +16,7 @@ from topoaudit.errors import InputError, NothingToJudge
 from topoaudit.model.machine import Gpu, P2PStatus
 from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, LatencyMatrix
 from topoaudit.model.values import Probed, Unsupported
+from topoaudit.parse import tensorflow_log
 
 # ``nvidia-smi topo -p2p`` legend (X = Self, OK = Status Ok, CNS = Chipset not supported, ...), in NVML's words.
 P2P_CODES = {
@@ -75,13 +76,12 @@ class ParsedP2P:
     latency: tuple[LatencyMatrix, ...] = ()  # p2pBandwidthLatencyTest's GPU-to-GPU latency matrices (us)
 
 
-_TF_LINE = re.compile(r"(?:gpu_device|gpu_init)\.cc:\d+\] (?P<body>.*)$")
-"""TensorFlow's GPU start-up log line; its body is what the peer-access matrix lines say."""
-_TF_TITLE = re.compile(
-    r"^(?:Device peer to peer matrix|Device interconnect StreamExecutor with strength 1 edge matrix:)"
-)
-_TF_COLUMNS = re.compile(r"^(?:DMA:)?((?:\s*\d{1,4})+)\s*$")
-_TF_ROW = re.compile(r"^(\d{1,4}):\s+((?:[YN]\s*)+)$")
+@dataclass(frozen=True)
+class _TfMatrix:
+    """TensorFlow's peer-access matrix as read: each row's (line index, GPU, Y/N cells, the columns above it)."""
+
+    rows: tuple[tuple[int, int, tuple[str, ...], tuple[int, ...]], ...]
+    used: frozenset[int]  # 1-based lines of its titles, column lines and rows
 
 
 def looks_like_p2p(text: str) -> bool:
@@ -99,25 +99,27 @@ def looks_like_p2p(text: str) -> bool:
         return True
     if "Access Peer Device=" in head and any(_PEER_ACCESS.match(line.strip()) for line in head.splitlines()):
         return True
-    if ("edge matrix:" in head or "] DMA:" in head) and _tensorflow_rows(head.splitlines()):
+    if any(mark in head for mark in tensorflow_log.MARKS) and _tensorflow_matrix(head.splitlines()).rows:
         return True
     return bool(_smi_blocks(head.splitlines()))
 
 
-def _tensorflow_rows(lines: list[str]) -> list[tuple[int, int, list[str]]]:
-    """TensorFlow's peer-access matrix: (line index, GPU, its Y/N cells) of each row under a column line."""
-    rows: list[tuple[int, int, list[str]]] = []
-    columns = False
+def _tensorflow_matrix(lines: list[str]) -> _TfMatrix:
+    """Each Y/N row of TensorFlow's peer-access matrix under the column line above it, and the lines it took."""
+    rows: list[tuple[int, int, tuple[str, ...], tuple[int, ...]]] = []
+    used: set[int] = set()
+    columns: tuple[int, ...] = ()
     for i, line in enumerate(lines):
-        m = _TF_LINE.search(line)
-        body = m["body"].strip() if m else ""
-        if _TF_COLUMNS.match(body):
-            columns = True
-        elif columns and (row := _TF_ROW.match(body)):
-            rows.append((i, int(row[1]), row[2].split()))
-        elif body and not _TF_TITLE.match(body):
-            columns = False
-    return rows
+        said = tensorflow_log.body(line)
+        if cols := tensorflow_log.COLUMNS.match(said):
+            columns = tuple(int(c) for c in cols[1].split())
+        elif columns and (row := tensorflow_log.ROW.match(said)):
+            rows.append((i, int(row[1]), tuple(row[2].split()), columns))
+        elif not tensorflow_log.TITLE.match(said):
+            columns = columns if not said else ()  # another line of the log ends the matrix; other text does not
+            continue
+        used.add(i + 1)
+    return _TfMatrix(tuple(rows), frozenset(used))
 
 
 def _smi_blocks(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, str, list[str]]]]]:
@@ -159,35 +161,22 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
         )
     ):
         return _cuda_sample(lines, name)
-    if ("edge matrix:" in text or "] DMA:" in text) and (rows := _tensorflow_rows(lines)):
-        return _tensorflow(lines, rows)
+    if any(mark in text for mark in tensorflow_log.MARKS) and (matrix := _tensorflow_matrix(lines)).rows:
+        return _tensorflow(matrix)
     return _nvidia_smi(lines, name)
 
 
-def _tensorflow(lines: list[str], rows: list[tuple[int, int, list[str]]]) -> ParsedP2P:
+def _tensorflow(matrix: _TfMatrix) -> ParsedP2P:
     """TensorFlow's start-up matrix of peer access (``DMA:`` in 1.x, ``strength 1 edge matrix`` later): Y where it
     enabled peer access between two GPUs (cuDeviceCanAccessPeer said yes), N where it could not."""
     access: dict[tuple[int, int], bool] = {}
-    columns: list[int] = []
-    used: set[int] = set()
     damaged: list[tuple[int, str]] = []
-    for i, line in enumerate(lines):
-        m = _TF_LINE.search(line)
-        body = m["body"].strip() if m else ""
-        if cols := _TF_COLUMNS.match(body):
-            columns = [int(c) for c in cols[1].split()]
-            used.add(i + 1)
-        elif _TF_TITLE.match(body):
-            used.add(i + 1)
-    for i, a, cells in rows:
-        used.add(i + 1)
+    for i, a, cells, columns in matrix.rows:
         if len(cells) != len(columns):
             damaged.append((i + 1, f"GPU{a}'s row has {len(cells)} cells for {len(columns)} columns; row left out"))
             continue
-        for b, cell in zip(columns, cells, strict=True):
-            if a != b:
-                access[(a, b)] = cell == "Y"
-    indices = sorted({a for a, _ in access} | {b for _, b in access} | {a for _, a, _ in rows})
+        access.update({(a, b): cell == "Y" for b, cell in zip(columns, cells, strict=True) if a != b})
+    indices = sorted({a for a, _ in access} | {b for _, b in access} | {a for _, a, _, _ in matrix.rows})
     statuses = [
         P2PStatus(a, b, read="ok" if access.get((a, b), True) and access.get((b, a), True) else "not-supported")
         for a in indices
@@ -198,7 +187,7 @@ def _tensorflow(lines: list[str], rows: list[tuple[int, int, list[str]]]) -> Par
         tuple(Gpu(index=i) for i in indices),
         tuple(statuses),
         (),
-        frozenset(used),
+        matrix.used,
         (),
         "TensorFlow peer access matrix",
         tuple(damaged),

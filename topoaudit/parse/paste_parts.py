@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from topoaudit.parse import tensorflow_log
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.parse.smi_csv import looks_like_smi_csv_header
 
@@ -204,10 +205,6 @@ _PYSPY_FRAME = re.compile(r"^\s+[\w<>.]+ \((?:[\w./-]+\.py):\d+\)\s*$")
 """A process's stack as debuggers print it: gdb's ``#3  0x... in threadRunTests(void*) ()`` frames under ``(gdb)
 bt``, and py-spy's ``Thread 0x7F... (active): "MainThread"`` with ``all_reduce (torch/distributed/...py:2050)``."""
 
-_TF_P2P = re.compile(r"(?:gpu_device|gpu_init)\.cc:\d+\] (?P<body>.*)$")
-_TF_P2P_BODY = re.compile(r"^(?:DMA:)?(?:\s*\d{1,4})+$|^\d{1,4}:\s+(?:[YN]\s*)+$")
-"""TensorFlow's peer-access matrix lines: its column numbers and its Y/N rows, behind the log's ``gpu_device.cc:N]``."""
-
 _RANK_PREFIXES = ("sglang", "torchrun", "openmpi")
 """Line prefixes that only a distributed job's launcher writes, naming the rank (``[date time TP0]``, ``[rank3]:``,
 ``[1,3]<stdout>:``): lines under them come from a multi-GPU job."""
@@ -279,9 +276,7 @@ def _classify(text: str, current: str) -> _Mark:
         return _S["nvbandwidth"]
     if stripped.startswith(("[P2P (Peer-to-Peer)", "P2P Connectivity Matrix", "D\\D", "Device: ", "Device=")):
         return _S["p2p-matrix"]
-    if (".cc:" in text and (tf := _TF_P2P.search(text)) is not None) and (
-        _TF_P2P_BODY.match(tf["body"].strip()) or tf["body"].strip().startswith(("Device peer to peer", "Device inter"))
-    ):
+    if ".cc:" in text and tensorflow_log.is_matrix_line(text):
         return _S["p2p-matrix"]  # TensorFlow's peer-access matrix at start-up (DMA: / strength 1 edge matrix)
     if "P2P=" in text and "Matrix" in text:
         return _S["p2p-matrix"]
