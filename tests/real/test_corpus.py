@@ -41,6 +41,7 @@ STILL_WRONG: dict[str, str] = {
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "detectron2-4730-multinode-nccl-socket-no-ibverbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
+    "dtcms-511132-h200-4node-allreduce-header": "verdict WARN, the thread's NOT_JUDGED",
     "eessi-716-a100-nv4-osu-bw-dd-healthy": "verdict NOT_JUDGED, the thread's PASS",
     "ethminer-40-gtx1060-riser-nvidia-smi-failed": "verdict FAIL but no finding names pcie-degraded (found run-failed)",
     "fastdeploy-4044-collect-env-8gpu-nv12-topo-tail": "verdict WARN, the thread's PASS",
@@ -89,6 +90,7 @@ STILL_WRONG: dict[str, str] = {
     "nccl-fastsocket-4-gcp-cannot-get-incoming-cpu": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "nccl-tests-102-a100-2node-hang-unhandled-system-error": "verdict FAIL but no finding names run-hung (found bench-rank-failed)",
     "nccl-tests-166-shm-direct-socket-connect-abort": "verdict FAIL but no finding names config-override (found run-failed)",
+    "nccl-tests-269-8x4090-ring-numactl-header": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "nccl-tests-284-rtx4090-2node-socket-init": "verdict WARN but no finding names run-hung (found nccl-env-override, nccl-net-socket-fallback)",
     "nccl-tests-319-hgx-doca-2node-low-busbw": "verdict PASS, the thread's WARN/FAIL",
     "nccl-tests-78-allreduce-v100-8node-ib": "verdict NOT_JUDGED, the thread's WARN/FAIL",
@@ -133,6 +135,7 @@ STILL_WRONG: dict[str, str] = {
     "vllm-2734-watchdog-timeout-tp8": "verdict FAIL, the thread's NOT_JUDGED",
     "vllm-3974-h100-pcie-nvlink-bridge-pairs-topo": "verdict FAIL, the thread's WARN/PASS",
     "vllm-4383-tp2-shm-fallback-custom-ar-disabled": "verdict WARN but no finding names run-failed (found nccl-p2p-unused, p2p-unavailable)",
+    "vllm-7201-collect-env-topo-all-phb": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "vllm-9920-a6000ada-shm-hang-tail": "verdict WARN, the thread's FAIL",
 }
 
