@@ -98,6 +98,20 @@ def test_a_device_list_cut_short_is_an_excerpt_not_a_smaller_box(tmp_path: Path)
     assert not any("drives" in i.message for i in parse_nccl_tests(whole).issues)
 
 
+def test_a_paste_ending_on_a_device_line_does_not_show_how_many_gpus_ran(tmp_path: Path) -> None:
+    """One GPU per process, three '#  Rank' lines of 4 nodes x 8 H200 and nothing after: the list is cut, not short."""
+    text = dev_paste("dtcms-511132-h200-4node-allreduce-header")
+    parsed = parse_nccl_tests(text)
+    assert len(parsed.result.ranks) == 3
+    assert any("ends in the run's device list" in i.message and "rank 2's" in i.message for i in parsed.issues)
+    (tmp_path / "run.txt").write_text(text)
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(tmp_path / "run.txt")))).report
+    assert "gpus-short-of-node" not in {f.code for f in report.findings}
+    assert report.verdict == "not judged"
+    followed = text + "#\n#" + " " * 62 + "out-of-place                       in-place\n"
+    assert not any("device list" in i.message for i in parse_nccl_tests(followed).issues)
+
+
 def test_zero_byte_rows_of_sizes_under_one_element_are_not_conflicting_figures() -> None:
     """reduce_scatter over 8 ranks prints a 0-byte row for every size under one element per rank."""
     parsed = parse_nccl_tests(dev_paste("nccltests-128-a100-reducescatter-zero-size-rows"))

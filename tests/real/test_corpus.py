@@ -41,7 +41,6 @@ STILL_WRONG: dict[str, str] = {
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "detectron2-4730-multinode-nccl-socket-no-ibverbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
-    "dtcms-511132-h200-4node-allreduce-header": "verdict WARN, the thread's NOT_JUDGED",
     "eessi-716-a100-nv4-osu-bw-dd-healthy": "verdict NOT_JUDGED, the thread's PASS",
     "ethminer-40-gtx1060-riser-nvidia-smi-failed": "verdict FAIL but no finding names pcie-degraded (found run-failed)",
     "fastdeploy-4044-collect-env-8gpu-nv12-topo-tail": "verdict WARN, the thread's PASS",

@@ -234,6 +234,8 @@ class _Reader:
         self.layout: tuple[bool, list[str]] | None = None
         # the last lines the output printed, for the refusal of a paste with no run in it
         self.printed: collections.deque[tuple[int, str]] = collections.deque(maxlen=2)
+        lines = text.splitlines()
+        self.last_line_number = next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), 0)
 
     def new_run(self, number: int, why: str) -> None:
         """Close the current run and start another at ``number`` (two runs glued into one paste)."""
@@ -507,6 +509,15 @@ class _Reader:
         (nThread 1 nGpus 8 and six '#  Rank' lines), so the GPUs it shows are not all the run's."""
         per_pid = collections.Counter(r.pid for r in run.ranks if r.pid)
         short = {pid: n for pid, n in per_pid.items() if n < run.gpus_per_process}
+        if self.ends_in_device_list(run) and not short:
+            self.issues.append(
+                ParseIssue(
+                    0,
+                    "excerpt",
+                    f"{ELIDED}: the paste ends in the run's device list (its last line is rank "
+                    f"{run.ranks[-1].rank}'s), so how many GPUs the run had is not shown",
+                )
+            )
         if run.gpus_per_process and short:
             pid, shown = next(iter(short.items()))
             self.issues.append(
@@ -517,6 +528,13 @@ class _Reader:
                     f"and process {pid} lists {shown}; the GPUs it leaves out are not judged",
                 )
             )
+
+    def ends_in_device_list(self, run: _Run) -> bool:
+        """Whether the paste's last line is one of the run's '#  Rank' lines: the list may go on past the cut."""
+        if not run.ranks or run.rows or run.header_seen or run.failures or run.ended:
+            return False
+        last = max((x for x in (run.last, run.printed_last) if x is not None), default=None)
+        return last is not None and last[0] == self.last_line_number and "Rank" in last[1]
 
     def result(self, run: _Run, fallback: str) -> BenchResult:
         self.note_cut_device_list(run)
