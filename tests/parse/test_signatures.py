@@ -104,6 +104,17 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    (
+        "NotImplementedError: Using RTX 3090 or 4000 series doesn't support faster communication broadband via P2P or "
+        "IB. Please set `NCCL_P2P_DISABLE=\"1\"` and `NCCL_IB_DISABLE=\"1\" or use `accelerate launch`",
+        "accelerate-rtx40-no-p2p-ib",
+    ),
+    ("[rank1]: RuntimeError: CUDA error: Invalid access of peer GPU memory over nvlink or a hardware error", "cuda-226-contained"),
+    (
+        "[2026-06-28 13:34:12 TP7] CustomAllReduceV2 is disabled because it's not supported on more than two PCIe-only "
+        "GPUs. To silence this warning, specify disable_custom_all_reduce=True explicitly.",
+        "vllm-custom-allreduce-pcie-only",
+    ),
     ("localhost: Test CUDA failure hypercube.cu:57 'invalid argument'", "nccl-tests-hypercube-copy-no-p2p"),
     ("node1:44:44 [0] misc/strongstream.cc:53 NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.", "nccl-graph-capture-unsupported"),
     ("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65 Peer EFA addr: fi_addr_efa://[fe80::b8:aff:fe44:425]:0:947699476 Peer host id: i-0ce6d3d57139f053c (7)", "efa-operation-error"),
@@ -379,6 +390,7 @@ TABLE = [
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 74, NVLink: failed to train link 5 to remote PCI:0000:c8:00", "xid-74"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 48, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.", "xid-48"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.", "xid-63"),
+    ("kern: warning: [2026-04-22T21:25:20.505406921Z]: NVRM: Xid (PCI:0000:48:00): 62, 00002740 00002b08 00001126 0000117a", "xid-62"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 64, pid=1896, Row Remapper: Row remapping failed.", "xid-64"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 92, High single-bit ECC error rate", "xid-92"),
     ("[ 4721.118342] NVRM: Xid (PCI:0000:9b:00): 94, pid=7062, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No", "xid-94"),
