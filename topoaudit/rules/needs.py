@@ -281,14 +281,19 @@ def sweep_held_to_anything(ctx: Context) -> bool:
     """Whether a sweep's figures were held to something, so that a PASS over it means something held.
 
     Something: an expected figure (the model's, or NCCL's arithmetic on the box), the user's --expect-busbw, a data
-    check that ran (#wrong a number, not N/A), or other groups to compare; never a run of one rank.
+    check that ran (#wrong a number, not N/A, on a size that moved data), or other groups to compare; never a run of
+    one rank.
     """
     bench = ctx.bench
     if isinstance(bench, Unsupported) or bench.one_rank:
         return False  # a run of one rank moves nothing between GPUs: its figures hold nothing of the links
     groups = [g for g in bench.groups if g.rows]
     expected = any(isinstance(g.expected_busbw_gbps, float) for g in groups)
-    checked = any(isinstance(r.wrong, int) or isinstance(r.inplace_wrong, int) for g in groups for r in g.rows)
+    checked = any(
+        (isinstance(r.wrong, int) or isinstance(r.inplace_wrong, int)) and r.size_bytes > 0  # 0 bytes: nothing moved
+        for g in groups
+        for r in g.rows
+    )
     return expected or checked or ctx.expect_busbw_gbps is not None or len(groups) > 1
 
 
