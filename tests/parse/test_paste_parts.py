@@ -204,3 +204,20 @@ def test_lspci_s_resizable_bar_of_a_gpu_is_gpu_text() -> None:
     """The BAR1 a patched P2P driver needs large, pasted from `lspci -vv`: judged as GPU text, not refused."""
     text = "\tCapabilities: [bb0 v1] Physical Resizable BAR\n\t\tBAR 1: current size: 32GB, supported: 64MB 128MB\n"
     assert [p.kind for p in split_parts(text)] == ["gpu-text"]
+
+
+def test_a_gpu_sized_bar_error_rates_nixl_lines_and_the_pcie_tree_are_gpu_text() -> None:
+    """A 32 GB prefetchable BAR (only a GPU's BAR1 is that large), mlxlink's bit-error rates of an InfiniBand port,
+    NIXL's transfer timings, `lspci -t`'s tree and a monitor's NVLink field names: words of the GPU stack, judged as
+    not judged, never refused."""
+    for text in (
+        "Region 1: Memory at 17800000000 (64-bit, prefetchable) [size=32G]\n",
+        "1 | Raw Physical BER : 2E-8 |\n",
+        "2025-05-28T21:32:46.158Z  INFO nixl.write_blocks: Time to init xfer: 1800.3110489808023 ms\n",
+        "-+-[0000:00]-+-00.0\n |           +-01.1-[01]--+-00.0\n",  # `lspci -t`: the PCIe tree, unnamed
+        "csmenv::warning  | GPU 0 nvlink_bandwidth_l0 version = 16781336 fieldId = 440 fieldType = 105 status = -6\n",
+    ):
+        assert [p.kind for p in split_parts(text)] == ["gpu-text"], text
+    assert [p.kind for p in split_parts("Region 0: Memory at fb000000 (32-bit, non-prefetchable) [size=16M]\n")] == [
+        "other"
+    ]
