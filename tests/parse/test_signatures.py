@@ -105,6 +105,27 @@ TABLE = [
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     (
+        "[rank8]:[E ProcessGroupGloo.cpp:144] Gloo connectFullMesh failed with "
+        "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+        "torch-gloo-mesh-failed",
+    ),
+    (
+        "[rank9]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the "
+        "loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME.",
+        "torch-gloo-loopback-fallback",
+    ),
+    (
+        "torch.distributed.DistBackendError: NCCL communicator was aborted on rank 2. Original reason for failure "
+        "was: Watchdog caught collective operation timeout",
+        "torch-nccl-comm-aborted",
+    ),
+    ("RuntimeError: NCCL timeout in communicator initialization.", "torch-nccl-init-timeout"),
+    (
+        "mlx5_core 0000:3b:00.0: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 0, Cable error, "
+        "High Temperature",
+        "mlx5-port-module-error",
+    ),
+    (
         "NotImplementedError: Using RTX 3090 or 4000 series doesn't support faster communication broadband via P2P or "
         "IB. Please set `NCCL_P2P_DISABLE=\"1\"` and `NCCL_IB_DISABLE=\"1\" or use `accelerate launch`",
         "accelerate-rtx40-no-p2p-ib",
