@@ -105,6 +105,12 @@ TABLE = [
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     (
+        "[misc/socket.cc:586] [s12gn3064:pid=3942408] NCCL WARN socketPollConnect poll() returned 1, no POLLOUT events",
+        "nccl-socket-connect-failed",
+    ),
+    ("host:1:2 [0] misc/socket.cc:518 NCCL WARN socketPollConnect: exceeded retries (20000)", "nccl-socket-connect-failed"),
+    ("\t\tLnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)", "lspci-link-full"),
+    (
         "[rank8]:[E ProcessGroupGloo.cpp:144] Gloo connectFullMesh failed with "
         "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
         "torch-gloo-mesh-failed",
