@@ -84,6 +84,17 @@ def test_the_rule_that_read_the_line_owns_its_code(run: Run) -> None:
     assert code == 1 and "signatures" not in wrong["evidence"]
 
 
+def test_refused_peer_access_a_program_only_warns_of_is_a_warning(run: Run, tmp_path: Path) -> None:
+    """kmcuda (src2/kmcuda#80) prints 'warning: failed to enable p2p ...' and goes on without peer access: a slower
+    path, not a stopped run. Before: FAIL. The same message as an error stays a failure."""
+    warned = "warning: failed to enable p2p on gpu #0: peer access is not supported between these two devices\n"
+    _, report = judged(run, tmp_path, warned)
+    assert report["verdict"] == "warn" and by_code(report)["p2p-unavailable"]["severity"] == "warn"
+    raised = "RuntimeError: CUDA error: peer access is not supported between these two devices\n"
+    _, report = judged(run, tmp_path, raised)
+    assert report["verdict"] == "fail" and by_code(report)["p2p-unavailable"]["severity"] == "fail"
+
+
 def test_nvls_not_available_is_normal_on_a100_and_a_warning_on_an_nvswitch_hopper(run: Run, tmp_path: Path) -> None:
     text = "NVLS multicast support is not available on dev 0\nNVLS multicast support is not available on dev 1\n"
     _, a100 = judged(run, tmp_path, text, "--gpu-model", "A100-SXM4-80GB")
@@ -591,3 +602,14 @@ def test_dcgm_naming_an_nvlink_port_down_is_judged_by_the_model(run: Run, tmp_pa
     assert unknown["verdict"] == "not judged" and "--gpu-model" in unknown["gate"]["to_judge"]
     _, rack = judged(run, tmp_path, text, "--gpu-model", "GB200")
     assert rack["verdict"] == "warn" and by_code(rack)["nvlink-link-down"]["severity"] == "warn"
+
+
+def test_lspci_links_at_full_speed_and_width_pass_and_a_downgraded_one_warns(run: Run, tmp_path: Path) -> None:
+    """`lspci -vv | grep Spee` of a 2x H100 PCIe box (openucx/ucx#9462): Gen5 x16 '(ok)' on both ends. Before: not
+    judged. A second GPU whose width is downgraded beside it makes it a warning."""
+    text = (REAL / "ucx-9462-ref-h100-pcie-lspci-gen5-x16-ok.txt").read_text(encoding="utf-8")
+    _, report = judged(run, tmp_path, text)
+    assert report["verdict"] == "pass" and by_code(report)["pcie-links-full"]["severity"] == "info"
+    narrow = text + "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)\n"
+    _, report = judged(run, tmp_path, narrow)
+    assert report["verdict"] == "warn" and by_code(report)["pcie-link-degraded"]["severity"] == "warn"

@@ -234,6 +234,9 @@ _RDMA_IN_USE = re.compile(
 """NCCL's RDMA transport in use: NCCL prints ``NET/Socket : Using`` where it sets its socket transport up even
 when the InfiniBand one (``NET/IB : Using [0]mlx5_0:1/IB``) or a plugin then carries the traffic (NCCL 2.4)."""
 _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
+_PROGRAM_WARNING = re.compile(r"^\s*warning:", re.I)
+"""A line the printing program itself calls a warning ("warning: failed to enable p2p on gpu #0: ...", cuda-gdb's
+"warning: Cuda API error detected"): it went on without the peer access it asked for."""
 
 
 def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signature]], ctx: RuleContext) -> Severity:
@@ -259,6 +262,12 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
             return Severity.INFO
         if spec.build == "bridge":
             return min(signature.severity, Severity.WARN, key=lambda s: s.rank)
+    if (
+        signature.cause == "p2p-unsupported"
+        and signature.severity is Severity.FAIL
+        and _PROGRAM_WARNING.match(hit.text)
+    ):
+        return Severity.WARN  # refused peer access the program warned of and went on without: a slower path, no stop
     if signature.id in _CUSTOM_ALLREDUCE_NO_P2P and spec is not None and "GeForce" in spec.name:
         return Severity.INFO  # GeForce cards have no peer access on stock drivers: by design
     if signature.id in _FABRIC_MANAGER_FAILURES and (
