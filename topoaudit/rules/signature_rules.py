@@ -235,8 +235,8 @@ _RDMA_IN_USE = re.compile(
 when the InfiniBand one (``NET/IB : Using [0]mlx5_0:1/IB``) or a plugin then carries the traffic (NCCL 2.4)."""
 _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
 _PROGRAM_WARNING = re.compile(r"^\s*warning:", re.I)
-"""A line the printing program itself calls a warning ("warning: failed to enable p2p on gpu #0: ...", cuda-gdb's
-"warning: Cuda API error detected"): it went on without the peer access it asked for."""
+"""A line the printing program itself calls a warning (kmcuda's "warning: failed to enable p2p on gpu #0: ..."): it
+went on without the peer access it asked for."""
 
 
 def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signature]], ctx: RuleContext) -> Severity:
