@@ -105,6 +105,10 @@ TABLE = [
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     (
+        "node:1:2 [1] NCCL INFO MNNVL busId 0x6d000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x41",
+        "nccl-mnnvl-fabric-unhealthy",
+    ),
+    (
         "[misc/socket.cc:586] [s12gn3064:pid=3942408] NCCL WARN socketPollConnect poll() returned 1, no POLLOUT events",
         "nccl-socket-connect-failed",
     ),
@@ -613,6 +617,14 @@ def test_every_signature_has_a_line_in_the_table() -> None:
 
 # Lines that look like a signature's and must not be taken for it.
 NOT = [
+    (  # every health field "false" or "not supported": a standalone DGX B200 (NVIDIA/nccl#1646), or an NVL72 tray
+        "d5618706-01:1106800:1106869 [1] NCCL INFO MNNVL busId 0x6d000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x80",
+        "nccl-mnnvl-fabric-unhealthy",
+    ),
+    (
+        "node:1:2 [0] NCCL INFO MNNVL busId 0x1b000 fabric UUID 1.2 cliqueId 0x7fff state 3 healthMask 0xaa",
+        "nccl-mnnvl-fabric-unhealthy",
+    ),
     ("node1: Test CUDA failure hypercube.cu:104 'invalid argument'", "nccl-tests-hypercube-copy-no-p2p"),
     (
         "node1:12:34 [0] transport/p2p.cc:416 NCCL WARN Cuda failure 'operation not supported'",

@@ -12,9 +12,9 @@ from fakebox import make_box
 from fakenvml import Scenario
 from test_scenarios import audit, run
 
+from topoaudit.model.host_checks import decode_health_mask
 from topoaudit.probe import kernel_log
 from topoaudit.probe.collect import probe
-from topoaudit.probe.interpret import decode_health_mask
 from topoaudit.probe.snapshot import snapshot_from_json, snapshot_to_json
 
 REAL = Path(__file__).parents[1] / "fixtures" / "probe" / "real"
@@ -369,3 +369,14 @@ def test_the_host_checks_survive_a_saved_snapshot(tmp_path, monkeypatch, capsys)
     path.write_text(snapshot_to_json(snap))
     _, out, _ = run(capsys, "analyze", str(path), "--format", "json")
     assert {"kernel-gpu-error", "pcie-path-degraded"} <= codes(json.loads(out)).keys()
+
+
+def test_nccls_mnnvl_line_is_unhealthy_exactly_when_the_decoded_mask_names_a_problem() -> None:
+    """The catalog reads NCCL's `healthMask 0x..` with a regex; for every 12-bit mask it must agree with the decoder
+    the live probe uses (0x80 and 0xaa are healthy: their fields say "false")."""
+    from topoaudit.parse.signatures import match_text
+
+    line = "host:1:2 [0] NCCL INFO MNNVL busId 0x6d000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask {:#x}"
+    for mask in range(0x1000):
+        flagged = any(h.signature == "nccl-mnnvl-fabric-unhealthy" for h in match_text(line.format(mask)))
+        assert flagged == bool(decode_health_mask(mask)), hex(mask)

@@ -68,7 +68,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1618-socketpollconnect-syn-drop-warn": "verdict FAIL but no finding names run-hung (found run-failed)",
     "nccl-1634-h100-multinode-plugin-mismatch-hang": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccl-1706-h800-cmd-p2pdisable-header": "verdict WARN but no finding names nvls-failure (found nccl-env-override)",
-    "nccl-1769-gb200-mnnvl-init-lines": "verdict WARN but no finding names nvls-failure (found fabric-unhealthy)",
     "nccl-1817-l20-p2p-cross-socket-lines": "verdict PASS, the thread's WARN/FAIL",
     "nccl-1817-l20-p2p-run-tail-0p9gbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccl-224-horovod-roce-34-hcas-mpi": "verdict PASS, the thread's NOT_JUDGED/WARN",

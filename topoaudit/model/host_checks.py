@@ -90,6 +90,26 @@ class KernelEvent:
     line: str  # verbatim (trimmed to a readable length)
 
 
+# nvmlGpuFabricInfo_v3 healthMask fields: (name, shift, width mask, value that means the problem)
+_HEALTH_FLAGS = (("degraded-bandwidth", 0, 0x3, 1), ("route-recovery", 2, 0x3, 1), ("route-unhealthy", 4, 0x3, 1),
+                 ("access-timeout-recovery", 6, 0x3, 1))  # fmt: skip
+_INCORRECT_CONFIGURATION = {2: "incorrect-sysguid", 3: "incorrect-chassis-serial", 4: "no-partition",
+                            5: "insufficient-nvlinks", 6: "incompatible-gpu-firmware", 7: "invalid-location",
+                            8: "gpu-state-invalid"}  # fmt: skip
+
+
+def decode_health_mask(mask: int) -> tuple[str, ...]:
+    """Name the NVML_GPU_FABRIC_HEALTH_MASK_* fields that report a problem (nvml.h).
+
+    Each 2-bit field is 1 when true; the 4-bit incorrect-configuration field names what is wrong (1 is "none").
+    """
+    problems = [name for name, shift, width, bad in _HEALTH_FLAGS if (mask >> shift) & width == bad]
+    config = (mask >> 8) & 0xF
+    if config in _INCORRECT_CONFIGURATION:
+        problems.append(f"incorrect-configuration: {_INCORRECT_CONFIGURATION[config]}")
+    return tuple(problems)
+
+
 @dataclass(frozen=True)
 class FabricHealth:
     """One GPU's NVSwitch-fabric health (NVML fabric info v3): the decoded mask and summary."""

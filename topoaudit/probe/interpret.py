@@ -11,7 +11,15 @@ import dataclasses
 import itertools
 from typing import Any
 
-from topoaudit.model.host_checks import AcsBridge, AerCounters, FabricHealth, HostChecks, PcieHop, acs_flags
+from topoaudit.model.host_checks import (
+    AcsBridge,
+    AerCounters,
+    FabricHealth,
+    HostChecks,
+    PcieHop,
+    acs_flags,
+    decode_health_mask,
+)
 from topoaudit.model.machine import (
     FabricInfo,
     Gpu,
@@ -382,26 +390,6 @@ def _aer(endpoints: tuple[PcieDevice, ...], bridges: Probed[tuple[PcieDevice, ..
         for d in (*endpoints, *bridges)
         if any(isinstance(v, int) for v in (d.aer_correctable, d.aer_nonfatal, d.aer_fatal))
     )
-
-
-# nvmlGpuFabricInfo_v3 healthMask fields: (name, shift, width mask, value that means the problem)
-_HEALTH_FLAGS = (("degraded-bandwidth", 0, 0x3, 1), ("route-recovery", 2, 0x3, 1), ("route-unhealthy", 4, 0x3, 1),
-                 ("access-timeout-recovery", 6, 0x3, 1))  # fmt: skip
-_INCORRECT_CONFIGURATION = {2: "incorrect-sysguid", 3: "incorrect-chassis-serial", 4: "no-partition",
-                            5: "insufficient-nvlinks", 6: "incompatible-gpu-firmware", 7: "invalid-location",
-                            8: "gpu-state-invalid"}  # fmt: skip
-
-
-def decode_health_mask(mask: int) -> tuple[str, ...]:
-    """Name the NVML_GPU_FABRIC_HEALTH_MASK_* fields that report a problem (nvml.h).
-
-    Each 2-bit field is 1 when true; the 4-bit incorrect-configuration field names what is wrong (1 is "none").
-    """
-    problems = [name for name, shift, width, bad in _HEALTH_FLAGS if (mask >> shift) & width == bad]
-    config = (mask >> 8) & 0xF
-    if config in _INCORRECT_CONFIGURATION:
-        problems.append(f"incorrect-configuration: {_INCORRECT_CONFIGURATION[config]}")
-    return tuple(problems)
 
 
 def _fabric_health(gpus: tuple[GpuRecord, ...]) -> Probed[tuple[FabricHealth, ...]]:

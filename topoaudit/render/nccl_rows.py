@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from topoaudit.model.host_checks import decode_health_mask
 from topoaudit.model.nccl import PATTERN_NAMES
 from topoaudit.model.values import Unsupported
 from topoaudit.render.cells import FULL_MATRIX_MAX, Cell, Table, absent_text, code_cell, register_views
@@ -203,7 +204,7 @@ def _nccl_facts(report: Report, view: Any) -> Table:
                 Cell(
                     f"{where}{bus}: state {fabric.state}, cliqueId {fabric.clique_id:#x}, healthMask "
                     f"{fabric.health_mask:#x}, UUID {fabric.fabric_uuid} (line {fabric.evidence.line})",
-                    "warn" if fabric.health_mask else "",
+                    "warn" if decode_health_mask(fabric.health_mask) else "",  # 0x80, 0xaa: fields "false"
                 ),
             )
         )
