@@ -110,6 +110,7 @@ STILL_WRONG: dict[str, str] = {
     "ogkm-1118-a100-sxm4-nvswitch-sxid-24007": "verdict WARN but no finding names xid (found fabric-unhealthy)",
     "ompi-11949-cuipcopen-slurm-binding": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
     "pytorch-131781-multinode-bootstrap-socket-fail": "verdict FAIL but no finding names run-hung (found run-failed)",
+    "pytorch-152780-4x5090-allreduce-perf-5gbs": "verdict FAIL, the thread's WARN/PASS",
     "pytorch-22531-socket-ring-deadlock": "verdict WARN but no finding names run-hung (found nccl-net-socket-fallback)",
     "pytorch-72835-could-not-enable-p2p-lo-bootstrap": "verdict WARN but no finding names run-hung (found p2p-unavailable)",
     "pytorch-79299-topo-8xa6000-nv4-pairs": "verdict WARN but no finding names p2p-unsupported (found nvlink-split-domain)",
