@@ -212,6 +212,28 @@ def test_numbers_that_are_not_a_gutter_stay(text: str) -> None:
     assert [line.text for line in strip_prefixes(text)] == text.splitlines()
 
 
+def test_the_plus_of_lines_a_diff_added_comes_off() -> None:
+    """An nccl-tests table pasted inside a pull request's change to a README
+    (GoogleCloudPlatform/ai-infra-cluster-provisioning#376): every row starts with '+'. Before: refused."""
+    rows = (
+        "+     4194304       1048576     float     sum      -1   1701.3    2.47    4.62    N/A   1691.6    2.48    N/A"
+    )
+    text = "\n".join([rows] * 3) + "\n"
+    assert [line.text for line in strip_prefixes(text)] == [rows[1:]] * 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "+ PCI[24.0] - GPU/1000 (0)\n+ PCI[24.0] - GPU/2000 (1)\n+ PCI[24.0] - NIC/3000\n",  # NCCL's topology print
+        "+ one\nsecond\n+ third\n",  # not every line
+        "+ one\n+ two\n",  # too short to tell
+    ],
+)
+def test_plus_signs_that_are_not_a_diff_stay(text: str) -> None:
+    assert [line.text for line in strip_prefixes(text)] == text.splitlines()
+
+
 def test_a_rank_tag_on_each_write_comes_off_inside_the_line_too() -> None:
     """MPICH's -prepend-rank tags each write: nccl-tests' row shows `[0]` again before its halves (NVIDIA/nccl#1453)."""
     raw = "[0]      1048576        262144     float     sum      -1[0]    1626.5    0.64    1.24      0[0]    2302.3"

@@ -46,7 +46,6 @@ STILL_WRONG: dict[str, str] = {
     "ethminer-40-gtx1060-riser-nvidia-smi-failed": "verdict FAIL but no finding names pcie-degraded (found run-failed)",
     "fastdeploy-4044-collect-env-8gpu-nv12-topo-tail": "verdict WARN, the thread's PASS",
     "gardenlinux-4556-allreduce-tail-p2p-off": "verdict PASS, the thread's NOT_JUDGED/WARN",
-    "gcp-aicp-376-a3mega-allreduce-readme-ref": "verdict REFUSED, the thread's PASS/WARN/NOT_JUDGED",
     "gdrcopy-206-rtx3090-copybw-check-gdr-support": "verdict WARN, the thread's FAIL",
     "horovod-210-bootstrap-recv-reset": "verdict FAIL but no finding names run-hung (found run-failed)",
     "horovod-416-v100-scaling-numbers": "verdict REFUSED, the thread's NOT_JUDGED/WARN",

@@ -4,8 +4,8 @@ A pasted log rarely starts its lines with what the tool printed: Ray writes ``(p
 pid=880, ip=10.0.0.5) ``, SkyPilot ``(head, rank=0, pid=3388) ``, torchrun ``[rank3]:``, Open MPI
 ``[1,0]<stdout>:``, MPICH ``[0] ``, pdsh and clush ``host: ``, ``srun -l`` ``0: ``, ``kubectl logs --prefix``
 ``[pod/name/container] ``; collectors add timestamps (ISO-8601, syslog, dmesg, ``[2024-01-01 12:00:00,123]``) and
-logger headers; Markdown adds ``> `` quotes and code fences; Ray also appends ``[repeated 6x across cluster]`` to
-lines it folded together.
+logger headers; Markdown adds ``> `` quotes and code fences, a pull request's diff a ``+`` on the lines it adds;
+Ray also appends ``[repeated 6x across cluster]`` to lines it folded together.
 :func:`strip_prefixes` takes them off every line, in one pass with one precompiled pattern, and keeps the line's
 number and what each prefix said (rank, host, pid where it says one), so a reader sees the tool's text and a report
 can still name the rank or host a line came from.
@@ -194,6 +194,8 @@ def strip_prefixes(text: str) -> tuple[Line, ...]:
     gutter = _editor_gutter(raw_lines)
     if gutter:
         raw_lines = [raw[gutter:].removeprefix(" ").removeprefix("\t") for raw in raw_lines]
+    elif _added_in_a_diff(raw_lines):
+        raw_lines = [raw[1:] if raw.startswith("+") else raw for raw in raw_lines]
     # a rank tag on each write ("[0]      1048576 ... -1[0]    1626.5") starts a line with "[": looked for only then
     tags = bool(gutter) or text.startswith("[") or "\n[" in text
     for number, raw in enumerate(raw_lines, 1):
@@ -241,6 +243,20 @@ def _per_write_tags(raw: str) -> tuple[str, tuple[Prefix, ...]] | None:
 
 _GUTTER = re.compile(r"^( *)(\d{1,6})(?=[ \t]|$)")
 MIN_NUMBERED_LINES = 3
+
+
+_GRAPH_CHILD = re.compile(r"^\+\s*(?:PCI|NVL|NET|SYS|C2C|LOC|PXN|P2P|NVS)\[")
+
+
+def _added_in_a_diff(raw_lines: list[str]) -> bool:
+    """Whether every line is one a unified diff added (``+`` in front): an output pasted inside a pull request's
+    change to a README or a test log. NCCL's topology print starts its children with ``+ PCI[...]``: never that."""
+    lines = [raw for raw in raw_lines if raw.strip()]
+    return (
+        len(lines) >= MIN_NUMBERED_LINES
+        and all(raw.startswith("+") and not raw.startswith("++") for raw in lines)
+        and not any(_GRAPH_CHILD.match(raw) for raw in lines)
+    )
 
 
 def _editor_gutter(raw_lines: list[str]) -> int:
