@@ -216,6 +216,7 @@ def test_a_gpu_sized_bar_error_rates_nixl_lines_and_the_pcie_tree_are_gpu_text()
         "2025-05-28T21:32:46.158Z  INFO nixl.write_blocks: Time to init xfer: 1800.3110489808023 ms\n",
         "-+-[0000:00]-+-00.0\n |           +-01.1-[01]--+-00.0\n",  # `lspci -t`: the PCIe tree, unnamed
         "csmenv::warning  | GPU 0 nvlink_bandwidth_l0 version = 16781336 fieldId = 440 fieldType = 105 status = -6\n",
+        "INFO 03-20 23:20:24 [config.py:1515] Defaulting to use mp for distributed inference\n",  # vLLM's executor
     ):
         assert [p.kind for p in split_parts(text)] == ["gpu-text"], text
     assert [p.kind for p in split_parts("Region 0: Memory at fb000000 (32-bit, non-prefetchable) [size=16M]\n")] == [

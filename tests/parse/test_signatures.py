@@ -104,6 +104,13 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("(ParaWorker pid=1955026) Error: Peer-to-peer access is unsupported on this platform.", "distserve-p2p-unsupported"),
+    ("NVSHMEM: Unable to dlopen libmlx5dv. Disabling directNIC features.", "nvshmem-mlx5dv-missing"),
+    (
+        "ERROR 05-30 22:22:26 [pynccl.py:153] [DEBUG] ncclCommInitRank failed with error: NCCL error: internal error - "
+        "please report this issue to the NCCL developers",
+        "nccl-call-failed",
+    ),
     (
         "node:1:2 [1] NCCL INFO MNNVL busId 0x6d000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x41",
         "nccl-mnnvl-fabric-unhealthy",

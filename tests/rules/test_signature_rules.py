@@ -613,3 +613,13 @@ def test_lspci_links_at_full_speed_and_width_pass_and_a_downgraded_one_warns(run
     narrow = text + "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)\n"
     _, report = judged(run, tmp_path, narrow)
     assert report["verdict"] == "warn" and by_code(report)["pcie-link-degraded"]["severity"] == "warn"
+
+
+def test_too_many_peers_is_by_design_unless_the_program_died_of_it(run: Run, tmp_path: Path) -> None:
+    """CUDA error 711 on a box of more than nine GPUs: some pairs are refused peer access by design (warn); llama.cpp
+    asking for every pair of ten P40s aborted on it (ggml-org/llama.cpp#21883): the run failed."""
+    line = "CUDA error: peer mapping resources exhausted\n"
+    _, report = judged(run, tmp_path, line)
+    assert report["verdict"] == "warn" and by_code(report)["p2p-unavailable"]["severity"] == "warn"
+    _, report = judged(run, tmp_path, line + "  cudaDeviceEnablePeerAccess(id_other, 0)\nAborted (core dumped)\n")
+    assert report["verdict"] == "fail" and by_code(report)["p2p-unavailable"]["severity"] == "fail"

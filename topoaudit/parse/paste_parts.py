@@ -176,6 +176,7 @@ _GPU_TEXT = re.compile(
     r"|\bPhysical Resizable BAR\b|\bBAR \d: current size:"
     r"|\bRegion \d: Memory at \w+ \(64-bit, prefetchable\) \[size=\d+G\]"
     r"|\b(?:Raw|Effective|Symbol) Physical BER\b|\b(?i:nixl)\b|\bnvlink_\w+|-\[[0-9a-f]{4}:[0-9a-f]{2}\]-[+-]"
+    r"|Defaulting to use (?:mp|ray) for distributed inference|\bmax_num_batched_tokens\b"
     r"|\bNccl[A-Z]\w+|\bXLA_GPU\w*|\btokens?[_ ]?[Pp]er[_ ]?[Ss]ec(?:ond)?\b|\btokens/s\b"
     r"|\[Hardware Error\]|\bnvlsm\b|\bnvshmem\b|\bCA type:|\b(?:uverbs|umad|issm)\d+\b|\brdma_cm\b"
     r"|\bshow_gids\b|^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV"
@@ -191,8 +192,9 @@ figure, a Ray worker's exit, DCGM's own log lines (``DcgmModuleNvSwitch``), ``gd
 perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'s link and ATS lines, the
 result lines of gdrcopy's and CUDA's test harness, ``horovodrun --check-build``, JAX's device count, Slurm's
 step errors, the kernel's out-of-memory kill, Gloo's transport, PyTorch's TORCH_NCCL_ settings and flight
-recorder, ``lspci -t``'s tree and a GPU-sized BAR, ``mlxlink``'s bit-error rates, NIXL's transfer timings) is
-recognisably about the interconnect or the run on it and judged "not judged", never refused."""
+recorder, ``lspci -t``'s tree and a GPU-sized BAR, ``mlxlink``'s bit-error rates, NIXL's transfer timings, vLLM's
+choice of its distributed executor) is recognisably about the interconnect or the run on it and judged "not judged",
+never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(

@@ -234,6 +234,8 @@ _RDMA_IN_USE = re.compile(
 """NCCL's RDMA transport in use: NCCL prints ``NET/Socket : Using`` where it sets its socket transport up even
 when the InfiniBand one (``NET/IB : Using [0]mlx5_0:1/IB``) or a plugin then carries the traffic (NCCL 2.4)."""
 _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
+_ABORTED = re.compile(r"Aborted \(core dumped\)|terminate called after throwing|Traceback \(most recent call last\)")
+"""The process died after the message: an error it did not survive, whatever the message means elsewhere."""
 _PROGRAM_WARNING = re.compile(r"^\s*warning:", re.I)
 """A line the printing program itself calls a warning (kmcuda's "warning: failed to enable p2p on gpu #0: ..."): it
 went on without the peer access it asked for."""
@@ -268,6 +270,10 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         and _PROGRAM_WARNING.match(hit.text)
     ):
         return Severity.WARN  # refused peer access the program warned of and went on without: a slower path, no stop
+    if signature.id == "cuda-711-too-many-peers" and _ABORTED.search(ctx.text):
+        return (
+            Severity.FAIL
+        )  # a program that asked for peer access to every GPU died of the refusal (llama.cpp, 10 P40s)
     if signature.id in _CUSTOM_ALLREDUCE_NO_P2P and spec is not None and "GeForce" in spec.name:
         return Severity.INFO  # GeForce cards have no peer access on stock drivers: by design
     if signature.id in _FABRIC_MANAGER_FAILURES and (
