@@ -13,6 +13,7 @@ from fakenvml import Scenario
 from test_scenarios import audit, run
 
 from topoaudit.model.host_checks import decode_health_mask
+from topoaudit.parse.signatures import match_text
 from topoaudit.probe import kernel_log
 from topoaudit.probe.collect import probe
 from topoaudit.probe.snapshot import snapshot_from_json, snapshot_to_json
@@ -374,8 +375,6 @@ def test_the_host_checks_survive_a_saved_snapshot(tmp_path, monkeypatch, capsys)
 def test_nccls_mnnvl_line_is_unhealthy_exactly_when_the_decoded_mask_names_a_problem() -> None:
     """The catalog reads NCCL's `healthMask 0x..` with a regex; for every 12-bit mask it must agree with the decoder
     the live probe uses (0x80 and 0xaa are healthy: their fields say "false")."""
-    from topoaudit.parse.signatures import match_text
-
     line = "host:1:2 [0] NCCL INFO MNNVL busId 0x6d000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask {:#x}"
     for mask in range(0x1000):
         flagged = any(h.signature == "nccl-mnnvl-fabric-unhealthy" for h in match_text(line.format(mask)))

@@ -234,8 +234,7 @@ class _Reader:
         self.layout: tuple[bool, list[str]] | None = None
         # the last lines the output printed, for the refusal of a paste with no run in it
         self.printed: collections.deque[tuple[int, str]] = collections.deque(maxlen=2)
-        lines = text.splitlines()
-        self.last_line_number = next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), 0)
+        self.last_line_number = 0  # the paste's last line with text, as parse() reaches it
 
     def new_run(self, number: int, why: str) -> None:
         """Close the current run and start another at ``number`` (two runs glued into one paste)."""
@@ -256,6 +255,7 @@ class _Reader:
             line = _MPI_PREFIX.sub("", raw).rstrip()
             stripped = line.strip()
             if stripped:
+                self.last_line_number = number
                 self.read(number, stripped)
                 if any(ch.isalnum() for ch in stripped):  # not a '-----' rule of a launcher's message
                     self.run.printed_last = (number, stripped)

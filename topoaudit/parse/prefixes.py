@@ -251,12 +251,14 @@ _GRAPH_CHILD = re.compile(r"^\+\s*(?:PCI|NVL|NET|SYS|C2C|LOC|PXN|P2P|NVS)\[")
 def _added_in_a_diff(raw_lines: list[str]) -> bool:
     """Whether every line is one a unified diff added (``+`` in front): an output pasted inside a pull request's
     change to a README or a test log. NCCL's topology print starts its children with ``+ PCI[...]``: never that."""
-    lines = [raw for raw in raw_lines if raw.strip()]
-    return (
-        len(lines) >= MIN_NUMBERED_LINES
-        and all(raw.startswith("+") and not raw.startswith("++") for raw in lines)
-        and not any(_GRAPH_CHILD.match(raw) for raw in lines)
-    )
+    added = 0
+    for raw in raw_lines:
+        if not raw.strip():
+            continue
+        if not raw.startswith("+") or raw.startswith("++") or _GRAPH_CHILD.match(raw):
+            return False  # most pastes stop at their first line
+        added += 1
+    return added >= MIN_NUMBERED_LINES
 
 
 def _editor_gutter(raw_lines: list[str]) -> int:

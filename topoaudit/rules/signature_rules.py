@@ -271,9 +271,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
     ):
         return Severity.WARN  # refused peer access the program warned of and went on without: a slower path, no stop
     if signature.id == "cuda-711-too-many-peers" and _ABORTED.search(ctx.text):
-        return (
-            Severity.FAIL
-        )  # a program that asked for peer access to every GPU died of the refusal (llama.cpp, 10 P40s)
+        # a program that asked for peer access to every GPU died of the refusal (llama.cpp on ten P40s)
+        return Severity.FAIL
     if signature.id in _CUSTOM_ALLREDUCE_NO_P2P and spec is not None and "GeForce" in spec.name:
         return Severity.INFO  # GeForce cards have no peer access on stock drivers: by design
     if signature.id in _FABRIC_MANAGER_FAILURES and (
