@@ -1,5 +1,5 @@
 """``analyze`` of a saved report or bundle judges it again with the request it was saved with (its --gpu-model,
---tp, --expect-*, policy, --fail-on and --strict, wherever the command line names none) and from every fact it kept
+--tp, --expect-*, --nics, policy, --fail-on and --strict, wherever the command line names none) and from every fact it kept
 (its NCCL view and captures too); a finding the kept facts cannot judge again is carried as it was saved. A saved
 FAIL never becomes exit 0 by re-reading."""
 
@@ -45,10 +45,12 @@ def test_a_bundle_keeps_its_own_tp_and_its_saved_fail(run: Run, tmp_path: Path) 
 
 def test_a_report_saved_with_fail_on_warn_still_exits_1(run: Run, tmp_path: Path) -> None:
     saved = tmp_path / "report.json"
-    code, _, _ = run("analyze", A10_VM, "--fail-on", "warn", "--format", "json", "-o", str(saved))
+    code, _, _ = run("analyze", A10_VM, "--nics", "2x100", "--fail-on", "warn", "--format", "json", "-o", str(saved))
     assert code == ExitCode.FINDINGS
     code, out, _ = run("analyze", str(saved), "--format", "json")
-    assert code == ExitCode.FINDINGS and json.loads(out)["options"]["fail_on"] == "warn"
+    again = json.loads(out)
+    assert code == ExitCode.FINDINGS and again["options"]["fail_on"] == "warn"
+    assert again["options"]["nics"]["source"] == "--nics 2x100"  # NIC placement stays judged for runs across nodes
 
 
 def test_a_saved_nccl_log_report_keeps_its_nccl_findings(run: Run, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from topoaudit.judge.policy import builtin_policies, load_policy, parse_policy
 from topoaudit.model.bench import BenchGroup, BenchResult, BenchRow
 from topoaudit.model.finding import Severity
 from topoaudit.model.machine import Gpu, Link, Machine, Nic, PathLevel
+from topoaudit.model.network import parse_nics
 from topoaudit.model.policy import Policy, PolicyOutcome
 from topoaudit.model.report import AuditOptions, Report, SourceInfo, report_from_dict, report_to_dict
 from topoaudit.pipeline import analyze
@@ -237,8 +238,9 @@ def test_ignored_findings_leave_the_gate_but_stay_in_the_report() -> None:
 def test_ignore_can_target_one_message() -> None:
     far = {"NIC0": lambda i: "PIX" if i < 4 else "SYS", "NIC1": lambda i: "SYS", "NIC2": lambda i: "SYS"}
     m = machine(8, nvswitch8, nics=far, name=H100)
-    miss = judge(m, "[[ignore]]\ncode = 'nic-not-local'\nmatch = 'GPUs {0-3}'\nreason = 'r'\n")
-    hit = judge(m, "[[ignore]]\ncode = 'nic-not-local'\nmatch = 'GPUs {4-7}'\nreason = 'r'\n")
+    nics = parse_nics("8x400")  # judged for runs across nodes, where NIC placement warns
+    miss = judge(m, "[[ignore]]\ncode = 'nic-not-local'\nmatch = 'GPUs {0-3}'\nreason = 'r'\n", nics=nics)
+    hit = judge(m, "[[ignore]]\ncode = 'nic-not-local'\nmatch = 'GPUs {4-7}'\nreason = 'r'\n", nics=nics)
     assert "nic-not-local" in codes(miss) and "nic-not-local" not in codes(hit)
     assert miss.gate.verdict == "warn" and hit.gate.verdict == "pass"  # a warning: exit 0 either way
     assert miss.gate.exit_code == hit.gate.exit_code == ExitCode.OK

@@ -11,6 +11,7 @@ from cli_runner import Run
 from rulecheck import audit, damage, real
 
 from topoaudit.model.finding import Severity
+from topoaudit.model.network import parse_nics
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 H100 = "topo-h100-8gpu-stas-ht-1.txt"  # HGX H100: every pair NV18
@@ -122,5 +123,5 @@ def test_a_grace_tray_reaches_its_nics_through_the_cpu_by_design() -> None:
     assert unnamed.severity == Severity.INFO  # unnamed, but each GPU's own NUMA node shows a Grace CPU's memory
     assert "by design for a Grace superchip (each GPU has a GPU NUMA ID" in unnamed.message
     x86 = GRACE_TRAY.replace("       2\n", "       N/A\n").replace("       10\n", "       N/A\n")
-    (generic,) = [f for f in audit(x86).findings if f.code == "nic-not-local"]
+    (generic,) = [f for f in audit(x86, nics=parse_nics("4x400")).findings if f.code == "nic-not-local"]
     assert generic.severity == Severity.WARN  # an unnamed 4-GPU NV18 box without them: no design to excuse it

@@ -8,6 +8,7 @@ import pytest
 from builders import cube_mesh, machine, nvswitch8, pairs, pcie, split_4_4
 
 from topoaudit.model.finding import Severity
+from topoaudit.model.network import parse_nics
 from topoaudit.model.report import AuditOptions, SourceInfo
 from topoaudit.pipeline import analyze
 
@@ -91,10 +92,14 @@ def test_nvlink_absent_severity_follows_the_model(name: str | None, severity: Se
     assert f.severity == severity and f.evidence["slowest_path"] == "SYS"
 
 
+ACROSS_NODES = AuditOptions(nics=parse_nics("8x400"))  # --nics: the box is judged for runs across nodes
+
+
 def test_nic_not_local() -> None:
     local = machine(4, nvswitch8, nics={"NIC0": lambda i: "PIX" if i < 2 else "SYS", "NIC1": lambda i: "SYS"})
-    f = codes(analyze(local, source=SRC))["nic-not-local"]
+    f = codes(analyze(local, source=SRC, options=ACROSS_NODES))["nic-not-local"]
     assert f.evidence["gpus"] == [2, 3] and f.severity == Severity.WARN
+    assert "--nics asks for runs across nodes" in f.message
     fine = machine(2, nvswitch8, nics={"NIC0": lambda i: "PXB"})
     assert "nic-not-local" not in codes(analyze(fine, source=SRC))
 
@@ -118,8 +123,20 @@ def test_gpus_that_reach_a_nic_through_an_nvlink_peer_are_the_design() -> None:
     ],
 )
 def test_no_nvlink_peer_or_one_nic_for_the_box_still_warns(build: object, nics: dict[str, object]) -> None:
-    f = codes(analyze(machine(8, build, nics=nics), source=SRC))["nic-not-local"]  # type: ignore[arg-type]
+    box = machine(8, build, nics=nics)  # type: ignore[arg-type]
+    f = codes(analyze(box, source=SRC, options=ACROSS_NODES))["nic-not-local"]
     assert f.severity == Severity.WARN and "PXN" not in f.message
+
+
+def test_a_box_judged_for_runs_inside_it_is_informed_of_its_nics_not_warned() -> None:
+    """Tensor parallelism inside one box never touches its NICs: a topo -m whose GPUs sit far from them (vLLM's and
+    SGLang's collect_env on 8-GPU boxes, threads that concluded the box was fine) informs, and says what would judge
+    it."""
+    box = machine(8, nvswitch8, nics={"NIC0": lambda i: "PIX" if i == 0 else "SYS", "NIC1": lambda i: "SYS"})
+    report = analyze(box, source=SRC)
+    f = codes(report)["nic-not-local"]
+    assert f.severity == Severity.INFO and "runs across nodes only" in f.message and "--nics" in f.message
+    assert report.gate.verdict == "pass"
 
 
 def test_vm_flattened_pcie_is_called_out() -> None:

@@ -254,9 +254,10 @@ def audit_options(gate: GateRequest) -> AuditOptions:
     )
 
 
-_KEPT = ("gpu_model", "tp", "expect_gpus", "expect_domain", "expect_busbw_gbps", "policy")
+_KEPT = ("gpu_model", "tp", "expect_gpus", "expect_domain", "expect_busbw_gbps", "policy", "nics")
 _FLAGS = {"gpu_model": "--gpu-model", "tp": "--tp", "expect_gpus": "--expect-gpus",
-          "expect_domain": "--expect-domain", "expect_busbw_gbps": "--expect-busbw", "policy": "--policy"}  # fmt: skip
+          "expect_domain": "--expect-domain", "expect_busbw_gbps": "--expect-busbw", "policy": "--policy",
+          "nics": "--nics"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -273,7 +274,8 @@ def saved_request(
 ) -> SavedRequest:
     """The options a saved report is judged with: the user's where given, else the request it was saved with.
 
-    ``--gpu-model``, ``--tp``, ``--expect-*`` and the policy are kept from the report wherever the user names none;
+    ``--gpu-model``, ``--tp``, ``--expect-*``, ``--nics`` and the policy are kept from the report wherever the user
+    names none;
     with ``keep_gate`` so are its ``--fail-on`` and ``--strict`` (``analyze DIR``: a saved FAIL exits as it was
     saved), without it the caller's own gate decides (``fleet`` judges every node at its own ``--fail-on``).
     """
@@ -308,6 +310,8 @@ def saved_request(
 def _shown(name: str, value: object) -> str:
     if name == "policy":
         return f"--policy {getattr(value, 'source', value)}"
+    if name == "nics":
+        return str(getattr(value, "source", value))  # "--nics 8x400", as it was given
     if isinstance(value, float):
         return f"{_FLAGS[name]} {value:g}"
     return f"{_FLAGS[name]} {value!r}" if isinstance(value, str) else f"{_FLAGS[name]} {value}"

@@ -24,7 +24,8 @@ from topoaudit.model.topology import (
     pairs_among,
     unknown_pairs,
 )
-from topoaudit.model.values import Failed
+from topoaudit.model.network import NicSet
+from topoaudit.model.values import Failed, Unsupported
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, info
 from topoaudit.rules.needs import NIC_PATHS, TOPOLOGY
@@ -735,6 +736,24 @@ def _pxn_relays(ctx: RuleContext, far: list[int], near: set[int]) -> str | None:
     return ", ".join(relays)
 
 
+def _traffic_between_nodes(ctx: RuleContext) -> str:
+    """What in the input says its traffic leaves the node ("" when nothing does).
+
+    A GPU's distance to a NIC matters to GPUDirect RDMA between nodes only: tensor parallelism inside one box never
+    touches the NICs, so a box judged for it is not warned about their placement.
+    """
+    if isinstance(ctx.options.nics, NicSet):
+        return "--nics asks for runs across nodes"
+    nccl = ctx.nccl
+    if isinstance(nccl, Unsupported):
+        return ""
+    if len(nccl.hosts) > 1:
+        return f"NCCL's log shows {len(nccl.hosts)} hosts"
+    if any(t.kind == "NET" for t in nccl.transports):
+        return "NCCL's log shows ranks connected over the network"
+    return ""
+
+
 @rule(
     Code(
         "nic-not-local",
@@ -813,6 +832,12 @@ def nic_not_local(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
     else:
         severity, why = Severity.WARN, "GPUDirect RDMA from these GPUs crosses a host bridge or socket"
+    across = _traffic_between_nodes(ctx)
+    if severity == Severity.WARN and not across:
+        severity = Severity.INFO
+        why += "; it matters to runs across nodes only, which the input does not show: --nics judges the box for them"
+    elif severity == Severity.WARN:
+        why += f"; {across}"
     shown = f"; the input shows the NIC paths of {judged} of the {total} GPUs" if judged < total else ""
     yield finding(
         "nic-not-local",
