@@ -95,7 +95,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-908-t600-4node-dmabuf": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "nccl-983-container-net-ib-bus-error-abort": "verdict WARN, the thread's FAIL/NOT_JUDGED",
     "nccl-fastsocket-4-gcp-cannot-get-incoming-cpu": "verdict NOT_JUDGED, the thread's WARN/PASS",
-    "nccl-pr2202-gb10-topo-xml-c2c": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "nccl-tests-102-a100-2node-hang-unhandled-system-error": "verdict FAIL but no finding names run-hung (found bench-rank-failed)",
     "nccl-tests-106-pair-busbw-slow-node": "verdict REFUSED, the thread's WARN/FAIL",
     "nccl-tests-166-shm-direct-socket-connect-abort": "verdict FAIL but no finding names config-override (found run-failed)",

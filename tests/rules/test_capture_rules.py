@@ -85,6 +85,16 @@ def test_bare_metal_dump_is_not_flattened() -> None:
     assert "nccl-topo-flattened" not in {f.code for f in report.findings}
 
 
+def test_a_gb10_on_its_c2c_link_is_bare_metal_though_its_cpu_has_no_numa_node(tmp_path: Path) -> None:
+    """NVIDIA/nccl#2202: a DGX Spark (GB10) dump: one Arm CPU of numaid -1 (no NUMA node on a one-socket host) and a
+    GPU on a C2C link to it. Nothing there is a VM's flattening; a Wi-Fi and a Tailscale interface are its NICs."""
+    path = tmp_path / "gb10.xml"
+    path.write_text(dev_paste("nccl-pr2202-gb10-topo-xml-c2c"))
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(path)))).report
+    assert "nccl-topo-flattened" not in {f.code for f in report.findings}
+    assert report.gate.verdict == "pass"
+
+
 def _junit_skips(report: Report) -> dict[str, str]:
     import xml.etree.ElementTree as ET
 

@@ -206,7 +206,10 @@ def flattened(ctx: RuleContext) -> list[Finding]:
     """
     topology = _dump(ctx)
     signs: list[str] = []
-    if any(n < 0 for n in topology.cpu_numa_ids):
+    # a GPU on a C2C link shares its package with the CPU (GB10, Grace superchips): a single-socket Arm host without
+    # NUMA nodes prints numaid="-1" on bare metal
+    superchip = any(g.c2c_links for g in topology.gpus)
+    if any(n < 0 for n in topology.cpu_numa_ids) and not superchip:
         signs.append('cpu numaid="-1" (NCCL cannot tell which socket a device hangs off)')
     blank = [g for g in topology.gpus if not g.link_speed.strip() or g.link_width == 0]
     if blank:
