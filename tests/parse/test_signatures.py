@@ -104,6 +104,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("E0331 12:03:04.222625 56060 rdma_endpoint.cpp:385] [Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: Connection timed out [110]", "mooncake-qp-handshake-failed"),
+    ("[Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: Connection timed out", "mooncake-qp-handshake-failed"),
     ("(ParaWorker pid=1955026) Error: Peer-to-peer access is unsupported on this platform.", "distserve-p2p-unsupported"),
     ("NVSHMEM: Unable to dlopen libmlx5dv. Disabling directNIC features.", "nvshmem-mlx5dv-missing"),
     (

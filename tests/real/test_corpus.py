@@ -63,8 +63,6 @@ STILL_WRONG: dict[str, str] = {
     "lmdeploy-3286-turbomind-nccl-syserr": "verdict FAIL, the thread's NOT_JUDGED",
     "lmdeploy-4325-topo-mixed-nvlink-bridges-tp4-hang": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "megatron-450-docker-multinode-proxy-connect-warn": "verdict FAIL but no finding names net-fallback (found run-failed)",
-    "mooncake-1066-qp-rtr-timeout-during-inference": "verdict REFUSED, the thread's FAIL/WARN",
-    "mooncake-204-te-bench-qp-rtr-timeout": "verdict NOT_JUDGED, the thread's FAIL",
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low)",
     "nccl-1161-h100-pcie-nvlink-allreduce-115gbs": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "nccl-1530-rtx4090-tree-allreduce-header": "verdict FAIL, the thread's NOT_JUDGED",
