@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
+from topoaudit.model.network import NicSet
 from topoaudit.model.report import ELIDED
 from topoaudit.model.topology import (
     Domain,
@@ -24,7 +25,6 @@ from topoaudit.model.topology import (
     pairs_among,
     unknown_pairs,
 )
-from topoaudit.model.network import NicSet
 from topoaudit.model.values import Failed, Unsupported
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, info
@@ -737,7 +737,7 @@ def _pxn_relays(ctx: RuleContext, far: list[int], near: set[int]) -> str | None:
 
 
 def _traffic_between_nodes(ctx: RuleContext) -> str:
-    """What in the input says its traffic leaves the node ("" when nothing does).
+    """Name what in the input says its traffic leaves the node ("" when nothing does).
 
     A GPU's distance to a NIC matters to GPUDirect RDMA between nodes only: tensor parallelism inside one box never
     touches the NICs, so a box judged for it is not warned about their placement.
