@@ -1,7 +1,7 @@
 """``analyze`` of a saved report or bundle judges it again with the request it was saved with (its --gpu-model,
---tp, --expect-*, --nics, policy, --fail-on and --strict, wherever the command line names none) and from every fact it kept
-(its NCCL view and captures too); a finding the kept facts cannot judge again is carried as it was saved. A saved
-FAIL never becomes exit 0 by re-reading."""
+--tp, --expect-*, --nics, policy, --fail-on and --strict, wherever the command line names none) and from every fact
+it kept (its NCCL view and captures too); a finding the kept facts cannot judge again is carried as it was saved. A
+saved FAIL never becomes exit 0 by re-reading."""
 
 from __future__ import annotations
 

@@ -45,6 +45,8 @@ REAL = [
     ("deepspeed-7044-zero2-hang-step-trace-log", [("gpu-text", 1, 26)]),  # its own prints, naming devices 0 to 7
     ("tf-48502-xla-ncclallreduce-unsupported-op", [("gpu-text", 2, 12)]),  # TensorFlow's NcclAllReduce op
     ("trtllm-1240-a100-pcie-benchmark-tail", [("gpu-text", 1, 15)]),  # TensorRT-LLM's tokensPerSec lines
+    ("nccl-tests-26-mpi-orted-debug-hang", [("gpu-text", 1, 3)]),  # Open MPI's runtime: [[jobid,0],rank] names
+    ("llamafactory-4620-2node-a10-trainer-banner", [("gpu-text", 1, 13)]),  # DeepSpeed's ZeRO-3 settings, a trainer
 ]
 
 

@@ -184,17 +184,20 @@ _GPU_TEXT = re.compile(
     r"|\bJAX (?:local )?device count|\bsrun: error:|\bslurmstepd(?:-[\w.-]+)?: error:|Out of memory: Killed process\b"
     r"|\bProcessGroup(?:Gloo|NCCL|MPI|UCC)\b|\bgloo/transport\b|\bGLOO_SOCKET_IFNAME\b|\bTORCH_NCCL_[A-Z_]+|\bFlightRecorder\b"
     r"|\bgpu[_-]burn\b|^\s*(?:CNS|GNS|TNS)\s+= |\bcu(?:Init|DriverGetVersion|Device[A-Z]\w*|Ctx[A-Z]\w*|Mem[A-Z]\w*)\b"
+    r"|\[\[\d+,\d+\],\d+\]|\b(?:orted|prterun|PMIx|ORTE|RML)\b"
+    r"|\*{5} Running training \*{5}|\(w\. parallel, distributed & accumulation\)|\bzero_optimization\b|\bstage3_\w+"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a paste
 of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's ``maxBw``
 figure, a Ray worker's exit, DCGM's own log lines (``DcgmModuleNvSwitch``), ``gdrcopy_sanity``, a listing of
 ``/dev/infiniband``, Lightning's banner of registered processes, the fields of ``ibstatus``, ``ibv_devinfo`` and
-perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'s link and ATS lines, the
-result lines of gdrcopy's and CUDA's test harness, ``horovodrun --check-build``, JAX's device count, Slurm's
-step errors, the kernel's out-of-memory kill, Gloo's transport, PyTorch's TORCH_NCCL_ settings and flight
-recorder, ``lspci -t``'s tree and a GPU-sized BAR, ``mlxlink``'s bit-error rates, NIXL's transfer timings, vLLM's
-choice of its distributed executor) is recognisably about the interconnect or the run on it and judged "not judged",
-never refused."""
+perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'s link and ATS lines, the result
+lines of gdrcopy's and CUDA's test harness, ``horovodrun --check-build``, JAX's device count, Slurm's step errors,
+the kernel's out-of-memory kill, Gloo's transport, PyTorch's TORCH_NCCL_ settings and flight recorder, Open MPI's
+runtime (``[[jobid,0],rank]`` process names, orted, PMIx), a trainer's "Running training" banner and DeepSpeed's
+ZeRO settings, ``lspci -t``'s tree and a GPU-sized BAR, ``mlxlink``'s bit-error rates, NIXL's transfer timings,
+vLLM's choice of its distributed executor) is recognisably about the interconnect or the run on it and judged "not
+judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(
