@@ -135,7 +135,6 @@ STILL_WRONG: dict[str, str] = {
     "rtx6kpro-collapse-report-write": "verdict REFUSED, the thread's WARN/FAIL",
     "rtx6kpro-epyc9124-p2p-bidir-matrix": "verdict NOT_JUDGED, the thread's PASS",
     "rtx6kpro-wrx90-2switch-uplink-gen2": "verdict NOT_JUDGED, the thread's WARN/FAIL",
-    "sglang-13973-nv18-topo-healthy": "verdict FAIL, the thread's PASS",
     "sglang-4289-roce-gdrdma-channel-setup": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "sichek-51-nccltest-device-busy-unavailable": "verdict FAIL but no finding names xid (found run-failed)",

@@ -272,3 +272,14 @@ def test_a_matrix_showing_one_gpus_nic_paths_says_how_few_it_judged() -> None:
     f = codes(analyze(cut, source=SRC))["nic-not-local"]
     assert f.evidence["gpus"] == [0]
     assert f.message.startswith("1 of 8 GPUs") and "the input shows the NIC paths of 1 of the 8 GPUs" in f.message
+
+
+def test_a_tp_group_spanning_whole_boxes_is_judged_by_this_box_s_share() -> None:
+    """sgl-project/sglang#13973: TP=24 over three 8-GPU boxes leaves each box by design; a box whose eight GPUs share
+    one NVSwitch domain holds its share on NVLink (informs), a box split in two does not (fails)."""
+    whole = codes(analyze(machine(8, nvswitch8), source=SRC, options=AuditOptions(tp=24)))["tp-group-crosses-domain"]
+    assert whole.severity == Severity.INFO and "spans 3 boxes of 8 GPUs by design" in whole.message
+    split = codes(analyze(machine(8, split_4_4), source=SRC, options=AuditOptions(tp=16)))["tp-group-crosses-domain"]
+    assert split.severity == Severity.FAIL
+    uneven = codes(analyze(machine(8, nvswitch8), source=SRC, options=AuditOptions(tp=12)))["tp-group-crosses-domain"]
+    assert uneven.severity == Severity.FAIL  # 12 GPUs do not divide into whole 8-GPU boxes

@@ -703,14 +703,31 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             if largest < placement.tp
             else f"no {placement.tp} GPUs of the {largest}-GPU NVLink domain are linked pair by pair"
         )
+        severity, scope = _tp_scope(placement.tp, len(ctx.machine.gpus), largest)
         yield finding(
             "tp-group-crosses-domain",
-            f"TP={placement.tp} cannot stay on NVLink: {why}. "
+            f"TP={placement.tp} cannot stay on NVLink: {why}{scope}. "
             + (placement.alternatives[0] if placement.alternatives else ""),
+            severity=severity,
             tp=placement.tp,
             largest_domain=largest,
             alternatives=list(placement.alternatives),
         )
+
+
+def _tp_scope(tp: int, gpus: int, largest: int) -> tuple[Severity, str]:
+    """How much a TP group that leaves NVLink says about this box, and why.
+
+    A group that spans whole boxes (TP=24 over three 8-GPU boxes) leaves each box by the plan's own design: its
+    all-reduce crosses the network between boxes whatever their links, and a box whose GPUs all share one NVLink
+    domain holds its share as well as it can. Any other group that cannot stay on NVLink fails the deployment.
+    """
+    if gpus >= 2 and tp > gpus and tp % gpus == 0 and largest == gpus:
+        return Severity.INFO, (
+            f"; TP={tp} spans {tp // gpus} boxes of {gpus} GPUs by design, and this box's {gpus} share one NVLink "
+            "domain: its share of the group stays on NVLink, the rest of the all-reduce crosses the network"
+        )
+    return Severity.FAIL, ""
 
 
 PXN_GPUS_PER_NIC = 2
