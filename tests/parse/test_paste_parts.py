@@ -47,6 +47,7 @@ REAL = [
     ("trtllm-1240-a100-pcie-benchmark-tail", [("gpu-text", 1, 15)]),  # TensorRT-LLM's tokensPerSec lines
     ("nccl-tests-26-mpi-orted-debug-hang", [("gpu-text", 1, 3)]),  # Open MPI's runtime: [[jobid,0],rank] names
     ("llamafactory-4620-2node-a10-trainer-banner", [("gpu-text", 1, 13)]),  # DeepSpeed's ZeRO-3 settings, a trainer
+    ("yolox-646-best-guess-gpu-barrier-terminated", [("gpu-text", 1, 5)]),  # the [W ProcessGroupNCCL.cpp:N] prefix
 ]
 
 

@@ -150,7 +150,6 @@ STILL_WRONG: dict[str, str] = {
     "vllm-7201-collect-env-topo-all-phb": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "vllm-9920-a6000ada-shm-hang-tail": "verdict WARN, the thread's FAIL",
     "xgboost-11242-p2p-disable-workaround-cmd": "verdict WARN but no finding names run-hung (found nccl-env-override)",
-    "yolox-646-best-guess-gpu-barrier-terminated": "verdict REFUSED, the thread's NOT_JUDGED",
 }
 
 

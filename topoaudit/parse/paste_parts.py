@@ -377,23 +377,27 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
         pending = []
     _close(runs, current, pending, "")
     texts = {line.number: line.text for line in lines}
+    # the words a prefix carried count too: "[W ProcessGroupNCCL.cpp:1569]" says whose line it is
+    prefixed = {line.number: " ".join(p.text for p in line.prefixes) for line in lines if line.prefixes}
     ranked = {line.number for line in lines if any(p.kind in _RANK_PREFIXES for p in line.prefixes)}
     for run in runs:
         if run.kind == "other":
-            run.kind = _other_kind([texts[n] for n in run.lines], ranked.isdisjoint(run.lines))
+            words = [prefixed[n] for n in run.lines if n in prefixed]
+            run.kind = _other_kind([texts[n] for n in run.lines], ranked.isdisjoint(run.lines), words)
     return tuple(run.part() for run in _interleave(runs))
 
 
-def _other_kind(texts: list[str], no_rank_prefix: bool = True) -> str:
+def _other_kind(texts: list[str], no_rank_prefix: bool = True, prefixes: list[str] | None = None) -> str:
     """What lines no capture's shape claims still are: `nvidia-smi -L`, a bandwidth stated in words, words only the
     interconnect's tools print, or a multi-GPU job's log lines that name their rank (SGLang's ``[date time TP0]``,
-    torchrun's ``[rank3]:``, Open MPI's ``[1,3]<stdout>:``); else ``other``. Decided for the whole stretch, so a
-    traceback's message that names NVLink stays in the traceback."""
+    torchrun's ``[rank3]:``, Open MPI's ``[1,3]<stdout>:``), with the words of the prefixes taken off them (``[W
+    ProcessGroupNCCL.cpp:1569]``); else ``other``. Decided for the whole stretch, so a traceback's message that names
+    NVLink stays in the traceback."""
     if all(_GPU_LIST.match(t.strip()) for t in texts):
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
     if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
         return "bandwidth-note"
-    if not no_rank_prefix or any(_GPU_TEXT.search(t) for t in texts) or _several_devices(texts):
+    if not no_rank_prefix or any(_GPU_TEXT.search(t) for t in (*texts, *(prefixes or ()))) or _several_devices(texts):
         return "gpu-text"
     return "other"
 
