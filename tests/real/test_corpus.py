@@ -47,7 +47,6 @@ STILL_WRONG: dict[str, str] = {
     "ethminer-40-gtx1060-riser-nvidia-smi-failed": "verdict FAIL but no finding names pcie-degraded (found run-failed)",
     "gardenlinux-4556-allreduce-tail-p2p-off": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "gdrcopy-206-rtx3090-copybw-check-gdr-support": "verdict WARN, the thread's FAIL",
-    "gpud-pr80-remapped-rows-pending-smi-q": "verdict REFUSED, the thread's WARN/FAIL",
     "horovod-210-bootstrap-recv-reset": "verdict FAIL but no finding names run-hung (found run-failed)",
     "horovod-416-v100-scaling-numbers": "verdict REFUSED, the thread's NOT_JUDGED/WARN",
     "horovod-476-nccl-ib-port-soc": "verdict NOT_JUDGED, the thread's PASS/WARN",

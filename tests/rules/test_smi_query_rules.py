@@ -123,3 +123,43 @@ def test_a_narrow_pcie_link_warns_and_an_idle_lower_generation_does_not(run: Run
     paste.write_text(header + gpu_link_info("81", 1, 4, 16, 16), encoding="utf-8")
     code, report = judged(run, paste)
     assert code == 0 and report["verdict"] == "pass" and codes(report)["pcie-link-degraded"]["severity"] == "info"
+
+
+H200_Q = Path(__file__).parents[1] / "fixtures" / "h200-device" / "nvidiasmi_q.txt"  # a real H200's nvidia-smi -q
+
+
+def test_a_pending_row_remap_warns_and_a_failed_one_fails(run: Run, tmp_path: Path) -> None:
+    """A remap of rows with uncorrectable ECC errors takes effect at the next reset (gpud's PR 80 pasted the block:
+    "this GPU requires a reset"); a failed remap means the GPU is to be replaced. The real H200's block (no row
+    remapped, nothing pending) is healthy."""
+    _, healthy = judged(run, H200_Q)
+    assert "gpu-hardware-error" not in codes(healthy)
+    text = H200_Q.read_text()
+    pending = tmp_path / "pending.txt"
+    pending.write_text(
+        text.replace(
+            "Uncorrectable Error                            : 0",
+            "Uncorrectable Error                            : 2",
+            1,
+        ).replace(
+            "Pending                                        : No",
+            "Pending                                        : Yes",
+            1,
+        )
+    )
+    code, report = judged(run, pending)
+    found = codes(report)["gpu-hardware-error"]
+    assert code == 0 and found["severity"] == "warn" and report["verdict"] == "warn"
+    assert "00000000:" in found["message"] or "0000:" in found["message"]
+    assert "2 row(s) with uncorrectable errors" in found["message"] and "next GPU reset" in found["message"]
+    failed = tmp_path / "failed.txt"
+    failed.write_text(
+        text.replace(
+            "Remapping Failure Occurred                     : No",
+            "Remapping Failure Occurred                     : Yes",
+        )
+    )
+    code, report = judged(run, failed)
+    assert code == 1 and codes(report)["gpu-hardware-error"]["severity"] == "fail"
+    _, grepped = judged(run, REAL / "gpud-pr80-remapped-rows-pending-smi-q.txt")  # the block alone, as pasted
+    assert codes(grepped)["gpu-hardware-error"]["severity"] == "warn"

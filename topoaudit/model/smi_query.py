@@ -47,6 +47,24 @@ class PcieLink:
 
 
 @dataclass(frozen=True)
+class RemappedRows:
+    """A GPU's ``Remapped Rows`` block (A100 and later): memory rows replaced after ECC errors.
+
+    A remap takes effect at the next GPU reset: ``Pending`` means the GPU runs with rows it already knows are bad
+    until it is reset; a failed remap (no spare row left in the bank) means the GPU is to be replaced (NVIDIA's
+    GPU memory error management guide).
+    """
+
+    correctable: int | Unsupported  # rows remapped for correctable errors
+    uncorrectable: int | Unsupported  # rows remapped for uncorrectable errors
+    pending: bool | Unsupported
+    failure_occurred: bool | Unsupported
+
+
+NO_REMAPPED_ROWS = Unsupported(SOURCE, "the paste has no Remapped Rows block for this GPU")
+
+
+@dataclass(frozen=True)
 class SmiGpu:
     """One GPU of the paste, as far as its lines go."""
 
@@ -57,6 +75,7 @@ class SmiGpu:
     ecc_mode_current: str | Unsupported  # Enabled, Disabled
     ecc_mode_pending: str | Unsupported
     pcie: PcieLink | Unsupported
+    remapped_rows: RemappedRows | Unsupported = NO_REMAPPED_ROWS
 
     @property
     def label(self) -> str:

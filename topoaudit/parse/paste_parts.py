@@ -128,7 +128,7 @@ _SMI_STRONG_KEYS = ("Product Name", "Bus Id", "CliqueId", "ClusterUUID", "Attach
                     "Multigpu Board", "Board ID", "Pending Page Blacklist", "Power Management", "Active Sessions",
                     "Average FPS", "GPU Current Temp", "GPU Shutdown Temp", "Power Draw", "Single Bit ECC",
                     "Double Bit ECC", "SRAM Correctable", "SRAM Uncorrectable", "DRAM Correctable",
-                    "DRAM Uncorrectable")  # fmt: skip
+                    "DRAM Uncorrectable", "Remapping Failure Occurred")  # fmt: skip
 _SMI_FABRIC_KEY = re.compile(r"^\s*(?:State|Status|Summary|Bandwidth)\s{2,}: ")
 _SMI_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$")
 _SECTION_WORDS = re.compile(r"^\s+[A-Z][\w ./()-]*$")
@@ -312,7 +312,7 @@ def _classify(text: str, current: str) -> _Mark:
         return _TABLE_OR_DCGM
     if "DCGM_FR_" in text or "dcgmi" in text:
         return _S["dcgm"]
-    if "NVSMI LOG" in text or _SMI_GPU.match(stripped):
+    if "NVSMI LOG" in text or _SMI_GPU.match(stripped) or stripped == "Remapped Rows":
         return _S["nvidia-smi-q"]
     if _SMI_KEY.match(text):
         key = stripped.split(":", 1)[0].strip()

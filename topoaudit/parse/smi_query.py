@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 
 from topoaudit.errors import InputError
-from topoaudit.model.smi_query import SOURCE, FabricInfo, PcieLink, SmiGpu, SmiQuery
+from topoaudit.model.smi_query import NO_REMAPPED_ROWS, SOURCE, FabricInfo, PcieLink, RemappedRows, SmiGpu, SmiQuery
 from topoaudit.model.values import Unsupported
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.units import parse_bus_id
@@ -54,6 +54,8 @@ def looks_like_smi_query(text: str) -> bool:
         return True
     if "Link Width" in head and re.search(r"^\s*Link Width\s*\n\s*Max\s+:\s*\d+x", head, re.M):
         return True  # the PCI block's link (``nvidia-smi -q | grep -A8 "GPU Link Info"``)
+    if "Remapped Rows" in head and re.search(r"^\s*Remapped Rows\s*\n\s*Correctable Error\s+:", head, re.M):
+        return True  # ``nvidia-smi -q -d ROW_REMAPPER``, or its block grepped
     return bool(re.search(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*\n\s+\S[^:\n]*\s:\s", head, re.M))
 
 
@@ -144,7 +146,7 @@ def read_smi_query(paste: str | Sequence[Line], name: str = "") -> SmiQuery:
     )
 
 
-_KNOWN_SECTIONS = frozenset({"Fabric", "PCI", "ECC Mode"})
+_KNOWN_SECTIONS = frozenset({"Fabric", "PCI", "ECC Mode", "Remapped Rows"})
 _PARENTS = {  # inner sections a grep may start a piece with, and where they sit
     "Health": ("Fabric",),
     "GPU Link Info": ("PCI",),
@@ -154,11 +156,16 @@ _PARENTS = {  # inner sections a grep may start a piece with, and where they sit
 _FABRIC = ("Fabric",)
 _HEALTH = ("Fabric", "Health")
 _LINK = ("PCI", "GPU Link Info")
+_REMAPPED = ("Remapped Rows",)
 
 
 def _wanted(path: tuple[str, ...]) -> bool:
     """The paths this reader keeps (the rest of nvidia-smi -q is not about the interconnect)."""
-    return path in (("Product Name",), ("PCI", "Bus Id")) or path[:1] in (_FABRIC, ("ECC Mode",)) or path[:2] == _LINK
+    return (
+        path in (("Product Name",), ("PCI", "Bus Id"))
+        or path[:1] in (_FABRIC, ("ECC Mode",), _REMAPPED)
+        or path[:2] == _LINK
+    )
 
 
 def _has(gpu: _Gpu, prefix: tuple[str, ...]) -> bool:
@@ -192,6 +199,14 @@ def _gpu(g: _Gpu) -> SmiGpu:
             width_current=as_int(v.get((*width, "Current")), "PCIe link width (current)"),
             width_max=as_int(v.get((*width, "Max")), "PCIe link width (max)"),
         )
+    remapped: RemappedRows | Unsupported = NO_REMAPPED_ROWS
+    if _has(g, _REMAPPED):
+        remapped = RemappedRows(
+            correctable=as_int(v.get((*_REMAPPED, "Correctable Error")), "Remapped Rows (correctable)"),
+            uncorrectable=as_int(v.get((*_REMAPPED, "Uncorrectable Error")), "Remapped Rows (uncorrectable)"),
+            pending=_yes_no(v.get((*_REMAPPED, "Pending")), "Remapped Rows Pending"),
+            failure_occurred=_yes_no(v.get((*_REMAPPED, "Remapping Failure Occurred")), "Remapping Failure Occurred"),
+        )
     return SmiGpu(
         line=g.line,
         bus_id=g.bus if g.bus else Unsupported(SOURCE, "the paste does not show this GPU's bus id"),
@@ -200,6 +215,7 @@ def _gpu(g: _Gpu) -> SmiGpu:
         ecc_mode_current=_text(v.get(("ECC Mode", "Current")), "ECC Mode (current)"),
         ecc_mode_pending=_text(v.get(("ECC Mode", "Pending")), "ECC Mode (pending)"),
         pcie=pcie,
+        remapped_rows=remapped,
     )
 
 
@@ -225,6 +241,15 @@ def as_int(raw: str | None, what: str) -> int | Unsupported:
     # nvidia-smi prints no count of more than 18 digits: a longer one is damage, said as such rather than kept
     m = re.fullmatch(r"(\d{1,18})x?", str(raw).strip())
     return int(m[1]) if m else Unsupported(SOURCE, f"{what} is not a number: {raw!r}")
+
+
+def _yes_no(raw: str | None, what: str) -> bool | Unsupported:
+    absent = absent_value(raw, what)
+    if absent is not None:
+        return absent
+    if raw in ("Yes", "No"):
+        return raw == "Yes"
+    return Unsupported(SOURCE, f"{what} is neither Yes nor No: {raw!r}")
 
 
 def _bool(raw: str | None, what: str) -> bool | Unsupported:

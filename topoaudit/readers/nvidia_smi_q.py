@@ -1,5 +1,5 @@
 """`nvidia-smi -q` output, whole or in pieces (``nvidia-smi -q | grep -A12 Fabric``): each GPU's NVLink fabric state
-and health, ECC mode and PCIe link."""
+and health, ECC mode, PCIe link and remapped memory rows."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def sniff(text: str) -> bool:
     head = text[:200_000]
-    if not any(word in head for word in ("NVSMI LOG", "Fabric", "GPU 0", "Link Width")):  # cheap test first
+    if not any(word in head for word in ("NVSMI LOG", "Fabric", "GPU 0", "Link Width", "Remapped Rows")):  # cheap first
         return False
     from topoaudit.parse.smi_query import looks_like_smi_query
 

@@ -159,3 +159,50 @@ def pasted_pcie_link(ctx: RuleContext) -> Iterable[Finding]:
         slower_generation=slow,
         lines=lines,
     )
+
+
+@rule("gpu-hardware-error", needs=(SMI_QUERY,))
+def pasted_remapped_rows(ctx: RuleContext) -> Iterable[Finding]:
+    """Judge the Remapped Rows block each GPU of a pasted ``nvidia-smi -q`` reports (A100 and later).
+
+    A row remap after an uncorrectable ECC error takes effect at the next GPU reset: until then the GPU runs with
+    memory it knows is bad and the next access to it fails the job (warn: reset it before trusting it). A remap that
+    failed found no spare row in its bank: the GPU is to be replaced (fail). NVIDIA's GPU memory error management
+    guide, "Row Remapping".
+    """
+    failed: list[str] = []
+    pending: list[str] = []
+    lines: list[int] = []
+    for gpu in _query(ctx).gpus:
+        rows = gpu.remapped_rows
+        if isinstance(rows, Unsupported):
+            continue
+        errors = (
+            f", {rows.uncorrectable} row(s) with uncorrectable errors" if isinstance(rows.uncorrectable, int) else ""
+        )
+        if rows.failure_occurred is True:
+            failed.append(gpu.label + errors)
+            lines.append(gpu.line)
+        elif rows.pending is True:
+            pending.append(gpu.label + errors)
+            lines.append(gpu.line)
+    if failed:
+        yield finding(
+            "gpu-hardware-error",
+            f"Row remapping failed on {len(failed)} GPU(s): {first_few(failed, 4)}. A memory bank has no spare row "
+            "left for a row with uncorrectable errors, so the GPU is to be replaced.",
+            severity=Severity.FAIL,
+            remap_failed=failed,
+            remap_pending=pending,
+            lines=lines,
+        )
+    elif pending:
+        yield finding(
+            "gpu-hardware-error",
+            f"{len(pending)} GPU(s) have a row remap pending: {first_few(pending, 4)}. The remap of memory rows with "
+            "uncorrectable errors takes effect at the next GPU reset, and until then the GPU runs with rows it knows "
+            "are bad: reset it (`nvidia-smi -r`, or reboot) before trusting it with a job.",
+            severity=Severity.WARN,
+            remap_pending=pending,
+            lines=lines,
+        )
