@@ -131,3 +131,18 @@ def test_a_saved_not_judged_report_edited_to_pass_is_refused(run: Run, tmp_path:
     code, _, err = run("report", str(edited))
     assert code == ExitCode.UNUSABLE
     assert "its gate says 'pass' but its findings make it not judged" in err
+
+
+def test_a_tuning_setting_on_the_command_line_judges_nothing_of_the_box(run: Run, tmp_path: Path) -> None:
+    """NVIDIA/nccl-tests#270: `NCCL_ALGO=RING ... all_reduce_perf -g 8` and its header, cut before any row. The
+    setting says how the run was asked to go, not what the box is: not judged. A setting that switches peer access
+    off does say what the run's GPUs talk over, and is judged."""
+    code, out, _ = run("analyze", dev_paste("nccl-tests-270-4090x8-allreduce-header-only"), "--format", "json")
+    data = json.loads(out)
+    assert code == ExitCode.OK and data["verdict"] == "not judged"
+    assert "nccl-env-override" in {f["code"] for f in data["findings"]}  # still said, at info
+    text = Path(dev_paste("nccl-tests-270-4090x8-allreduce-header-only")).read_text()
+    off = tmp_path / "p2p-off.txt"
+    off.write_text(text.replace("NCCL_ALGO=RING ", "NCCL_P2P_DISABLE=1 ", 1))
+    data = json.loads(run("analyze", str(off), "--format", "json")[1])
+    assert data["verdict"] == "warn" and "1 known message" in data["gate"]["judged"]

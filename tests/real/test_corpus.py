@@ -100,8 +100,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-tests-102-a100-2node-hang-unhandled-system-error": "verdict FAIL but no finding names run-hung (found bench-rank-failed)",
     "nccl-tests-106-pair-busbw-slow-node": "verdict REFUSED, the thread's WARN/FAIL",
     "nccl-tests-166-shm-direct-socket-connect-abort": "verdict FAIL but no finding names config-override (found run-failed)",
-    "nccl-tests-269-8x4090-ring-numactl-header": "verdict PASS, the thread's WARN/NOT_JUDGED",
-    "nccl-tests-270-4090x8-allreduce-header-only": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "nccl-tests-284-rtx4090-2node-socket-init": "verdict WARN but no finding names run-hung (found nccl-env-override, nccl-net-socket-fallback)",
     "nccl-tests-319-hgx-doca-2node-low-busbw": "verdict PASS, the thread's WARN/FAIL",
     "nccl-tests-78-allreduce-v100-8node-ib": "verdict NOT_JUDGED, the thread's WARN/FAIL",

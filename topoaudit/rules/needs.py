@@ -460,16 +460,26 @@ def says_nothing(hit: Hit) -> bool:
     """Tell a known message that says nothing about the box.
 
     A setting that changes only what NCCL prints, a setting the catalog knows only as set (``nccl-env-set``: no entry
-    says it changes the path), or a path setting on a command line that runs one GPU (there is no path between GPUs
-    for it to change).
+    says it changes the path), a setting that only tunes NCCL (``NCCL_ALGO=RING`` on a command line: it says how the
+    run was asked to go, nothing of the box), or a path setting on a command line that runs one GPU (there is no path
+    between GPUs for it to change).
     """
+    from topoaudit.model.finding import Severity
     from topoaudit.model.nccl import QUIET
+    from topoaudit.model.nccl_effect import effect
     from topoaudit.parse.signatures import catalog
 
-    if hit.values.get("var", "") in QUIET or hit.signature == "nccl-env-set":
+    name = hit.values.get("var", "")
+    if name in QUIET or hit.signature == "nccl-env-set":
         return True
     code = catalog().get(hit.signature).code
-    return code == "nccl-env-override" and bool(_ONE_GPU_RUN.search(hit.text)) and not _LAUNCHER.search(hit.text)
+    if code != "nccl-env-override":
+        return False
+    value = hit.values.get("value") or hit.values.get("level") or ""
+    said = effect(name, value) if name and value else None
+    if name and value and (said is None or said[0] == Severity.INFO):
+        return True
+    return bool(_ONE_GPU_RUN.search(hit.text)) and not _LAUNCHER.search(hit.text)
 
 
 MODEL_DECIDES = frozenset({"smi-nvlink-inactive", "smi-nvlink-all-inactive", "dcgm-nvlink-down"})
