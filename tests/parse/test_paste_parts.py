@@ -48,6 +48,9 @@ REAL = [
     ("nccl-tests-26-mpi-orted-debug-hang", [("gpu-text", 1, 3)]),  # Open MPI's runtime: [[jobid,0],rank] names
     ("llamafactory-4620-2node-a10-trainer-banner", [("gpu-text", 1, 13)]),  # DeepSpeed's ZeRO-3 settings, a trainer
     ("yolox-646-best-guess-gpu-barrier-terminated", [("gpu-text", 1, 5)]),  # the [W ProcessGroupNCCL.cpp:N] prefix
+    ("apollo-4-fairseq-nmt-reference-log-dist-init", [("gpu-text", 1, 12)]),  # fairseq: distributed init (rank 3)
+    ("slurm-job-exporter-4-dcgmi-field-list", [("gpu-text", 1, 17)]),  # dcgmi's field names (xid_errors, pcie_...)
+    ("mxnet-4062-kvstore-device-2gpu-2p3gbs", [("gpu-text", 1, 9)]),  # MXNet's kvstore bandwidth tool
 ]
 
 

@@ -25,7 +25,6 @@ HELD_BACK = os.environ.get("TOPOAUDIT_HELD_BACK", "") == "1"
 STILL_WRONG: dict[str, str] = {
     "accelerate-3240-l20-zero3-shm-direct-init": "verdict WARN but no finding names config-override (found nccl-p2p-unused)",
     "accelerate-412-roce-netib-no-gdr": "verdict WARN but no finding names run-hung (found nccl-gdr-disabled)",
-    "apollo-4-fairseq-nmt-reference-log-dist-init": "verdict REFUSED, the thread's NOT_JUDGED/PASS",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "aws-ofi-nccl-715-ofi-init-failed-socket-fallback": "verdict WARN but no finding names net-fallback (found nccl-env-override)",
@@ -65,7 +64,6 @@ STILL_WRONG: dict[str, str] = {
     "lmdeploy-3286-turbomind-nccl-syserr": "verdict FAIL, the thread's NOT_JUDGED",
     "lmdeploy-4325-topo-mixed-nvlink-bridges-tp4-hang": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "megatron-450-docker-multinode-proxy-connect-warn": "verdict FAIL but no finding names net-fallback (found run-failed)",
-    "mxnet-4062-kvstore-device-2gpu-2p3gbs": "verdict REFUSED, the thread's WARN/NOT_JUDGED",
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low)",
     "nccl-1161-h100-pcie-nvlink-allreduce-115gbs": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "nccl-1530-rtx4090-tree-allreduce-header": "verdict FAIL, the thread's NOT_JUDGED",
@@ -137,7 +135,6 @@ STILL_WRONG: dict[str, str] = {
     "siboehm-bench-3xa6000-nvlink-s-gpu2-inactive": "verdict WARN but no finding names nvlink-split (found nvlink-link-down, nvlink-link-down)",
     "sichek-51-nccltest-device-busy-unavailable": "verdict FAIL but no finding names xid (found run-failed)",
     "skypilot-3592-gcp-h100-busbw-no-tcpx": "verdict NOT_JUDGED, the thread's WARN/FAIL",
-    "slurm-job-exporter-4-dcgmi-field-list": "verdict REFUSED, the thread's NOT_JUDGED",
     "tinygrad-okm-36-4090d-48gb-mapping-buffer-failed": "verdict FAIL but no finding names p2p-unsupported (found run-failed)",
     "tinygrad-p2p-45-4090-p2p-disabled-shm-run": "verdict WARN but no finding names config-override (found nccl-p2p-unused)",
     "torchtitan-1681-pp-net-socket-truncated": "verdict FAIL but no finding names run-hung (found run-failed)",

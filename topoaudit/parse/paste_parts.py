@@ -186,6 +186,8 @@ _GPU_TEXT = re.compile(
     r"|\bgpu[_-]burn\b|^\s*(?:CNS|GNS|TNS)\s+= |\bcu(?:Init|DriverGetVersion|Device[A-Z]\w*|Ctx[A-Z]\w*|Mem[A-Z]\w*)\b"
     r"|\[\[\d+,\d+\],\d+\]|\b(?:orted|prterun|PMIx|ORTE|RML)\b"
     r"|\*{5} Running training \*{5}|\(w\. parallel, distributed & accumulation\)|\bzero_optimization\b|\bstage3_\w+"
+    r"|\bdistributed init \(rank \d+\)|\binitialized host \S+ as rank \d+|\bkv[-_]store\b|GB/sec per gpu"
+    r"|\bxid_errors\b|\bpcie_(?:max_)?link_(?:gen|width)\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a paste
 of such lines that no reader is for (``ibstat``, ``fi_info``, a libibverbs warning, an NCCL banner, NCCL's ``maxBw``
@@ -195,9 +197,9 @@ perftest, the table of ``show_gids``, the legend of ``topo -m``, ``lspci -vvv``'
 lines of gdrcopy's and CUDA's test harness, ``horovodrun --check-build``, JAX's device count, Slurm's step errors,
 the kernel's out-of-memory kill, Gloo's transport, PyTorch's TORCH_NCCL_ settings and flight recorder, Open MPI's
 runtime (``[[jobid,0],rank]`` process names, orted, PMIx), a trainer's "Running training" banner and DeepSpeed's
-ZeRO settings, ``lspci -t``'s tree and a GPU-sized BAR, ``mlxlink``'s bit-error rates, NIXL's transfer timings,
-vLLM's choice of its distributed executor) is recognisably about the interconnect or the run on it and judged "not
-judged", never refused."""
+ZeRO settings, fairseq's distributed init, MXNet's kvstore bandwidth tool, DCGM's field names, ``lspci -t``'s tree
+and a GPU-sized BAR, ``mlxlink``'s bit-error rates, NIXL's transfer timings, vLLM's choice of its distributed
+executor) is recognisably about the interconnect or the run on it and judged "not judged", never refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(
