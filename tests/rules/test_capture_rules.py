@@ -283,12 +283,14 @@ def test_a_pair_far_below_its_siblings_is_named(tmp_path: Path) -> None:
     assert low.severity.value == "fail" and "GPU1->GPU2 301.00 GB/s (median 742.21)" in low.message
 
 
-def test_copies_with_peer_access_off_or_one_pair_judge_nothing(tmp_path: Path) -> None:
-    """Staged through the host, copies say nothing of the links; one pair has no sibling to compare with."""
+def test_copies_with_peer_access_off_judge_nothing_and_one_pair_only_its_pcie_floor(tmp_path: Path) -> None:
+    """Staged through the host, copies say nothing of the links; one pair has no sibling to compare with, so it is
+    judged against the floor any GPU pair clears (a PCIe 3.0 x8 link) and nothing more."""
     disabled = _H100_BIDIRECTIONAL.replace("P2P=Enabled", "P2P=Disabled")
     assert _analyze_text(disabled, tmp_path).gate.verdict == "not judged"
     pair = _TITLE + "   D\\D     0      1\n     0 900.1  243.6\n     1 243.7 901.0\n"
-    assert _analyze_text(pair, tmp_path).gate.verdict == "not judged"
+    gate = _analyze_text(pair, tmp_path).gate
+    assert gate.verdict == "pass" and gate.judged == ("the peer copies of 1 GPU pair against PCIe's floor",)
 
 
 def test_one_gpu_slow_in_every_host_staged_copy_is_named_as_its_pcie_link(tmp_path: Path) -> None:
@@ -322,3 +324,25 @@ def test_peer_copies_slower_than_copies_staged_through_the_host_warn(tmp_path: P
     assert not [f for f in healthy.findings if f.code == "p2p-slower-than-staged"]
     assert "peer copies against host-staged copies (unidirectional, p2pBandwidthLatencyTest)" in healthy.gate.judged
     assert healthy.gate.verdict == "pass"
+
+
+def test_busgrind_s_host_device_matrix_names_the_gpus_whose_link_collapses(tmp_path: Path) -> None:
+    """NVIDIA/cuda-samples#357: busGrind's host/device matrix on eight GPUs, both directions at once collapsing to
+    7 GB/s on GPU 6 where its siblings reach 100: their PCIe links, compared GPU by GPU."""
+    report = _analyze_text(dev_paste("cuda-samples-357-busgrind-bidir-collapse"), tmp_path)
+    low = _finding(report, "p2p-copy-pair-low")
+    assert low.severity.value == "fail" and low.message.startswith("Host/Device BiDir (memory=Pinned): 3 pair(s)")
+    assert [p["from"] for p in low.evidence["pairs"]] == ["GPU6", "GPU7", "GPU5"]
+
+
+def test_peer_copies_below_a_pcie3_x8_link_warn_whatever_the_model(tmp_path: Path) -> None:
+    """A Level1Techs thread: two RTX 3070 Ti on an X399 board copy at 3.3 GB/s with peer access on (busGrind): less
+    than any PCIe 3.0 x8 link carries, though there is no sibling pair to compare with. At 12 GB/s it holds."""
+    text = dev_paste("l1t-185531-x399-3070ti-busgrind-3gbs")
+    slow = _finding(_analyze_text(text, tmp_path), "p2p-copy-below-pcie")
+    assert slow.severity.value == "warn" and "GPU0->GPU1 3.32 GB/s" in slow.message
+    assert "below 5 GB/s (unidirectional)" in slow.message
+    healthy = _analyze_text(text.replace("3.32", "12.31").replace("4.88", "24.40").replace("4.98", "24.52"), tmp_path)
+    assert "p2p-copy-below-pcie" not in {f.code for f in healthy.findings}
+    assert healthy.gate.verdict == "pass"
+    assert any("against PCIe's floor" in j for j in healthy.gate.judged)

@@ -97,6 +97,11 @@ class NcclTopology:
     describes_nvlink: bool = False  # any ``<nvlink>`` element; a hand-written NCCL_TOPO_FILE often has none
 
 
+COPY_SAMPLES = ("p2pBandwidthLatencyTest", "busGrind")
+"""CUDA's copy tests that measure GPU pairs with peer access on and off: the samples' p2pBandwidthLatencyTest and the
+demo suite's busGrind."""
+
+
 @dataclass(frozen=True)
 class BandwidthMatrix:
     """One measured copy-bandwidth matrix (an ``nvbandwidth`` test, a ``p2pBandwidthLatencyTest`` matrix)."""
@@ -106,7 +111,7 @@ class BandwidthMatrix:
     rows: tuple[str, ...]  # "GPU0" | "CPU0"
     columns: tuple[str, ...]
     values_gbps: tuple[tuple[Probed[float], ...], ...]  # absent on the diagonal ("N/A" or 0.00)
-    tool: str = "nvbandwidth"  # "nvbandwidth" | "p2pBandwidthLatencyTest"
+    tool: str = "nvbandwidth"  # "nvbandwidth" | "p2pBandwidthLatencyTest" | "busGrind"
     rows_missing: tuple[str, ...] = ()  # rows a GPU-to-GPU matrix should have that the paste stops before
 
     @property

@@ -41,8 +41,15 @@ _PEER_ACCESS = re.compile(r"^Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+)\
 """The sample's answer for each ordered pair, printed before its matrices (cudaDeviceCanAccessPeer)."""
 _SAMPLE_MATRIX = re.compile(
     r"^(P2P Connectivity Matrix|(Uni|Bi)?directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)"
-    r"|P2P=\w+ Latency(?: \(P2P \w+\))? Matrix \(us\))\s*$"
+    r"|P2P=\w+ Latency(?: \(P2P \w+\))? Matrix \(us\)"
+    r"|P2P Bandwidth Matrix \(GB/s\) - (?:Uni|Bi)directional, P2P=\w+|Host/Device Bandwidth Matrix \(GB/s\).*)\s*$"
 )
+_BUSGRIND_TITLE = re.compile(
+    r"P2P Bandwidth Matrix \(GB/s\) - (?:Uni|Bi)directional, P2P=\w+|Host/Device Bandwidth Matrix \(GB/s\)"
+)
+"""The CUDA demo suite's busGrind: its GPU-pair matrices name direction and peer access after the title; its
+host/device matrix has a row per direction (D2H, H2D, BiDir) and a column per GPU."""
+_HOST_ROW = re.compile(r"^\s*(D2H|H2D|BiDir)\s+(\S.*)$")
 _LATENCY_TITLE = re.compile(r"Latency(?: \(P2P \w+\))? Matrix \(us\)")
 _BANDWIDTH_TITLE = re.compile(r"(?:Uni|Bi)?directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)")  # a paste may cut "Bi"
 _SAMPLE_ROW = re.compile(r"^\s*(\d{1,6})\s+(\S.*)$")
@@ -91,7 +98,7 @@ def looks_like_p2p(text: str) -> bool:
         return True
     if "Matrix (us)" in head and _LATENCY_TITLE.search(head):
         return True
-    if "Matrix (GB/s)" in head and _BANDWIDTH_TITLE.search(head):
+    if "Matrix (GB/s)" in head and (_BANDWIDTH_TITLE.search(head) or _BUSGRIND_TITLE.search(head)):
         return True
     if ("D\\D" in head or "GPU " in head) and any(
         _UNTITLED_HEADER.match(line) or _UNTITLED_LATENCY_HEADER.match(line) for line in head.splitlines()
@@ -155,6 +162,7 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
         or "Bandwidth Latency Test" in text
         or _LATENCY_TITLE.search(text)
         or _BANDWIDTH_TITLE.search(text)
+        or _BUSGRIND_TITLE.search(text)
         or any(
             _UNTITLED_HEADER.match(line) or _UNTITLED_LATENCY_HEADER.match(line) or _PEER_ACCESS.match(line.strip())
             for line in lines
@@ -254,8 +262,14 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     rows: list[tuple[int, list[float]]] = []
     damaged: list[tuple[int, str]] = []
     notes: list[tuple[int, str]] = []
+    host_rows: list[tuple[str, list[float]]] = []  # busGrind's host/device matrix: (direction, one figure per GPU)
 
     def close() -> None:
+        directions = list(host_rows)
+        host_rows.clear()
+        if title.startswith("Host/Device") and directions and columns:
+            matrices.extend(_host_device(title, tuple(f"GPU{c}" for c in columns), directions))
+            return
         if not title or not rows:
             return
         if title.startswith("P2P Connectivity"):
@@ -266,9 +280,10 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             return
         labels = tuple(f"GPU{c}" for c in columns)
         named_rows = tuple(f"GPU{a}" for a, _ in rows)
+        tool = "busGrind" if _BUSGRIND_TITLE.match(title) else "p2pBandwidthLatencyTest"
         cells: tuple[tuple[Probed[float], ...], ...] = tuple(
             tuple(
-                Unsupported("p2pBandwidthLatencyTest", "a GPU's copy to itself, not a pair") if a == b else v
+                Unsupported(tool, "a GPU's copy to itself, not a pair") if a == b else v
                 for b, v in zip(columns, values, strict=False)
             )
             for a, values in rows
@@ -279,7 +294,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             latencies.append(LatencyMatrix(test, title, named_rows, labels, cells))
             return
         test = title.removesuffix(" Matrix (GB/s)").strip()
-        matrices.append(BandwidthMatrix(test, title, named_rows, labels, cells, tool="p2pBandwidthLatencyTest"))
+        matrices.append(BandwidthMatrix(test, title, named_rows, labels, cells, tool=tool))
 
     for number, line in enumerate(lines, 1):
         device = _DEVICE.match(line.strip())
@@ -316,13 +331,21 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
                     "with peer access or staged, is not in the paste; read as one-way copies",
                 )
             )
-        if title and line.strip().startswith("D\\D"):
+        if title and line.strip().startswith(("D\\D", "Dir\\D")):
             labels = line.split()[1:]
             if labels and all(c.isdecimal() and len(c) < 6 for c in labels):
                 columns = [int(c) for c in labels]
             else:
                 damaged.append((number, f"{title}: its header names no GPU columns; matrix left out"))
                 title, columns, rows = "", [], []
+            continue
+        host = _HOST_ROW.match(line) if title.startswith("Host/Device") and columns else None
+        if host:
+            values, why = _sample_values(host.group(2).split(), len(columns))
+            if why:
+                damaged.append((number, f"{title}: its {host.group(1)} row {why}; row left out"))
+            else:
+                host_rows.append((host.group(1), values))
             continue
         row = _SAMPLE_ROW.match(line.replace("\t", " ")) if title and columns else None
         if row:
@@ -364,6 +387,25 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
         stopped,
         tuple(latencies),
     )
+
+
+def _host_device(title: str, gpus: tuple[str, ...], directions: list[tuple[str, list[float]]]) -> list[BandwidthMatrix]:
+    """busGrind's host/device matrix as one matrix per direction between the host (``CPU0``) and each GPU.
+
+    D2H copies from each GPU to the host, H2D from the host to each GPU, BiDir both at once (its title then says
+    Bidirectional, as the pair matrices' do); a GPU far below its siblings has a PCIe link trained narrow or slow.
+    """
+    host = ("CPU0",)
+    found = []
+    for direction, values in directions:
+        test = f"Host/Device {direction}" + (title.split(",", 1)[1].strip().join((" (", ")")) if "," in title else "")
+        named = f"{title}: {direction}" + (" (Bidirectional)" if direction == "BiDir" else "")
+        figures: tuple[Probed[float], ...] = tuple(values)
+        if direction == "H2D":
+            found.append(BandwidthMatrix(test, named, host, gpus, (figures,), tool="busGrind"))
+        else:
+            found.append(BandwidthMatrix(test, named, gpus, host, tuple((v,) for v in figures), tool="busGrind"))
+    return found
 
 
 def _stopped_at(lines: list[str], title: str, rows: list[tuple[int, list[float]]]) -> tuple[CopyTestFailure, ...]:

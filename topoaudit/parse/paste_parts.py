@@ -109,6 +109,9 @@ _NVB_START = ("nvbandwidth Version", "Built from Git version", "memcpy ", "multi
 _NVB_RUNNING = re.compile(r"^Running [a-z0-9_]+\.\s*$")
 _NVB_DEVICE = re.compile(r"^Device \d+: \S")
 _NUMBER_ROW = re.compile(r"^\s*\d+(?:\s+(?:-?[\d.]+|N/A))+\s*$")
+_P2P_STARTS = ("[P2P (Peer-to-Peer)", "P2P Connectivity Matrix", "D\\D", "Dir\\D", "Device: ", "Device=",
+               "Host/Device Bandwidth")  # fmt: skip
+_BUSGRIND_HOST_ROW = re.compile(r"^\s*(?:D2H|H2D|BiDir)(?:\s+\d+(?:\.\d+)?)+\s*$")
 _P2P_ROW = re.compile(r"^\s*GPU\d+(?:\s+(?:X|OK|NS|CNS|GNS|TNS|DR|U))+\s*$")
 _TOPO_ROW = re.compile(
     r"^\s*(?:GPU|NIC|mlx5_|CPU)\w*(?:\s+(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|PXN|P2C|C2C)\b){1,}(?:\s|$)"
@@ -284,8 +287,12 @@ def _classify(text: str, current: str) -> _Mark:
         return _S["nvbandwidth"]
     if "ASSERT in expression" in text or stripped.startswith("Current offset"):
         return _S["nvbandwidth"]
-    if stripped.startswith(("[P2P (Peer-to-Peer)", "P2P Connectivity Matrix", "D\\D", "Device: ", "Device=")):
+    if stripped.startswith(_P2P_STARTS):
         return _S["p2p-matrix"]
+    if current == "p2p-matrix" and _BUSGRIND_HOST_ROW.match(text):
+        return _weak("p2p-matrix")  # busGrind's host/device rows (D2H, H2D, BiDir)
+    if stripped.startswith("Test Description: ") or (stripped and set(stripped) == {"*"}):
+        return _weak("p2p-matrix")  # busGrind's test banner
     if ".cc:" in text and tensorflow_log.is_matrix_line(text):
         return _S["p2p-matrix"]  # TensorFlow's peer-access matrix at start-up (DMA: / strength 1 edge matrix)
     if "P2P=" in text and "Matrix" in text:

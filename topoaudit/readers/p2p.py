@@ -19,7 +19,7 @@ the parser's own pattern, kept here so that the sniff of a `topo -m` matrix impo
 
 def sniff(text: str) -> bool:
     head = text[:200_000]
-    marks = ("P2P", " OK", "NS", "Matrix (us)", "D\\D", "Access Peer", *tensorflow_log.MARKS)
+    marks = ("P2P", " OK", "NS", "Matrix (us)", "D\\D", "Access Peer", "Host/Device Bandwidth", *tensorflow_log.MARKS)
     if not any(mark in head for mark in marks) and not _LATENCY_HEADER.search(head):  # cheap test first
         return False
     from topoaudit.parse.p2p_matrix import looks_like_p2p

@@ -17,7 +17,7 @@ from topoaudit.catalog import GpuSpec, all_gpus
 from topoaudit.model.bench import BenchResult
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.machine import Link, Machine, PathLevel
-from topoaudit.model.nccl_topo import BandwidthMatrix, Captures, LatencyMatrix, NcclTopology
+from topoaudit.model.nccl_topo import COPY_SAMPLES, BandwidthMatrix, Captures, LatencyMatrix, NcclTopology
 from topoaudit.model.topology import gpu_pair_links
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code
@@ -34,6 +34,7 @@ from topoaudit.rules.needs import (
     P2P_LATENCY,
     P2P_STATUS,
     P2P_VERSUS_STAGED,
+    PEER_COPIES,
 )
 from topoaudit.rules.registry import rule
 from topoaudit.rules.topology_rules import link_remedy, nvlink_absent_severity
@@ -375,11 +376,60 @@ def p2p_copy_pairs(ctx: RuleContext) -> list[Finding]:
     """
     found: list[Finding] = []
     for matrix in _captures(ctx).bandwidth:
-        if matrix.tool != "p2pBandwidthLatencyTest" or "Bandwidth" not in matrix.title:
+        if matrix.tool not in COPY_SAMPLES or "Bandwidth" not in matrix.title:
             continue
         for low in _bandwidth_pair_low(matrix, ctx.machine, "p2p-copy-pair-low"):
             found.append(_with_common_gpu(low) if matrix.peer_access is False else low)
     return found
+
+
+PCIE3_X8_FLOOR_GBPS = 5.0
+"""Peer copies below this run slower than a PCIe 3.0 x8 link carries (7.9 GB/s on the wire, about 6.5 GB/s as
+copies reach it), the narrowest link a GPU sits on in a server: one way, per pair, with peer access on."""
+
+
+@rule(
+    Code(
+        "p2p-copy-below-pcie",
+        "warn",
+        title="Peer copies between GPUs run below what a PCIe 3.0 x8 link carries",
+        remedy=(
+            "Find the slow hop: `nvidia-smi topo -m` for the path between the GPUs (a cross-socket or cross-die SYS "
+            "path, a switch uplink), `nvidia-smi -q -d PCIE` for each GPU's link generation and width under load, "
+            "and the riser or slot each GPU sits in; peer access through a root complex that does not forward peer "
+            "traffic well is often faster staged (NCCL_P2P_DISABLE=1 for the run, or another slot)."
+        ),
+    ),
+    needs=(CAPTURES, PEER_COPIES),
+)
+def p2p_copy_below_pcie(ctx: RuleContext) -> list[Finding]:
+    """Judge peer copies against the slowest link a GPU has in a server, whatever the model.
+
+    The sibling comparison cannot see a box where every pair is slow (two GPUs have one pair); no GPU pair with peer
+    access on copies below a PCIe 3.0 x8 link unless a hop between them is narrower or slower still (an x4 or x1
+    riser, an uplink trained at Gen1, a root complex that forwards peer traffic poorly).
+    """
+    found: list[Finding] = []
+    for matrix in _captures(ctx).bandwidth:
+        if matrix.tool not in COPY_SAMPLES or matrix.peer_access is not True:
+            continue
+        cells = [(r, c, v) for r, c, v in _measured(matrix) if r.startswith("GPU") and c.startswith("GPU")]
+        floor = PCIE3_X8_FLOOR_GBPS * (2 if matrix.direction == "bidirectional" else 1)
+        slow = [(r, c, v) for r, c, v in cells if v < floor]
+        if not cells or len(slow) * 2 < len(cells):
+            continue  # a few slow pairs among fast ones are p2p-copy-pair-low's to name
+        shown = first_few([f"{r}->{c} {v:.2f} GB/s" for r, c, v in sorted(slow, key=lambda x: x[2])], 4)
+        found.append(
+            finding(
+                "p2p-copy-below-pcie",
+                f"{matrix.test}: {len(slow)} of {len(cells)} GPU pair(s) copy with peer access on below "
+                f"{floor:g} GB/s ({matrix.direction}), less than a PCIe 3.0 x8 link carries: {shown}.",
+                test=matrix.test,
+                floor_gbps=floor,
+                pairs=[{"from": r, "to": c, "gbps": v} for r, c, v in slow],
+            )
+        )
+    return found[:1]
 
 
 P2P_BELOW_STAGED = 0.7
@@ -410,7 +460,7 @@ def p2p_slower_than_staged(ctx: RuleContext) -> list[Finding]:
     copies = [
         (m, [v for r, c, v in _measured(m) if r.startswith("GPU") and c.startswith("GPU")])
         for m in _captures(ctx).bandwidth
-        if m.tool == "p2pBandwidthLatencyTest" and m.peer_access is not None
+        if m.tool in COPY_SAMPLES and m.peer_access is not None
     ]
     staged = {m.direction: median(cells) for m, cells in copies if cells and m.peer_access is False}
     found: list[Finding] = []

@@ -157,12 +157,14 @@ def _sample_copies(ctx: Context, *, peer_access: bool = True) -> list[object]:
     Copies staged through the host (peer access off) compare the GPUs' PCIe links: a finding from them judges,
     but a uniform matrix says nothing of the links the box's collectives use.
     """
+    from topoaudit.model.nccl_topo import COPY_SAMPLES
+
     return [
         m
         for m in _bandwidth(ctx)
-        if m.tool == "p2pBandwidthLatencyTest"  # type: ignore[attr-defined]
+        if m.tool in COPY_SAMPLES  # type: ignore[attr-defined]
         and (m.peer_access if peer_access else "Bandwidth" in m.title)  # type: ignore[attr-defined]
-        and len(m.rows) * (len(m.columns) - 1) >= 3  # type: ignore[attr-defined]
+        and sum(r != c for r in m.rows for c in m.columns) >= 3  # type: ignore[attr-defined]
     ]
 
 
@@ -172,9 +174,38 @@ def _sample_copies_missing(ctx: Context) -> str:
     return "judged from p2pBandwidthLatencyTest's bandwidth matrices of three or more GPU pairs; none"
 
 
+def _peer_copies(ctx: Context) -> list[tuple[str, str]]:
+    """List the GPU pairs a copy test measured with peer access on (p2pBandwidthLatencyTest, busGrind)."""
+    from topoaudit.model.nccl_topo import COPY_SAMPLES
+
+    return sorted(
+        {
+            (r, c)
+            for m in _bandwidth(ctx)
+            if m.tool in COPY_SAMPLES and m.peer_access  # type: ignore[attr-defined]
+            for r in m.rows  # type: ignore[attr-defined]
+            for c in m.columns  # type: ignore[attr-defined]
+            if r != c and r.startswith("GPU") and c.startswith("GPU")
+        }
+    )
+
+
+def _peer_copies_missing(ctx: Context) -> str:
+    if _peer_copies(ctx):
+        return ""
+    return "judged from a copy test's bandwidth matrices with peer access on (P2P=Enabled); none"
+
+
+def _peer_copies_covers(ctx: Context) -> str:
+    pairs = {tuple(sorted(pair)) for pair in _peer_copies(ctx)}
+    return f"the peer copies of {_plural(len(pairs), 'GPU pair')} against PCIe's floor" if pairs else ""
+
+
 def _peer_and_staged(ctx: Context) -> list[str]:
     """Return the directions p2pBandwidthLatencyTest printed both with peer access and staged through the host."""
-    copies = [m for m in _bandwidth(ctx) if m.tool == "p2pBandwidthLatencyTest"]  # type: ignore[attr-defined]
+    from topoaudit.model.nccl_topo import COPY_SAMPLES
+
+    copies = [m for m in _bandwidth(ctx) if m.tool in COPY_SAMPLES]  # type: ignore[attr-defined]
     peer = {m.direction for m in copies if m.peer_access}  # type: ignore[attr-defined]
     staged = {m.direction for m in copies if m.peer_access is False}  # type: ignore[attr-defined]
     return sorted(peer & staged, reverse=True)  # unidirectional first, as the sample prints them
@@ -195,16 +226,18 @@ def _peer_and_staged_covers(ctx: Context) -> str:
 
 
 def _sample_copies_covers(ctx: Context) -> str:
+    copies = _sample_copies(ctx)
     pairs = {
         tuple(sorted((r, c)))
-        for m in _sample_copies(ctx)
+        for m in copies
         for r in m.rows  # type: ignore[attr-defined]
         for c in m.columns  # type: ignore[attr-defined]
         if r != c
     }
     if not pairs:
         return ""  # copies staged through the host only: a finding from them judges, their agreement does not
-    return f"the copy bandwidth of {_plural(len(pairs), 'GPU pair')} against each other (p2pBandwidthLatencyTest)"
+    tools = ", ".join(sorted({m.tool for m in copies}))  # type: ignore[attr-defined]
+    return f"the copy bandwidth of {_plural(len(pairs), 'GPU pair')} against each other ({tools})"
 
 
 def _topology_dump(ctx: Context) -> str:
@@ -603,6 +636,8 @@ NVBANDWIDTH = Need("nvbandwidth output", _nvbandwidth, _captured("nvbandwidth"))
 NVBANDWIDTH_COPIES = Need("nvbandwidth's GPU-to-GPU copies", _nvbandwidth_copies)
 P2P_COPIES = Need("p2pBandwidthLatencyTest's copies", _sample_copies_missing, _sample_copies_covers)
 """From a pasted ``Unidirectional/Bidirectional P2P=Enabled/Disabled Bandwidth Matrix (GB/s)``."""
+PEER_COPIES = Need("copies with peer access on", _peer_copies_missing, _peer_copies_covers)
+"""A copy test's ``P2P=Enabled`` bandwidth matrix of any number of GPU pairs (two GPUs make one pair)."""
 P2P_VERSUS_STAGED = Need("peer copies beside host-staged copies", _peer_and_staged_missing, _peer_and_staged_covers)
 """p2pBandwidthLatencyTest's P2P=Enabled and P2P=Disabled bandwidth matrices of one direction."""
 P2P_LATENCY = Need("GPU-to-GPU copy latency", _latency, _latency_covers)
