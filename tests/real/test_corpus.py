@@ -104,7 +104,6 @@ STILL_WRONG: dict[str, str] = {
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",
     "netop-249-ib-vf-state-down": "verdict WARN, the thread's FAIL",
     "nixl-1110-gb200-ucx-tls-no-cuda-ipc-lane": "verdict FAIL but no finding names config-override (found run-failed)",
-    "nixl-791-ucx-vram-dram-tcp-lane-trace": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nvbandwidth-35-multinode-ucx-rc-unavailable": "verdict FAIL, the thread's NOT_JUDGED/WARN",
     "nvforum-373146-8x-gb10-100g-vs-200g-decode-table": "verdict REFUSED, the thread's NOT_JUDGED/PASS",
     "nvidia-freebsd-mlx5en-port-down-fec-sync-loss": "verdict REFUSED, the thread's FAIL/NOT_JUDGED",
