@@ -19,6 +19,7 @@ from topoaudit.render import render
 
 CAPTURES = Path(__file__).parents[1] / "fixtures" / "captures"
 REAL_XML = sorted(CAPTURES.glob("ncclxml-*-1.txt"))
+REAL = Path(__file__).parents[1] / "fixtures" / "real" / "pastes"  # the corpus's dev part
 
 
 def _analyze(name: str) -> Report:
@@ -165,6 +166,19 @@ def test_a_dump_pasted_in_part_is_read_as_far_as_it_goes() -> None:
     parsed = parse_nccl_xml(text, "graph.xml")
     assert [(i.line, i.action) for i in parsed.input_issues()][:1] == [(6, "excerpt")]
     assert "stops at line 6 before its closing tags" in parsed.input_issues()[0].message
+
+
+def test_a_dump_cut_inside_a_gpu_does_not_count_that_gpu_s_links() -> None:
+    """NVIDIA/nccl#671: a DGX-1's dump pasted as far as GPU1's second <nvlink>: GPU1 shows 4 of its 6 links because
+    the paste stops there, not because two are down. Closed where it stops, the same GPU with 4 links is low."""
+    text = (REAL / "nccl-671-dgx1-v100-topo-xml-nvlink-counts.txt").read_text()
+    cut = analyze_input(AnalyzeRequest(MachineInput(path=str(REAL / "nccl-671-dgx1-v100-topo-xml-nvlink-counts.txt"))))
+    assert "nccl-topo-nvlinks-low" not in {f.code for f in cut.report.findings}
+    assert any("stops inside GPU1's element" in i.message for i in cut.report.input_issues)
+    closed = text.rstrip() + "\n        </gpu>\n      </pci>\n    </pci>\n  </cpu>\n</system>\n"
+    whole = parse_nccl_xml(closed, "dgx1.xml")
+    assert whole.topology.cut_inside_gpu is None
+    assert {g.index: g.nvlink_count for g in whole.topology.gpus} == {0: 6, 1: 4}
 
 
 def test_other_xml_roots_are_not_taken_for_nccl() -> None:

@@ -83,7 +83,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-557-two-gpu-nvlink-bridge-topo": "verdict WARN but no finding names run-hung (found nvlink-degraded)",
     "nccl-584-usb-nic-topo-sys-two-gpus": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "nccl-667-4gpu-topo-pxb-pix-hang-vtd": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
-    "nccl-671-dgx1-v100-topo-xml-nvlink-counts": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "nccl-749-topofile-pci-bottleneck-line": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "nccl-766-a6000-2node-net-socket-no-libibverbs": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "nccl-770-a40-nvlink-bridge-pairs-topo": "verdict WARN but no finding names low-bandwidth (found nvlink-split-domain)",

@@ -95,6 +95,7 @@ class NcclTopology:
     cpu_numa_ids: tuple[int, ...] = ()
     graphs: tuple[NcclGraph, ...] = ()
     describes_nvlink: bool = False  # any ``<nvlink>`` element; a hand-written NCCL_TOPO_FILE often has none
+    cut_inside_gpu: int | None = None  # a dump pasted in part that stops inside this GPU's element: its links are cut
 
 
 COPY_SAMPLES = ("p2pBandwidthLatencyTest", "busGrind")

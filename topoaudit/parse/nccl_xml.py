@@ -152,9 +152,10 @@ def parse_nccl_xml(text: str, name: str) -> ParsedNcclXml:
     return dataclasses.replace(shown, notes=((_line_of(text, "<system"), note), *shown.notes))
 
 
-def closed_cut_dump(text: str) -> tuple[str, int] | None:
+def closed_cut_dump(text: str) -> tuple[str, int, tuple[str, ...]] | None:
     """The text of a dump cut short (pasted in part: its last elements never closed) with the closing tags it lacks,
-    and the line it stops at; None when the text is whole or damaged elsewhere than at its end."""
+    the line it stops at and the elements it stops inside (outermost first); None when the text is whole or damaged
+    elsewhere than at its end."""
     open_tags: list[str] = []
     scan = expat.ParserCreate()
     scan.StartElementHandler = lambda tag, _attrs: open_tags.append(tag)
@@ -166,7 +167,8 @@ def closed_cut_dump(text: str) -> tuple[str, int] | None:
         return None  # damaged before its end: not a cut
     if not open_tags:
         return None
-    return kept + "".join(f"</{tag}>" for tag in reversed(open_tags)) + "\n", kept.count("\n") + 1
+    closing = "".join(f"</{tag}>" for tag in reversed(open_tags))
+    return kept + closing + "\n", kept.count("\n") + 1, tuple(open_tags)
 
 
 def parse_nccl_xml_hosts(text: str, name: str) -> tuple[ParsedNcclXml, ...]:
@@ -182,8 +184,29 @@ def parse_nccl_xml_hosts(text: str, name: str) -> tuple[ParsedNcclXml, ...]:
             raise
         note = (cut[1], f"the dump stops at line {cut[1]} before its closing tags: read as far as it goes")
         root = parse_xml_safely(cut[0], name)  # closed once: still not XML is damage, not a cut (no second try)
-        return tuple(dataclasses.replace(h, notes=(note, *h.notes), cut_at=note) for h in _hosts(root, cut[0], name))
+        hosts = [dataclasses.replace(h, notes=(note, *h.notes), cut_at=note) for h in _hosts(root, cut[0], name)]
+        inside = _gpu_cut_inside(root) if "gpu" in cut[2] else None
+        if inside is not None and hosts[-1].topology.kind == "topology":
+            index = inside
+            said = (
+                cut[1],
+                f"the dump stops inside GPU{index}'s element: the NVLinks it lists may be only some of them",
+            )
+            last = hosts[-1]
+            hosts[-1] = dataclasses.replace(
+                last,
+                topology=dataclasses.replace(last.topology, cut_inside_gpu=index),
+                notes=(*last.notes, said),
+            )
+        return tuple(hosts)
     return _hosts(root, text, name)
+
+
+def _gpu_cut_inside(root: ET.Element) -> int | None:
+    """The ``dev`` of the GPU whose element a cut dump stops inside: the last ``<gpu>`` of the file."""
+    gpus = list(root.iter("gpu"))
+    dev = gpus[-1].get("dev", "") if gpus else ""
+    return int(dev) if dev.strip().isdecimal() and len(dev.strip()) < 6 else None
 
 
 def _hosts(root: ET.Element, text: str, name: str) -> tuple[ParsedNcclXml, ...]:

@@ -157,12 +157,16 @@ def nvlinks_low(ctx: RuleContext) -> list[Finding]:
     """NCCL counts fewer NVLinks for a GPU than its siblings have (an HGX H100 GPU has 18 over four switches).
 
     Compared with the catalog's count for the model when it is known (H100 NVL: 12 by design), else with
-    the best GPU in the file. A file that names no NVLink at all says nothing here.
+    the best GPU in the file. A file that names no NVLink at all says nothing here, nor does the GPU a paste of the
+    dump stops inside.
     """
     topology, spec = _dump(ctx), ctx.spec
     if not topology.describes_nvlink or not topology.gpus or topology.flavour == "rccl":
         return []
-    counts = {g.index: g.nvlink_count for g in topology.gpus}
+    # a GPU whose element the paste stops inside lists only the links before the cut: not counted
+    counts = {g.index: g.nvlink_count for g in topology.gpus if g.index != topology.cut_inside_gpu}
+    if not counts:
+        return []
     best = max(counts.values())
     by_catalog = spec is not None and spec.nvlink_generation > 0 and spec.nvlinks_per_gpu > 0
     expected = spec.nvlinks_per_gpu if by_catalog and spec is not None else best
