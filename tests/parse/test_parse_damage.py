@@ -164,6 +164,18 @@ def test_nic_row_recovered_from_the_mirror_is_an_input_issue(line: int, label: s
     assert issue_lines(parsed) == [(line, "recovered")] and f"{label} row missing" in parsed.issues[0].message
 
 
+def test_nic_rows_a_paste_stops_before_are_an_excerpt_not_damage() -> None:
+    """vllm-project/vllm#45670's collect_env matrix stops after NIC2's row: NIC3's row is not damage but where the
+    paste ends, and its links are read from the other rows all the same."""
+    text = read(A100)
+    matrix = text.split("\n\nLegend")[0].rstrip("\n")
+    lines = matrix.split("\n")
+    cut = "\n".join(line for line in lines if not line.startswith("NIC7")) + "\n"
+    parsed = parse_topo_matrix(cut)
+    assert links(parsed.machine) == links(parse_topo_matrix(text).machine)
+    assert [(i.action, "NIC7 row not in the paste" in i.message) for i in parsed.issues] == [("excerpt", True)]
+
+
 # --- re-formatted matrices --------------------------------------------------------------------------------
 
 H100_HT = "topo-h100-8gpu-stas-ht-1.txt"  # 8x NV18, CPU Affinity and NUMA Affinity, legend
@@ -279,4 +291,5 @@ def test_row_cut_at_its_end_is_not_taken_for_glue() -> None:
     g7 = parsed.machine.gpus[7]
     assert g7.cpu_affinity == (*range(24, 48), *range(72, 96))
     assert isinstance(g7.numa_nodes, Failed) and isinstance(g7.gpu_numa_id, Failed)  # the last value may be cut
-    assert [(i.line, i.action) for i in parsed.issues] == [(9, "recovered")] and "cut short" in parsed.issues[0].message
+    assert [(i.line, i.action) for i in parsed.issues] == [(9, "ignored")] and "cut short" in parsed.issues[0].message
+    assert parsed.issues[0].message.endswith("its links are read whole")  # the affinity is lost, not a link

@@ -195,7 +195,7 @@ def test_row_cut_inside_its_cpu_list_is_failed_not_wrong() -> None:
     g4 = parsed.machine.gpus[4]  # '52-103,156-2' parses, but the row ends there: it may be cut
     assert isinstance(g4.cpu_affinity, Failed) and isinstance(g4.numa_nodes, Failed)
     assert parsed.machine.gpus[5].cpu_affinity == (*range(52, 104), *range(156, 208))
-    assert [(i.line, i.action) for i in parsed.issues] == [(6, "recovered")]
+    assert [(i.line, i.action) for i in parsed.issues] == [(6, "ignored")]  # its affinity is lost, not a link
 
 
 def test_cpu_list_that_is_a_fragment_of_another_voids_the_column() -> None:

@@ -828,8 +828,19 @@ class _Parser:
             self.note_unknown_links(other_unknown, cols, rows)
         self.unknown_links = unknown
         in_unknown = {label for pair in unknown for label in pair}
+        order = {label: i for i, label in enumerate(header.labels)}
+        last_row = max((order.get(label, -1) for label in rows), default=-1)
+        last_line = max((r.line for r in rows.values()), default=0)
+        ends_there = not any(line.strip() for line in self.lines[last_line:])  # nothing after the last row
         for label in header.labels:
             if label in rows or label in in_unknown:
+                continue
+            if ends_there and order[label] > last_row and not label.startswith("GPU"):  # the paste stops: a cut
+                self.note(
+                    self.line_of_missing(label, header, rows),
+                    "excerpt",
+                    f"{label} row not in the paste, which stops before it; its links were read from the other rows",
+                )
                 continue
             if label in gpus:
                 self.note(
@@ -961,13 +972,14 @@ class _Parser:
         while needed > len(values) and columns[needed - 1][0] == "text":
             needed -= 1
         short = len(values) < needed
-        if short and not row.glue:
+        if short and not row.glue:  # the links are whole: what is lost is this GPU's affinity, said unknown
             missing = ", ".join(title for _kind, title in columns[len(values) : needed])
             self.note(
                 row.line,
-                "recovered",
+                "ignored",
                 f"{label} row is cut short: {missing} missing"
-                + (" and the last value may be cut too" if values else ""),
+                + (" and the last value may be cut too" if values else "")
+                + "; its links are read whole",
             )
         for j, (kind, title) in enumerate(columns):
             if j >= len(values):
