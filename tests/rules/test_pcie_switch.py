@@ -62,3 +62,21 @@ def test_the_live_audit_of_gpus_behind_one_switch_fails_tp2(
     gpu_pairs = [lk for lk in report["links"] if lk["a"].startswith("GPU") and lk["b"].startswith("GPU")]
     assert len(gpu_pairs) == 6 and {lk["level"] for lk in gpu_pairs} == {"PIX"}
     assert "tp-group-crosses-domain" in {f["code"] for f in report["findings"]}
+
+
+@pytest.mark.parametrize(
+    ("name", "beyond"), [(ONE_SWITCH, 0), (TWO_SWITCHES, 0), ("topo-4xa10-vm-all-sys-single-numa-1.txt", 6)]
+)
+def test_pairs_past_a_pcie_switch_are_said_to_exchange_through_host_memory(name: str, beyond: int) -> None:
+    """NCCL's default peer-access level stops at PXB (NVIDIA/nccl src/graph/paths.cc): GPUs under switches use peer
+    access, pairs across a host bridge or socket (a VM's flattened PCIe, two sockets) go through host memory, which
+    ray-project/ray#15495's four T4s at PHB met."""
+    text = (Path(__file__).parents[1] / "fixtures" / "topo" / name).read_text() if "a10-vm" in name else name
+    (absent,) = [f for f in audit(text).findings if f.code == "nvlink-absent"]
+    if beyond:
+        assert (
+            absent.evidence["causes"] == ["p2p-unsupported"] and absent.evidence["pairs_without_peer_access"] == beyond
+        )
+        assert f"{beyond} of the {beyond} pairs are past a PCIe switch (SYS)" in absent.message
+    else:
+        assert "causes" not in absent.evidence and "past a PCIe switch" not in absent.message

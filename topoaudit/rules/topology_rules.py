@@ -314,15 +314,30 @@ def nvlink_absent(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     unknown = len(unknown_pairs(ctx.machine))
     shown = f" of the {len(described)} the paste shows ({unknown} pair(s) unknown)" if unknown else ""
     severity, why = nvlink_absent_severity(ctx)
+    beyond = [lk for lk in described if PathLevel.PXB < lk.level < PathLevel.UNKNOWN]
+    staged = (
+        f" {len(beyond)} of the {len(described)} pairs are past a PCIe switch ({_levels(beyond)}), where NCCL uses "
+        "no peer access unless NCCL_P2P_LEVEL allows it (its default stops at PXB, src/graph/paths.cc; on an AMD "
+        "host with two GPUs it goes to SYS): those pairs exchange through host memory."
+        if beyond
+        else ""
+    )
     yield finding(
         "nvlink-absent",
         f"{len(ctx.machine.gpus)} GPUs and no NVLink between any pair{shown}; slowest GPU path: {worst.label}. "
-        + as_sentence(why),
+        + as_sentence(why)
+        + staged,
         severity=severity,
         gpus=[g.index for g in ctx.machine.gpus],
         slowest_path=worst.name,
         reason=why,
+        **({"causes": ["p2p-unsupported"], "pairs_without_peer_access": len(beyond)} if beyond else {}),
     )
+
+
+def _levels(links: list[Link]) -> str:
+    """Name the path levels of ``links`` as topo -m does ("PHB, SYS")."""
+    return ", ".join(level.name for level in sorted({lk.level for lk in links}))
 
 
 def nvlink_absent_severity(ctx: RuleContext) -> tuple[Severity, str]:
