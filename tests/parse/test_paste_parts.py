@@ -228,3 +228,19 @@ def test_a_gpu_sized_bar_error_rates_nixl_lines_and_the_pcie_tree_are_gpu_text()
     assert [p.kind for p in split_parts("Region 0: Memory at fb000000 (32-bit, non-prefetchable) [size=16M]\n")] == [
         "other"
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "eth0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 1500\n        inet 10.0.0.5  netmask 255.255.255.0\n",
+        "2: ens5f0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 qdisc mq state UP group default qlen 1000\n",
+        "$ mlnx_qos -i eth1\nPriority trust state: dscp\nPFC configuration:  enabled 0 0 0 1 0 0 0 0\n",
+        "$ cat /sys/class/infiniband/mlx5_0/ports/1/rate\n400 Gb/sec (4X NDR)\n",
+    ],
+    ids=["ifconfig", "ip-addr", "mlnx-qos", "ib-sysfs"],
+)
+def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None:
+    """The interfaces NCCL and Gloo may pick, and RoCE's QoS: pasted in socket and RDMA threads, not judged on their
+    own, but never "not a format topoaudit reads"."""
+    assert [p.kind for p in split_parts(text)] == ["gpu-text"]
