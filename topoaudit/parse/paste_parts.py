@@ -389,14 +389,14 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
         current.recognised.append(line.number)
         pending = []
     _close(runs, current, pending, "")
-    texts = {line.number: line.text for line in lines}
-    # the words a prefix carried count too: "[W ProcessGroupNCCL.cpp:1569]" says whose line it is
-    prefixed = {line.number: " ".join(p.text for p in line.prefixes) for line in lines if line.prefixes}
+    by_number = {line.number: line for line in lines}
     ranked = {line.number for line in lines if any(p.kind in _RANK_PREFIXES for p in line.prefixes)}
     for run in runs:
         if run.kind == "other":
-            words = [prefixed[n] for n in run.lines if n in prefixed]
-            run.kind = _other_kind([texts[n] for n in run.lines], ranked.isdisjoint(run.lines), words)
+            stretch = [by_number[n] for n in run.lines]
+            # the words a prefix carried count too: "[W ProcessGroupNCCL.cpp:1569]" says whose line it is
+            words = [" ".join(p.text for p in line.prefixes) for line in stretch if line.prefixes]
+            run.kind = _other_kind([line.text for line in stretch], ranked.isdisjoint(run.lines), words)
     return tuple(run.part() for run in _interleave(runs))
 
 
