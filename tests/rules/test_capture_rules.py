@@ -333,6 +333,10 @@ def test_busgrind_s_host_device_matrix_names_the_gpus_whose_link_collapses(tmp_p
     low = _finding(report, "p2p-copy-pair-low")
     assert low.severity.value == "fail" and low.message.startswith("Host/Device BiDir (memory=Pinned): 3 pair(s)")
     assert [p["from"] for p in low.evidence["pairs"]] == ["GPU6", "GPU7", "GPU5"]
+    ends_on_its_rows = dev_paste("cuda-samples-357-busgrind-bidir-collapse").rstrip("*\n")  # no banner after it
+    cut = _analyze_text(ends_on_its_rows + "\n", tmp_path)
+    assert "bench-run-hung" not in {f.code for f in cut.findings}  # its rows were printed: no copy hung
+    assert _finding(cut, "p2p-copy-pair-low").severity.value == "fail"
 
 
 def test_peer_copies_below_a_pcie3_x8_link_warn_whatever_the_model(tmp_path: Path) -> None:

@@ -187,15 +187,14 @@ def parse_nccl_xml_hosts(text: str, name: str) -> tuple[ParsedNcclXml, ...]:
         hosts = [dataclasses.replace(h, notes=(note, *h.notes), cut_at=note) for h in _hosts(root, cut[0], name)]
         inside = _gpu_cut_inside(root) if "gpu" in cut[2] else None
         if inside is not None and hosts[-1].topology.kind == "topology":
-            index = inside
             said = (
                 cut[1],
-                f"the dump stops inside GPU{index}'s element: the NVLinks it lists may be only some of them",
+                f"the dump stops inside GPU{inside}'s element: the NVLinks it lists may be only some of them",
             )
             last = hosts[-1]
             hosts[-1] = dataclasses.replace(
                 last,
-                topology=dataclasses.replace(last.topology, cut_inside_gpu=index),
+                topology=dataclasses.replace(last.topology, cut_inside_gpu=inside),
                 notes=(*last.notes, said),
             )
         return tuple(hosts)

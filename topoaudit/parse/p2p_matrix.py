@@ -359,7 +359,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
         elif title and line.strip():
             close()
             title, columns, rows = "", [], []
-    stopped = _stopped_at(lines, title, rows)
+    stopped = () if host_rows else _stopped_at(lines, title, rows)  # busGrind's host rows are no GPU rows
     close()
     labels = [x for m in matrices for x in (*m.rows, *m.columns)] + [
         x for m in latencies for x in (*m.rows, *m.columns)
