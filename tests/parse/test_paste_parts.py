@@ -51,6 +51,7 @@ REAL = [
     ("apollo-4-fairseq-nmt-reference-log-dist-init", [("gpu-text", 1, 12)]),  # fairseq: distributed init (rank 3)
     ("slurm-job-exporter-4-dcgmi-field-list", [("gpu-text", 1, 17)]),  # dcgmi's field names (xid_errors, pcie_...)
     ("mxnet-4062-kvstore-device-2gpu-2p3gbs", [("gpu-text", 1, 9)]),  # MXNet's kvstore bandwidth tool
+    ("onecat-vllm-6-v100-banner-not-judged", [("gpu-text", 1, 6)]),  # vLLM's banner, its (APIServer pid=1) prefix
 ]
 
 

@@ -111,7 +111,6 @@ STILL_WRONG: dict[str, str] = {
     "nvshmem-45-ib-traffic-class-init2rtr": "verdict FAIL but no finding names config-override (found run-failed)",
     "ogkm-1118-a100-sxm4-nvswitch-sxid-24007": "verdict WARN but no finding names xid (found fabric-unhealthy)",
     "ompi-11949-cuipcopen-slurm-binding": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
-    "onecat-vllm-6-v100-banner-not-judged": "verdict REFUSED, the thread's NOT_JUDGED",
     "pytorch-131781-multinode-bootstrap-socket-fail": "verdict FAIL but no finding names run-hung (found run-failed)",
     "pytorch-152780-4x5090-allreduce-perf-5gbs": "verdict FAIL, the thread's WARN/PASS",
     "pytorch-22531-socket-ring-deadlock": "verdict WARN but no finding names run-hung (found nccl-net-socket-fallback)",

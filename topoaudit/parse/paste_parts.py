@@ -192,6 +192,7 @@ _GPU_TEXT = re.compile(
     r"|\bdistributed init \(rank \d+\)|\binitialized host \S+ as rank \d+|\bkv[-_]store\b|GB/sec per gpu"
     r"|\bxid_errors\b|\bpcie_(?:max_)?link_(?:gen|width)\b"
     r"|/sys/class/infiniband/|\bmlnx_qos\b|^\s*PFC configuration:|\bdscp2prio\b"
+    r"|^\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker_\w+|RayWorkerVllm) pid=\d+\)"
     r"|\bflags=\d+<[A-Z_,]*> +mtu \d+|<(?:[A-Z_]+,)*UP(?:,[A-Z_]+)*> mtu \d+|\bTorchTrainer\b"
 )
 """Words of the GPU stack (its interconnect's tools, CUDA, the libraries and frameworks that run collectives): a paste
@@ -204,9 +205,10 @@ the kernel's out-of-memory kill, Gloo's transport, PyTorch's TORCH_NCCL_ setting
 runtime (``[[jobid,0],rank]`` process names, orted, PMIx), a trainer's "Running training" banner and DeepSpeed's
 ZeRO settings, fairseq's distributed init, MXNet's kvstore bandwidth tool, DCGM's field names, RoCE's QoS settings
 (mlnx_qos, the RDMA devices' sysfs), a host's network interfaces (ifconfig, ip addr: the ones NCCL and Gloo may
-pick), Ray Train's trainers, ``lspci -t``'s tree and a GPU-sized BAR, ``mlxlink``'s bit-error rates, NIXL's transfer
-timings, vLLM's choice of its distributed executor) is recognisably about the interconnect or the run on it and
-judged "not judged", never refused."""
+pick), Ray Train's trainers, vLLM's process prefixes (``(APIServer pid=1)``, ``(EngineCore_DP0 pid=...)``), ``lspci
+-t``'s tree and a GPU-sized BAR, ``mlxlink``'s bit-error rates, NIXL's transfer timings, vLLM's choice of its
+distributed executor) is recognisably about the interconnect or the run on it and judged "not judged", never
+refused."""
 _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(
