@@ -396,9 +396,10 @@ def _host_device(title: str, gpus: tuple[str, ...], directions: list[tuple[str, 
     Bidirectional, as the pair matrices' do); a GPU far below its siblings has a PCIe link trained narrow or slow.
     """
     host = ("CPU0",)
+    memory = title.partition(",")[2].strip()  # "memory=Pinned"
     found = []
     for direction, values in directions:
-        test = f"Host/Device {direction}" + (title.split(",", 1)[1].strip().join((" (", ")")) if "," in title else "")
+        test = f"Host/Device {direction}" + (f" ({memory})" if memory else "")
         named = f"{title}: {direction}" + (" (Bidirectional)" if direction == "BiDir" else "")
         figures: tuple[Probed[float], ...] = tuple(values)
         if direction == "H2D":

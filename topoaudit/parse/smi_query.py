@@ -157,6 +157,7 @@ _FABRIC = ("Fabric",)
 _HEALTH = ("Fabric", "Health")
 _LINK = ("PCI", "GPU Link Info")
 _REMAPPED = ("Remapped Rows",)
+YES_NO = ("Yes", "No")
 
 
 def _wanted(path: tuple[str, ...]) -> bool:
@@ -204,8 +205,10 @@ def _gpu(g: _Gpu) -> SmiGpu:
         remapped = RemappedRows(
             correctable=as_int(v.get((*_REMAPPED, "Correctable Error")), "Remapped Rows (correctable)"),
             uncorrectable=as_int(v.get((*_REMAPPED, "Uncorrectable Error")), "Remapped Rows (uncorrectable)"),
-            pending=_yes_no(v.get((*_REMAPPED, "Pending")), "Remapped Rows Pending"),
-            failure_occurred=_yes_no(v.get((*_REMAPPED, "Remapping Failure Occurred")), "Remapping Failure Occurred"),
+            pending=_bool(v.get((*_REMAPPED, "Pending")), "Remapped Rows Pending", YES_NO),
+            failure_occurred=_bool(
+                v.get((*_REMAPPED, "Remapping Failure Occurred")), "Remapping Failure Occurred", YES_NO
+            ),
         )
     return SmiGpu(
         line=g.line,
@@ -243,19 +246,12 @@ def as_int(raw: str | None, what: str) -> int | Unsupported:
     return int(m[1]) if m else Unsupported(SOURCE, f"{what} is not a number: {raw!r}")
 
 
-def _yes_no(raw: str | None, what: str) -> bool | Unsupported:
+def _bool(raw: str | None, what: str, words: tuple[str, str] = ("True", "False")) -> bool | Unsupported:
+    """A flag nvidia-smi printed in its words for true and false (the Fabric block's True/False, Remapped Rows'
+    Yes/No), or why there is none."""
     absent = absent_value(raw, what)
     if absent is not None:
         return absent
-    if raw in ("Yes", "No"):
-        return raw == "Yes"
-    return Unsupported(SOURCE, f"{what} is neither Yes nor No: {raw!r}")
-
-
-def _bool(raw: str | None, what: str) -> bool | Unsupported:
-    absent = absent_value(raw, what)
-    if absent is not None:
-        return absent
-    if raw in ("True", "False"):
-        return raw == "True"
-    return Unsupported(SOURCE, f"{what} is neither True nor False: {raw!r}")
+    if raw in words:
+        return raw == words[0]
+    return Unsupported(SOURCE, f"{what} is neither {words[0]} nor {words[1]}: {raw!r}")

@@ -413,7 +413,6 @@ def p2p_copy_below_pcie(ctx: RuleContext) -> list[Finding]:
     access on copies below a PCIe 3.0 x8 link unless a hop between them is narrower or slower still (an x4 or x1
     riser, an uplink trained at Gen1, a root complex that forwards peer traffic poorly).
     """
-    found: list[Finding] = []
     for matrix in _captures(ctx).bandwidth:
         if matrix.tool not in COPY_SAMPLES or matrix.peer_access is not True:
             continue
@@ -423,7 +422,7 @@ def p2p_copy_below_pcie(ctx: RuleContext) -> list[Finding]:
         if not cells or len(slow) * 2 < len(cells):
             continue  # a few slow pairs among fast ones are p2p-copy-pair-low's to name
         shown = first_few([f"{r}->{c} {v:.2f} GB/s" for r, c, v in sorted(slow, key=lambda x: x[2])], 4)
-        found.append(
+        return [  # the first matrix that shows it: the others measured the same links
             finding(
                 "p2p-copy-below-pcie",
                 f"{matrix.test}: {len(slow)} of {len(cells)} GPU pair(s) copy with peer access on below "
@@ -432,8 +431,8 @@ def p2p_copy_below_pcie(ctx: RuleContext) -> list[Finding]:
                 floor_gbps=floor,
                 pairs=[{"from": r, "to": c, "gbps": v} for r, c, v in slow],
             )
-        )
-    return found[:1]
+        ]
+    return []
 
 
 P2P_BELOW_STAGED = 0.7
