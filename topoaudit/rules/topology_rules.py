@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from topoaudit.model.finding import Finding, Severity, Skipped
 from topoaudit.model.machine import Link, PathLevel
@@ -30,6 +31,10 @@ from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, info
 from topoaudit.rules.needs import NIC_PATHS, TOPOLOGY
 from topoaudit.rules.registry import rule
+
+if TYPE_CHECKING:
+    from topoaudit.catalog import GpuSpec
+    from topoaudit.model.identity import HardwareClass
 
 
 @rule(
@@ -698,7 +703,9 @@ def partial_mesh(ctx: RuleContext) -> Iterable[Finding | Skipped]:
 def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
     """Flag a requested tensor-parallel size that cannot stay inside one NVLink domain.
 
-    Every layer's all-reduce would then run over the slowest hop between domains.
+    Every layer's all-reduce would then run over the slowest hop between domains. It warns instead on a box known to
+    be PCIe cards (its model, or a layout no NVLink board has), where no placement does better, and informs when the
+    group spans whole boxes whose GPUs share one domain.
     """
     if isinstance(ctx.options.tp, int) and not ctx.placements:
         yield Skipped("tp-group-crosses-domain", f"the {ctx.machine.source} source describes no GPU-to-GPU links")
@@ -718,7 +725,7 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
             if largest < placement.tp
             else f"no {placement.tp} GPUs of the {largest}-GPU NVLink domain are linked pair by pair"
         )
-        severity, scope = _tp_scope(placement.tp, len(ctx.machine.gpus), largest)
+        severity, scope = _tp_scope(placement.tp, len(ctx.machine.gpus), largest, ctx.design)
         yield finding(
             "tp-group-crosses-domain",
             f"TP={placement.tp} cannot stay on NVLink: {why}{scope}. "
@@ -730,19 +737,40 @@ def tp_fit(ctx: RuleContext) -> Iterable[Finding | Skipped]:
         )
 
 
-def _tp_scope(tp: int, gpus: int, largest: int) -> tuple[Severity, str]:
+def _tp_scope(tp: int, gpus: int, largest: int, design: GpuSpec | HardwareClass | None) -> tuple[Severity, str]:
     """How much a TP group that leaves NVLink says about this box, and why.
 
     A group that spans whole boxes (TP=24 over three 8-GPU boxes) leaves each box by the plan's own design: its
     all-reduce crosses the network between boxes whatever their links, and a box whose GPUs all share one NVLink
-    domain holds its share as well as it can. Any other group that cannot stay on NVLink fails the deployment.
+    domain holds its share as well as it can. A box of GPUs the catalog knows are built without NVLink (L4, L40S,
+    RTX PRO 6000) runs every TP size over PCIe: the deployment works at PCIe speed and no placement on the box does
+    better, a cost to know, not a fault. Any other group that cannot stay on NVLink (a box of NVLink islands, a
+    model whose links are missing, GPUs of a model not known) fails the deployment.
     """
     if gpus >= 2 and tp > gpus and tp % gpus == 0 and largest == gpus:
         return Severity.INFO, (
             f"; TP={tp} spans {tp // gpus} boxes of {gpus} GPUs by design, and this box's {gpus} share one NVLink "
             "domain: its share of the group stays on NVLink, the rest of the all-reduce crosses the network"
         )
+    if largest <= 1 and design is not None and design.build == "pcie":
+        return Severity.WARN, (
+            f"; {_without_nvlink(design)}, so every TP size runs its all-reduce over PCIe (and the CPU interconnect "
+            "between sockets) on this box: expect PCIe's bandwidth and latency per layer"
+        )
+    if largest <= 1 and design is None:
+        return Severity.FAIL, (
+            "; the GPU model is not known: if these GPUs are built without NVLink (L4, L40S, RTX cards), name it "
+            "with --gpu-model, and TP over PCIe is then a cost to know rather than a fault"
+        )
     return Severity.FAIL, ""
+
+
+def _without_nvlink(design: GpuSpec | HardwareClass) -> str:
+    from topoaudit.catalog import GpuSpec
+
+    if isinstance(design, GpuSpec):
+        return f"the {design.name} has no NVLink"
+    return f"the box is judged as {design.name} (see nvlink-absent)"
 
 
 PXN_GPUS_PER_NIC = 2
