@@ -245,3 +245,39 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
     """The interfaces NCCL and Gloo may pick, and RoCE's QoS: pasted in socket and RDMA threads, not judged on their
     own, but never "not a format topoaudit reads"."""
     assert [p.kind for p in split_parts(text)] == ["gpu-text"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "| Trial name               |   # failures |\n|--------------------------+--------------|\n"
+        "| TorchTrainer_96bfe_00000 |            1 |\n",
+        "root@server01:~# hostnamectl\n Static hostname: server01\n         Chassis: server\n"
+        "Operating System: Ubuntu 22.04.5 LTS\n          Kernel: Linux 5.15.0-134-generic\n",
+        "Temperature sensor #0x10 | Upper Non-critical going high\n"
+        "Temperature sensor #0x0e | Upper Non-critical going high\n",
+        "r06-12  13104        r06-08  11312        r06-05  10192\n"
+        "r06-03  11984        r06-14  11200        r06-07   9744\n",
+        "2022-11-15 19:26:36,618\tERROR tune.py:773 -- Trials did not complete\n",
+        "Running tokenizer on dataset (num_proc=80):  12%|█▏        | 422000/3643454 [01:38<17:19]\n",
+    ],
+    ids=["ascii-table", "hostnamectl", "ipmi-sel", "aligned-columns", "log-line", "progress-bar"],
+)
+def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:
+    """Tables, a tool's fields, a logger's lines: text a program printed, pasted in GPU threads beside what failed.
+    Recognised as a program's output (not judged), never refused as if nothing in it were recognisable."""
+    assert [p.kind for p in split_parts(text)] == ["program-output"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the cluster was slow yesterday\nplease help\n",
+        "Note: this is slow\nplease help\n",
+        "Hi all,\nI have an issue: the run hangs.\nAny idea?\n",
+        "        GPU0    GPU1    C\n",  # a topo -m header cut short: a capture's remains, refused with its hint
+    ],
+    ids=["prose", "prose-with-a-colon", "greeting", "topo-header-remains"],
+)
+def test_prose_and_a_capture_s_remains_are_not_a_program_s_output(text: str) -> None:
+    assert [p.kind for p in split_parts(text)] == ["other"]

@@ -418,3 +418,17 @@ def test_a_table_header_and_nothing_after_it_is_a_hung_run(run: Run, tmp_path: P
     the column names alone refused."""
     code, report = analyzed(run, tmp_path, header)
     assert code == 1 and [f["code"] for f in report["findings"] if f["severity"] == "fail"] == ["bench-run-hung"]
+
+
+def test_a_program_s_table_is_not_judged_and_says_what_it_was(run: Run, tmp_path: Path) -> None:
+    """A Ray Tune table of failed trials (ray-project/ray#30333): before, refused as "not a format topoaudit reads"
+    with a hint to capture topo -m; it is a program's output with nothing about the interconnect in it."""
+    text = (
+        "| Trial name               |   # failures | error file |\n"
+        "|--------------------------+--------------+------------|\n"
+        "| TorchTrainer_96bfe_00000 |            1 | error.txt  |\n"
+    )
+    code, report = analyzed(run, tmp_path, text)
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert [(p["kind"], p["read_by"]) for p in report["source"]["parts"]] == [("program-output", "")]
+    assert report["findings"] == []

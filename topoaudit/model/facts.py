@@ -50,8 +50,9 @@ line, a traceback, the Fabric block of ``nvidia-smi -q``, NHC lines, the tail of
 after a copy between GPUs, a peer-access query answered)."""
 
 
-PROSE_KINDS = ("bandwidth-note", "gpu-text")
-"""Paste parts recognised by their words alone (:mod:`topoaudit.parse.paste_parts`), not by a capture's shape."""
+PROSE_KINDS = ("bandwidth-note", "gpu-text", "program-output")
+"""Paste parts recognised by their words or a program's layout alone (:mod:`topoaudit.parse.paste_parts`), not by
+a capture's shape."""
 
 
 @dataclass(frozen=True)

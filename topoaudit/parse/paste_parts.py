@@ -34,7 +34,7 @@ KINDS = (
     "nvidia-smi-table",
     "nvlink-status", "nvbandwidth", "nccl-xml", "nhc", "dcgm", "kernel-log", "kubernetes-node", "gpu-list",
     "bandwidth-note",
-    "gpu-text", "stack", "other",
+    "gpu-text", "program-output", "stack", "other",
 )  # fmt: skip
 INTERLEAVED = "nccl-log"
 """The kind whose lines run through other tools' output (NCCL_DEBUG writes to the same console)."""
@@ -406,7 +406,8 @@ def _other_kind(texts: list[str], no_rank_prefix: bool = True, prefixes: list[st
     """What lines no capture's shape claims still are: `nvidia-smi -L`, a bandwidth stated in words, words only the
     interconnect's tools print, or a multi-GPU job's log lines that name their rank (SGLang's ``[date time TP0]``,
     torchrun's ``[rank3]:``, Open MPI's ``[1,3]<stdout>:``), with the words of the prefixes taken off them (``[W
-    ProcessGroupNCCL.cpp:1569]``); else ``other``. Decided for the whole stretch, so a traceback's message that names
+    ProcessGroupNCCL.cpp:1569]``), or a program's output with none of those words (``program-output``); else
+    ``other``. Decided for the whole stretch, so a traceback's message that names
     NVLink stays in the traceback."""
     if all(_GPU_LIST.match(t.strip()) for t in texts):
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
@@ -414,7 +415,34 @@ def _other_kind(texts: list[str], no_rank_prefix: bool = True, prefixes: list[st
         return "bandwidth-note"
     if not no_rank_prefix or any(_GPU_TEXT.search(t) for t in (*texts, *(prefixes or ()))) or _several_devices(texts):
         return "gpu-text"
+    if _printed_by_a_program(texts):
+        return "program-output"
     return "other"
+
+
+_PRINTED = re.compile(
+    r"^\s*(?:[\w.-]+@[\w.-]+:\S*\s*)?[#$%]\s+[\w./-]"  # a shell prompt and its command: "# ifconfig mce0", "$ ls"
+    r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
+    r"|\S\s{2,}\S+\s{2,}\S"  # columns aligned by runs of spaces
+    r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
+    r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
+    r"|\d+%\|"  # a progress bar
+)
+_GPU_LABEL = re.compile(r"\b(?:GPU|NIC)\d+\b")
+_FIELD = re.compile(r"^\s*[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S")  # "Operating System: Ubuntu 22.04"
+
+
+def _printed_by_a_program(texts: list[str]) -> bool:
+    """Whether lines are a program's output rather than words someone wrote: half of them a table's row, aligned
+    columns, a log line with its time or level, a shell prompt or a progress bar, or two thirds of them a tool's
+    fields. Such text (a Ray Tune table, hostnamectl, an IPMI event list) is recognised and not judged; prose is
+    refused with what to paste instead."""
+    lines = [t for t in texts if t.strip()]
+    if not lines or any(_GPU_LABEL.search(t) for t in lines):
+        return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint
+    printed = sum(bool(_PRINTED.search(t)) for t in lines)
+    fields = sum(bool(_FIELD.match(t)) for t in lines)
+    return printed * 2 >= len(lines) or (len(lines) >= 2 and fields * 3 >= 2 * len(lines))
 
 
 _NUMBERED_DEVICE = re.compile(r"\b(?:(?:[Dd]evice|GPU|gpu) #?|cuda:)(\d{1,4})\b")  # not topo -m's "GPU0" labels

@@ -157,7 +157,7 @@ class _Read:
         if part.kind in self.reader.reads:
             return True
         if used is None:  # a reader that took the whole text took what no recogniser knew
-            return part.kind == "other"
+            return part.kind in ("other", "program-output")
         return any(n in used for n in (part.recognised or part.lines))
 
 
