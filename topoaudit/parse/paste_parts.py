@@ -429,7 +429,8 @@ _PRINTED = re.compile(
     r"|\d+%\|"  # a progress bar
 )
 _GPU_LABEL = re.compile(r"\b(?:GPU|NIC)\d+\b")
-_FIELD = re.compile(r"^\s*[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S")  # "Operating System: Ubuntu 22.04"
+_FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}|[a-z_][\w.-]*)\s*:\s+\S")
+"""A tool's field: ``Operating System: Ubuntu 22.04`` (hostnamectl), ``    max_batch_size: None,`` (a struct dump)."""
 
 
 def _printed_by_a_program(texts: list[str]) -> bool:
