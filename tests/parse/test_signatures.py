@@ -104,6 +104,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("[   84.738339] NVRM: GPU6 RPC event history (CPU <- GSP):", "nvrm-gsp-rpc-history"),
+    ("NVRM: GPU0 GSP RPC buffer contains function 76 (GSP_RM_CONTROL) sequence 3 and data 0x0 0x0.", "nvrm-gsp-rpc-history"),
     ("Global rank: 13, num_recv_tokens: -1, num_rdma_recv_tokens: -1", "deepep-dispatch-counters-unset"),
     ("[1757996767.753236] proto_common.c:622 UCX TRACE lane[0] tcp/ens4047f0: added as lane 0", "ucx-proto-tcp-lane"),
     ("  what():  [enforce fail at cuda_nccl_gpu.cc:40] status == ncclSuccess. 2 vs 0.  Error at: /src/caffe2/contrib/nccl/cuda_nccl_gpu.cc40: system error Error from operator:", "caffe2-nccl-check-failed"),
