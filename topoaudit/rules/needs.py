@@ -492,10 +492,11 @@ def _short_of_the_gpus(hit: Hit) -> bool:
 def says_nothing(hit: Hit) -> bool:
     """Tell a known message that says nothing about the box.
 
-    A setting that changes only what NCCL prints, a setting the catalog knows only as set (``nccl-env-set``: no entry
-    says it changes the path), a setting that only tunes NCCL (``NCCL_ALGO=RING`` on a command line: it says how the
-    run was asked to go, nothing of the box), or a path setting on a command line that runs one GPU (there is no path
-    between GPUs for it to change).
+    A setting that changes only what NCCL prints, a setting the catalog knows only as set (``nccl-env-set``: no
+    entry says it changes the path) or as harmless (an info entry: ``NCCL_IB_HCA set to mlx5``, a command line's
+    ``NCCL_P2P_LEVEL=NVL``, which the rule reports and does not judge), a setting that only tunes NCCL
+    (``NCCL_ALGO=RING`` on a command line: it says how the run was asked to go, nothing of the box), or a path
+    setting on a command line that runs one GPU (there is no path between GPUs for it to change).
     """
     from topoaudit.model.finding import Severity
     from topoaudit.model.nccl import QUIET
@@ -505,9 +506,11 @@ def says_nothing(hit: Hit) -> bool:
     name = hit.values.get("var", "")
     if name in QUIET or hit.signature == "nccl-env-set":
         return True
-    code = catalog().get(hit.signature).code
-    if code != "nccl-env-override":
+    entry = catalog().get(hit.signature)
+    if entry.code != "nccl-env-override":
         return False
+    if entry.severity == Severity.INFO:  # a setting its catalog entry knows does no harm: the box is not in it
+        return True
     value = hit.values.get("value") or hit.values.get("level") or ""
     said = effect(name, value) if name and value else None
     if name and value and (said is None or said[0] == Severity.INFO):
