@@ -146,3 +146,17 @@ def test_a_tuning_setting_on_the_command_line_judges_nothing_of_the_box(run: Run
     off.write_text(text.replace("NCCL_ALGO=RING ", "NCCL_P2P_DISABLE=1 ", 1))
     data = json.loads(run("analyze", str(off), "--format", "json")[1])
     assert data["verdict"] == "warn" and "1 known message" in data["gate"]["judged"]
+
+
+@pytest.mark.parametrize(
+    "paste_id",
+    ["lightning-18760-48rank-worker2-nccl-init-ib-hca", "nccl-1588-2x-h20-mpirun-env-overrides-cmd"],
+)
+def test_a_setting_the_catalog_knows_does_no_harm_judges_nothing(run: Run, paste_id: str) -> None:
+    """Lightning-AI/pytorch-lightning#18760 (NCCL's start-up as far as `NCCL_IB_HCA set to mlx5`) and NVIDIA/nccl#1588
+    (an mpirun line with `-x NCCL_P2P_LEVEL=NVL`): before, PASS over "1 known message". The setting is said, at
+    info; nothing in either paste shows the box, so neither is a PASS."""
+    code, out, _ = run("analyze", dev_paste(paste_id), "--format", "json")
+    data = json.loads(out)
+    assert code == ExitCode.OK and data["verdict"] == "not judged"
+    assert [f["severity"] for f in data["findings"] if f["code"] == "nccl-env-override"] == ["info"]
