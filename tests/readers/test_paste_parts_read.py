@@ -121,7 +121,9 @@ def test_the_judge_accepts_a_lone_warn_line_without_gpus(run: Run, tmp_path: Pat
     )
     code, out, _ = run("analyze", str(paste), "--format", "json")
     assert code == 1 and next(f["code"] for f in json.loads(out)["findings"]) == "p2p-unavailable"
-    paste.write_text("ERROR: nhc: Health check failed: check_hw_cpuinfo: Actual CPU core count (64) != 128\n")
+    paste.write_text(
+        "ERROR: nhc: Health check failed: check_hw_ib: No IB port mlx5_0:1 is ACTIVE (LinkUp 400 Gb/sec)\n"
+    )
     code, out, _ = run("analyze", str(paste), "--no-color")
     assert code == 1 and "health-check-failed" in out and "no GPUs in this report (the input names none)" in out
 

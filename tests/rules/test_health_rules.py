@@ -36,12 +36,26 @@ def test_a_failed_nhc_check_names_the_check_and_the_gpu(run: Run, tmp_path: Path
     found = codes(report)
     assert code == 1 and "health-check-failed" not in found  # ECC is the catalog's: a GPU hardware error
     assert found["gpu-hardware-error"]["severity"] == "fail"
-    paste.write_text("ERROR:  nhc:  Health check failed:  check_hw_cpuinfo: Actual CPU core count (64) != 128\n")
+    paste.write_text("ERROR:  nhc:  Health check failed:  check_hw_eth: No Ethernet device eth1 found\n")
     code, report = judged(run, paste)
     check = codes(report)["health-check-failed"]
     assert code == 1 and check["severity"] == "fail"
-    assert check["message"].startswith("1 health check(s) failed: NHC check_hw_cpuinfo on a GPU the line does not name")
+    assert check["message"].startswith("1 health check(s) failed: NHC check_hw_eth on a GPU the line does not name")
     assert check["evidence"]["checks"][0]["line"] == 1
+
+
+def test_a_failed_nhc_check_of_the_host_itself_is_said_and_judges_nothing(run: Run, tmp_path: Path) -> None:
+    """Azure/azurehpc-health-checks#14: NDv4's RAM size checked on an NDv5 (check_hw_physmem), before a FAIL. The
+    host's memory, CPUs or file systems are not its GPUs or their links: said at info, and not judged."""
+    paste = tmp_path / "nhc.txt"
+    paste.write_text(
+        "ERROR:  nhc:  Health check failed:  check_hw_physmem:  Actual RAM size (1961032660 kB) greater than maximum"
+        " allowed (928858388 kB).\n"
+    )
+    code, report = judged(run, paste)
+    check = codes(report)["health-check-failed"]
+    assert code == 0 and report["gate"]["verdict"] == "not judged"
+    assert check["severity"] == "info" and "not of its GPUs or their links" in check["message"]
 
 
 def test_an_xid_line_is_a_kernel_gpu_error_with_its_meaning_said_once(run: Run) -> None:

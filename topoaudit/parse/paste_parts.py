@@ -427,6 +427,8 @@ _PRINTED = re.compile(
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
     r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
     r"|\d+%\|"  # a progress bar
+    r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
+    r"(?:No such file or directory|command not found|Permission denied)"
 )
 _GPU_LABEL = re.compile(r"\b(?:GPU|NIC)\d+\b")
 _FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}|[a-z_][\w.-]*)\s*:\s+\S")

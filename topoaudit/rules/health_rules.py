@@ -104,6 +104,8 @@ def _nvlink_check(event: HealthEvent) -> bool:
 
 def _check_severity(event: HealthEvent, spec: GpuSpec | None) -> tuple[Severity, str]:
     """Return the check's severity on this box, and why it is lowered ("" when it is not)."""
+    if event.of_the_host_only and event.severity != Severity.INFO:
+        return Severity.INFO, f"the check is of the host ({event.check}), not of its GPUs or their links"
     if spec is None or not _nvlink_check(event) or event.severity == Severity.INFO:
         return event.severity, ""
     if spec.nvlink_generation == 0:

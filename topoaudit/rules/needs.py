@@ -492,7 +492,8 @@ def _short_of_the_gpus(hit: Hit) -> bool:
 def says_nothing(hit: Hit) -> bool:
     """Tell a known message that says nothing about the box.
 
-    A setting that changes only what NCCL prints, a setting the catalog knows only as set (``nccl-env-set``: no
+    NHC's failure of a check of the host itself (its memory, file systems: ``nhc-host-check-failed``), a setting
+    that changes only what NCCL prints, a setting the catalog knows only as set (``nccl-env-set``: no
     entry says it changes the path) or as harmless (an info entry: ``NCCL_IB_HCA set to mlx5``, a command line's
     ``NCCL_P2P_LEVEL=NVL``, which the rule reports and does not judge), a setting that only tunes NCCL
     (``NCCL_ALGO=RING`` on a command line: it says how the run was asked to go, nothing of the box), or a path
@@ -504,7 +505,7 @@ def says_nothing(hit: Hit) -> bool:
     from topoaudit.parse.signatures import catalog
 
     name = hit.values.get("var", "")
-    if name in QUIET or hit.signature == "nccl-env-set":
+    if name in QUIET or hit.signature in ("nccl-env-set", "nhc-host-check-failed"):
         return True
     entry = catalog().get(hit.signature)
     if entry.code != "nccl-env-override":
@@ -683,7 +684,11 @@ def _health_covers(ctx: Context) -> str:
     events = getattr(ctx, "health")  # noqa: B009 (a RuleContext field the Protocol leaves out, as _counted reads)
     if isinstance(events, Unsupported) or not events:
         return ""
-    judged = [e for e in events if e.severity.value != "info" or _ABOUT_LINKS.search(f"{e.check} {e.text}")]
+    judged = [
+        e
+        for e in events
+        if not e.of_the_host_only and (e.severity.value != "info" or _ABOUT_LINKS.search(f"{e.check} {e.text}"))
+    ]
     return _plural(len(judged), "health line") if judged else ""
 
 
