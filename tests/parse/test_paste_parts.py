@@ -260,8 +260,11 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "r06-03  11984        r06-14  11200        r06-07   9744\n",
         "2022-11-15 19:26:36,618\tERROR tune.py:773 -- Trials did not complete\n",
         "Running tokenizer on dataset (num_proc=80):  12%|█▏        | 422000/3643454 [01:38<17:19]\n",
+        "/bin/bash: line 1: /usr/sbin/sshd: No such file or directory\n",
+        "    max_batch_size: None,\n    cuda_graphs: None,\n    port: 80,\n",
     ],
-    ids=["ascii-table", "hostnamectl", "ipmi-sel", "aligned-columns", "log-line", "progress-bar"],
+    ids=["ascii-table", "hostnamectl", "ipmi-sel", "aligned-columns", "log-line", "progress-bar", "shell-error",
+         "struct-fields"],  # fmt: skip
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:
     """Tables, a tool's fields, a logger's lines: text a program printed, pasted in GPU threads beside what failed.
