@@ -263,8 +263,16 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "/bin/bash: line 1: /usr/sbin/sshd: No such file or directory\n",
         "    max_batch_size: None,\n    cuda_graphs: None,\n    port: 80,\n",
     ],
-    ids=["ascii-table", "hostnamectl", "ipmi-sel", "aligned-columns", "log-line", "progress-bar", "shell-error",
-         "struct-fields"],  # fmt: skip
+    ids=[
+        "ascii-table",
+        "hostnamectl",
+        "ipmi-sel",
+        "aligned-columns",
+        "log-line",
+        "progress-bar",
+        "shell-error",
+        "struct-fields",
+    ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:
     """Tables, a tool's fields, a logger's lines: text a program printed, pasted in GPU threads beside what failed.
