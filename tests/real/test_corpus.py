@@ -136,7 +136,6 @@ STILL_WRONG: dict[str, str] = {
     "tinygrad-okm-36-4090d-48gb-mapping-buffer-failed": "verdict FAIL but no finding names p2p-unsupported (found run-failed)",
     "tinygrad-p2p-45-4090-p2p-disabled-shm-run": "verdict WARN but no finding names config-override (found nccl-p2p-unused)",
     "torchtitan-1681-pp-net-socket-truncated": "verdict FAIL but no finding names run-hung (found run-failed)",
-    "trtllm-17034-ipc-open-invalid-device-101": "verdict FAIL but no finding names p2p-unsupported (found run-failed)",
     "ucx-3956-perftest-339mbs-nvlink": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "ucx-3984-osu-bw-no-peermem": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "ucxpy-334-dgx1-nvlink-reuse-alloc": "verdict NOT_JUDGED, the thread's PASS/WARN",
