@@ -61,7 +61,6 @@ STILL_WRONG: dict[str, str] = {
     "llamafactory-3534-2node-dgx-ib-no-gdrdma-channels": "verdict WARN but no finding names run-hung (found nccl-gdr-disabled)",
     "lmdeploy-3286-turbomind-nccl-syserr": "verdict FAIL, the thread's NOT_JUDGED",
     "lmdeploy-4325-topo-mixed-nvlink-bridges-tp4-hang": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
-    "lmdeploy-4962-4xa10-turbomind-no-kernel-image": "verdict FAIL, the thread's NOT_JUDGED",
     "megatron-450-docker-multinode-proxy-connect-warn": "verdict FAIL but no finding names net-fallback (found run-failed)",
     "mooncake-1088-sglang-hicache-transfer-timeout-60s": "verdict FAIL but no finding names run-failed (found bench-timeout)",
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low, p2p-copy-below-pcie)",
