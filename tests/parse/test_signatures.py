@@ -104,6 +104,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("E0311 09:12:01.000123 4242 rdma_transport.cpp:411] No matched device found: mlx5_9", "mooncake-engine-error"),
     ("[TM][FATAL][0914.14:00:37.807188][cast.cu:264] CUDA error: no kernel image is available for execution on the device", "cuda-209-no-kernel-image"),
     ("          → cudaIpcOpenMemHandle  ← cudaErrorInvalidDevice (101)", "cuda-ipc-open-invalid-device"),
     ("ERROR:  nhc:  Health check failed:  check_hw_physmem:  Actual RAM size (1961032660 kB) greater than maximum allowed (928858388 kB).", "nhc-host-check-failed"),

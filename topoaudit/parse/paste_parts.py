@@ -425,6 +425,7 @@ _PRINTED = re.compile(
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
     r"|\S\s{2,}\S+\s{2,}\S"  # columns aligned by runs of spaces
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
+    r"|^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix: "E0603 20:16:59.104586 27322 file.cc:271] "
     r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
     r"|\d+%\|"  # a progress bar
     r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
