@@ -104,6 +104,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("nixlRemoteDisconnectError: NIXL_ERR_REMOTE_DISCONNECT", "nixl-remote-disconnect"),
+    ("nixlBackendError: NIXL_ERR_BACKEND", "nixl-backend-error"),
     ("E0311 09:12:01.000123 4242 rdma_transport.cpp:411] No matched device found: mlx5_9", "mooncake-engine-error"),
     ("[TM][FATAL][0914.14:00:37.807188][cast.cu:264] CUDA error: no kernel image is available for execution on the device", "cuda-209-no-kernel-image"),
     ("          → cudaIpcOpenMemHandle  ← cudaErrorInvalidDevice (101)", "cuda-ipc-open-invalid-device"),
