@@ -261,6 +261,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "2022-11-15 19:26:36,618\tERROR tune.py:773 -- Trials did not complete\n",
         "Running tokenizer on dataset (num_proc=80):  12%|█▏        | 422000/3643454 [01:38<17:19]\n",
         "/bin/bash: line 1: /usr/sbin/sshd: No such file or directory\n",
+        "$ lspci -v | grep Mellanox\n01:00.0 Network controller: Mellanox Technologies MT27500 Family [ConnectX-3]\n"
+        "\tSubsystem: Mellanox Technologies MT27500 Family [ConnectX-3]\n",
         "I1120 11:09:23.594488 203018 pybind_client.cpp:218] Mounting segment: 13421772800 bytes\n",
         "    max_batch_size: None,\n    cuda_graphs: None,\n    port: 80,\n",
     ],
@@ -272,6 +274,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "log-line",
         "progress-bar",
         "shell-error",
+        "lspci-devices",
         "glog-line",
         "struct-fields",
     ],
