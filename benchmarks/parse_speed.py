@@ -91,6 +91,21 @@ def nccl_log(size_bytes: int, unique: bool = False, prefixed: bool = False) -> s
     return "\n".join(lines) + "\n"
 
 
+def framework_log(size_bytes: int) -> str:
+    """A training script's own log of about ``size_bytes``, with no word of the GPU stack in it: the text a paste
+    carries around its NCCL lines, whose kind is decided by its words and layout."""
+    lines, total, i = [], 0, 0
+    while total < size_bytes:
+        line = (
+            f"2024-05-01 12:{i // 60 % 60:02d}:{i % 60:02d},{i % 1000:03d} INFO trainer.py:{100 + i % 900} -- step {i} "
+        )
+        line += f"loss {(i * 7919) % 10000 / 10000:.4f} lr 0.0001 tokens {i * 4096}"
+        lines.append(line)
+        total += len(line) + 1
+        i += 1
+    return "\n".join(lines) + "\n"
+
+
 def _every_pattern(lines: list[str]) -> int:
     """Hits of every catalog pattern on every line: what the keyword prefilter saves."""
     from topoaudit.parse.signatures import catalog
@@ -124,6 +139,7 @@ def measure(repeat: int) -> dict[str, float]:
         "NCCL log 10 MB": nccl_log(10 * 2**20),
         "NCCL log 10 MB, prefixed": nccl_log(10 * 2**20, prefixed=True),
         "NCCL log 10 MB, lines unique": nccl_log(10 * 2**20, unique=True),
+        "Training log 2 MB, no GPU words": framework_log(2 * 2**20),
     }
     for name, text in logs.items():
         lines = strip_prefixes(text)
