@@ -297,3 +297,12 @@ def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -
 )
 def test_prose_and_a_capture_s_remains_are_not_a_program_s_output(text: str) -> None:
     assert [p.kind for p in split_parts(text)] == ["other"]
+
+
+def test_a_long_stretch_is_judged_by_words_spread_over_it() -> None:
+    """A stretch's words are looked for in lines spread over it, not in every line of a long one: a log whose
+    GPU words recur only after its first 3000 lines is still recognised as the GPU stack's text."""
+    lines = [f"step {i} loss 0.{i % 97:02d}" for i in range(6000)]
+    for i in range(3000, 6000, 50):
+        lines[i] = f"step {i} torch.distributed barrier on world_size 8"
+    assert [p.kind for p in split_parts("\n".join(lines) + "\n")] == ["gpu-text"]
