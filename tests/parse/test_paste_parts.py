@@ -264,6 +264,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "$ lspci -v | grep Mellanox\n01:00.0 Network controller: Mellanox Technologies MT27500 Family [ConnectX-3]\n"
         "\tSubsystem: Mellanox Technologies MT27500 Family [ConnectX-3]\n",
         "I1120 11:09:23.594488 203018 pybind_client.cpp:218] Mounting segment: 13421772800 bytes\n",
+        "{{- if .BackoffLimit }}\nbackoffLimit: {{.BackoffLimit}}\n{{- end }}\ntemplate:\n  metadata:\n"
+        "    labels:\n      app: health-check\n",
         "    max_batch_size: None,\n    cuda_graphs: None,\n    port: 80,\n",
     ],
     ids=[
@@ -276,6 +278,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "shell-error",
         "lspci-devices",
         "glog-line",
+        "manifest-template",
         "struct-fields",
     ],
 )

@@ -104,6 +104,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Attribute busid of node nic not found", "nccl-topo-nic-busid-missing"),
+    ("Failed to get IB devices list: Function not implemented", "ibverbs-device-list-failed"),
     ("libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs1", "libibverbs-no-provider"),
     ("[17:47:41] src/kvstore/././comm.h:743: only 14 out of 20 GPU pairs are enabled direct access. It may affect the performance. You can set MXNET_ENABLE_GPU_P2P=0 to turn it off", "mxnet-p2p-partial"),
     ("nixlRemoteDisconnectError: NIXL_ERR_REMOTE_DISCONNECT", "nixl-remote-disconnect"),

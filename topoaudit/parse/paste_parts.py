@@ -446,13 +446,17 @@ _PRINTED = re.compile(
     r"|^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix: "E0603 20:16:59.104586 27322 file.cc:271] "
     r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
     r"|\d+%\|"  # a progress bar
+    r"|^\s*\{\{-? .*\}\}\s*$"  # a template's directive in a manifest: "{{- if .BackoffLimit }}"
     r"|^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d [A-Z][\w ]+: "  # lspci's device line
     r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
     r"(?:No such file or directory|command not found|Permission denied)"
 )
 _GPU_LABEL = re.compile(r"\b(?:GPU|NIC)\d+\b")
-_FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}|[a-z_][\w.-]*)\s*:\s+\S")
-"""A tool's field: ``Operating System: Ubuntu 22.04`` (hostnamectl), ``    max_batch_size: None,`` (a struct dump)."""
+_FIELD = re.compile(
+    r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:- )?[A-Za-z_][\w.-]*:(?:\s+\S|\s*$))"
+)
+"""A tool's field: ``Operating System: Ubuntu 22.04`` (hostnamectl), ``    max_batch_size: None,`` (a struct dump),
+``  - name: library-dir-host`` and ``template:`` (a YAML manifest)."""
 
 
 def _printed_by_a_program(texts: list[str]) -> bool:
