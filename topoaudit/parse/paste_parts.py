@@ -452,9 +452,7 @@ _PRINTED = re.compile(
     r"(?:No such file or directory|command not found|Permission denied)"
 )
 _GPU_LABEL = re.compile(r"\b(?:GPU|NIC)\d+\b")
-_FIELD = re.compile(
-    r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:- )?[A-Za-z_][\w.-]*:(?:\s+\S|\s*$))"
-)
+_FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:- )?[A-Za-z_][\w.-]*:(?:\s+\S|\s*$))")
 """A tool's field: ``Operating System: Ubuntu 22.04`` (hostnamectl), ``    max_batch_size: None,`` (a struct dump),
 ``  - name: library-dir-host`` and ``template:`` (a YAML manifest)."""
 
