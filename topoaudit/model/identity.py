@@ -21,7 +21,7 @@ class HardwareClass:
 
     key: str
     name: str  # in words, as a finding says it
-    build: str  # "nvswitch" | "mesh" | "bridge"
+    build: str  # "nvswitch" | "mesh" | "bridge" | "pcie"
     layout: str  # as the catalog's layouts: "nvswitch", "hybrid-cube-mesh", "bridged-pairs"
     domain_size: int  # GPUs in one NVLink domain of the standard node
     node_gpus: int  # GPUs of the standard baseboard or node

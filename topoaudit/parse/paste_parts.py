@@ -407,8 +407,8 @@ def _other_kind(texts: list[str], no_rank_prefix: bool = True, prefixes: list[st
     interconnect's tools print, or a multi-GPU job's log lines that name their rank (SGLang's ``[date time TP0]``,
     torchrun's ``[rank3]:``, Open MPI's ``[1,3]<stdout>:``), with the words of the prefixes taken off them (``[W
     ProcessGroupNCCL.cpp:1569]``), or a program's output with none of those words (``program-output``); else
-    ``other``. Decided for the whole stretch, so a traceback's message that names
-    NVLink stays in the traceback."""
+    ``other``. Decided for the whole stretch (its words looked for in lines spread over a long one), so a
+    traceback's message that names NVLink stays in the traceback."""
     if all(_GPU_LIST.match(t.strip()) for t in texts):
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
     if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
@@ -459,9 +459,10 @@ _FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:-
 
 def _printed_by_a_program(texts: list[str]) -> bool:
     """Whether lines are a program's output rather than words someone wrote: half of them a table's row, aligned
-    columns, a log line with its time or level, a shell prompt or a progress bar, or two thirds of them a tool's
-    fields. Such text (a Ray Tune table, hostnamectl, an IPMI event list) is recognised and not judged; prose is
-    refused with what to paste instead."""
+    columns, a logger's line (its time, level or glog prefix), a shell's prompt or error, a progress bar, lspci's
+    device line or a manifest's template directive, or two thirds of them fields (``Key: value``, YAML). Such text
+    (a Ray Tune table, hostnamectl, an IPMI event list, a Kubernetes manifest) is recognised and not judged; prose
+    is refused with what to paste instead."""
     lines = [t for t in texts if t.strip()]
     if not lines or any(_GPU_LABEL.search(t) for t in lines):
         return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint

@@ -766,6 +766,7 @@ def _tp_scope(tp: int, gpus: int, largest: int, design: GpuSpec | HardwareClass 
 
 
 def _without_nvlink(design: GpuSpec | HardwareClass) -> str:
+    """Say what shows the box is PCIe cards: the catalog's entry for its model, or the class its layout fits."""
     from topoaudit.catalog import GpuSpec
 
     if isinstance(design, GpuSpec):
