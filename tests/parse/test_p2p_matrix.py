@@ -350,3 +350,25 @@ def test_tensorflow_2_s_edge_matrix_all_n_is_no_peer_access_anywhere() -> None:
         (0, 1, "not-supported"), (0, 2, "not-supported"), (1, 2, "not-supported")
     ]  # fmt: skip
     assert parse_p2p(text.replace(" N N N", " Y Y Y"), "paste").statuses[0].read == "ok"
+
+
+def test_a_second_header_under_one_title_keeps_each_matrix_s_rows_with_its_columns(tmp_path: Path) -> None:
+    """A paste of two cut matrices: three rows of a 7-GPU pair matrix, then busGrind's host/device header for 8 GPUs
+    whose own title was cut. Before, the rows above were read against the 8 columns below and the rules stopped on
+    a row shorter than its header (exit 5). Each matrix keeps its rows with its own columns."""
+    text = (
+        "directional P2P=Disabled Bandwidth Matrix (GB/s)\n"
+        "D\\D     0      1      2      3      4      5      6\n"
+        "0 723.04  19.25  21.47  20.97  21.29  21.45   2.83\n"
+        "1  18.39 922.88  20.83  21.36  21.49  21.42   2.84\n"
+        "2  21.56  20.20 921.83  21.77  21.31  21.98   2.85\n"
+        "   Dir\\D       0      1      2      3      4      5      6      7\n"
+        "   D2H     56.83  57.12  57.14  57.15  55.37  55.47  55.49  53.53\n"
+    )
+    parsed = parse_p2p(text, "cut.txt")
+    (matrix,) = parsed.matrices
+    assert len(matrix.columns) == 7 and all(len(row) == 7 for row in matrix.values_gbps)
+    paste = tmp_path / "cut.txt"
+    paste.write_text(text)
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert report.gate.exit_code in (0, 1)

@@ -332,6 +332,9 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
                 )
             )
         if title and line.strip().startswith(("D\\D", "Dir\\D")):
+            if rows or host_rows:  # a second header under one title (a paste of two cut matrices): the rows above
+                close()  # are the first header's, read with its columns
+                rows = []
             labels = line.split()[1:]
             if labels and all(c.isdecimal() and len(c) < 6 for c in labels):
                 columns = [int(c) for c in labels]
