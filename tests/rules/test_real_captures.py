@@ -146,7 +146,7 @@ TABLE = [
     Row("nccl/ncclinfo-a100sxm4-2gpu-p2p-direct-read-24ch-container-1.txt", None, "pass", "", "model-unknown:info nccl-env-override:info"),
     Row("nccl/ncclinfo-a100sxm4-4gpu-init-trees-rings-container-1.txt", None, "pass", "", "bench-run-hung:info nccl-net-socket-fallback:info nccl-nvls-off:info"),  # its device lines name A100-SXM4-80GB; the excerpt ends in NCCL's setup
     Row("nccl/ncclinfo-hgx-a100-topo-system-tree-print-1.txt", None, "pass", "", "model-unknown:info nccl-net-socket-fallback:info"),
-    Row("nccl/ncclinfo-ndh100v5-netib-roce-misnamed-nic-1.txt", None, "not judged", "", "model-unknown:info run-failed:info"),
+    Row("nccl/ncclinfo-ndh100v5-netib-roce-misnamed-nic-1.txt", None, "fail", "", "model-unknown:info run-failed:fail"),  # xml.h's WARN returns ncclInternalError: a NIC NCCL cannot place stops its init
     Row("nccl/ncclinfo-p4d-2node-libfabric-gdrdma-2channels-1.txt", None, "pass", "", "model-unknown:info"),
     Row("nccl/ncclinfo-p4d-sagemaker-netofi-topofile-leadingspace-1.txt", None, "not judged", "", "model-unknown:info"),
     Row("nccl/ncclinfo-p5en-h200-netofi-16nic-groups-1.txt", None, "not judged", "", "model-unknown:info"),
