@@ -172,3 +172,18 @@ def test_a_kubernetes_node_offering_fewer_gpus_than_it_has_warns(run: Run, tmp_p
     paste.write_text(NODE.format(allocatable=8))  # every GPU offered: nothing withheld, and nothing else to judge
     code, report = judged(run, paste)
     assert code == 0 and "health-check-failed" not in codes(report) and report["verdict"] == "not judged"
+
+
+def test_the_catalog_and_the_rule_agree_on_which_nhc_checks_are_the_host_s() -> None:
+    """The host-only checks are listed twice (the health model's pattern, the catalog's entry): the line a user
+    pastes must be told the same by both, or one of them would fail what the other says judges nothing."""
+    from topoaudit.model.health import HOST_ONLY_CHECKS
+    from topoaudit.parse.signatures import match_text
+
+    for check in ("check_hw_physmem", "check_hw_swap_free", "check_fs_mount", "check_ps_service", "check_hw_ib",
+                  "check_gpu_bw", "check_nvlink_status", "check_hw_eth"):  # fmt: skip
+        line = f"ERROR:  nhc:  Health check failed:  {check}:  something is off"
+        said = {hit.signature for hit in match_text(line)}
+        host_only = bool(HOST_ONLY_CHECKS.fullmatch(check))
+        assert ("nhc-host-check-failed" in said) == host_only, check
+        assert not (host_only and "nhc-check-failed" in said), check

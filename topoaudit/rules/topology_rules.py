@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from topoaudit.catalog import GpuSpec
 from topoaudit.model.finding import Finding, Severity, Skipped
+from topoaudit.model.identity import HardwareClass
 from topoaudit.model.machine import Link, PathLevel
 from topoaudit.model.network import NicSet
 from topoaudit.model.report import ELIDED
@@ -31,10 +32,6 @@ from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, info
 from topoaudit.rules.needs import NIC_PATHS, TOPOLOGY
 from topoaudit.rules.registry import rule
-
-if TYPE_CHECKING:
-    from topoaudit.catalog import GpuSpec
-    from topoaudit.model.identity import HardwareClass
 
 
 @rule(
@@ -767,8 +764,6 @@ def _tp_scope(tp: int, gpus: int, largest: int, design: GpuSpec | HardwareClass 
 
 def _without_nvlink(design: GpuSpec | HardwareClass) -> str:
     """Say what shows the box is PCIe cards: the catalog's entry for its model, or the class its layout fits."""
-    from topoaudit.catalog import GpuSpec
-
     if isinstance(design, GpuSpec):
         return f"the {design.name} has no NVLink"
     return f"the box is judged as {design.name} (see nvlink-absent)"
