@@ -41,6 +41,7 @@ STILL_WRONG: dict[str, str] = {
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "deepep-270-tuning-low-rdma-bw": "verdict WARN but no finding names run-hung (found deepep-test-result)",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
+    "dekr-18-docker-ncclsystemerror-ipc-host": "verdict NOT_JUDGED, the thread's FAIL",
     "detectron2-4730-multinode-nccl-socket-no-ibverbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "dsexamples-310-8gpu-ib-async-client-reregistration": "verdict WARN but no finding names run-hung (found rdma-port-errors)",
     "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
