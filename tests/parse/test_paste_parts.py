@@ -267,6 +267,11 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "{{- if .BackoffLimit }}\nbackoffLimit: {{.BackoffLimit}}\n{{- end }}\ntemplate:\n  metadata:\n"
         "    labels:\n      app: health-check\n",
         "    max_batch_size: None,\n    cuda_graphs: None,\n    port: 80,\n",
+        "[WARNING] [runner.py:196:fetch_hostfile] Unable to find hostfile, will proceed with training with local "
+        "resources only.\n",
+        "[NeMo I 2024-05-08 21:28:45 modelPT:724] Optimizer config = MegatronDistributedFusedAdam (\n"
+        "    Parameter Group 0\n        betas: [0.9, 0.98]\n        eps: 1e-08\n        lr: 5e-06\n    )\n"
+        "[NeMo I 2024-05-08 21:28:45 lr_scheduler:772] Scheduler not initialized as no `sched` config supplied\n",
     ],
     ids=[
         "ascii-table",
@@ -280,6 +285,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "glog-line",
         "manifest-template",
         "struct-fields",
+        "logger-prefix-then-prose",
+        "logger-line-then-struct",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

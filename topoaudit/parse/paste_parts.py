@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from topoaudit.parse import tensorflow_log
 from topoaudit.parse.prefixes import Line, strip_prefixes
@@ -398,11 +399,18 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
             stretch = [by_number[n] for n in run.lines]
             # the words a prefix carried count too: "[W ProcessGroupNCCL.cpp:1569]" says whose line it is
             words = [" ".join(p.text for p in line.prefixes) for line in stretch if line.prefixes]
-            run.kind = _other_kind([line.text for line in stretch], ranked.isdisjoint(run.lines), words)
+            logged = [any(p.kind in _LOGGED_PREFIXES for p in line.prefixes) for line in stretch]
+            run.kind = _other_kind([line.text for line in stretch], ranked.isdisjoint(run.lines), words, logged)
     return tuple(run.part() for run in _interleave(runs))
 
 
-def _other_kind(texts: list[str], no_rank_prefix: bool = True, prefixes: list[str] | None = None) -> str:
+_LOGGED_PREFIXES = frozenset({"logger", "timestamp", "syslog"})
+"""Prefix kinds only a program writes: a line that carried one was printed, whatever words are left after it."""
+
+
+def _other_kind(
+    texts: list[str], no_rank_prefix: bool = True, prefixes: list[str] | None = None, logged: list[bool] | None = None
+) -> str:
     """What lines no capture's shape claims still are: `nvidia-smi -L`, a bandwidth stated in words, words only the
     interconnect's tools print, or a multi-GPU job's log lines that name their rank (SGLang's ``[date time TP0]``,
     torchrun's ``[rank3]:``, Open MPI's ``[1,3]<stdout>:``), with the words of the prefixes taken off them (``[W
@@ -418,17 +426,19 @@ def _other_kind(texts: list[str], no_rank_prefix: bool = True, prefixes: list[st
         return "gpu-text"
     if _several_devices(texts):
         return "gpu-text"
-    if _printed_by_a_program(sample):
+    if _printed_by_a_program(sample, _spread(logged) if logged else None):
         return "program-output"
     return "other"
 
+
+T = TypeVar("T")
 
 _WORDS_SCANNED = 2000
 """Lines of a long stretch whose words decide its kind: a stretch's kind is the same at its start and throughout,
 and the vocabulary's hundred-odd alternatives cost about 0.1 ms a line (an 8 MB log of other text took 30 s)."""
 
 
-def _spread(texts: list[str]) -> list[str]:
+def _spread(texts: list[T]) -> list[T]:
     """At most :data:`_WORDS_SCANNED` lines of ``texts``: the first half of them, then lines spread evenly over the
     rest, so words that appear only further on are still seen."""
     if len(texts) <= _WORDS_SCANNED:
@@ -442,6 +452,7 @@ _PRINTED = re.compile(
     r"^\s*(?:[\w.-]+@[\w.-]+:\S*\s*)?[#$%]\s+[\w./-]"  # a shell prompt and its command: "# ifconfig mce0", "$ ls"
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
     r"|\S\s{2,}\S+\s{2,}\S"  # columns aligned by runs of spaces
+    r"|^\s*\[[^\]]{0,40}\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a logger's bracket: "[NeMo I 2024-05-08 21:28:45 m:7]"
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
     r"|^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix: "E0603 20:16:59.104586 27322 file.cc:271] "
     r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
@@ -457,18 +468,20 @@ _FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:-
 ``  - name: library-dir-host`` and ``template:`` (a YAML manifest)."""
 
 
-def _printed_by_a_program(texts: list[str]) -> bool:
+def _printed_by_a_program(texts: list[str], logged: list[bool] | None = None) -> bool:
     """Whether lines are a program's output rather than words someone wrote: half of them a table's row, aligned
     columns, a logger's line (its time, level or glog prefix), a shell's prompt or error, a progress bar, lspci's
-    device line or a manifest's template directive, or two thirds of them fields (``Key: value``, YAML). Such text
+    device line or a manifest's template directive (or carried a logger's prefix, ``logged``), or two thirds of them
+    fields (``Key: value``, YAML) or printed lines (a logger's line, then the struct it dumps). Such text
     (a Ray Tune table, hostnamectl, an IPMI event list, a Kubernetes manifest) is recognised and not judged; prose
     is refused with what to paste instead."""
     lines = [t for t in texts if t.strip()]
     if not lines or any(_GPU_LABEL.search(t) for t in lines):
         return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint
-    printed = sum(bool(_PRINTED.search(t)) for t in lines)
-    fields = sum(bool(_FIELD.match(t)) for t in lines)
-    return printed * 2 >= len(lines) or (len(lines) >= 2 and fields * 3 >= 2 * len(lines))
+    flags = logged if logged is not None and len(logged) == len(texts) else [False] * len(texts)
+    printed = [bool(flag or _PRINTED.search(t)) for t, flag in zip(texts, flags, strict=True) if t.strip()]
+    printed_or_field = sum(p or bool(_FIELD.match(t)) for t, p in zip(lines, printed, strict=True))
+    return sum(printed) * 2 >= len(lines) or (len(lines) >= 2 and printed_or_field * 3 >= 2 * len(lines))
 
 
 _NUMBERED_DEVICE = re.compile(r"\b(?:(?:[Dd]evice|GPU|gpu) #?|cuda:)(\d{1,4})\b")  # not topo -m's "GPU0" labels
