@@ -272,6 +272,10 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "[NeMo I 2024-05-08 21:28:45 modelPT:724] Optimizer config = MegatronDistributedFusedAdam (\n"
         "    Parameter Group 0\n        betas: [0.9, 0.98]\n        eps: 1e-08\n        lr: 5e-06\n    )\n"
         "[NeMo I 2024-05-08 21:28:45 lr_scheduler:772] Scheduler not initialized as no `sched` config supplied\n",
+        "(WorkerDict pid=261640) After building sharding manager, memory allocated (GB): 0.92, reserved (GB): 2.11\n"
+        "(WorkerDict pid=261640) After building rollout, memory allocated (GB): 0.92, memory reserved (GB): 2.11\n",
+        "Step\tImg/sec\ttotal_loss\n1\timages/sec: 3.7 +/- 0.0 (jitter = 0.0)\t9.155\n"
+        "10\timages/sec: 4.9 +/- 2.7 (jitter = 2.2)\t9.047\n",
     ],
     ids=[
         "ascii-table",
@@ -287,6 +291,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "struct-fields",
         "logger-prefix-then-prose",
         "logger-line-then-struct",
+        "ray-worker-lines",
+        "tab-separated-columns",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

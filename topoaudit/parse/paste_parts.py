@@ -404,8 +404,9 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
     return tuple(run.part() for run in _interleave(runs))
 
 
-_LOGGED_PREFIXES = frozenset({"logger", "timestamp", "syslog"})
-"""Prefix kinds only a program writes: a line that carried one was printed, whatever words are left after it."""
+_LOGGED_PREFIXES = frozenset({"logger", "timestamp", "syslog", "ray", "skypilot", "kubectl"})
+"""Prefix kinds only a program writes (a logger, or a launcher forwarding a worker's output): a line that carried one
+was printed, whatever words are left after it."""
 
 
 def _other_kind(
@@ -451,7 +452,7 @@ def _spread(texts: list[T]) -> list[T]:
 _PRINTED = re.compile(
     r"^\s*(?:[\w.-]+@[\w.-]+:\S*\s*)?[#$%]\s+[\w./-]"  # a shell prompt and its command: "# ifconfig mce0", "$ ls"
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
-    r"|\S\s{2,}\S+\s{2,}\S"  # columns aligned by runs of spaces
+    r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S"  # columns aligned by runs of spaces, or tab-separated
     r"|^\s*\[[^\]]{0,40}\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a logger's bracket: "[NeMo I 2024-05-08 21:28:45 m:7]"
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
     r"|^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix: "E0603 20:16:59.104586 27322 file.cc:271] "
