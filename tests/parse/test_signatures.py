@@ -104,6 +104,9 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("RuntimeError: cuda runtime error (60) : peer mapping resources exhausted at /py/conda-bld/pytorch_1493676237139/work/torch/lib/THC/THCGeneral.c:224", "cuda-711-too-many-peers-fatal"),
+    ("CUDA error: peer mapping resources exhausted", "cuda-711-too-many-peers-fatal"),
+    ("nvidia              56467456  106 nvidia_uvm,gdrdrv,nvidia_modeset", "lsmod-nvidia-holders-no-peermem"),
     ("ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory.", "ucx-ib-resource-create-failed"),
     ("[1592900000.000000] [node1:123:0]        ib_iface.c:1377 UCX  ERROR mlx5_1: ibv_create_cq(cqe=4096) failed: Cannot allocate memory : Please set max locked memory (ulimit -l) to 'unlimited' (current: 64 kbytes)", "ucx-ib-resource-create-failed"),
     ("WARNING: There are more than one active ports on host 'm13', but the", "ompi-openib-default-gid-prefix"),
@@ -764,6 +767,11 @@ NOT = [
     ("2025-06-11T19:12:23 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-check-failed"),
     ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected", "nhc-checker-stopped"),
     ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
+    (
+        "nvidia              34037760  19 nvidia_uvm,nv_peer_mem,gdrdrv,nvidia_modeset",
+        "lsmod-nvidia-holders-no-peermem",
+    ),
+    ("nvidia              34037760  19 nvidia_uvm,nvidia_peermem,nvidia_modeset", "lsmod-nvidia-holders-no-peermem"),
 ]
 
 
