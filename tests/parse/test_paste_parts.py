@@ -276,6 +276,13 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "(WorkerDict pid=261640) After building rollout, memory allocated (GB): 0.92, memory reserved (GB): 2.11\n",
         "Step\tImg/sec\ttotal_loss\n1\timages/sec: 3.7 +/- 0.0 (jitter = 0.0)\t9.155\n"
         "10\timages/sec: 4.9 +/- 2.7 (jitter = 2.2)\t9.047\n",
+        "terminate called after throwing an instance of 'std::out_of_range'\n"
+        "  what():  IB transport out of range: 1 >= 1\n",
+        "void ScatterGetBw(size_t count, int typesize, double sec, double* algBw, double* busBw, int nranks) {\n"
+        "double baseBw = (double)(count * nranks * typesize) / 1.0E9 / sec;\n\n*algBw = baseBw;\n}\n",
+        "export MASTER_ADDR=10.0.0.1\nexport MASTER_PORT=29500\nexport WORLD_SIZE=16\n",
+        "[Service]\nExecStart=/usr/bin/python train.py\nRestart=always\n",
+        "goroutine 1 [running]:\nmain.main()\n\t/app/main.go:12 +0x1d\nexit status 2\n",
     ],
     ids=[
         "ascii-table",
@@ -293,6 +300,11 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "logger-line-then-struct",
         "ray-worker-lines",
         "tab-separated-columns",
+        "cxx-uncaught-exception",
+        "c-source",
+        "shell-exports",
+        "ini-config",
+        "go-panic-stack",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:
@@ -307,9 +319,10 @@ def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -
         "the cluster was slow yesterday\nplease help\n",
         "Note: this is slow\nplease help\n",
         "Hi all,\nI have an issue: the run hangs.\nAny idea?\n",
+        "Hi,\nwhen I run the training on two nodes it hangs forever.\nIf I run it on one node it works:\nany idea?\n",
         "        GPU0    GPU1    C\n",  # a topo -m header cut short: a capture's remains, refused with its hint
     ],
-    ids=["prose", "prose-with-a-colon", "greeting", "topo-header-remains"],
+    ids=["prose", "prose-with-a-colon", "greeting", "question-with-a-condition", "topo-header-remains"],
 )
 def test_prose_and_a_capture_s_remains_are_not_a_program_s_output(text: str) -> None:
     assert [p.kind for p in split_parts(text)] == ["other"]

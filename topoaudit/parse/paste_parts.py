@@ -462,7 +462,19 @@ _PRINTED = re.compile(
     r"|^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d [A-Z][\w ]+: "  # lspci's device line
     r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
     r"(?:No such file or directory|command not found|Permission denied)"
+    r"|^terminate called after throwing an instance of |^\s*what\(\):  "  # C++'s uncaught exception
+    r"|^goroutine \d+ \[|^panic: |^\s+/\S+\.go:\d+|^\s+at [\w.$]+\([\w.]+:\d+\)"  # Go's and Java's stacks
 )
+_WRITTEN = re.compile(
+    r"[;{]\s*$|^\s*}[\s;]*$|^\s*(?:#include|#define|#if|#endif|import \w|from [\w.]+ import |def \w+\(|class \w+"
+    r"|func \w+\(|package \w+|return\b|if\b.*:\s*$|for\b.*:\s*$|@\w+)"  # source code (C, Python, Go)
+    r"|^\s*\[[\w .:/-]+\]\s*$|^\s*[\w.-]+\s*=\s*\S"  # a config file's sections and settings (INI, TOML, .env)
+    r"|^\s*(?:export|unset|source|cd|sudo|pip3?|python3?|torchrun|deepspeed|accelerate|mpirun|srun|sbatch|docker|"
+    r"kubectl|git|conda|apt(?:-get)?|CUDA_VISIBLE_DEVICES=\S*|[A-Z_]+=\S+ \w)\s+\S"  # a command line without its prompt
+    r"|^\s*(?:FROM|RUN|ENV|COPY|CMD|ENTRYPOINT|WORKDIR|ARG)\s+\S"  # a Dockerfile
+)
+"""Text someone wrote for a machine rather than a reader: code, a configuration file, command lines (pasted beside
+what failed; never read, but not prose either)."""
 _GPU_LABEL = re.compile(r"\b(?:GPU|NIC)\d+\b")
 _FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:- )?[A-Za-z_][\w.-]*:(?:\s+\S|\s*$))")
 """A tool's field: ``Operating System: Ubuntu 22.04`` (hostnamectl), ``    max_batch_size: None,`` (a struct dump),
@@ -480,7 +492,11 @@ def _printed_by_a_program(texts: list[str], logged: list[bool] | None = None) ->
     if not lines or any(_GPU_LABEL.search(t) for t in lines):
         return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint
     flags = logged if logged is not None and len(logged) == len(texts) else [False] * len(texts)
-    printed = [bool(flag or _PRINTED.search(t)) for t, flag in zip(texts, flags, strict=True) if t.strip()]
+    printed = [
+        bool(flag or _PRINTED.search(t) or _WRITTEN.search(t))
+        for t, flag in zip(texts, flags, strict=True)
+        if t.strip()
+    ]
     printed_or_field = sum(p or bool(_FIELD.match(t)) for t, p in zip(lines, printed, strict=True))
     return sum(printed) * 2 >= len(lines) or (len(lines) >= 2 and printed_or_field * 3 >= 2 * len(lines))
 
