@@ -104,6 +104,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("[  3]  0.0-10.0 sec   113 MBytes  95.1 Mbits/sec", "iperf-interval-below-10gbit"),
+    ("[  5]   0.00-10.00  sec  10.9 GBytes  9.38 Gbits/sec    0             sender", "iperf-interval-below-10gbit"),
     ("RuntimeError: cuda runtime error (60) : peer mapping resources exhausted at /py/conda-bld/pytorch_1493676237139/work/torch/lib/THC/THCGeneral.c:224", "cuda-711-too-many-peers-fatal"),
     ("CUDA error: peer mapping resources exhausted", "cuda-711-too-many-peers-fatal"),
     ("nvidia              56467456  106 nvidia_uvm,gdrdrv,nvidia_modeset", "lsmod-nvidia-holders-no-peermem"),
@@ -767,6 +769,7 @@ NOT = [
     ("2025-06-11T19:12:23 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-check-failed"),
     ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected", "nhc-checker-stopped"),
     ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
+    ("[  5]   0.00-10.00  sec  45.9 GBytes  39.4 Gbits/sec    0             sender", "iperf-interval-below-10gbit"),
     (
         "nvidia              34037760  19 nvidia_uvm,nv_peer_mem,gdrdrv,nvidia_modeset",
         "lsmod-nvidia-holders-no-peermem",
