@@ -20,6 +20,7 @@ from topoaudit.parse.signatures import (
     Catalog,
     CatalogError,
     Signature,
+    _last_row,
     catalog,
     load_catalog,
     match_lines,
@@ -104,10 +105,13 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("# OSU MPI-CUDA Bandwidth Test v5.6.1\n# Size      Bandwidth (MB/s)\n131072                330.16\n262144                325.06", "osu-bandwidth"),
+    ("|              |       latency (usec)        |   bandwidth (MB/s)  |  message rate (msg/s) |\n+--------------+---------+\n            85     0.000 11780.587 11780.587     339.54     339.54          85          85", "ucx-perftest-bandwidth"),
+    (" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n 8192       30000            170.04             132.18               2.016966", "perftest-bandwidth"),
     ("[  3]  0.0-10.0 sec   113 MBytes  95.1 Mbits/sec", "iperf-interval-below-10gbit"),
     ("[  5]   0.00-10.00  sec  10.9 GBytes  9.38 Gbits/sec    0             sender", "iperf-interval-below-10gbit"),
     ("RuntimeError: cuda runtime error (60) : peer mapping resources exhausted at /py/conda-bld/pytorch_1493676237139/work/torch/lib/THC/THCGeneral.c:224", "cuda-711-too-many-peers-fatal"),
-    ("CUDA error: peer mapping resources exhausted", "cuda-711-too-many-peers-fatal"),
+    ("2020-07-24 06:07:59.775126: W tensorflow/compiler/xla/service/platform_util.cc:210] unable to create StreamExecutor for CUDA:0: failed initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_TOO_MANY_PEERS: peer mapping resources exhausted", "cuda-711-too-many-peers-fatal"),
     ("nvidia              56467456  106 nvidia_uvm,gdrdrv,nvidia_modeset", "lsmod-nvidia-holders-no-peermem"),
     ("ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory.", "ucx-ib-resource-create-failed"),
     ("[1592900000.000000] [node1:123:0]        ib_iface.c:1377 UCX  ERROR mlx5_1: ibv_create_cq(cqe=4096) failed: Cannot allocate memory : Please set max locked memory (ulimit -l) to 'unlimited' (current: 64 kbytes)", "ucx-ib-resource-create-failed"),
@@ -769,6 +773,11 @@ NOT = [
     ("2025-06-11T19:12:23 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-check-failed"),
     ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected", "nhc-checker-stopped"),
     ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
+    (
+        "# OSU MPI-CUDA Latency Test v5.6.1\n# Size          Latency (us)\n0                       1.89\n4194304               1234.5",
+        "osu-bandwidth",
+    ),
+    ("# Size      Bandwidth (MB/s)\n^C", "osu-bandwidth"),
     ("[  5]   0.00-10.00  sec  45.9 GBytes  39.4 Gbits/sec    0             sender", "iperf-interval-below-10gbit"),
     (
         "nvidia              34037760  19 nvidia_uvm,nv_peer_mem,gdrdrv,nvidia_modeset",
@@ -964,12 +973,20 @@ def _every_pattern(lines: list[str], cat: Catalog) -> list[tuple[int, str]]:
     rank = {t: i for i, t in enumerate(TIERS)}
     out = []
     texts = list(map(plain_quotes, lines))
+    tables = []  # a table's hit stands at its last row, before that line's own hits
     for number, text in enumerate(texts, 1):
-        found = [s for s in cat.signatures if (m := s.pattern.search(text)) and _stands(s, m, texts, number)]
+        for s in cat.signatures:
+            if s.under is not None and s.under.search(text) and (last := _last_row(texts, number - 1, s)):
+                tables.append((last[0] + 1, s.id))
+        found = [
+            s
+            for s in cat.signatures
+            if s.under is None and (m := s.pattern.search(text)) and _stands(s, m, texts, number)
+        ]
         if found:
             top = max(rank[s.tier] for s in found)
             out += [(number, s.id) for s in found if rank[s.tier] == top]
-    return out
+    return sorted(tables + out, key=lambda hit: hit[0])
 
 
 def _stands(s: Signature, m: re.Match[str], texts: list[str], number: int) -> bool:
@@ -1056,6 +1073,7 @@ BROKEN = [
     (GOOD.replace("cause = 'other'", "cause = 'bad luck'"), "cause 'bad luck'"),
     (GOOD.replace("cause = 'other'", "cause = 'other'\ntier = 'top'"), "tier 'top'"),
     (GOOD.replace("cause = 'other'", "cause = 'other'\nprinted_nothing = 'yes'"), "printed_nothing must be true"),
+    (GOOD.replace("cause = 'other'", "cause = 'other'\nunder = 'Size ('"), "under does not compile"),
     (GOOD.replace("keywords = ['hello']", "keywords = ['he']"), "keyword 'he'"),
     (GOOD.replace("keywords = ['hello']", "keywords = []"), "keywords must be a non-empty list"),
     (GOOD.replace("id = 'one'", "id = 'One'"), "an id is lower-case"),

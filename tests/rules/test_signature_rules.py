@@ -623,3 +623,65 @@ def test_too_many_peers_is_by_design_unless_the_program_died_of_it(run: Run, tmp
     assert report["verdict"] == "warn" and by_code(report)["p2p-unavailable"]["severity"] == "warn"
     _, report = judged(run, tmp_path, line + "  cudaDeviceEnablePeerAccess(id_other, 0)\nAborted (core dumped)\n")
     assert report["verdict"] == "fail" and by_code(report)["p2p-unavailable"]["severity"] == "fail"
+
+
+def test_an_iperf_run_under_10_gbits_warns_that_the_network_is_too_slow(run: Run, tmp_path: Path) -> None:
+    """iperf prints Mbits/sec below 1 Gb/s (horovod/horovod#992: 95 Mbit/s between two training nodes): a network
+    slower than multi-node GPU training runs on. 39 Gb/s says nothing of the NICs and is no finding."""
+    slow = "[  3]  0.0-10.0 sec   113 MBytes  95.1 Mbits/sec\n[  3] 10.0-20.0 sec   114 MBytes  95.2 Mbits/sec\n"
+    _, report = judged(run, tmp_path, slow)
+    assert report["verdict"] == "warn" and by_code(report)["network-throughput-low"]["severity"] == "warn"
+    fast = "[  5]   0.00-10.00  sec  45.9 GBytes  39.4 Gbits/sec    0             sender\n"
+    _, report = judged(run, tmp_path, fast)
+    assert "network-throughput-low" not in by_code(report)
+
+
+OSU_DD = "# OSU MPI-CUDA Bandwidth Test v7.2\n# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)\n"
+
+
+@pytest.mark.parametrize(
+    ("rows", "verdict", "severity", "says"),
+    [
+        ("1048576             73675.19\n33554432            93130.52\n", "pass", "info", "NVLink carried it"),
+        ("131072                330.16\n262144                325.06\n", "warn", "warn", "slower than any healthy"),
+        ("4194304              11893.40\n", "not judged", None, ""),  # PCIe or a NIC: the table cannot tell
+        ("1024                  316.41\n2048                  354.13\n", "not judged", None, ""),  # not levelled off
+    ],
+    ids=["over-pcie", "under-1gbs", "between", "small-messages-only"],
+)
+def test_an_osu_bandwidth_table_is_judged_by_its_largest_message(
+    run: Run, tmp_path: Path, rows: str, verdict: str, severity: str | None, says: str
+) -> None:
+    """osu_bw's last row is its plateau: over 60 GB/s only NVLink carries (EESSI/software-layer#716, two A100 over
+    NV4: 93 GB/s), under 1 GB/s no healthy path is that slow (openucx/ucx#3984: no GPUDirect RDMA, 325 MB/s); between,
+    or before 256 KiB, the figure says nothing without the path."""
+    _, report = judged(run, tmp_path, OSU_DD + "# Size      Bandwidth (MB/s)\n" + rows)
+    assert report["verdict"] == verdict
+    found = by_code(report).get("transfer-test-result")
+    assert (found or {}).get("severity") == severity
+    assert says in (found or {}).get("message", "")
+
+
+def test_ucx_perftest_and_perftest_tables_are_read_from_their_last_row(run: Run, tmp_path: Path) -> None:
+    """ucx_perftest's overall bandwidth of 339 MB/s on GPU memory (openucx/ucx#3956) warns; perftest's 132 Gb/s over
+    an EFA port is no figure any NIC forbids: not judged."""
+    ucx = (
+        "+--------------+---------+---------+---------+----------+----------+-----------+-----------+\n"
+        "|              |       latency (usec)        |   bandwidth (MB/s)  |  message rate (msg/s) |\n"
+        "+--------------+---------+---------+---------+----------+----------+-----------+-----------+\n"
+        "| # iterations | typical | average | overall |  average |  overall |   average |   overall |\n"
+        "+--------------+---------+---------+---------+----------+----------+-----------+-----------+\n"
+        "            85     0.000 11780.587 11780.587     339.54     339.54          85          85\n"
+        "           170     0.000 11880.423 11830.505     336.69     338.11          84          85\n"
+    )
+    _, report = judged(run, tmp_path, ucx)
+    assert report["verdict"] == "warn"
+    assert "0.338 GB/s" in by_code(report)["transfer-test-result"]["message"]
+    perftest = (
+        " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+        " 8192       30000            170.04             132.18               2.016966\n"
+    )
+    _, report = judged(run, tmp_path, perftest)
+    assert report["verdict"] == "not judged"
+    _, report = judged(run, tmp_path, perftest.replace("132.18", "8.35"))
+    assert report["verdict"] == "warn"

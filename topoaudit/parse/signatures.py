@@ -47,7 +47,9 @@ CAUSES = (
 MAX_SHOWN_CHARS = 300
 
 _REQUIRED = ("id", "code", "severity", "cause", "keywords", "regex", "meaning", "fix", "source", "versions")
-_OPTIONAL = ("tier", "thread", "printed_nothing")
+_OPTIONAL = ("tier", "thread", "printed_nothing", "under")
+TABLE_ROWS_LOOKED_AT = 200
+"""How far under a table's header its rows are looked for; a transfer test prints a few dozen sizes."""
 _CODE_FIELDS = ("severity", "title", "remedy")
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _SOURCE = re.compile(r"^(?:[\w.-]+/[\w.-]+@[0-9a-f]{12,40} [\w./-]+(?: \(.+\))?|https://\S+)$")
@@ -75,6 +77,7 @@ class Signature:
     versions: str
     thread: str = ""  # a public thread that diagnosed it, where one is cited beside the source
     printed_nothing: bool = False  # a shell command that means something only when the next line is its prompt again
+    under: re.Pattern[str] | None = None  # a table's header: the keywords find it, the regex reads its last row
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,12 @@ def _signature(name: str, position: int, entry: Any) -> Signature:
     printed_nothing = entry.get("printed_nothing", False)
     if not isinstance(printed_nothing, bool):
         raise CatalogError(f"{where}: printed_nothing must be true or false")
+    under = None
+    if "under" in entry:
+        try:
+            under = re.compile(_text(where, entry, "under"))
+        except re.error as exc:
+            raise CatalogError(f"{where}: under does not compile: {exc}") from exc
     return Signature(
         id=ident,
         code=code,
@@ -198,6 +207,7 @@ def _signature(name: str, position: int, entry: Any) -> Signature:
         versions=_text(where, entry, "versions"),
         thread=thread,
         printed_nothing=printed_nothing,
+        under=under,
     )
 
 
@@ -290,10 +300,18 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
     signatures = cat.signatures
     for row in sorted(candidates):
         text = texts[row]
+        trying = [signatures[i] for i in sorted(candidates[row])]
+        for s in trying:
+            if s.under is not None and (head := s.under.search(text)) and (last := _last_row(texts, row, s)):
+                at, row_match = last
+                values = {k: v for k, v in (head.groupdict() | row_match.groupdict()).items() if v is not None}
+                hits.append(Hit(numbers[at], s.id, values, texts[at].strip()[:MAX_SHOWN_CHARS], *where[at]))
         found = [
             (s, m)
-            for s in (signatures[i] for i in sorted(candidates[row]))
-            if (m := s.pattern.search(text)) and (not s.printed_nothing or _printed_nothing(texts, row, m.start()))
+            for s in trying
+            if s.under is None
+            and (m := s.pattern.search(text))
+            and (not s.printed_nothing or _printed_nothing(texts, row, m.start()))
         ]
         if not found:
             continue
@@ -303,7 +321,22 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
             if _TIER_RANK[s.tier] == top:
                 values = {k: v for k, v in m.groupdict().items() if v is not None}
                 hits.append(Hit(numbers[row], s.id, values, shown, *where[row]))
-    return tuple(hits)
+    return tuple(sorted(hits, key=lambda hit: hit.line))  # a table's hit stands at its last row, below its header
+
+
+def _last_row(texts: Sequence[str], header: int, table: Signature) -> tuple[int, re.Match[str]] | None:
+    """The last row of the table under ``texts[header]`` that ``row`` reads, and its match: a transfer test's largest
+    size, where its bandwidth levels off. Its column heads and comments (``# Size  Bandwidth (MB/s)``) may stand
+    between; the table ends at the first other line after a row, or at the next header."""
+    assert table.under is not None
+    last = None
+    for at in range(header + 1, min(len(texts), header + 1 + TABLE_ROWS_LOOKED_AT)):
+        m = table.pattern.match(texts[at])
+        if m:
+            last = (at, m)
+        elif last is not None or table.under.search(texts[at]):
+            break
+    return last
 
 
 def _printed_nothing(texts: Sequence[str], row: int, command_at: int) -> bool:

@@ -492,7 +492,8 @@ def _short_of_the_gpus(hit: Hit) -> bool:
 def says_nothing(hit: Hit) -> bool:
     """Tell a known message that says nothing about the box.
 
-    NHC's failure of a check of the host itself (its memory, file systems: ``nhc-host-check-failed``), a setting
+    NHC's failure of a check of the host itself (its memory, file systems: ``nhc-host-check-failed``), a transfer
+    test's figure that any healthy path of its kind could give (:mod:`topoaudit.rules.transfer_figures`), a setting
     that changes only what NCCL prints, a setting the catalog knows only as set (``nccl-env-set``: no
     entry says it changes the path) or as harmless (an info entry: ``NCCL_IB_HCA set to mlx5``, a command line's
     ``NCCL_P2P_LEVEL=NVL``, which the rule reports and does not judge), a setting that only tunes NCCL
@@ -503,10 +504,13 @@ def says_nothing(hit: Hit) -> bool:
     from topoaudit.model.nccl import QUIET
     from topoaudit.model.nccl_effect import effect
     from topoaudit.parse.signatures import catalog
+    from topoaudit.rules.transfer_figures import TRANSFER_TABLES, reading
 
     name = hit.values.get("var", "")
     if name in QUIET or hit.signature in ("nccl-env-set", "nhc-host-check-failed"):
         return True
+    if hit.signature in TRANSFER_TABLES:
+        return reading(hit) == "unjudged"  # a transfer figure any healthy path of its kind could give
     entry = catalog().get(hit.signature)
     if entry.code != "nccl-env-override":
         return False

@@ -30,6 +30,9 @@ from topoaudit.rules.codes import Code, declare_code
 from topoaudit.rules.needs import MODEL_DECIDES, SIGNATURES, says_nothing
 from topoaudit.rules.one_node import carries_nothing
 from topoaudit.rules.registry import register_rule
+from topoaudit.rules.transfer_figures import TRANSFER_TABLES
+from topoaudit.rules.transfer_figures import describe as describe_transfer
+from topoaudit.rules.transfer_figures import reading as transfer_reading
 
 QUOTED_LINES = 3
 """Lines a finding quotes; the rest are counted and listed in its evidence."""
@@ -145,6 +148,9 @@ def _finding(code: str, judged: list[_Judged]) -> Finding:
     message = as_sentence(meanings[0]) + f" The paste shows it on {shown}"
     if more:
         message += f", and {more} more line(s)"
+    figures = [describe_transfer(j.hit) for j in leading if j.signature.id in TRANSFER_TABLES]
+    if figures and figures[0]:
+        message += f". {figures[0][:-1]}"
     if len(meanings) > 1:
         message += ". Also: " + first_few([m.rstrip(". ") for m in meanings[1:]], 2, "; ")
     found = finding(
@@ -285,6 +291,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
+    if signature.id in TRANSFER_TABLES:
+        return Severity.WARN if transfer_reading(hit) == "low" else Severity.INFO
     if signature.id in DEEPEP_FLOORS_GBPS and _below_deepep_floor(signature.id, hit):
         return Severity.WARN  # far below DeepEP's own figures for the same kernels: no path working as built
     if signature.id == _SOCKET_INIT and _RDMA_IN_USE.search(ctx.text):
