@@ -105,6 +105,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    (" Device to Host Bandwidth, 1 Device(s)\n PINNED Memory Transfers\n   Transfer Size (Bytes)        Bandwidth(MB/s)\n   33554432                     2539.2", "cuda-bandwidthtest-copy"),
     ("# OSU MPI-CUDA Bandwidth Test v5.6.1\n# Size      Bandwidth (MB/s)\n131072                330.16\n262144                325.06", "osu-bandwidth"),
     ("|              |       latency (usec)        |   bandwidth (MB/s)  |  message rate (msg/s) |\n+--------------+---------+\n            85     0.000 11780.587 11780.587     339.54     339.54          85          85", "ucx-perftest-bandwidth"),
     (" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n 8192       30000            170.04             132.18               2.016966", "perftest-bandwidth"),

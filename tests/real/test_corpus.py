@@ -48,7 +48,6 @@ STILL_WRONG: dict[str, str] = {
     "ethminer-40-gtx1060-riser-nvidia-smi-failed": "verdict FAIL but no finding names pcie-degraded (found run-failed)",
     "gardenlinux-4556-allreduce-tail-p2p-off": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "gdrcopy-206-rtx3090-copybw-check-gdr-support": "verdict WARN, the thread's FAIL",
-    "gearshifft-82-p100-numactl-bandwidthtest-remote-node": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "horovod-148-node1-two-hosts-cross-p2p-ipc": "verdict PASS, the thread's FAIL/WARN",
     "horovod-210-bootstrap-recv-reset": "verdict FAIL but no finding names run-hung (found run-failed)",
     "horovod-3658-aws-net-socket-hang-excerpt": "verdict WARN but no finding names run-hung (found nccl-transport-below-topology, nccl-net-socket-fallback)",

@@ -685,3 +685,16 @@ def test_ucx_perftest_and_perftest_tables_are_read_from_their_last_row(run: Run,
     assert report["verdict"] == "not judged"
     _, report = judged(run, tmp_path, perftest.replace("132.18", "8.35"))
     assert report["verdict"] == "warn"
+
+
+def test_bandwidth_test_between_host_and_gpu_under_3_gbs_warns(run: Run, tmp_path: Path) -> None:
+    """CUDA's bandwidthTest from the far NUMA node (psteinb/gearshifft#82: 2.5 GB/s device to host on a P100 that does
+    12.9 GB/s from its own node) is less than a PCIe Gen3 x4 link carries; its own node's figure says nothing."""
+    section = (
+        " Device to Host Bandwidth, 1 Device(s)\n PINNED Memory Transfers\n"
+        "   Transfer Size (Bytes)        {}\n   33554432                     {}\n"
+    )
+    _, report = judged(run, tmp_path, section.format("Bandwidth(MB/s)", "2539.2"))
+    assert report["verdict"] == "warn" and "2.54 GB/s" in by_code(report)["transfer-test-result"]["message"]
+    _, report = judged(run, tmp_path, section.format("Bandwidth(GB/s)", "12.9"))
+    assert report["verdict"] == "not judged"

@@ -1,10 +1,11 @@
 """What a point-to-point transfer test's figure says of the path it crossed, without knowing the path.
 
-OSU's osu_bw, ``ucx_perftest`` and perftest's ``ib_*_bw`` print a table whose last row is the test's largest message,
-where the bandwidth levels off (the catalog's table signatures read that row). Nothing in the table names the path,
-so only figures no healthy path of its kind gives are judged: under 1 GB/s between GPU or host buffers (TCP over a
-slow network, or copies staged through host memory), under 10 Gb/s over an RDMA NIC (none is that slow), and over
-60 GB/s between buffers (no PCIe link carries that: NVLink does). A figure between says nothing either way.
+OSU's osu_bw, ``ucx_perftest``, perftest's ``ib_*_bw`` and CUDA's bandwidthTest print a table whose last row is the
+test's largest message, where the bandwidth levels off (the catalog's table signatures read that row). Nothing in
+the table names the path, so only figures no healthy path of its kind gives are judged: under 1 GB/s between GPU or
+host buffers (TCP over a slow network, or copies staged through host memory), under 10 Gb/s over an RDMA NIC (none
+is that slow), under 3 GB/s between host and GPU (less than a PCIe Gen3 x4 link), and over 60 GB/s between buffers
+(no PCIe link carries that: NVLink does). A figure between says nothing either way.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ TRANSFER_TABLES: dict[str, Floor] = {
     "osu-bandwidth": Floor("mbps", low_mbps=1_000.0, fast_mbps=PCIE_CEILING_MBPS, min_size_bytes=256 << 10),
     "ucx-perftest-bandwidth": Floor("mbps", low_mbps=1_000.0, fast_mbps=PCIE_CEILING_MBPS),
     "perftest-bandwidth": Floor("average", low_mbps=10_000 / 8),  # 10 Gb/s: slower than any RDMA NIC
+    # host to GPU: less than a PCIe Gen3 x4 link carries (a copy within the GPU is never that slow)
+    "cuda-bandwidthtest-copy": Floor("value", low_mbps=3_000.0, min_size_bytes=1 << 20),
 }
-_UNIT_MBPS = {"Gb/sec": 1_000 / 8, "MB/sec": 1.0, "MiB/sec": 1.048576}
+_UNIT_MBPS = {"Gb/sec": 1_000 / 8, "MB/sec": 1.0, "MiB/sec": 1.048576, "MB/s": 1.0, "GB/s": 1_000.0}
 
 
 def mbps(hit: Hit) -> float | None:
