@@ -155,6 +155,8 @@ STILL_WRONG: dict[str, str] = {
     "ucxpy-334-dgx1-nvlink-reuse-alloc": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "ucxpy-370-dgx1-tagbw-1mb-sane": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "ucxpy-370-ipc-cache-off-dgx2": "verdict NOT_JUDGED, the thread's WARN/FAIL",
+    "vllm-16978-dp-cvd-nccl-invalid-usage-tb": "verdict NOT_JUDGED, the thread's FAIL",
+    "vllm-17516-nv18-topo-gpu-rows": "verdict WARN, the thread's PASS",
     "vllm-25381-4gpu-pcie-pix-sys-topo": "verdict WARN but no finding names run-failed (found nvlink-absent)",
     "vllm-2734-watchdog-timeout-tp8": "verdict FAIL, the thread's NOT_JUDGED",
     "vllm-3974-h100-pcie-nvlink-bridge-pairs-topo": "verdict FAIL, the thread's WARN/PASS",
