@@ -283,6 +283,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "export MASTER_ADDR=10.0.0.1\nexport MASTER_PORT=29500\nexport WORLD_SIZE=16\n",
         "[Service]\nExecStart=/usr/bin/python train.py\nRestart=always\n",
         "goroutine 1 [running]:\nmain.main()\n\t/app/main.go:12 +0x1d\nexit status 2\n",
+        "Command Line Args: Namespace(config_file='configs/R-50-grid.yaml', num_gpus=2, num_machines=1)\n",
     ],
     ids=[
         "ascii-table",
@@ -305,6 +306,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "shell-exports",
         "ini-config",
         "go-panic-stack",
+        "argparse-namespace",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

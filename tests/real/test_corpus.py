@@ -67,7 +67,6 @@ STILL_WRONG: dict[str, str] = {
     "lmdeploy-3286-turbomind-nccl-syserr": "verdict FAIL, the thread's NOT_JUDGED",
     "lmdeploy-4325-topo-mixed-nvlink-bridges-tp4-hang": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "megatron-450-docker-multinode-proxy-connect-warn": "verdict FAIL but no finding names net-fallback (found run-failed)",
-    "mmf-772-detectron2-2gpu-command-line-args": "verdict REFUSED, the thread's NOT_JUDGED",
     "mooncake-1088-sglang-hicache-transfer-timeout-60s": "verdict FAIL but no finding names run-failed (found bench-timeout)",
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low, p2p-copy-below-pcie)",
     "nccl-1161-h100-pcie-nvlink-allreduce-115gbs": "verdict PASS, the thread's WARN/NOT_JUDGED",
