@@ -30,6 +30,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 from dataclasses import dataclass
@@ -350,7 +351,10 @@ _SIZE = re.compile(r"^(\d+(?:\.\d+)?)(?:-\d+)?(B|KB|MB|GB|TB)$")
 def _size_bytes(label: str) -> int | None:
     """``2.00GB`` (2.29: the size, 1024-based) or ``4-5GB`` (2.30: the bucket, its lower bound) in bytes."""
     m = _SIZE.match(label.strip())
-    return int(float(m[1]) * _UNITS[m[2]]) if m else None
+    if not m:
+        return None
+    size = float(m[1]) * _UNITS[m[2]]
+    return int(size) if math.isfinite(size) else None  # a label of 400 nines is no size
 
 
 def parse_inspector_prom(text: str) -> InspectorLog:
