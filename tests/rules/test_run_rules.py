@@ -129,6 +129,13 @@ def test_a_device_list_cut_short_is_the_paste_stopping_not_the_run() -> None:
     table = "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
     after = found(judged(head + "".join(ranks) + table))["bench-run-hung"]
     assert after.severity == Severity.FAIL
+    # the same list with ranks 3-12 left out (NVIDIA/nccl#1531 pastes "......" in their place): an excerpt, not a hang
+    elided = "".join(ranks[:3]) + "......\n" + "".join(ranks[13:])
+    for shown in (elided, elided.replace("......\n", "")):
+        cut = judged(head + shown + table)
+        assert found(cut)["bench-run-hung"].severity == Severity.INFO
+        assert "poster left lines out" in found(cut)["bench-run-hung"].evidence["severity_reason"]
+        assert "gpus-short-of-node" not in found(cut)
 
 
 def test_a_one_rank_run_whose_nccl_log_warned_before_it_stopped_still_hung() -> None:

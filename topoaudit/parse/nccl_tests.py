@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import json
 import math
 import re
@@ -516,6 +517,17 @@ class _Reader:
                     "excerpt",
                     f"{ELIDED}: the paste ends in the run's device list (its last line is rank "
                     f"{run.ranks[-1].rank}'s), so how many GPUs the run had is not shown",
+                )
+            )
+        numbers = [r.rank for r in run.ranks]
+        gap = next(((a, b) for a, b in itertools.pairwise(numbers) if b > a + 1), None)
+        if gap is not None:
+            self.issues.append(
+                ParseIssue(
+                    0,
+                    "excerpt",
+                    f"{ELIDED}: the device list goes from rank {gap[0]} to rank {gap[1]}, so the ranks between are "
+                    "not shown and the GPUs they drive are not judged",
                 )
             )
         if run.gpus_per_process and short:

@@ -10,11 +10,13 @@ footer, the runs glued into one paste, and the time of its smallest sizes agains
 from __future__ import annotations
 
 import collections
+import re
 from collections.abc import Iterator
 
 from topoaudit.model.bench import ONE_RANK_REPEAT, BenchGroup, BenchResult, BenchRow, RunFailure
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.nccl import LogLine, NcclView
+from topoaudit.model.report import ELIDED
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import RuleContext, finding, first_few
 from topoaudit.rules.codes import Code
@@ -212,7 +214,8 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     if warned_at is not None:
         message += f" NCCL's last warning is line {warned_at.line}: '{warned_at.text}'."
     one_rank = len(result.ranks) == 1 and warned_at is None
-    cut = _device_list_cut(result) if warned_at is None else ""  # a warning says NCCL itself stopped there
+    # a warning says NCCL itself stopped there; lines left out say the table's rows may have been too
+    cut = (_device_list_cut(result) or (_elided(ctx) if header is not None else "")) if warned_at is None else ""
     if one_rank or cut:
         severity, reason = (
             Severity.INFO,
@@ -253,6 +256,28 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
         last_line=last.line,
         last_text=last.text,
         severity_reason=reason,
+    )
+
+
+_ELISION = re.compile(r"^\s*(?:\.{3,}|\u2026+|\[\.\.\.\]|<snip>|\[snip\])\s*$", re.MULTILINE)
+"""A line the poster put in place of lines they left out: "......", "...", "[...]", "<snip>"."""
+
+
+def _elided(ctx: RuleContext) -> str:
+    """Say why the paste, not the run, may stop where it does: the poster left lines out ("" when not).
+
+    A line of dots says so, or a reader noted it (a device list that skips ranks).
+    """
+    m = _ELISION.search(ctx.text)
+    if m is not None:
+        where = f"line {ctx.text.count(chr(10), 0, m.start()) + 1}: {m.group().strip()!r}"
+    else:
+        where = next((i.message for i in ctx.issues if i.message.startswith(ELIDED)), "")
+    if not where:
+        return ""
+    return (
+        f"the poster left lines out of the paste ({where}), so where it stops may be where the paste was cut, not "
+        "where the run stopped"
     )
 
 
