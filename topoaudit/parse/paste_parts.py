@@ -152,7 +152,8 @@ _BANDWIDTH_NOTE = re.compile(
 line): no reader is for it, but it is recognisably about the interconnect, so the paste is judged, not refused."""
 _GPU_TEXT = re.compile(
     r"\b(?:NCCL|NVLink|NVSwitch|NVSHMEM|InfiniBand|RoCE|GPUDirect|libfabric|nvidia-fabricmanager|fabricmanager"
-    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|mlx5_\w+|ibv_\w+|libibverbs|fi_info|provider: (?:efa|verbs)"
+    r"|nvidia-peermem|nv_peer_mem|IMEX|CUDA_VISIBLE_DEVICES|[Mm]lx5_\w+|ibv_\w+|libibverbs|fi_info"
+    r"|provider: (?:efa|verbs)"
     r"|libnccl\S*|nccl==[\d.]+|mpirun|torchrun|all_reduce_perf|\bMPI_(?:FINALIZE|ABORT|COMM_WORLD|Init)\b"
     r"|Primary job\s+terminated normally|Per user-direction, the job has been aborted"
     r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{2,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
