@@ -105,6 +105,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("gcn75:2336636:2336906 [0] enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'", "nccl-kernel-symbol-not-found"),
     ("[1645000000.000000] [node1:1234:0]        ib_md.c:293  UCX  ERROR ibv_reg_mr(address=0x7f0e40000000, length=8388608, access=0xf) failed: Bad address", "ucx-reg-mr-bad-address"),
     ("[1645000000.000000] [node1:1234:0]        ib_md.c:293  UCX  ERROR ibv_reg_mr(address=0x7f0e40000000, length=8388608, access=0xf) failed: Cannot allocate memory : Please set max locked memory (ulimit -l) to 'unlimited' (current: 64 kbytes)", "ucx-reg-mr-memlock"),
     ("[1645000000.000000] [node1:1234:0]       select.c:629  UCX  ERROR   no auxiliary transport to <no debug data>: Unsupported operation", "ucx-no-transport-to-peer"),
