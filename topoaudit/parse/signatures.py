@@ -325,10 +325,13 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
 
 
 def _last_row(texts: Sequence[str], header: int, table: Signature) -> tuple[int, re.Match[str]] | None:
-    """The last row of the table under ``texts[header]`` that ``row`` reads, and its match: a transfer test's largest
-    size, where its bandwidth levels off. Its column heads and comments (``# Size  Bandwidth (MB/s)``) may stand
-    between; the table ends at the first other line after a row, or at the next header."""
-    assert table.under is not None
+    """Find the last row of the table under ``texts[header]`` that the table signature's regex reads.
+
+    That row is a transfer test's largest size, where its bandwidth levels off. Column heads and comments may stand
+    between the header and the first row; the table ends at the first other line after a row, or at the next header.
+    """
+    if table.under is None:
+        return None
     last = None
     for at in range(header + 1, min(len(texts), header + 1 + TABLE_ROWS_LOOKED_AT)):
         m = table.pattern.match(texts[at])

@@ -5,7 +5,7 @@ test's largest message, where the bandwidth levels off (the catalog's table sign
 the table names the path, so only figures no healthy path of its kind gives are judged: under 1 GB/s between GPU or
 host buffers (TCP over a slow network, or copies staged through host memory), under 10 Gb/s over an RDMA NIC (none
 is that slow), under 3 GB/s between host and GPU (less than a PCIe Gen3 x4 link), and over 60 GB/s between buffers
-(no PCIe link carries that: NVLink does). A figure between says nothing either way.
+(no PCIe link carries that: NVLink does, or a copy within one host's memory). A figure between says nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ Reading = Literal["low", "fast", "unjudged"]
 
 @dataclass(frozen=True)
 class Floor:
-    """How one table's figure is read: the value's group, its unit's size in MB/s, and the bounds that judge."""
+    """How one table's figure is read: the named group that holds it and the bounds that judge it (in MB/s)."""
 
     value: str  # the named group holding the figure
     low_mbps: float  # below: no healthy path of this kind is this slow
@@ -67,7 +67,7 @@ def reading(hit: Hit) -> Reading:
 
 _SAID = {
     "low": "slower than any healthy path of its kind",
-    "fast": "faster than any PCIe link carries, so NVLink carried it",
+    "fast": "faster than any PCIe link carries, so NVLink carried it (or both buffers sat in one host's memory)",
     "unjudged": "a figure the table alone cannot hold to a path",
 }
 
