@@ -52,6 +52,8 @@ class SourceInfo:
 
 ELIDED = "the paste leaves lines out here"
 """How an input issue starts when the paste itself elides lines ("......"): what it hides is not judged, nor counted."""
+ELISION_LINE = re.compile(r"^\s*(?:\.{3,}|\u2026+|\[\.\.\.\]|<snip>|\[snip\])\s*$", re.MULTILINE)
+"""A line the poster put in place of lines they left out: "......", "...", "[...]", "<snip>"."""
 
 
 INCOMPLETE_ACTIONS = frozenset({"recovered", "partial"})

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from topoaudit.errors import InputError
 from topoaudit.model.machine import Gpu, Machine, NvLinkPort
-from topoaudit.model.report import ELIDED
+from topoaudit.model.report import ELIDED, ELISION_LINE
 from topoaudit.model.values import Unsupported
 from topoaudit.units import normalize_bus_id
 
@@ -30,7 +30,6 @@ MAX_COUNT = 2**64  # NVML's counters are 64-bit
 _REMOTE = re.compile(r"^Remote Device ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-7]): Link (\d+)$")
 _ALL_INACTIVE = re.compile(r"all links are inactive", re.I)
 _COMMAND = re.compile(r"nvidia-smi\s+nvlink\b")
-_ELIDED = re.compile(r"^\s*(\[\.\.\.\]|\.{3,})\s*$")
 _COUNTER_FIELDS = {"replay": "replay_errors", "recovery": "recovery_errors", "crc": "crc_flit_errors",
                    "crc flit": "crc_flit_errors", "crc data": "crc_data_errors"}  # fmt: skip
 
@@ -77,7 +76,7 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
             gpus[current] = Gpu(index=current, name=header.group(2).strip(), uuid=uuid if "GPU-" in uuid else _hidden())
             ports.setdefault(current, {})
             continue
-        if _ELIDED.match(line):
+        if ELISION_LINE.match(line):
             used.add(number)
             notes.append((number, f"{ELIDED} ('...'): the GPUs and links it hides are not judged"))
             continue

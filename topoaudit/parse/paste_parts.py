@@ -418,7 +418,8 @@ def _other_kind(
     torchrun's ``[rank3]:``, Open MPI's ``[1,3]<stdout>:``), with the words of the prefixes taken off them (``[W
     ProcessGroupNCCL.cpp:1569]``), or a program's output with none of those words (``program-output``); else
     ``other``. Decided for the whole stretch (its words looked for in lines spread over a long one), so a
-    traceback's message that names NVLink stays in the traceback."""
+    traceback's message that names NVLink stays in the traceback. ``logged`` marks the lines that carried a logger's
+    or a launcher's prefix: printed by a program, whatever words are left."""
     if all(_GPU_LIST.match(t.strip()) for t in texts):
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
     if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
@@ -488,8 +489,9 @@ def _printed_by_a_program(texts: list[str], logged: list[bool] | None = None) ->
     columns, a logger's line (its time, level or glog prefix), a shell's prompt or error, a progress bar, lspci's
     device line or a manifest's template directive (or carried a logger's prefix, ``logged``), or two thirds of them
     fields (``Key: value``, YAML) or printed lines (a logger's line, then the struct it dumps). Such text
-    (a Ray Tune table, hostnamectl, an IPMI event list, a Kubernetes manifest) is recognised and not judged; prose
-    is refused with what to paste instead."""
+    (a Ray Tune table, hostnamectl, an IPMI event list, a Kubernetes manifest), and text written for a machine (code,
+    a configuration file, command lines: :data:`_WRITTEN`), is recognised and not judged; prose is refused with what
+    to paste instead."""
     lines = [t for t in texts if t.strip()]
     if not lines or any(_GPU_LABEL.search(t) for t in lines):
         return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint

@@ -10,13 +10,12 @@ footer, the runs glued into one paste, and the time of its smallest sizes agains
 from __future__ import annotations
 
 import collections
-import re
 from collections.abc import Iterator
 
 from topoaudit.model.bench import ONE_RANK_REPEAT, BenchGroup, BenchResult, BenchRow, RunFailure
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.nccl import LogLine, NcclView
-from topoaudit.model.report import ELIDED
+from topoaudit.model.report import ELIDED, ELISION_LINE
 from topoaudit.model.values import Unsupported
 from topoaudit.rules.base import RuleContext, finding, first_few
 from topoaudit.rules.codes import Code
@@ -259,16 +258,12 @@ def run_hung(ctx: RuleContext) -> Iterator[Finding]:
     )
 
 
-_ELISION = re.compile(r"^\s*(?:\.{3,}|\u2026+|\[\.\.\.\]|<snip>|\[snip\])\s*$", re.MULTILINE)
-"""A line the poster put in place of lines they left out: "......", "...", "[...]", "<snip>"."""
-
-
 def _elided(ctx: RuleContext) -> str:
     """Say why the paste, not the run, may stop where it does: the poster left lines out ("" when not).
 
     A line of dots says so, or a reader noted it (a device list that skips ranks).
     """
-    m = _ELISION.search(ctx.text)
+    m = ELISION_LINE.search(ctx.text)
     if m is not None:
         where = f"line {ctx.text.count(chr(10), 0, m.start()) + 1}: {m.group().strip()!r}"
     else:
