@@ -57,7 +57,6 @@ STILL_WRONG: dict[str, str] = {
     "horovod-893-shm-cuda-invalid-arg-ib": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "horovod-969-a-topo-dualroot-titanx": "verdict WARN, the thread's PASS",
     "imagereward-65-ib-open-device-failed-roce-used": "verdict NOT_JUDGED, the thread's WARN/PASS",
-    "instructlab-training-520-watchdog-1ms-timeout": "verdict FAIL, the thread's NOT_JUDGED/WARN",
     "jmyjmy-ib-inspect-h100-mlxlink-raw-ber-2e-8": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "kf-pytorch-op-202-eks-socket-lo-listed": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "libfabric-12708-efa-getinfo-empty": "verdict WARN, the thread's FAIL",

@@ -477,6 +477,19 @@ _ONE_GPU_RUN = re.compile(r"\bCUDA_VISIBLE_DEVICES=\d+(?![\d,]).*\s-g\s*1\b")
 _LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b|\s-(?:np|n)\s*\d")
 
 
+def _named_not_judged(hit: Hit) -> bool:
+    """Tell a known message shown at information that holds nothing to a measure.
+
+    A transfer test's figure any healthy path of its kind could give (:mod:`topoaudit.rules.transfer_figures`), or
+    PyTorch's watchdog timing a collective out against a timeout set below a second (a test's setting).
+    """
+    from topoaudit.rules.transfer_figures import TRANSFER_TABLES, reading
+
+    if hit.signature in TRANSFER_TABLES:
+        return reading(hit) == "unjudged"
+    return hit.signature == "torch-watchdog-timeout" and timeout_set_too_short(hit)
+
+
 def _short_of_the_gpus(hit: Hit) -> bool:
     """Tell a named run failure that never reached the GPUs: shown, but it judges nothing.
 
@@ -489,11 +502,21 @@ def _short_of_the_gpus(hit: Hit) -> bool:
     return entry.code == "run-failed" and entry.severity == "info" and entry.tier != "fallback"
 
 
+WATCHDOG_TIMEOUT_FLOOR_MS = 1_000
+"""A process group timeout below this is a setting no collective can meet (a test sets 1 ms on purpose): its
+watchdog's timeout says nothing of the links. PyTorch's default is 10 or 30 minutes."""
+
+
+def timeout_set_too_short(hit: Hit) -> bool:
+    """Whether a watchdog timeout line names a timeout below :data:`WATCHDOG_TIMEOUT_FLOOR_MS`."""
+    value = hit.values.get("timeout_ms", "")
+    return value.isdigit() and int(value) < WATCHDOG_TIMEOUT_FLOOR_MS
+
+
 def says_nothing(hit: Hit) -> bool:
     """Tell a known message that says nothing about the box.
 
-    NHC's failure of a check of the host itself (its memory, file systems: ``nhc-host-check-failed``), a transfer
-    test's figure that any healthy path of its kind could give (:mod:`topoaudit.rules.transfer_figures`), a setting
+    NHC's failure of a check of the host itself (its memory, file systems: ``nhc-host-check-failed``), a setting
     that changes only what NCCL prints, a setting the catalog knows only as set (``nccl-env-set``: no
     entry says it changes the path) or as harmless (an info entry: ``NCCL_IB_HCA set to mlx5``, a command line's
     ``NCCL_P2P_LEVEL=NVL``, which the rule reports and does not judge), a setting that only tunes NCCL
@@ -504,13 +527,10 @@ def says_nothing(hit: Hit) -> bool:
     from topoaudit.model.nccl import QUIET
     from topoaudit.model.nccl_effect import effect
     from topoaudit.parse.signatures import catalog
-    from topoaudit.rules.transfer_figures import TRANSFER_TABLES, reading
 
     name = hit.values.get("var", "")
     if name in QUIET or hit.signature in ("nccl-env-set", "nhc-host-check-failed"):
         return True
-    if hit.signature in TRANSFER_TABLES:
-        return reading(hit) == "unjudged"  # a transfer figure any healthy path of its kind could give
     entry = catalog().get(hit.signature)
     if entry.code != "nccl-env-override":
         return False
@@ -557,6 +577,7 @@ def _known_messages_covers(ctx: Context) -> str:
             for hit in hits
             if not says_nothing(hit)
             and not _short_of_the_gpus(hit)
+            and not _named_not_judged(hit)
             and hit.line not in one_node
             and not _undecided(ctx, hit)
         ]
