@@ -495,7 +495,7 @@ def _printed_by_a_program(texts: list[str], logged: list[bool] | None = None) ->
     lines = [t for t in texts if t.strip()]
     if not lines or any(_GPU_LABEL.search(t) for t in lines):
         return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint
-    flags = logged if logged is not None and len(logged) == len(texts) else [False] * len(texts)
+    flags = logged if logged is not None else [False] * len(texts)
     printed = [
         bool(flag or _PRINTED.search(t) or _WRITTEN.search(t))
         for t, flag in zip(texts, flags, strict=True)

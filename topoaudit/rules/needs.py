@@ -477,7 +477,7 @@ _ONE_GPU_RUN = re.compile(r"\bCUDA_VISIBLE_DEVICES=\d+(?![\d,]).*\s-g\s*1\b")
 _LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b|\s-(?:np|n)\s*\d")
 
 
-def _named_not_judged(hit: Hit) -> bool:
+def named_not_judged(hit: Hit) -> bool:
     """Tell a known message shown at information that holds nothing to a measure.
 
     A transfer test's figure any healthy path of its kind could give (:mod:`topoaudit.rules.transfer_figures`), or
@@ -487,7 +487,7 @@ def _named_not_judged(hit: Hit) -> bool:
 
     if hit.signature in TRANSFER_TABLES:
         return reading(hit) == "unjudged"
-    return hit.signature == "torch-watchdog-timeout" and timeout_set_too_short(hit)
+    return hit.signature == "torch-watchdog-timeout" and _timeout_set_too_short(hit)
 
 
 def _short_of_the_gpus(hit: Hit) -> bool:
@@ -507,7 +507,7 @@ WATCHDOG_TIMEOUT_FLOOR_MS = 1_000
 watchdog's timeout says nothing of the links. PyTorch's default is 10 or 30 minutes."""
 
 
-def timeout_set_too_short(hit: Hit) -> bool:
+def _timeout_set_too_short(hit: Hit) -> bool:
     """Whether a watchdog timeout line names a timeout below :data:`WATCHDOG_TIMEOUT_FLOOR_MS`."""
     value = hit.values.get("timeout_ms", "")
     return value.isdigit() and int(value) < WATCHDOG_TIMEOUT_FLOOR_MS
@@ -577,7 +577,7 @@ def _known_messages_covers(ctx: Context) -> str:
             for hit in hits
             if not says_nothing(hit)
             and not _short_of_the_gpus(hit)
-            and not _named_not_judged(hit)
+            and not named_not_judged(hit)
             and hit.line not in one_node
             and not _undecided(ctx, hit)
         ]

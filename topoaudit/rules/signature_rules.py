@@ -27,7 +27,7 @@ from topoaudit.model.values import Unsupported
 from topoaudit.parse.signatures import TIERS, Signature, catalog, declared_codes
 from topoaudit.rules.base import RuleContext, as_sentence, finding, first_few
 from topoaudit.rules.codes import Code, declare_code
-from topoaudit.rules.needs import MODEL_DECIDES, SIGNATURES, says_nothing, timeout_set_too_short
+from topoaudit.rules.needs import MODEL_DECIDES, SIGNATURES, named_not_judged, says_nothing
 from topoaudit.rules.one_node import carries_nothing
 from topoaudit.rules.registry import register_rule
 from topoaudit.rules.transfer_figures import TRANSFER_TABLES
@@ -148,9 +148,9 @@ def _finding(code: str, judged: list[_Judged]) -> Finding:
     message = as_sentence(meanings[0]) + f" The paste shows it on {shown}"
     if more:
         message += f", and {more} more line(s)"
-    figures = [describe_transfer(j.hit) for j in leading if j.signature.id in TRANSFER_TABLES]
-    if figures and figures[0]:
-        message += f". {figures[0][:-1]}"
+    figure = next((describe_transfer(j.hit) for j in leading if j.signature.id in TRANSFER_TABLES), "")
+    if figure:
+        message += f". {figure}"
     if len(meanings) > 1:
         message += ". Also: " + first_few([m.rstrip(". ") for m in meanings[1:]], 2, "; ")
     found = finding(
@@ -291,8 +291,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
-    if signature.id == "torch-watchdog-timeout" and timeout_set_too_short(hit):
-        return Severity.INFO  # the process group's timeout was set below what any collective takes
+    if named_not_judged(hit):
+        return Severity.INFO  # a transfer figure no bound holds, a watchdog timeout set below a second
     if signature.id in TRANSFER_TABLES:
         return Severity.WARN if transfer_reading(hit) == "low" else Severity.INFO
     if signature.id in DEEPEP_FLOORS_GBPS and _below_deepep_floor(signature.id, hit):

@@ -73,13 +73,13 @@ _SAID = {
 
 
 def describe(hit: Hit) -> str:
-    """One sentence with the figure and what it says: "It reads 93.13 GB/s at 32 MiB: faster than ..."."""
+    """Say the figure and what it says, as a sentence without its full stop ("It reads 93.1 GB/s at 32 MiB: ...")."""
     figure = mbps(hit)
     if figure is None:
         return ""
     size = hit.values.get("size_bytes", "")
     at = f" at {_size(int(size))}" if size.isdigit() else ""
-    return f"It reads {figure / 1000:.3g} GB/s{at}: {_SAID[reading(hit)]}."
+    return f"It reads {figure / 1000:.3g} GB/s{at}: {_SAID[reading(hit)]}"
 
 
 def _size(size_bytes: int) -> str:
