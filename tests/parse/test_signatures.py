@@ -1095,6 +1095,11 @@ BROKEN = [
     (GOOD.replace("cause = 'other'", "cause = 'other'\ntier = 'top'"), "tier 'top'"),
     (GOOD.replace("cause = 'other'", "cause = 'other'\nprinted_nothing = 'yes'"), "printed_nothing must be true"),
     (GOOD.replace("cause = 'other'", "cause = 'other'\nunder = 'Size ('"), "under does not compile"),
+    (GOOD.replace("cause = 'other'", "cause = 'other'\njudges = 'no'"), "judges must be true or false"),
+    (
+        GOOD.replace("cause = 'other'", "cause = 'other'\njudges = false"),
+        "judges = false is for a message shown at information",
+    ),
     (GOOD.replace("keywords = ['hello']", "keywords = ['he']"), "keyword 'he'"),
     (GOOD.replace("keywords = ['hello']", "keywords = []"), "keywords must be a non-empty list"),
     (GOOD.replace("id = 'one'", "id = 'One'"), "an id is lower-case"),

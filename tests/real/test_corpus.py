@@ -135,7 +135,6 @@ STILL_WRONG: dict[str, str] = {
     "ray-39471-g5-p2p-latency-49207us": "verdict FAIL but no finding names p2p-unsupported (found p2p-latency-high)",
     "reddit-4x3090-nvlink-pairs-topo-flattened": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "rtx6kpro-15-pro6000-phb-topo": "verdict WARN but no finding names run-hung (found tp-group-crosses-domain)",
-    "rtx6kpro-24-8x-rtxpro6000-shm-broadcast-60s": "verdict WARN, the thread's NOT_JUDGED",
     "rtx6kpro-aer-replay-dmesg-apei": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "rtx6kpro-asus-esc8000a-topo-a": "verdict WARN, the thread's PASS",
     "rtx6kpro-asus-esc8000a-x4-link-c": "verdict NOT_JUDGED, the thread's WARN/FAIL",

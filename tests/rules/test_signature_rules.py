@@ -710,3 +710,16 @@ def test_a_watchdog_timeout_set_below_a_second_judges_nothing(run: Run, tmp_path
     assert report["verdict"] == "not judged" and by_code(report)["bench-timeout"]["severity"] == "info"
     _, report = judged(run, tmp_path, line.format(600000))
     assert report["verdict"] == "fail" and by_code(report)["bench-timeout"]["severity"] == "fail"
+
+
+def test_a_notice_its_entry_says_judges_nothing_is_named_and_not_judged(run: Run, tmp_path: Path) -> None:
+    """vLLM's wait for a worker prints the same words for a hang and for a long compilation (its own message says
+    so): alone it is shown at information and the paste is not judged; beside a failure it changes nothing."""
+    wait = (
+        "No available shared memory broadcast block found in 60 seconds. This typically happens when some processes "
+        "are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).\n"
+    )
+    _, report = judged(run, tmp_path, wait)
+    assert report["verdict"] == "not judged" and by_code(report)["bench-timeout"]["severity"] == "info"
+    _, report = judged(run, tmp_path, wait + "torch.distributed.DistBackendError: NCCL error: unhandled cuda error\n")
+    assert report["verdict"] != "pass"

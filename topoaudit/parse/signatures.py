@@ -47,7 +47,7 @@ CAUSES = (
 MAX_SHOWN_CHARS = 300
 
 _REQUIRED = ("id", "code", "severity", "cause", "keywords", "regex", "meaning", "fix", "source", "versions")
-_OPTIONAL = ("tier", "thread", "printed_nothing", "under")
+_OPTIONAL = ("tier", "thread", "printed_nothing", "under", "judges")
 TABLE_ROWS_LOOKED_AT = 200
 """How far under a table's header its rows are looked for; a transfer test prints a few dozen sizes."""
 _CODE_FIELDS = ("severity", "title", "remedy")
@@ -78,6 +78,9 @@ class Signature:
     thread: str = ""  # a public thread that diagnosed it, where one is cited beside the source
     printed_nothing: bool = False  # a shell command that means something only when the next line is its prompt again
     under: re.Pattern[str] | None = None  # a table's header: the keywords find it, the regex reads its last row
+    judges: bool = (
+        True  # false: a notice shown at information that judges nothing (a wait a hang or a compile explains)
+    )
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,11 @@ def _signature(name: str, position: int, entry: Any) -> Signature:
     printed_nothing = entry.get("printed_nothing", False)
     if not isinstance(printed_nothing, bool):
         raise CatalogError(f"{where}: printed_nothing must be true or false")
+    judges = entry.get("judges", True)
+    if not isinstance(judges, bool):
+        raise CatalogError(f"{where}: judges must be true or false")
+    if not judges and entry.get("severity") != "info":
+        raise CatalogError(f"{where}: judges = false is for a message shown at information")
     under = None
     if "under" in entry:
         try:
@@ -208,6 +216,7 @@ def _signature(name: str, position: int, entry: Any) -> Signature:
         thread=thread,
         printed_nothing=printed_nothing,
         under=under,
+        judges=judges,
     )
 
 

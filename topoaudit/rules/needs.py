@@ -480,11 +480,16 @@ _LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b|\s-(?:np|n)\s*\d")
 def named_not_judged(hit: Hit) -> bool:
     """Tell a known message shown at information that holds nothing to a measure.
 
-    A transfer test's figure any healthy path of its kind could give (:mod:`topoaudit.rules.transfer_figures`), or
-    PyTorch's watchdog timing a collective out against a timeout set below a second (a test's setting).
+    A notice its catalog entry says judges nothing (``judges = false``: a wait that a hang or a long compilation
+    explains alike), a transfer test's figure any healthy path of its kind could give
+    (:mod:`topoaudit.rules.transfer_figures`), or PyTorch's watchdog timing a collective out against a timeout set
+    below a second (a test's setting).
     """
+    from topoaudit.parse.signatures import catalog
     from topoaudit.rules.transfer_figures import TRANSFER_TABLES, reading
 
+    if not catalog().get(hit.signature).judges:
+        return True
     if hit.signature in TRANSFER_TABLES:
         return reading(hit) == "unjudged"
     return hit.signature == "torch-watchdog-timeout" and _timeout_set_too_short(hit)
