@@ -48,6 +48,7 @@ STILL_WRONG: dict[str, str] = {
     "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
     "ethminer-40-gtx1060-riser-nvidia-smi-failed": "verdict FAIL but no finding names pcie-degraded (found run-failed)",
     "gardenlinux-4556-allreduce-tail-p2p-off": "verdict PASS, the thread's NOT_JUDGED/WARN",
+    "gcp-cea-414-tcpx-torch25-nccl2215-internal": "verdict NOT_JUDGED, the thread's FAIL",
     "gdrcopy-206-rtx3090-copybw-check-gdr-support": "verdict WARN, the thread's FAIL",
     "gds-nvidia-fs-14-rtx3090-p2p-get-pages-einval": "verdict FAIL but no finding names p2p-unsupported (found gpu-rdma-setup-failed)",
     "horovod-148-node1-two-hosts-cross-p2p-ipc": "verdict PASS, the thread's FAIL/WARN",
