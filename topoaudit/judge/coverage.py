@@ -84,7 +84,7 @@ def _why_not(ctx: RuleContext) -> str:
     elif not isinstance(bench, Unsupported) and not sweep_held_to_anything(ctx):
         parts.append(
             "the sweep's figures have nothing to be held to (no GPU model names the box, no --expect-busbw) and "
-            "it checked no data (#wrong N/A)"
+            "it checked no data on a message of a MiB or more (#wrong N/A, or latency-sized messages only)"
         )
     undecided = undecided_by_model(ctx)
     if undecided:
