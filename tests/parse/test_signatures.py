@@ -105,6 +105,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("ERROR 12-08 20:46:56 [multiproc_executor.py:597]     handle = torch_symm_mem.rendezvous(self.buffer, self.group.group_name)", "torch-symm-mem-rendezvous-failed"),
     ("[gpu03:11920] 126 more processes have sent help message help-mpi-common-cuda.txt / cuIpcGetMemHandle failed", "ompi-cuda-ipc-get-handle-failed"),
     ("[n1:42] 3 more processes have sent help message help-mpi-common-cuda.txt / cuIpcOpenMemHandle failed", "ompi-cuda-ipc-open-failed"),
     ("ERR:  error Cannot allocate memory(12) while mapping handle 92f4280, rounded_size=65536 offset=1fe380000", "gdrcopy-map-failed"),

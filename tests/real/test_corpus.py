@@ -169,7 +169,6 @@ STILL_WRONG: dict[str, str] = {
     "vllm-4383-tp2-shm-fallback-custom-ar-disabled": "verdict WARN but no finding names run-failed (found nccl-p2p-unused, p2p-unavailable)",
     "vllm-7201-collect-env-topo-all-phb": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "vllm-9920-a6000ada-shm-hang-tail": "verdict WARN, the thread's FAIL",
-    "vllmomni-241-symm-mem-rendezvous-not-initialized": "verdict FAIL but no finding names nvls-failure (found nccl-fabric-manager-down)",
     "xgboost-11242-p2p-disable-workaround-cmd": "verdict WARN but no finding names run-hung (found nccl-env-override)",
 }
 

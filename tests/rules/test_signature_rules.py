@@ -723,3 +723,18 @@ def test_a_notice_its_entry_says_judges_nothing_is_named_and_not_judged(run: Run
     assert report["verdict"] == "not judged" and by_code(report)["bench-timeout"]["severity"] == "info"
     _, report = judged(run, tmp_path, wait + "torch.distributed.DistBackendError: NCCL error: unhandled cuda error\n")
     assert report["verdict"] != "pass"
+
+
+def test_error_802_under_a_symmetric_memory_rendezvous_is_its_multicast_not_a_fabric_manager_down(
+    run: Run, tmp_path: Path
+) -> None:
+    """vLLM's symmetric-memory all-reduce fails at start-up with 'system not yet initialized' from its multicast
+    object (vllm-project/vllm#26922, vllm-omni#241; fixed by turning it off): CUDA had started, so the fabric manager
+    is not named as down; alone, the same error still is."""
+    tail = "RuntimeError: CUDA driver error: system not yet initialized\n"
+    frame = "    handle = torch_symm_mem.rendezvous(self.buffer, self.group.group_name)\n"
+    _, report = judged(run, tmp_path, frame + tail)
+    assert report["verdict"] == "fail" and by_code(report)["nccl-nvls-failed"]["severity"] == "fail"
+    assert by_code(report)["nccl-fabric-manager-down"]["severity"] == "info"
+    _, report = judged(run, tmp_path, tail)
+    assert by_code(report)["nccl-fabric-manager-down"]["severity"] == "fail"

@@ -183,6 +183,8 @@ _NVLINK_CHECKS = frozenset({"nhc-nvlink-inactive", "nhc-nvlink-query-failed", "n
 _FABRIC_MANAGER_FAILURES = frozenset(
     {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive", "fm-unit-not-found"}
 )
+_SYMM_MEM_RENDEZVOUS = "torch-symm-mem-rendezvous-failed"
+"""A traceback through PyTorch's symmetric-memory rendezvous: CUDA error 802 under it is its multicast object's."""
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
 _GEFORCE = "NVIDIA GeForce"  # a paste naming a GeForce card (nvidia-smi's table cuts the rest): never on NVSwitches
 DEEPEP_FLOORS_GBPS = {
@@ -247,6 +249,12 @@ _PROGRAM_WARNING = re.compile(r"^\s*warning:", re.I)
 went on without the peer access it asked for."""
 
 
+def _hit_ids(ctx: RuleContext) -> set[str]:
+    """Return the ids of the signatures found anywhere in the paste."""
+    hits = ctx.signatures
+    return set() if isinstance(hits, Unsupported) else {h.signature for h in hits}
+
+
 def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signature]], ctx: RuleContext) -> Severity:
     """Return the catalog's severity, judged against the box where the message's meaning depends on it."""
     spec = ctx.spec
@@ -289,6 +297,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.WARN  # a rack-scale GPU outside its NVLink domain
     if signature.id == "fm-no-nvswitch" and spec is not None and spec.build == "nvswitch":
         return Severity.FAIL  # an NVSwitch board whose switches the driver does not see: the fabric is down
+    if signature.id == "cuda-802-system-not-ready" and _SYMM_MEM_RENDEZVOUS in _hit_ids(ctx):
+        return Severity.INFO  # the multicast call of a symmetric-memory rendezvous: CUDA itself had started
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
     if named_not_judged(hit):
