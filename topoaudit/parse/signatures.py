@@ -78,9 +78,7 @@ class Signature:
     thread: str = ""  # a public thread that diagnosed it, where one is cited beside the source
     printed_nothing: bool = False  # a shell command that means something only when the next line is its prompt again
     under: re.Pattern[str] | None = None  # a table's header: the keywords find it, the regex reads its last row
-    judges: bool = (
-        True  # false: a notice shown at information that judges nothing (a wait a hang or a compile explains)
-    )
+    judges: bool = True  # false: a notice at information that judges nothing by itself (a wait, hang or compile)
 
 
 @dataclass(frozen=True)
