@@ -310,26 +310,23 @@ def _p2p_covers(ctx: Context) -> str:
     return f"the peer-to-peer status of {_plural(len(pairs), 'GPU pair')}" if pairs else ""
 
 
-DATA_CHECK_FROM_BYTES = 1 << 20
-"""A sweep whose data check passed only on messages below this moved latency-sized messages: the sizes where
-bandwidth levels off, and the protocols that carry a deployment's large all-reduces, begin in the megabytes. Such a
-table is most often the head of a run the paste cut."""
-
-
 def sweep_held_to_anything(ctx: Context) -> bool:
     """Whether a sweep's figures were held to something, so that a PASS over it means something held.
 
     Something: an expected figure (the model's, or NCCL's arithmetic on the box), the user's --expect-busbw, a data
-    check that ran (#wrong a number, not N/A) on a message of :data:`DATA_CHECK_FROM_BYTES` or more, or other groups
-    to compare; never a run of one rank.
+    check that ran (#wrong a number, not N/A) on a message past the latency-sized ones
+    (:data:`~topoaudit.model.bench.LATENCY_SIZES_BELOW_BYTES`: a table of those alone is most often the head of a run
+    the paste cut), or other groups to compare; never a run of one rank.
     """
+    from topoaudit.model.bench import LATENCY_SIZES_BELOW_BYTES
+
     bench = ctx.bench
     if isinstance(bench, Unsupported) or bench.one_rank:
         return False  # a run of one rank moves nothing between GPUs: its figures hold nothing of the links
     groups = [g for g in bench.groups if g.rows]
     expected = any(isinstance(g.expected_busbw_gbps, float) for g in groups)
     checked = any(
-        (isinstance(r.wrong, int) or isinstance(r.inplace_wrong, int)) and r.size_bytes >= DATA_CHECK_FROM_BYTES
+        (isinstance(r.wrong, int) or isinstance(r.inplace_wrong, int)) and r.size_bytes >= LATENCY_SIZES_BELOW_BYTES
         for g in groups
         for r in g.rows
     )

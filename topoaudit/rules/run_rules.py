@@ -12,7 +12,14 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterator
 
-from topoaudit.model.bench import ONE_RANK_REPEAT, BenchGroup, BenchResult, BenchRow, RunFailure
+from topoaudit.model.bench import (
+    LATENCY_SIZES_BELOW_BYTES,
+    ONE_RANK_REPEAT,
+    BenchGroup,
+    BenchResult,
+    BenchRow,
+    RunFailure,
+)
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.nccl import LogLine, NcclView
 from topoaudit.model.report import ELIDED, ELISION_LINE
@@ -356,8 +363,6 @@ def runs_disagree(ctx: RuleContext) -> Iterator[Finding]:
 
 SWEEP_DIP_BELOW = 0.7
 """busbw rises with the message size and flattens; a size below this share of both its neighbours is a dip."""
-SWEEP_DIP_FROM_BYTES = 1 << 20
-"""Below a MiB the figures are latency and jitter; from there on a sweep does not fall back between two sizes."""
 
 
 def _busbw_halves(row: BenchRow) -> tuple[float, ...]:
@@ -393,7 +398,7 @@ def sweep_dip(ctx: RuleContext) -> Iterator[Finding]:
         return
     dips: list[tuple[BenchGroup, BenchRow, BenchRow, BenchRow]] = []
     for group in (g for g in result.groups if g.rows):
-        rows = sorted((r for r in group.rows if r.size_bytes >= SWEEP_DIP_FROM_BYTES), key=lambda r: r.size_bytes)
+        rows = sorted((r for r in group.rows if r.size_bytes >= LATENCY_SIZES_BELOW_BYTES), key=lambda r: r.size_bytes)
         for before, row, after in zip(rows, rows[1:], rows[2:], strict=False):
             if after.size_bytes > 4 * before.size_bytes:
                 continue  # not neighbours: the sweep skips sizes there
@@ -456,7 +461,7 @@ def sweep_collapse(ctx: RuleContext) -> Iterator[Finding]:
     if result is None:
         return
     for group in (g for g in result.groups if g.rows):
-        rows = sorted((r for r in group.rows if r.size_bytes >= SWEEP_DIP_FROM_BYTES), key=lambda r: r.size_bytes)
+        rows = sorted((r for r in group.rows if r.size_bytes >= LATENCY_SIZES_BELOW_BYTES), key=lambda r: r.size_bytes)
         collapse = _collapse(rows)
         if collapse is None:
             continue

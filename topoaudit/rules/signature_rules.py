@@ -302,7 +302,7 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
     if named_not_judged(hit):
-        return Severity.INFO  # a transfer figure no bound holds, a watchdog timeout set below a second
+        return Severity.INFO  # a notice that judges nothing, a transfer figure no bound holds, a test's timeout
     if signature.id in TRANSFER_TABLES:
         return Severity.WARN if transfer_reading(hit) == "low" else Severity.INFO
     if signature.id in DEEPEP_FLOORS_GBPS and _below_deepep_floor(signature.id, hit):
