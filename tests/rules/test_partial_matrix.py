@@ -112,7 +112,7 @@ def test_two_domains_with_an_unknown_pair_between_them_are_not_called_split() ->
     (skipped,) = [s for s in report.skipped if s.rule == "nvlink-split-domain"]
     assert "does not describe 1 GPU pair(s) between the NVLink domains" in skipped.reason
     known = audit(machine(4, lambda i, j: "SYS" if (i, j) == (2, 3) else cell(i, j)))
-    assert codes(known)["nvlink-split-domain"] == Severity.INFO  # NV4 pairs only: bridged cards, split by design
+    assert codes(known)["nvlink-split-domain"] == Severity.WARN
 
 
 @pytest.mark.parametrize("rows", [2, 3])

@@ -2,7 +2,7 @@
 class its links or NCCL's lines show; and whether a named model contradicts the links.
 
 The topology rules judge a box against its catalog entry; when nothing names the model, against the class its
-links show (NV18 on every pair: an NVSwitch baseboard of 18-link GPUs; NV12 or NV4 pairs: bridged PCIe cards; NV1/NV2 to
+links show (NV18 on every pair: an NVSwitch baseboard of 18-link GPUs; NV12 pairs: bridged PCIe cards; NV1/NV2 to
 four peers: a DGX-1 hybrid cube-mesh), so half an NVSwitch fabric fails and a cube-mesh GPU that lost a bond is
 degraded without ``--gpu-model``. A named model whose links it cannot have (an RTX 3090 with NV18 to seven peers)
 is not believed: the box is judged as its links show, and a finding says so.
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from topoaudit.catalog import GpuSpec, find_gpu, matched_as, product_name
 from topoaudit.model.identity import (
-    BRIDGED_PAIRS_4,
     BRIDGED_PAIRS_12,
     HYBRID_CUBE_MESH,
     NVSWITCH_12,
@@ -183,18 +182,14 @@ def class_of_links(machine: Machine, domains: tuple[Domain, ...]) -> tuple[Hardw
     if modal >= NVSWITCH_18.nvlinks_per_gpu:
         return NVSWITCH_18, f"NV{modal} on {share} {len(pairs)} NVLink pairs of {where}"
     multi = [d for d in domains if d.size >= 2]
-    bridged = next((c for c in BRIDGED_PAIRS if c.nvlinks_per_gpu == modal), None)
-    if bridged is not None and multi and all(d.size == 2 for d in multi):
-        joined = ", ".join(f"GPU{d.gpus[0]}-GPU{d.gpus[1]}" for d in multi[:4]) + (" ..." if len(multi) > 4 else "")
-        return bridged, f"NV{modal} joining GPUs in pairs only: {joined}"
-    if modal == NVSWITCH_12.nvlinks_per_gpu and any(d.size >= 3 and d.build == "nvswitch" for d in multi):
-        return NVSWITCH_12, f"NV12 on {share} {len(pairs)} NVLink pairs of {where}"
+    if modal == NVSWITCH_12.nvlinks_per_gpu and multi:
+        if all(d.size == 2 for d in multi):
+            joined = ", ".join(f"GPU{d.gpus[0]}-GPU{d.gpus[1]}" for d in multi[:4]) + (" ..." if len(multi) > 4 else "")
+            return BRIDGED_PAIRS_12, f"NV12 joining GPUs in pairs only: {joined}"
+        if any(d.size >= 3 and d.build == "nvswitch" for d in multi):
+            return NVSWITCH_12, f"NV12 on {share} {len(pairs)} NVLink pairs of {where}"
     return _cube_mesh(machine, pairs)
 
-
-BRIDGED_PAIRS = (BRIDGED_PAIRS_12, BRIDGED_PAIRS_4)
-"""PCIe cards an NVLink bridge joins two at a time, by the links one bridge set carries: a box whose NVLink pairs all
-carry that many links, and join no GPU to more than one other, is built so."""
 
 BASEBOARD_GPU_COUNTS = (4, 8, 16)
 """GPUs on an NVLink baseboard (HGX 4-GPU and 8-GPU, DGX-2); a box of any other count is not one."""
@@ -213,8 +208,15 @@ def _pcie_cards(machine: Machine) -> tuple[HardwareClass | None, str]:
     described = [lk for lk in gpu_pair_links(machine).values() if lk.level != PathLevel.UNKNOWN]
     if not described:
         return None, ""
+    gpus = {g.label for g in machine.gpus}
     nics = {n.label for n in machine.nics}
-    near = _beside_a_nic(machine)
+    near = {
+        gpu
+        for lk in machine.links
+        if lk.level in (PathLevel.PIX, PathLevel.PXB)
+        for gpu, other in ((lk.a, lk.b), (lk.b, lk.a))
+        if gpu in gpus and other in nics
+    }
     count = len(machine.gpus)
     pairs = f"no NVLink on any of the {len(described)} GPU pairs"
     if count not in BASEBOARD_GPU_COUNTS:
@@ -223,19 +225,6 @@ def _pcie_cards(machine: Machine) -> tuple[HardwareClass | None, str]:
         return None, ""  # a NIC beside most GPUs (a baseboard's layout), or no NIC shown to tell: links may all be down
     nic_words = f"a NIC at PIX/PXB of {len(near)} of {count} GPUs" if near else "no NIC at PIX/PXB"
     return PCIE_CARDS, f"{pairs}, and {nic_words}, where NVLink baseboards put one beside each GPU"
-
-
-def _beside_a_nic(machine: Machine) -> set[str]:
-    """The GPUs with a NIC on their PCIe switch (PIX or PXB): where a training baseboard puts one beside each GPU."""
-    gpus = {g.label for g in machine.gpus}
-    nics = {n.label for n in machine.nics}
-    return {
-        gpu
-        for lk in machine.links
-        if lk.level in (PathLevel.PIX, PathLevel.PXB)
-        for gpu, other in ((lk.a, lk.b), (lk.b, lk.a))
-        if gpu in gpus and other in nics
-    }
 
 
 def _cube_mesh(machine: Machine, pairs: tuple[tuple[int, int, int], ...]) -> tuple[HardwareClass | None, str]:

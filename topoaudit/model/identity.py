@@ -74,16 +74,6 @@ BRIDGED_PAIRS_12 = HardwareClass(
     12,
     basis="three NVLink bridges carry 12 links between two PCIe cards; nothing larger than a pair is joined",
 )
-BRIDGED_PAIRS_4 = HardwareClass(
-    "bridged-pairs-4",
-    "PCIe cards joined in pairs by NVLink bridges of 4 links, as GeForce RTX 3090, RTX A6000 and A40 cards are",
-    "bridge",
-    "bridged-pairs",
-    2,
-    8,
-    4,
-    basis="an Ampere card's NVLink bridge carries 4 links to one other card; nothing larger than a pair is joined",
-)
 HYBRID_CUBE_MESH = HardwareClass(
     "hybrid-cube-mesh",
     "a DGX-1-style hybrid cube-mesh of V100-class GPUs, 6 NVLinks each to four peers",
@@ -117,10 +107,7 @@ PCIE_CARDS = HardwareClass(
         "topology with no NVLink and not that layout is a server or workstation of PCIe cards"
     ),
 )
-CLASSES = {
-    c.key: c
-    for c in (NVSWITCH_18, NVSWITCH_12, BRIDGED_PAIRS_12, BRIDGED_PAIRS_4, HYBRID_CUBE_MESH, NVSWITCH_NVLS, PCIE_CARDS)
-}
+CLASSES = {c.key: c for c in (NVSWITCH_18, NVSWITCH_12, BRIDGED_PAIRS_12, HYBRID_CUBE_MESH, NVSWITCH_NVLS, PCIE_CARDS)}
 
 
 @dataclass(frozen=True)
