@@ -738,3 +738,33 @@ def test_error_802_under_a_symmetric_memory_rendezvous_is_its_multicast_not_a_fa
     assert by_code(report)["nccl-fabric-manager-down"]["severity"] == "info"
     _, report = judged(run, tmp_path, tail)
     assert by_code(report)["nccl-fabric-manager-down"]["severity"] == "fail"
+
+
+def test_a_peer_memory_free_callback_diagnostic_warns_of_the_driver_and_fails_nothing(run: Run, tmp_path: Path) -> None:
+    """nvidia-peermem's 'detected invalid context' is a harmless diagnostic of an R535 mitigation
+    (Mellanox/nv_peer_memory#120): named as the driver's, at warning, never as a failed run."""
+    line = (
+        "[25033.2] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, "
+        "skipping further processing\n"
+    )
+    code, report = judged(run, tmp_path, line * 3)
+    found = by_code(report)
+    assert code == 0 and report["verdict"] == "warn"
+    assert found["peer-memory-driver-diagnostic"]["severity"] == "warn" and "run-failed" not in found
+
+
+def test_ucx_missing_one_peer_memory_file_warns_unless_another_path_gives_gpu_memory(run: Run, tmp_path: Path) -> None:
+    """UCX checks the peer-memory files in turn and then DMA-BUF: 'not detected' lines alone mean no GPUDirect RDMA
+    (openucx/ucx#10966); followed by 'dmabuf is supported' the NIC reaches GPU memory all the same."""
+    missing = (
+        "[1.1] [pod:29 :0] ib_md.c:1222 UCX  DEBUG rdmap183s0: cuda GPUDirect RDMA is not detected by checking "
+        "/sys/kernel/mm/memory_peers/nv_mem/version\n"
+        "[1.2] [pod:29 :0] ib_md.c:1222 UCX  DEBUG rdmap183s0: cuda GPUDirect RDMA is not detected by checking "
+        "/sys/module/nvidia_peermem/version\n"
+    )
+    _, report = judged(run, tmp_path, missing)
+    assert report["verdict"] == "warn" and by_code(report)["gpu-rdma-setup-failed"]["severity"] == "warn"
+    _, report = judged(
+        run, tmp_path, missing + "[1.3] [pod:29 :0] ib_md.c:1338 UCX  DEBUG rdmap183s0: dmabuf is supported\n"
+    )
+    assert by_code(report)["gpu-rdma-setup-failed"]["severity"] == "info" and report["verdict"] != "warn"

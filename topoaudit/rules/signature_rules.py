@@ -244,6 +244,8 @@ when the InfiniBand one (``NET/IB : Using [0]mlx5_0:1/IB``) or a plugin then car
 _CUSTOM_ALLREDUCE_NO_P2P = frozenset({"vllm-custom-allreduce-no-p2p", "sglang-custom-allreduce-setup-failed"})
 _ABORTED = re.compile(r"Aborted \(core dumped\)|terminate called after throwing|Traceback \(most recent call last\)")
 """The process died after the message: an error it did not survive, whatever the message means elsewhere."""
+_UCX_GDR_FOUND = re.compile(r"cuda GPUDirect RDMA is detected by checking|: dmabuf is supported")
+"""UCX found a way for the NIC to reach GPU memory after all: a peer-memory file it checked later, or DMA-BUF."""
 _PROGRAM_WARNING = re.compile(r"^\s*warning:", re.I)
 """A line the printing program itself calls a warning (kmcuda's "warning: failed to enable p2p on gpu #0: ..."): it
 went on without the peer access it asked for."""
@@ -307,6 +309,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.WARN if transfer_reading(hit) == "low" else Severity.INFO
     if signature.id in DEEPEP_FLOORS_GBPS and _below_deepep_floor(signature.id, hit):
         return Severity.WARN  # far below DeepEP's own figures for the same kernels: no path working as built
+    if signature.id == "ucx-gdr-not-detected" and _UCX_GDR_FOUND.search(ctx.text):
+        return Severity.INFO  # one peer-memory file missing while another (or DMA-BUF) gives the NIC GPU memory
     if signature.id == _SOCKET_INIT and _RDMA_IN_USE.search(ctx.text):
         return Severity.INFO  # NCCL set its socket transport up, then chose the RDMA one the paste shows in use
     if carries_nothing(signature, found, ctx):
