@@ -284,6 +284,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "[Service]\nExecStart=/usr/bin/python train.py\nRestart=always\n",
         "goroutine 1 [running]:\nmain.main()\n\t/app/main.go:12 +0x1d\nexit status 2\n",
         "Command Line Args: Namespace(config_file='configs/R-50-grid.yaml', num_gpus=2, num_machines=1)\n",
+        "Machine (1007GB total)\n  Package L#0 + L3 L#0 (300MB)\n    Group0 L#0\n      NUMANode L#0 (P#0 251GB)\n"
+        "      ...\n      HostBridge\n        PCIBridge\n          PCIBridge\n",
     ],
     ids=[
         "ascii-table",
@@ -307,6 +309,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "ini-config",
         "go-panic-stack",
         "argparse-namespace",
+        "hwloc-lstopo",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

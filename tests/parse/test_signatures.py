@@ -105,6 +105,9 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("ibv_reg_dmabuf_mr (retain) failed: Invalid argument", "ibv-reg-mr-failed"),
+    ("ibv_reg_mr(gpu) failed: Bad address", "ibv-reg-mr-failed"),
+    ("[rank 3] ibv_reg_mr failed (errno=14): Bad address", "ibv-reg-mr-failed"),
     ("E20260821 12:30:19.433391 rdma_context.cpp:1343] DMA BUF supported required for GPU RDMA without nvidia-peermem", "mooncake-gpu-rdma-needs-dmabuf"),
     ("src/topo/topo.cpp:61: [GPU 1] Peer GPU 0 is not accessible, exiting ... ", "nvshmem-peer-not-accessible"),
     ("mscclpp._mscclpp.IbError: (14, 'ibv_reg_mr failed (errno 14) (Ib failure: Bad address)')", "mscclpp-ib-reg-mr-failed"),
@@ -804,6 +807,7 @@ NOT = [
     ("2025-06-11T19:12:23 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-check-failed"),
     ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected", "nhc-checker-stopped"),
     ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
+    ("ibv_reg_mr failed: Cannot allocate memory", "ibv-reg-mr-failed"),
     (
         "[1.2] [h:1:0] ib_md.c:1222 UCX  DEBUG mlx5_0: rocm GPUDirect RDMA is not detected by checking /dev/kfd",
         "ucx-gdr-not-detected",

@@ -463,6 +463,7 @@ _PRINTED = re.compile(
     r"|\bNamespace\(\w+="  # Python's argparse printing its arguments: "Command Line Args: Namespace(config_file=..."
     r"|^\s*\{\{-? .*\}\}\s*$"  # a template's directive in a manifest: "{{- if .BackoffLimit }}"
     r"|^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d [A-Z][\w ]+: "  # lspci's device line
+    r"|\bL#\d+\b|^\s*(?:Machine \(\d+[KMGT]?B total\)|HostBridge|PCIBridge)"  # hwloc's lstopo: "Package L#0"
     r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
     r"(?:No such file or directory|command not found|Permission denied)"
     r"|^terminate called after throwing an instance of |^\s*what\(\):  "  # C++'s uncaught exception
@@ -487,11 +488,11 @@ _FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:-
 def _printed_by_a_program(texts: list[str], logged: list[bool] | None = None) -> bool:
     """Whether lines are a program's output rather than words someone wrote: half of them a table's row, aligned
     columns, a logger's line (its time, level or glog prefix), a shell's prompt or error, a progress bar, lspci's
-    device line or a manifest's template directive (or carried a logger's prefix, ``logged``), or two thirds of them
-    fields (``Key: value``, YAML) or printed lines (a logger's line, then the struct it dumps). Such text
-    (a Ray Tune table, hostnamectl, an IPMI event list, a Kubernetes manifest), and text written for a machine (code,
-    a configuration file, command lines: :data:`_WRITTEN`), is recognised and not judged; prose is refused with what
-    to paste instead."""
+    device line, hwloc's lstopo tree or a manifest's template directive (or carried a logger's prefix, ``logged``),
+    or two thirds of them fields (``Key: value``, YAML) or printed lines (a logger's line, then the struct it
+    dumps). Such text (a Ray Tune table, hostnamectl, an IPMI event list, a Kubernetes manifest), and text written
+    for a machine (code, a configuration file, command lines: :data:`_WRITTEN`), is recognised and not judged; prose
+    is refused with what to paste instead."""
     lines = [t for t in texts if t.strip()]
     if not lines or any(_GPU_LABEL.search(t) for t in lines):
         return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint
