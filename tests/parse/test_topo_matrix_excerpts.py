@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,16 @@ def test_a_matrix_cut_before_its_last_gpu_row_keeps_every_gpu_pair_and_is_an_exc
     assert not parsed.unknown_gpu_pairs()
     (cut,) = [i for i in parsed.issues if "have no cell" in i.message]
     assert cut.action == "excerpt" and "every GPU pair is known, only paths from GPUs to NICs are not" in cut.message
+
+
+def test_a_matrix_rendered_as_a_markdown_table_reads_like_the_console_one() -> None:
+    """Pages and comments show ``topo -m`` as an HTML table, and copying it gives Markdown's pipes and its rule
+    line: the same links as the console's tab-separated matrix."""
+    console = read("topo-h100-8gpu-stas-ht-1.txt")
+    header = next(line for line in console.splitlines() if "GPU0" in line and "GPU1" in line)
+    rows = [line for line in console.splitlines() if line.startswith("GPU")]
+    columns = re.split(r"\s{2,}", header.strip())
+    markdown = ["| | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
+    markdown += ["| " + " | ".join(re.split(r"\s{2,}", row.strip())) + " |" for row in rows]
+    assert looks_like_topo_matrix("\n".join(markdown))
+    assert links("\n".join(markdown)) == links(console)

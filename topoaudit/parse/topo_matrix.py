@@ -168,6 +168,8 @@ _NIC_LEGEND = re.compile(r"\s*(NIC\d+)\s*:\s*(\S+)\s*")
 _CODE_LEGEND = re.compile(r"\s*(\S+)\s+=\s+(.*?)\s*")
 _AFFINITY_KINDS = ("cpu", "numa", "gpu_numa")
 _TOKEN = re.compile(r"\S+")
+_MARKDOWN_ROW = re.compile(r"^\s*\|(?:[^|\n]*\|){2,}\s*$")
+_MARKDOWN_RULE = re.compile(r"^\s*\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
 _WIDE_GAP = re.compile(r"\t+|\s{2,}")
 _NO_CPU_COLUMN = Unsupported(SOURCE, "no CPU Affinity column in the paste")
 _NO_NUMA_COLUMN = Unsupported(SOURCE, "no NUMA Affinity column in the paste")
@@ -240,9 +242,13 @@ class _Header:
 
 
 def _clean(line: str) -> str:
-    """Drop what pasting adds around a line (colour codes, ``#``/``>`` prefixes) so splitting sees cells."""
-    line = _ANSI.sub("", line)
-    return _QUOTE_PREFIX.sub("", line, count=1)
+    """Drop what pasting adds around a line (colour codes, ``#``/``>`` prefixes, a Markdown table's pipes) so
+    splitting sees cells."""
+    line = _QUOTE_PREFIX.sub("", _ANSI.sub("", line), count=1)
+    if _MARKDOWN_ROW.match(line):
+        # a matrix rendered as a Markdown table (a page or comment that shows it as HTML): its cells, tab-separated
+        return "" if _MARKDOWN_RULE.match(line) else "\t".join(c.strip() for c in line.strip().strip("|").split("|"))
+    return line
 
 
 def _read_header(line: str, line_no: int) -> _Header | None:
