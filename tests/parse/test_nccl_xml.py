@@ -13,6 +13,7 @@ from topoaudit.errors import InputError
 from topoaudit.model.machine import PathLevel
 from topoaudit.model.nccl_topo import Captures, NcclTopology
 from topoaudit.model.report import Report, report_from_dict
+from topoaudit.model.values import Unsupported
 from topoaudit.parse.nccl_xml import nccl_pci_gbps, parse_nccl_xml
 from topoaudit.readers import load_path
 from topoaudit.render import render
@@ -182,10 +183,12 @@ def test_a_dump_cut_inside_a_gpu_does_not_count_that_gpu_s_links() -> None:
 
 
 def test_other_xml_roots_are_not_taken_for_nccl() -> None:
-    with pytest.raises(InputError, match="not a format topoaudit reads"):
-        from topoaudit.readers import load_text
+    """``nvidia-smi -q -x`` is XML too: recognised as a program's output, never read as NCCL's topology."""
+    from topoaudit.readers import load_text
 
-        load_text('<?xml version="1.0"?>\n<nvidia_smi_log></nvidia_smi_log>\n', "smi.xml")
+    facts = load_text('<?xml version="1.0"?>\n<nvidia_smi_log></nvidia_smi_log>\n', "smi.xml")
+    assert [p.kind for p in facts.source.parts] == ["program-output"]
+    assert isinstance(facts.captures, Unsupported) and facts.machine.gpus == ()
 
 
 def test_notes_point_at_the_line_they_are_about() -> None:

@@ -286,6 +286,15 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "Command Line Args: Namespace(config_file='configs/R-50-grid.yaml', num_gpus=2, num_machines=1)\n",
         "Machine (1007GB total)\n  Package L#0 + L3 L#0 (300MB)\n    Group0 L#0\n      NUMANode L#0 (P#0 251GB)\n"
         "      ...\n      HostBridge\n        PCIBridge\n          PCIBridge\n",
+        "core file size          (blocks, -c) 0\ndata seg size           (kbytes, -d) unlimited\n"
+        "open files                      (-n) 1048576\n",
+        "Linux gpu-node-01 5.15.0-91-generic #101-Ubuntu SMP Tue Nov 14 13:30:08 UTC 2023 x86_64 GNU/Linux\n",
+        '<?xml version="1.0" ?>\n<nvidia_smi_log>\n\t<driver_version>535.104.05</driver_version>\n</nvidia_smi_log>\n',
+        "available: 2 nodes (0-1)\nnode 0 cpus: 0 1 2 3\nnode 0 size: 515677 MB\nnode distances:\nnode   0   1\n"
+        "  0:  10  21\n  1:  21  10\n",
+        "MLNX_OFED_LINUX-5.8-1.0.1.1:\n",
+        "MST modules:\n------------\n    MST PCI module is not loaded\n\nMST devices:\n------------\n"
+        "/dev/mst/mt4123_pciconf0         - PCI configuration cycles access.\n",
     ],
     ids=[
         "ascii-table",
@@ -310,6 +319,12 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "go-panic-stack",
         "argparse-namespace",
         "hwloc-lstopo",
+        "ulimit-a",
+        "uname-a",
+        "xml-document",
+        "numactl-hardware",
+        "ofed-info",
+        "mst-status",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

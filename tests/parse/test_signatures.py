@@ -105,6 +105,9 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("node:1:1 [0] NCCL INFO P2P not supported between GPU0 and GPU2", "nccl-alloc-p2p-not-supported"),
+    ("max locked memory       (kbytes, -l) 64", "ulimit-memlock-limited"),
+    ('docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].', "docker-gpu-driver-missing"),
     ("bandwidthTest-D2D, Bandwidth = 0.8 GB/s, Time = 0.00000 s, Size = 1000 bytes, NumDevsUsed = 1", "cuda-bandwidthtest-csv"),
     ("bandwidthTest-H2D-Pinned, Bandwidth = 6121.3 MB/s, Time = 0.00523 s, Size = 33554432 bytes, NumDevsUsed = 1", "cuda-bandwidthtest-csv"),
     ("ibv_reg_dmabuf_mr (retain) failed: Invalid argument", "ibv-reg-mr-failed"),
@@ -811,6 +814,7 @@ NOT = [
     ("2025-06-11T19:12:23 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-check-failed"),
     ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected", "nhc-checker-stopped"),
     ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
+    ("max locked memory       (kbytes, -l) unlimited", "ulimit-memlock-limited"),
     ("ibv_reg_mr failed: Cannot allocate memory", "ibv-reg-mr-failed"),
     (
         "[1.2] [h:1:0] ib_md.c:1222 UCX  DEBUG mlx5_0: rocm GPUDirect RDMA is not detected by checking /dev/kfd",

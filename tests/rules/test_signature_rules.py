@@ -768,3 +768,13 @@ def test_ucx_missing_one_peer_memory_file_warns_unless_another_path_gives_gpu_me
         run, tmp_path, missing + "[1.3] [pod:29 :0] ib_md.c:1338 UCX  DEBUG rdmap183s0: dmabuf is supported\n"
     )
     assert by_code(report)["gpu-rdma-setup-failed"]["severity"] == "info" and report["verdict"] != "warn"
+
+
+def test_a_finite_locked_memory_limit_in_ulimit_warns_and_unlimited_judges_nothing(run: Run, tmp_path: Path) -> None:
+    """Inside a Slurm step the limit was 64 KiB where the login shell had unlimited (NVIDIA/pyxis#60): RDMA NICs
+    cannot pin buffers past it. The same listing with 'unlimited' is a program's output that judges nothing."""
+    listing = "core file size          (blocks, -c) 0\nmax locked memory       (kbytes, -l) {}\nopen files (-n) 1024\n"
+    _, report = judged(run, tmp_path, listing.format(64))
+    assert report["verdict"] == "warn" and by_code(report)["memlock-limited"]["severity"] == "warn"
+    _, report = judged(run, tmp_path, listing.format("unlimited"))
+    assert report["verdict"] == "not judged" and report["findings"] == []

@@ -464,6 +464,12 @@ _PRINTED = re.compile(
     r"|^\s*\{\{-? .*\}\}\s*$"  # a template's directive in a manifest: "{{- if .BackoffLimit }}"
     r"|^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d [A-Z][\w ]+: "  # lspci's device line
     r"|\bL#\d+\b|^\s*(?:Machine \(\d+[KMGT]?B total\)|HostBridge|PCIBridge)"  # hwloc's lstopo: "Package L#0"
+    r"|\((?:[\w ]+, )?-[a-zA-Z]\)\s+\S+\s*$"  # ulimit -a: "max locked memory       (kbytes, -l) 64"
+    r"|^Linux \S+ \d+\.\d+\.\d+\S* #\d+"  # uname -a
+    r"|^(?:available: \d+ nodes|node \d+ (?:cpus|size|free):|node distances:)"  # numactl -H
+    r"|^\s*(?:MLNX_OFED_LINUX|OFED-internal|DOCA)[-_]\d"  # ofed_info -s
+    r"|^\s*MST (?:modules|devices|PCI)\b|^/dev/mst/|^\s+domain:bus:dev\.fn="  # mst status
+    r"|^\s*<[?!/]?[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/?>"  # an XML document's tags (nvidia-smi -q -x)
     r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
     r"(?:No such file or directory|command not found|Permission denied)"
     r"|^terminate called after throwing an instance of |^\s*what\(\):  "  # C++'s uncaught exception
