@@ -295,6 +295,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "MLNX_OFED_LINUX-5.8-1.0.1.1:\n",
         "MST modules:\n------------\n    MST PCI module is not loaded\n\nMST devices:\n------------\n"
         "/dev/mst/mt4123_pciconf0         - PCI configuration cycles access.\n",
+        "# Port counters: Lid 12 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\n"
+        "SymbolErrorCounter:..............0\nPortXmitWait:....................12345\n",
     ],
     ids=[
         "ascii-table",
@@ -325,6 +327,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "numactl-hardware",
         "ofed-info",
         "mst-status",
+        "perfquery-counters",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

@@ -469,6 +469,7 @@ _PRINTED = re.compile(
     r"|^(?:available: \d+ nodes|node \d+ (?:cpus|size|free):|node distances:)"  # numactl -H
     r"|^\s*(?:MLNX_OFED_LINUX|OFED-internal|DOCA)[-_]\d"  # ofed_info -s
     r"|^\s*MST (?:modules|devices|PCI)\b|^/dev/mst/|^\s+domain:bus:dev\.fn="  # mst status
+    r"|^#? ?[A-Z][A-Za-z ]+:\.{3,}\S"  # perfquery's dotted fields: "PortXmitWait:....................12345"
     r"|^\s*<[?!/]?[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/?>"  # an XML document's tags (nvidia-smi -q -x)
     r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
     r"(?:No such file or directory|command not found|Permission denied)"
