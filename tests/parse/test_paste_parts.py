@@ -297,6 +297,9 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "/dev/mst/mt4123_pciconf0         - PCI configuration cycles access.\n",
         "# Port counters: Lid 12 port 1 (CapMask: 0x5A00)\nPortSelect:......................1\n"
         "SymbolErrorCounter:..............0\nPortXmitWait:....................12345\n",
+        "[LOG_CAT_ML] component basesmuma is not available but requested in hierarchy: basesmuma,p2p\n"
+        "[LOG_CAT_ML] ml_discover_hierarchy exited with error\n",
+        "[rank: 0] Seed set to 42\nInitializing distributed: GLOBAL_RANK: 0, MEMBER: 1/5\n",
     ],
     ids=[
         "ascii-table",
@@ -328,6 +331,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "ofed-info",
         "mst-status",
         "perfquery-counters",
+        "hcoll-logger",
+        "lightning-start",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

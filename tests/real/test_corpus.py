@@ -70,6 +70,7 @@ STILL_WRONG: dict[str, str] = {
     "llamafactory-9496-multinode-nccl-env-gdr-off": "verdict WARN but no finding names run-hung (found nccl-env-override)",
     "lmdeploy-3286-turbomind-nccl-syserr": "verdict FAIL, the thread's NOT_JUDGED",
     "lmdeploy-4325-topo-mixed-nvlink-bridges-tp4-hang": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
+    "mambatree-14-bootstrap-no-socket-iface-tb": "verdict FAIL but no finding names run-failed (found nccl-env-override)",
     "megatron-450-docker-multinode-proxy-connect-warn": "verdict FAIL but no finding names net-fallback (found run-failed)",
     "mooncake-1088-sglang-hicache-transfer-timeout-60s": "verdict FAIL but no finding names run-failed (found bench-timeout)",
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low, p2p-copy-below-pcie)",
