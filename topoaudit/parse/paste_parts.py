@@ -475,7 +475,8 @@ _PRINTED = re.compile(
     r"|^\s*<[?!/]?[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/?>"  # an XML document's tags (nvidia-smi -q -x)
     r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
     r"(?:No such file or directory|command not found|Permission denied)"
-    r"|^terminate called after throwing an instance of |^\s*what\(\):  "  # C++'s uncaught exception
+    r"|^terminate called (?:after throwing an instance of |without an active exception|recursively)"
+    r"|^\s*what\(\):  "  # C++'s uncaught exception
     r"|^goroutine \d+ \[|^panic: |^\s+/\S+\.go:\d+|^\s+at [\w.$]+\([\w.]+:\d+\)"  # Go's and Java's stacks
 )
 _WRITTEN = re.compile(
