@@ -227,6 +227,16 @@ def write_corpus(folder: Path | None) -> list[Case]:
     for path in sorted(HOSTILE.glob("ncclxml-*-constructed.xml")):
         code = expected.get(path.name.removeprefix("ncclxml-").removesuffix("-constructed.xml"), 0)
         cases.append(Case(path.name, ("analyze", str(path)), code))
+    entities = (
+        '<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">'
+    )
+    smi_xml = (  # nvidia-smi -q -x's root with entities that expand tenfold at each level: refused unread
+        "smi-xml-entities.xml",
+        f'<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log [{entities}]>\n'
+        "<nvidia_smi_log><driver_version>&c;</driver_version></nvidia_smi_log>\n",
+    )
+    _write(folder, smi_xml[0], smi_xml[1])
+    cases.append(Case(smi_xml[0], ("analyze", "{dir}/" + smi_xml[0]), 4, "declares entities"))
     plain = (
         ("json-nested-3000.json", "[" * 3000 + "]" * 3000),
         ("json-integer-5000-digits.json", '{"a": ' + "9" * 5000 + "}"),

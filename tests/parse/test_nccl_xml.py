@@ -183,12 +183,15 @@ def test_a_dump_cut_inside_a_gpu_does_not_count_that_gpu_s_links() -> None:
 
 
 def test_other_xml_roots_are_not_taken_for_nccl() -> None:
-    """``nvidia-smi -q -x`` is XML too: recognised as a program's output, never read as NCCL's topology."""
+    """``nvidia-smi -q -x`` is XML too: read as nvidia-smi's, never as NCCL's topology; another document is a
+    program's output that judges nothing."""
     from topoaudit.readers import load_text
 
-    facts = load_text('<?xml version="1.0"?>\n<nvidia_smi_log></nvidia_smi_log>\n', "smi.xml")
-    assert [p.kind for p in facts.source.parts] == ["program-output"]
-    assert isinstance(facts.captures, Unsupported) and facts.machine.gpus == ()
+    smi = '<?xml version="1.0"?>\n<nvidia_smi_log>\n<driver_version>580.159.04</driver_version>\n</nvidia_smi_log>\n'
+    facts = load_text(smi, "smi.xml")
+    assert facts.source.kind == "nvidia-smi-q" and isinstance(facts.captures, Unsupported)
+    facts = load_text('<?xml version="1.0"?>\n<config>\n  <threads>8</threads>\n</config>\n', "app.xml")
+    assert [p.kind for p in facts.source.parts] == ["program-output"] and facts.machine.gpus == ()
 
 
 def test_notes_point_at_the_line_they_are_about() -> None:

@@ -289,7 +289,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "core file size          (blocks, -c) 0\ndata seg size           (kbytes, -d) unlimited\n"
         "open files                      (-n) 1048576\n",
         "Linux gpu-node-01 5.15.0-91-generic #101-Ubuntu SMP Tue Nov 14 13:30:08 UTC 2023 x86_64 GNU/Linux\n",
-        '<?xml version="1.0" ?>\n<nvidia_smi_log>\n\t<driver_version>535.104.05</driver_version>\n</nvidia_smi_log>\n',
+        '<?xml version="1.0" ?>\n<config>\n\t<threads>8</threads>\n</config>\n',
         "available: 2 nodes (0-1)\nnode 0 cpus: 0 1 2 3\nnode 0 size: 515677 MB\nnode distances:\nnode   0   1\n"
         "  0:  10  21\n  1:  21  10\n",
         "MLNX_OFED_LINUX-5.8-1.0.1.1:\n",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,35 @@ def test_other_text_is_refused_and_not_sniffed() -> None:
         read_smi_query(other, "paste.txt")
     assert looks_like_smi_query(H200)
     assert looks_like_smi_query((PASTES / "gpuop-2511-fabric-in-progress.txt").read_text())
+
+
+H200_XML = (FIXTURES / "h200-device" / "nvidiasmi_q_x.txt").read_text()  # `nvidia-smi -q -x` of the same GPU
+
+
+def test_the_xml_form_reads_as_the_text_form_of_the_same_gpu() -> None:
+    """``nvidia-smi -q -x`` and ``nvidia-smi -q`` captured on one H200: the same GPU, fabric, ECC, PCIe link and
+    remapped rows; each value is placed on the pasted line of its element."""
+    assert looks_like_smi_query(H200_XML)
+    xml, text = read_smi_query(H200_XML, "x.xml"), read_smi_query(H200, "q.txt")
+    assert [dataclasses.replace(g, line=0) for g in xml.gpus] == [dataclasses.replace(g, line=0) for g in text.gpus]
+    assert (xml.attached_gpus, xml.driver_version, xml.cuda_version, xml.excerpt) == (1, "580.159.04", "13.0", False)
+    assert 9 in xml.used_lines and H200_XML.splitlines()[8].strip() == "<product_name>NVIDIA H200</product_name>"
+
+
+def test_an_unhealthy_fabric_in_the_xml_form_is_read() -> None:
+    unhealthy = H200_XML.replace("<state>N/A</state>", "<state>Completed</state>").replace(
+        "<summary>N/A</summary>", "<summary>Unhealthy</summary>"
+    )
+    (gpu,) = read_smi_query(unhealthy, "x.xml").gpus
+    assert gpu.fabric.state == "Completed" and gpu.fabric.health_summary == "Unhealthy"
+
+
+def test_xml_cut_off_keeps_what_it_shows_and_xml_declaring_entities_is_refused() -> None:
+    cut = H200_XML[: H200_XML.index("</fabric>")]
+    (gpu,) = read_smi_query(cut, "x.xml").gpus
+    assert isinstance(gpu.fabric.health_summary, Unsupported) and gpu.product_name == "NVIDIA H200"
+    bomb = (
+        '<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY a "aaaa">]>\n<nvidia_smi_log>&a;</nvidia_smi_log>\n'
+    )
+    with pytest.raises(InputError, match="declares entities"):
+        read_smi_query(bomb, "bomb.xml")

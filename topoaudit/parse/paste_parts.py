@@ -329,8 +329,10 @@ def _classify(text: str, current: str) -> _Mark:
         return _TABLE_OR_DCGM
     if "DCGM_FR_" in text or "dcgmi" in text:
         return _S["dcgm"]
-    if "NVSMI LOG" in text or _SMI_GPU.match(stripped) or stripped == "Remapped Rows":
+    if "NVSMI LOG" in text or _SMI_GPU.match(stripped) or stripped == "Remapped Rows" or "<nvidia_smi_log" in text:
         return _S["nvidia-smi-q"]
+    if current == "nvidia-smi-q" and stripped.startswith("<"):
+        return _weak("nvidia-smi-q")  # the elements of nvidia-smi -q -x
     if _SMI_KEY.match(text):
         key = stripped.split(":", 1)[0].strip()
         if key in _SMI_STRONG_KEYS or _SMI_FABRIC_KEY.match(text):

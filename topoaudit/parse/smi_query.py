@@ -10,12 +10,14 @@ reason.
 
 Field names follow nvidia-smi 535-580 (``Fabric``: State, Status, CliqueId, ClusterUUID, ``Health``: Summary,
 Bandwidth, Route Recovery in progress, Route Unhealthy, Access Timeout Recovery, Incorrect Configuration).
+``nvidia-smi -q -x`` (the same tree as XML) is read as the lines ``nvidia-smi -q`` prints for the elements read.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from xml.parsers import expat
 
 from topoaudit.errors import InputError
 from topoaudit.model.smi_query import NO_REMAPPED_ROWS, SOURCE, FabricInfo, PcieLink, RemappedRows, SmiGpu, SmiQuery
@@ -45,10 +47,11 @@ _TOP_LEVEL = frozenset({("Attached GPUs",), ("Driver Version",), ("CUDA Version"
 
 
 def looks_like_smi_query(text: str) -> bool:
-    """A cheap sniff: the ``==NVSMI LOG==`` banner, a ``GPU 0000:..`` header with indented keys, a ``Fabric``
-    section with its ``State :`` line, or the PCI block's ``Link Width`` with its ``Max :`` line."""
+    """A cheap sniff: the ``==NVSMI LOG==`` banner (or ``-q -x``'s root element), a ``GPU 0000:..`` header with
+    indented keys, a ``Fabric`` section with its ``State :`` line, or the PCI block's ``Link Width`` with its
+    ``Max :`` line."""
     head = text[:200_000]
-    if "NVSMI LOG" in head:
+    if "NVSMI LOG" in head or XML_ROOT in head:
         return True
     if "Fabric" in head and re.search(r"^\s*Fabric\s*\n\s*State\s+:", head, re.M):
         return True
@@ -71,6 +74,8 @@ class _Gpu:
 def read_smi_query(paste: str | Sequence[Line], name: str = "") -> SmiQuery:
     """Read ``nvidia-smi -q`` output or pieces of it; InputError when no line of it is nvidia-smi -q's."""
     lines = strip_prefixes(paste) if isinstance(paste, str) else paste
+    if any(XML_ROOT in line.text for line in lines[:64]):
+        lines = _xml_as_lines(lines, name)
     top: dict[tuple[str, ...], str] = {}
     gpus: list[_Gpu] = []
     current: _Gpu | None = None
@@ -255,3 +260,93 @@ def _bool(raw: str | None, what: str, words: tuple[str, str] = ("True", "False")
     if raw in words:
         return raw == words[0]
     return Unsupported(SOURCE, f"{what} is neither {words[0]} nor {words[1]}: {raw!r}")
+
+
+XML_ROOT = "<nvidia_smi_log"
+"""The root element of ``nvidia-smi -q -x``."""
+_XML_TOP = {"timestamp": "Timestamp", "driver_version": "Driver Version", "cuda_version": "CUDA Version",
+            "attached_gpus": "Attached GPUs"}  # fmt: skip
+_XML_TITLES = {  # each element read under <gpu>, by the title ``nvidia-smi -q`` prints for it
+    "product_name": "Product Name", "pci": "PCI", "pci_bus_id": "Bus Id", "pci_gpu_link_info": "GPU Link Info",
+    "pcie_gen": "PCIe Generation", "max_link_gen": "Max", "current_link_gen": "Current",
+    "device_current_link_gen": "Device Current", "max_device_link_gen": "Device Max", "max_host_link_gen": "Host Max",
+    "link_widths": "Link Width", "max_link_width": "Max", "current_link_width": "Current",
+    "ecc_mode": "ECC Mode", "current_ecc": "Current", "pending_ecc": "Pending",
+    "remapped_rows": "Remapped Rows", "remapped_row_corr": "Correctable Error",
+    "remapped_row_unc": "Uncorrectable Error",
+    "remapped_row_pending": "Pending", "remapped_row_failure": "Remapping Failure Occurred",
+    "fabric": "Fabric", "state": "State", "status": "Status", "cliqueId": "CliqueId", "clusterUuid": "ClusterUUID",
+    "health": "Health", "summary": "Summary", "bandwidth": "Bandwidth",
+    "route_recovery_in_progress": "Route Recovery in progress", "route_unhealthy": "Route Unhealthy",
+    "access_timeout_recovery": "Access Timeout Recovery", "incorrect_configuration": "Incorrect Configuration",
+}  # fmt: skip
+
+
+class _XmlTree:
+    """Walks ``nvidia-smi -q -x`` with expat and writes the ``nvidia-smi -q`` line of each element read, numbered by
+    the pasted line the element starts on; what is cut off or damaged ends the walk where it is."""
+
+    def __init__(self, numbers: Sequence[int]) -> None:
+        self.numbers = numbers
+        self.lines: list[Line] = []
+        self.open: list[tuple[str | None, int, list[str]]] = []  # (title or None: not read, line, its text)
+        self.parents_written: set[int] = set()  # depths whose section line is written
+        self.in_gpu = False
+
+    def number(self, parser: expat.XMLParserType) -> int:
+        return self.numbers[min(parser.CurrentLineNumber, len(self.numbers)) - 1]
+
+    def start(self, parser: expat.XMLParserType, tag: str, attrs: dict[str, str]) -> None:
+        depth = len(self.open)  # 0: the root; 1: its children
+        line = self.number(parser)
+        if depth == 1 and tag == "gpu":
+            self.lines.append(Line(line, f"GPU {attrs.get('id', '')}"))
+            self.open.append(("", line, []))
+            return
+        parent = self.open[-1][0] if self.open else ""
+        inside_gpu = depth >= 2 and self.open[1][0] == ""
+        if depth == 1:
+            title = _XML_TOP.get(tag)
+        elif parent is not None and inside_gpu:
+            title = _XML_TITLES.get(tag)
+        else:
+            title = None
+        if parent and depth - 1 not in self.parents_written:  # this element is a child: its parent is a section
+            self.lines.append(Line(self.open[-1][1], "    " * (depth - 3) + parent))
+            self.parents_written.add(depth - 1)
+        self.parents_written.discard(depth)
+        self.open.append((title, line, []))
+
+    def end(self, _tag: str) -> None:
+        title, line, text = self.open.pop()
+        depth = len(self.open)
+        if title and depth not in self.parents_written:  # a leaf: its value
+            self.lines.append(Line(line, "    " * (depth - 2) + f"{title} : {''.join(text).strip()}"))
+        self.parents_written.discard(depth)
+
+    def text(self, data: str) -> None:
+        if self.open:
+            self.open[-1][2].append(data)
+
+
+def _refuse_entities(*_args: object) -> None:
+    raise InputError("the XML declares entities; nvidia-smi -q -x declares none, so it is refused unread")
+
+
+def _xml_as_lines(lines: Sequence[Line], name: str) -> tuple[Line, ...]:
+    """``nvidia-smi -q -x`` as the lines ``nvidia-smi -q`` prints for the elements this reader reads. Its document
+    type names nvidia-smi's DTD file and is not loaded; a document that declares entities is refused unread."""
+    tree = _XmlTree([line.number for line in lines])
+    parser = expat.ParserCreate()
+    parser.StartElementHandler = lambda tag, attrs: tree.start(parser, tag, attrs)
+    parser.EndElementHandler = tree.end
+    parser.CharacterDataHandler = tree.text
+    parser.EntityDeclHandler = _refuse_entities
+    parser.StartDoctypeDeclHandler = lambda _n, _s, _p, internal: _refuse_entities() if internal else None
+    try:
+        parser.Parse("\n".join(line.text for line in lines), True)
+    except InputError as exc:
+        raise InputError(f"{name}: {exc}" if name else str(exc)) from None
+    except expat.ExpatError:
+        pass  # cut off or damaged: what was read before stands, as with a piece of the text form
+    return tuple(tree.lines)

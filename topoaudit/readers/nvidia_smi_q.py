@@ -1,5 +1,5 @@
-"""`nvidia-smi -q` output, whole or in pieces (``nvidia-smi -q | grep -A12 Fabric``): each GPU's NVLink fabric state
-and health, ECC mode, PCIe link and remapped memory rows."""
+"""`nvidia-smi -q` output, whole or in pieces (``nvidia-smi -q | grep -A12 Fabric``), or its XML form (``-q -x``):
+each GPU's NVLink fabric state and health, ECC mode, PCIe link and remapped memory rows."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def sniff(text: str) -> bool:
     head = text[:200_000]
-    if not any(word in head for word in ("NVSMI LOG", "Fabric", "GPU 0", "Link Width", "Remapped Rows")):  # cheap first
+    cheap = ("NVSMI LOG", "Fabric", "GPU 0", "Link Width", "Remapped Rows", "<nvidia_smi_log")
+    if not any(word in head for word in cheap):  # cheap first
         return False
     from topoaudit.parse.smi_query import looks_like_smi_query
 
@@ -64,7 +65,7 @@ def _machine(query: SmiQuery) -> Machine:
 READER = Reader(
     "nvidia-smi-q",
     35,
-    "`nvidia-smi -q` output (whole, or its Fabric block)",
+    "`nvidia-smi -q` output (whole, or its Fabric block), or its XML form (`nvidia-smi -q -x`)",
     sniff,
     load,
     parts=("nvidia-smi-q",),
