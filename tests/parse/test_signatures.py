@@ -105,6 +105,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("bdb5d1df:12122:12182 [0] transport/net_ib.cu:204 WARN No module present for GPU Direct RDMA.", "nccl-gdr-module-missing"),
     ("Segmentation fault (core dumped)", "process-crashed"),
     ("bash: line 1: 81234 Killed                  python train.py", "process-crashed"),
     ("LinkDownedCounter:...............3", "perfquery-error-counter"),

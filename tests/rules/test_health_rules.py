@@ -187,3 +187,15 @@ def test_the_catalog_and_the_rule_agree_on_which_nhc_checks_are_the_host_s() -> 
         host_only = bool(HOST_ONLY_CHECKS.fullmatch(check))
         assert ("nhc-host-check-failed" in said) == host_only, check
         assert not (host_only and "nhc-check-failed" in said), check
+
+
+def test_a_site_s_own_xid_check_failing_names_the_xid_class(run: Run, tmp_path: Path) -> None:
+    """NHC's own line for a site's check that returned non-zero ("Check check_xid_errors returned 1") is a failed
+    check whose cause is a GPU's Xid, as Azure's check_gpu_xid is; a check of something else names no class."""
+    paste = tmp_path / "nhc.txt"
+    paste.write_text("ERROR:  nhc:  Health check failed:  Check check_xid_errors returned 1\n")
+    code, report = judged(run, paste)
+    assert code == 1 and codes(report)["health-check-failed"]["evidence"]["causes"] == ["xid"]
+    paste.write_text("ERROR:  nhc:  Health check failed:  Check check_ib_ports returned 1\n")
+    _, report = judged(run, paste)
+    assert codes(report)["health-check-failed"]["evidence"]["causes"] == []

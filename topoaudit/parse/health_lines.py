@@ -65,6 +65,7 @@ _NHC = re.compile(
 _NHC_CHECKER_STOPPED = re.compile(r"^(?:Script timed out|Terminated by signal)|FaultCode: NHCNA")
 """NHC's own stop (its timeout, a signal) or a check it could not set up (Azure's NHCNA): nothing about the box."""
 _NHC_LEVEL = {"ERROR": Severity.FAIL, "WARNING": Severity.WARN, "SUCCESS": Severity.INFO}
+_XID_CHECK = re.compile(r"check_\w*xid\w*", re.I)
 _NHC_LINK = re.compile(r"^\s*Link (\d{1,9}): Inactive\b")
 _DCGM_ROW = re.compile(r"^\s*\|\s*(?P<name>[^|]*?)\s*\|\s*(?P<result>[^|]*?)\s*\|\s*$")
 _DCGM_RESULT = re.compile(r"^(?P<word>Pass|Fail|Failure|Warn|Warning|Healthy|Skip)\b", re.I)
@@ -209,6 +210,8 @@ def _nhc_event(number: int, m: re.Match[str]) -> HealthEvent:
         pci_bus_id=_bus(xid["bus"]) if xid and xid["bus"] and "..." not in xid["bus"] else NO_BUS,
         xid=int(xid["xid"]) if xid else NO_XID,
         links=_links(message) if check == "check_nvlink_status" else (),
+        # a check of the kernel log's Xids (Azure's check_gpu_xid, a site's own "check_xid_errors returned 1")
+        cause="xid" if xid or _XID_CHECK.search(f"{check} {message}") else "",
     )  # fmt: skip
 
 
