@@ -114,15 +114,20 @@ def test_a_line_the_catalog_names_precisely_is_left_to_that_code(run: Run) -> No
     assert codes(report)["nvbandwidth-pair-low"]["severity"] == "warn"
 
 
+def causes_named(run: Run, paste: Path, text: str, code: str) -> tuple[int, list[str]]:
+    """The exit code of analyzing ``text``, and the classes of cause the finding ``code`` names."""
+    paste.write_text(text)
+    exit_code, report = judged(run, paste)
+    return exit_code, codes(report)[code]["evidence"]["causes"]
+
+
 def test_a_kernel_error_names_the_class_of_cause_its_lines_show(run: Run, tmp_path: Path) -> None:
     """An Xid 74 or a failed NVLink training is a link that is down, though the code is the kernel log's."""
-    paste = tmp_path / "dmesg.txt"
-    paste.write_text("[ 812.1] NVRM: Xid (PCI:0000:18:00): 74, pid=1234, name=python, NVLink: fatal error detected\n")
-    code, report = judged(run, paste)
-    assert code == 1 and codes(report)["kernel-gpu-error"]["evidence"]["causes"] == ["nvlink-down"]
-    paste.write_text("kernel: NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!\n")
-    code, report = judged(run, paste)
-    assert code == 1 and codes(report)["kernel-gpu-error"]["evidence"]["causes"] == ["nvlink-down"]
+    for line in (
+        "[ 812.1] NVRM: Xid (PCI:0000:18:00): 74, pid=1234, name=python, NVLink: fatal error detected\n",
+        "kernel: NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!\n",
+    ):
+        assert causes_named(run, tmp_path / "dmesg.txt", line, "kernel-gpu-error") == (1, ["nvlink-down"])
 
 
 def test_passes_of_checks_that_say_nothing_about_the_links_judge_nothing(run: Run, tmp_path: Path) -> None:
@@ -192,10 +197,7 @@ def test_the_catalog_and_the_rule_agree_on_which_nhc_checks_are_the_host_s() -> 
 def test_a_site_s_own_xid_check_failing_names_the_xid_class(run: Run, tmp_path: Path) -> None:
     """NHC's own line for a site's check that returned non-zero ("Check check_xid_errors returned 1") is a failed
     check whose cause is a GPU's Xid, as Azure's check_gpu_xid is; a check of something else names no class."""
+    failed = "ERROR:  nhc:  Health check failed:  Check {} returned 1\n"
     paste = tmp_path / "nhc.txt"
-    paste.write_text("ERROR:  nhc:  Health check failed:  Check check_xid_errors returned 1\n")
-    code, report = judged(run, paste)
-    assert code == 1 and codes(report)["health-check-failed"]["evidence"]["causes"] == ["xid"]
-    paste.write_text("ERROR:  nhc:  Health check failed:  Check check_ib_ports returned 1\n")
-    _, report = judged(run, paste)
-    assert codes(report)["health-check-failed"]["evidence"]["causes"] == []
+    assert causes_named(run, paste, failed.format("check_xid_errors"), "health-check-failed") == (1, ["xid"])
+    assert causes_named(run, paste, failed.format("check_ib_ports"), "health-check-failed") == (1, [])
