@@ -15,10 +15,10 @@ from topoaudit.model.values import Probed, Unsupported
 
 NOT_MEASURED = Unsupported(source="bench", reason="not measured")
 ONE_RANK_REPEAT = "another process's run of one rank"
+"""How a reader says a pasted row repeats a size because another process printed its own run of one rank."""
 LATENCY_SIZES_BELOW_BYTES = 1 << 20
 """Below a MiB a sweep's figures are latency and jitter: its bandwidth levels off, and the protocols that carry a
 deployment's large all-reduces take over, in the megabytes."""
-"""How a reader says a pasted row repeats a size because another process printed its own run of one rank."""
 
 
 @dataclass(frozen=True)

@@ -289,9 +289,8 @@ class _XmlTree:
     def __init__(self, numbers: Sequence[int]) -> None:
         self.numbers = numbers
         self.lines: list[Line] = []
-        self.open: list[tuple[str | None, int, list[str]]] = []  # (title or None: not read, line, its text)
+        self.open: list[tuple[str | None, int, list[str]]] = []  # (title, "" for <gpu>, None: not read; line; text)
         self.parents_written: set[int] = set()  # depths whose section line is written
-        self.in_gpu = False
 
     def number(self, parser: expat.XMLParserType) -> int:
         return self.numbers[min(parser.CurrentLineNumber, len(self.numbers)) - 1]
