@@ -95,6 +95,24 @@ def test_refused_peer_access_a_program_only_warns_of_is_a_warning(run: Run, tmp_
     assert report["verdict"] == "fail" and by_code(report)["p2p-unavailable"]["severity"] == "fail"
 
 
+def test_a_failed_call_quoted_as_the_last_warning_of_a_failed_collective_fails(run: Run, tmp_path: Path) -> None:
+    """XLA's failed NCCL call quotes NCCL's last warning (NVIDIA/JAX-Toolbox#740): the run stopped on it. The same
+    warning in an NCCL log, which NCCL may recover from, stays a warning."""
+    quoted = (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/runtime/nccl_api.cc:512: NCCL "
+        "operation ncclGroupEnd() failed: unhandled system error (run with NCCL_DEBUG=INFO for details). Last NCCL "
+        "warning(error) log entry (may be unrelated) 'Call to ibv_set_ece failed with error Invalid argument "
+        "errno 22'.\n"
+    )
+    code, report = judged(run, tmp_path, quoted)
+    assert code == 1 and by_code(report)["run-failed"]["severity"] == "fail"
+    logged = (
+        "node1:2345:2360 [0] misc/ibvwrap.cc:300 NCCL WARN Call to ibv_set_ece failed with error Invalid argument\n"
+    )
+    code, report = judged(run, tmp_path, logged)
+    assert code == 0 and by_code(report)["run-failed"]["severity"] == "warn"
+
+
 def test_nvls_not_available_is_normal_on_a100_and_a_warning_on_an_nvswitch_hopper(run: Run, tmp_path: Path) -> None:
     text = "NVLS multicast support is not available on dev 0\nNVLS multicast support is not available on dev 1\n"
     _, a100 = judged(run, tmp_path, text, "--gpu-model", "A100-SXM4-80GB")

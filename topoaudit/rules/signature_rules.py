@@ -247,6 +247,7 @@ _ABORTED = re.compile(r"Aborted \(core dumped\)|terminate called after throwing|
 _UCX_GDR_FOUND = re.compile(r"cuda GPUDirect RDMA is detected by checking|: dmabuf is supported")
 """UCX found a way for the NIC to reach GPU memory after all: a peer-memory file it checked later, or DMA-BUF."""
 _PROGRAM_WARNING = re.compile(r"^\s*warning:", re.I)
+_FAILED_CALL = "nccl-call-failed"  # a framework's check of an NCCL call that returned an error: the run stopped
 """A line the printing program itself calls a warning (kmcuda's "warning: failed to enable p2p on gpu #0: ..."): it
 went on without the peer access it asked for."""
 
@@ -303,6 +304,12 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.INFO  # the multicast call of a symmetric-memory rendezvous: CUDA itself had started
     if signature.id == "fm-service-failed" and spec is None and any(s.id == "fm-no-nvswitch" for _, s in found):
         return Severity.INFO  # it failed because it found no NVSwitch: most often a box that has none
+    if (
+        signature.severity is Severity.WARN
+        and signature.code == "run-failed"
+        and catalog().get(_FAILED_CALL).pattern.search(hit.text)
+    ):
+        return Severity.FAIL  # quoted as the last NCCL warning of a call that failed (XLA): the run stopped on it
     if named_not_judged(hit):
         return Severity.INFO  # a notice that judges nothing, a transfer figure no bound holds, a test's timeout
     if signature.id in TRANSFER_TABLES:
