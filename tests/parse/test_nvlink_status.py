@@ -96,6 +96,20 @@ def test_capabilities_say_nothing_about_link_state() -> None:
     assert "nvlink-link-down" in {s.rule for s in report.skipped}
 
 
+def test_throughput_counters_judge_nothing_and_are_no_pass(tmp_path: Path) -> None:
+    """`nvidia-smi nvlink -gt d` counts bytes moved; it says nothing of a link's state, so nothing was judged."""
+    paste = tmp_path / "throughput.txt"
+    paste.write_text(
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-x)\n"
+        "         Link 0: Data Tx: 123456 KiB\n"
+        "         Link 0: Data Rx: 123456 KiB\n"
+        "         Link 1: Data Tx: 0 KiB\n"
+    )
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert not isinstance(report.machine.gpus[0].nvlink_ports, tuple)
+    assert report.gate.verdict == "not judged"
+
+
 def test_elided_lines_are_noted() -> None:
     report = _analyze("nvlink-h800-status-8links-elided-1.txt")
     assert any("leaves lines out" in i.message for i in report.input_issues)

@@ -121,6 +121,8 @@ def parse_nvlink_status(text: str, name: str) -> ParsedNvlinkStatus:
                 continue
             changes: dict[str, int] = {_COUNTER_FIELDS[counter.group(1).lower()]: int(count)}
             port = replace(port, **changes)  # type: ignore[arg-type]
+        else:  # `-c` capabilities, `-gt` throughput: read, but they say nothing of the link's health
+            continue
         ports[current][index] = port
     if not gpus:
         raise InputError(f"{name}: no 'GPU N: ... (UUID: ...)' line in this nvidia-smi nvlink output")
