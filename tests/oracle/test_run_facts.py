@@ -122,6 +122,22 @@ def test_a_two_node_run_is_headed_by_nodes_and_named_by_host(
     assert "group all (node00 ranks 0-7, node01 ranks 8-15) plateaus at 40 GB/s" in out
 
 
+def test_a_rank_number_no_run_has_is_named_as_pasted_without_spelling_out_its_span(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged device line (a rank of a hundred digits) is named as pasted; listing the span it implies would
+    take more memory than the machine has."""
+    huge = "9" * 100
+    text = sweep(H100, 2, 8, 40.0, extra=net_ib(2)).replace("#  Rank  0 Group", f"#  Rank {huge} Group", 1)
+    assert huge in text
+    path = tmp_path / "run.txt"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["analyze", str(path), "--format", "markdown"])
+    assert exit_info.value.code == 1
+    assert f"node00 ranks 1,2,3,4,5,6,7,{huge}" in capsys.readouterr().out
+
+
 def test_the_nccl_release_the_log_banner_names_is_the_arithmetic_used(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

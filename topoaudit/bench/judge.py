@@ -212,7 +212,8 @@ def _hosts_text(hosts: dict[str, list[int]], shown: int = 4) -> str:
 def _span(ranks: list[int]) -> str:
     """``0-7`` for consecutive ranks, else ``0,2,4``."""
     ordered = sorted(ranks)
-    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+    distinct = len(set(ordered)) == len(ordered)
+    if len(ordered) > 2 and distinct and ordered[-1] - ordered[0] == len(ordered) - 1:  # no list of a pasted span
         return f"{ordered[0]}-{ordered[-1]}"
     return ",".join(map(str, ordered))
 
