@@ -113,6 +113,42 @@ def test_a_failed_call_quoted_as_the_last_warning_of_a_failed_collective_fails(r
     assert code == 0 and by_code(report)["run-failed"]["severity"] == "warn"
 
 
+IMEX_STATUS = """Connectivity Table Legend:
+I - Invalid - Node wasn't reachable, no connection status available
+N - Never Connected
+C - Connected - Ready for operation
+
+3/25/2025 10:39:43.659
+Nodes:
+Node #0   - 10.136.206.48   - READY
+Node #1   - 10.136.206.49   - {second}
+
+ Nodes From\\To  0   1
+       0        C   {link}
+       1        {link}   C
+Domain State: {state}
+"""
+
+
+@pytest.mark.parametrize(
+    ("second", "link", "state", "verdict"),
+    [("READY", "C", "UP", "pass"), ("UNAVAILABLE", "N", "DEGRADED", "warn"), ("UNAVAILABLE", "I", "DOWN", "fail")],
+)
+def test_the_imex_domain_state_is_judged_as_nvidia_imex_ctl_prints_it(
+    run: Run, tmp_path: Path, second: str, link: str, state: str, verdict: str
+) -> None:
+    """`nvidia-imex-ctl -N`: a domain up is a checked, healthy IMEX (imex-domain-up); a node not READY and a degraded
+    or down domain mean GPU memory cannot be shared over NVLink with some nodes (DCGM's DcgmImexManager states)."""
+    _, report = judged(run, tmp_path, IMEX_STATUS.format(second=second, link=link, state=state))
+    assert report["verdict"] == verdict
+    codes = by_code(report)
+    if verdict == "pass":
+        assert codes["imex-domain-up"]["severity"] == "info" and "fabric-unhealthy" not in codes
+    else:
+        assert codes["fabric-unhealthy"]["severity"] == verdict
+        assert f"Domain State: {state}" in json.dumps(codes["fabric-unhealthy"]["evidence"])
+
+
 def test_nvls_not_available_is_normal_on_a100_and_a_warning_on_an_nvswitch_hopper(run: Run, tmp_path: Path) -> None:
     text = "NVLS multicast support is not available on dev 0\nNVLS multicast support is not available on dev 1\n"
     _, a100 = judged(run, tmp_path, text, "--gpu-model", "A100-SXM4-80GB")
