@@ -149,6 +149,27 @@ def test_the_imex_domain_state_is_judged_as_nvidia_imex_ctl_prints_it(
         assert f"Domain State: {state}" in json.dumps(codes["fabric-unhealthy"]["evidence"])
 
 
+def test_open_mpi_without_cuda_support_warns_only_where_it_found_the_driver(run: Run, tmp_path: Path) -> None:
+    """Open MPI's help texts (help-mpi-common-cuda.txt): a libcuda.so.1 missing a function it needs turns CUDA-aware
+    support off on a GPU node (open-mpi/ompi#13326): a warning. No libcuda.so.1 at all is what every CPU node
+    prints: it judges nothing by itself."""
+    symbol = (
+        "An error occurred while trying to map in the address of a function.\n"
+        "  Function Name: cuIpcOpenMemHandle_v2\n"
+        "  Error string:  /lib64/libcuda.so.1: undefined symbol: cuIpcOpenMemHandle_v2\n"
+        "CUDA-aware support is disabled.\n"
+    )
+    _, report = judged(run, tmp_path, symbol)
+    assert report["verdict"] == "warn" and by_code(report)["gpu-rdma-setup-failed"]["severity"] == "warn"
+    library = (
+        "The library attempted to open the following supporting CUDA libraries,\n"
+        "but each of them failed.  CUDA-aware support is disabled.\n"
+        "libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    )
+    _, report = judged(run, tmp_path, library)
+    assert report["verdict"] == "not judged"
+
+
 def test_nvls_not_available_is_normal_on_a100_and_a_warning_on_an_nvswitch_hopper(run: Run, tmp_path: Path) -> None:
     text = "NVLS multicast support is not available on dev 0\nNVLS multicast support is not available on dev 1\n"
     _, a100 = judged(run, tmp_path, text, "--gpu-model", "A100-SXM4-80GB")
