@@ -102,6 +102,7 @@ def test_decode_capture_keeps_undecodable_bytes_visible() -> None:
     [
         ("nvidia-smi-no-driver-1.txt", "no working NVIDIA kernel driver"),
         ("nvidia-smi-version-mismatch-1.txt", "Driver/library version mismatch"),
+        ("nvidia-smi-no-devices-1.txt", "offers no GPU"),
     ],
 )
 def test_failed_capture_is_the_failure_it_names(name: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -105,6 +105,10 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("No devices were found", "smi-no-devices"),
+    ("[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33", "fm-nvswitch-fatal-error"),
+    ("[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61", "fm-nvswitch-non-fatal-error"),
+    ("[Sep 17 2024 06:01:46] [ERROR] [tid 1230079] failed to find the GPU handle 5410063385821516767 in the multicast team request setup 6130285411925746235.", "fm-multicast-gpu-handle-missing"),
     ("An error occurred while trying to get the BUFFER_ID of a GPU memory", "ompi-cuda-buffer-id-failed"),
     ("NET/IB: ncclIbCompletionEventProcess: Receiver got a completion for a CTS but retrieved", "nccl-ib-unused-request-completion"),
     ("CUDA-aware support is disabled.", "ompi-cuda-symbol-missing"),
@@ -839,6 +843,11 @@ NOT = [
     ("2025-06-11T19:12:23 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-check-failed"),
     ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected", "nhc-checker-stopped"),
     ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
+    ("No devices were found in the list", "smi-no-devices"),
+    (
+        "[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch non-fatal error 12028 on fid 0",
+        "fm-nvswitch-fatal-error",
+    ),
     (
         "0000:04:00.0 | mlx5_0 | ib0  |  0   |  actv   | up_ip4  |  IB  | 200  |   x16 G3    |  MT4123",
         "lshca-port-not-active",
