@@ -105,6 +105,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("10: socketStartConnect: Connect to 127.0.0.1<45069> failed : Software caused connection abort", "nccl-connect-loopback-failed"),
     ("No devices were found", "smi-no-devices"),
     ("[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33", "fm-nvswitch-fatal-error"),
     ("[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61", "fm-nvswitch-non-fatal-error"),
@@ -843,6 +844,10 @@ NOT = [
     ("2025-06-11T19:12:23 cpu001 nhc[1013622]: Health check failed:  Script timed out.", "nhc-check-failed"),
     ("ERROR:  nhc:  Health check failed:  check_gpu_xid: GPU Xid errors detected", "nhc-checker-stopped"),
     ("NCCL INFO Ring 00 : 0 -> 1 -> 2", "nccl-error-return"),
+    (
+        "socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort",
+        "nccl-connect-loopback-failed",
+    ),
     ("No devices were found in the list", "smi-no-devices"),
     (
         "[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch non-fatal error 12028 on fid 0",

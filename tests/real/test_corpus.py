@@ -30,7 +30,6 @@ STILL_WRONG: dict[str, str] = {
     "aws-ofi-nccl-715-ofi-init-failed-socket-fallback": "verdict WARN but no finding names net-fallback (found nccl-env-override)",
     "awsofi-22-efa-open-av-einval": "verdict FAIL but no finding names run-hung (found run-failed)",
     "awsofinccl-584-b-busbw-one-efa": "verdict NOT_JUDGED, the thread's WARN/PASS",
-    "awsome-192-p5-socket-127001-connect-abort": "verdict FAIL but no finding names config-override (found run-failed)",
     "axolotl-3132-runpod-topo-p2p-not-supported": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",
     "belle-136-docker-ncclsystemerror-ipc-host": "verdict NOT_JUDGED, the thread's FAIL",
     "bittide-reddit-4x3090-x399-pcie-gen-after-fix": "verdict REFUSED, the thread's PASS/WARN",
