@@ -366,6 +366,23 @@ def test_p2p_off_and_shm_off_in_the_log_warn_and_find_where_they_are_set() -> No
     assert found.remedy_commands[0].command.startswith("grep -rnw -e NCCL_P2P_LEVEL /etc/environment")
 
 
+@pytest.mark.parametrize(
+    ("setting", "classes"),
+    [
+        ("NCCL_IB_DISABLE set by environment to 1.", ["config-override", "net-fallback"]),
+        ("NCCL_NET set by environment to Socket", ["config-override", "net-fallback"]),
+        ("NCCL_NET_GDR_LEVEL set by environment to LOC", ["config-override", "gdr-disabled"]),
+        ("NCCL_P2P_DISABLE set by environment to 1.", ["config-override"]),
+    ],
+)
+def test_a_setting_names_itself_as_the_cause_and_the_fallback_it_makes(setting: str, classes: list[str]) -> None:
+    """NCCL_IB_DISABLE sends traffic between nodes over sockets by itself: the finding names the setting (the cause)
+    and the network fallback it makes, so a thread that calls it either is answered. Peer access switched off is the
+    setting's doing only: whether the box has P2P is not what it shows."""
+    found = nccl_findings(judged(log(setting)))["nccl-env-override"]
+    assert found.severity == Severity.WARN and found.evidence["causes"] == classes
+
+
 def test_a_p2p_disable_named_by_nccl_2_23_is_not_called_loc_in_disguise() -> None:
     found = nccl_findings(judged(log("NCCL_P2P_LEVEL set by environment to LOC", version="2.26.5")))
     assert "prints NCCL_P2P_DISABLE=1 this way" not in found["nccl-env-override"].message

@@ -79,3 +79,18 @@ def effect(name: str, value: str, nvlink_everywhere: bool = False) -> tuple[Seve
             return Severity.INFO, f"tuning: at most {value} channels, no fewer than NCCL builds on one node"
         return warn, f"at most {value} channels: large messages may not reach the links' bandwidth"
     return Severity.INFO, "tuning"
+
+
+def effect_class(name: str, value: str) -> str | None:
+    """Name the class of fault a path-changing setting produces on its own, where its effect is one by definition.
+
+    NCCL_IB_DISABLE and NCCL_NET=Socket send traffic between nodes over TCP sockets (a network fallback);
+    NCCL_NET_GDR_LEVEL=LOC stages it through host memory (GPUDirect RDMA not used). The finding names the class
+    beside the setting itself, which is its cause.
+    """
+    v = value.strip().upper()
+    if (name == "NCCL_IB_DISABLE" and v not in ("", "0")) or (name == "NCCL_NET" and v == "SOCKET"):
+        return "net-fallback"
+    if name == "NCCL_NET_GDR_LEVEL" and v in P2P_LEVEL_OFF:
+        return "gdr-disabled"
+    return None

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.nccl import NcclSetting
-from topoaudit.model.nccl_effect import effect
+from topoaudit.model.nccl_effect import effect, effect_class
 from topoaudit.rules.base import RuleContext, finding, first_few
 from topoaudit.rules.remedies import NCCL_VARIABLES, remedy
 
@@ -85,6 +85,7 @@ def settings_finding(
         "nccl-env-override",
         f"{where} shows {len(path or judged)} NCCL setting(s) {kind}: {text}.",
         severity=Severity.WARN if path else Severity.INFO,
+        **({"causes": _classes(path)} if path else {}),
         settings=[
             {"name": s.name, "value": s.value, "origin": s.origin, "line": s.evidence.line, "effect": e[1]}
             for s, e in judged
@@ -96,3 +97,9 @@ def settings_finding(
         if find_where and s.name in NCCL_VARIABLES
     ]
     return dataclasses.replace(found, remedy_commands=tuple(commands)) if commands else found
+
+
+def _classes(path: list[tuple[NcclSetting, tuple[Severity, str]]]) -> list[str]:
+    """Name a path-changing setting as the cause (a configuration) and, where it is one by what it does, a fallback."""
+    effects = (effect_class(s.name, s.value) for s, _ in path)
+    return list(dict.fromkeys(["config-override", *(c for c in effects if c)]))
