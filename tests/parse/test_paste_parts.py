@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -339,6 +340,20 @@ def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -
     """Tables, a tool's fields, a logger's lines: text a program printed, pasted in GPU threads beside what failed.
     Recognised as a program's output (not judged), never refused as if nothing in it were recognisable."""
     assert [p.kind for p in split_parts(text)] == ["program-output"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/bin/bash: line 1: /usr/sbin/sshd: No such file or directory\n",
+        "Dec  1 10:11:12 node1 systemd[1]: Started Session 3 of user root.\n",
+    ],
+    ids=["shell-error", "syslog-line"],
+)
+def test_a_program_s_output_indented_as_a_code_block_is_recognised_the_same(text: str) -> None:
+    """Markdown's four-space code block indents every line; the indent is the page's, not the program's."""
+    assert [p.kind for p in split_parts(text)] == ["program-output"]
+    assert [p.kind for p in split_parts(textwrap.indent(text, "    "))] == ["program-output"]
 
 
 @pytest.mark.parametrize(

@@ -497,6 +497,10 @@ _FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:-
 ``  - name: library-dir-host`` and ``template:`` (a YAML manifest)."""
 
 
+def _written_or_printed(text: str) -> bool:
+    return bool(_PRINTED.search(text) or _WRITTEN.search(text))
+
+
 def _printed_by_a_program(texts: list[str], logged: list[bool] | None = None) -> bool:
     """Whether lines are a program's output rather than words someone wrote: half of them a table's row, aligned
     columns, a logger's line (its time, level or glog prefix), a shell's prompt or error, a progress bar, lspci's
@@ -510,7 +514,7 @@ def _printed_by_a_program(texts: list[str], logged: list[bool] | None = None) ->
         return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint
     flags = logged if logged is not None else [False] * len(texts)
     printed = [
-        bool(flag or _PRINTED.search(t) or _WRITTEN.search(t))
+        bool(flag or _written_or_printed(t) or _written_or_printed(t.lstrip()))  # a code block's indent is the page's
         for t, flag in zip(texts, flags, strict=True)
         if t.strip()
     ]
