@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from parse.dev_pastes import dev_paste
 
 from topoaudit.cli import main
 from topoaudit.errors import InputError
@@ -136,3 +137,22 @@ def test_failure_text_beside_a_real_matrix_does_not_hide_the_matrix() -> None:
     text = PASTE.read_text(encoding="utf-8") + "\nNo devices were found\n"
     assert looks_like_topo_matrix(text)
     assert capture_failure("GPU0 is fine\n") is None
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u202f", "\u3000"])
+def test_a_paste_copied_out_of_a_page_with_no_break_spaces_reads_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], space: str
+) -> None:
+    """A rendered page or chat client hands back no-break (or other wide) spaces for a log's spaces: nccl-tests'
+    rows with wrong values are still read as such, never a PASS (NVIDIA/nccl-tests#37)."""
+    text = dev_paste("nccltests-37-allgather-oob-v100")
+    typed, pasted = tmp_path / "typed.txt", tmp_path / "pasted.txt"
+    typed.write_text(text, encoding="utf-8")
+    pasted.write_text(text.replace(" ", space), encoding="utf-8")
+    code, out, _ = run_analyze(typed, capsys)
+    report = json.loads(out)
+    assert code == 1 and report["verdict"] == "fail"
+    pasted_code, pasted_out, _ = run_analyze(pasted, capsys)
+    again = json.loads(pasted_out)
+    assert pasted_code == code and again["verdict"] == report["verdict"]
+    assert [f["code"] for f in again["findings"]] == [f["code"] for f in report["findings"]]

@@ -84,6 +84,14 @@ def inputs_sentence() -> str:
     return ", ".join(names[:-1]) + ", or " + names[-1]
 
 
+_WIDE_SPACES = str.maketrans(
+    dict.fromkeys("\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " ")
+)
+"""Spaces a web page or chat client puts in place of ASCII ones (no-break, en, em, figure, ideographic): copied out
+of a rendered page, a log's columns and words are still separated by them. One character each, so every line keeps
+its length and every offset its place."""
+
+
 def load_text(text: str, name: str) -> Facts:
     """Read every part of ``text`` with the reader that recognises it, merged once; InputError when nothing in it
     is recognisable.
@@ -97,6 +105,7 @@ def load_text(text: str, name: str) -> Facts:
     """
     if "\x00" in text[:4096]:
         raise InputError(f"{name}: binary data, not a text capture")
+    text = text.translate(_WIDE_SPACES)
     json_like = _is_json(text)
     primary = next((r for r in readers() if not r.fallback and r.sniff(text)), None) if json_like else None
     if primary is not None or (json_like and _names_itself_ours(text)):
