@@ -156,3 +156,20 @@ def test_a_paste_copied_out_of_a_page_with_no_break_spaces_reads_as_typed(
     again = json.loads(pasted_out)
     assert pasted_code == code and again["verdict"] == report["verdict"]
     assert [f["code"] for f in again["findings"]] == [f["code"] for f in report["findings"]]
+
+
+@pytest.mark.parametrize("colour", ["\x1b[0;32m{}\x1b[0m", "[36m(RayWorkerVllm pid=5085) [0m {}", "^[[33m{}^[[0m"])
+def test_a_log_that_kept_its_colours_reads_as_without_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], colour: str
+) -> None:
+    """A logger's colours stay in a saved log (escape sequences) or in what a page shows of them ("[36m", "^[[0m",
+    as Ray's prefixes in vllm-project/vllm#2734): the lines between them are read as they are without."""
+    text = dev_paste("nccltests-37-allgather-oob-v100")
+    plain, coloured = tmp_path / "plain.txt", tmp_path / "coloured.txt"
+    plain.write_text(text, encoding="utf-8")
+    coloured.write_text("".join(colour.format(line) + "\n" for line in text.splitlines()), encoding="utf-8")
+    code, out, _ = run_analyze(plain, capsys)
+    again_code, again_out, _ = run_analyze(coloured, capsys)
+    report, again = json.loads(out), json.loads(again_out)
+    assert code == again_code == 1 and again["verdict"] == report["verdict"] == "fail"
+    assert [f["code"] for f in again["findings"]] == [f["code"] for f in report["findings"]]

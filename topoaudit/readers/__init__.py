@@ -92,6 +92,14 @@ of a rendered page, a log's columns and words are still separated by them. One c
 its length and every offset its place."""
 
 
+_TERMINAL_COLOURS = re.compile(
+    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)"  # escape sequences, as a log file keeps them
+    r"|(?:\^\[|(?<![\w\]]))\[\d{1,3}(?:;\d{1,3}){0,4}m"  # what a web page leaves of a colour ("[36m", "^[[0m")
+)
+"""Colours a logger (Ray, vLLM, rich) writes into its lines: they sit between a line's prefix and its words. Lines
+keep their numbers; a finding quotes the words."""
+
+
 def load_text(text: str, name: str) -> Facts:
     """Read every part of ``text`` with the reader that recognises it, merged once; InputError when nothing in it
     is recognisable.
@@ -105,7 +113,7 @@ def load_text(text: str, name: str) -> Facts:
     """
     if "\x00" in text[:4096]:
         raise InputError(f"{name}: binary data, not a text capture")
-    text = text.translate(_WIDE_SPACES)
+    text = _TERMINAL_COLOURS.sub("", text.translate(_WIDE_SPACES))
     json_like = _is_json(text)
     primary = next((r for r in readers() if not r.fallback and r.sniff(text)), None) if json_like else None
     if primary is not None or (json_like and _names_itself_ours(text)):
