@@ -4,6 +4,7 @@ failure message."""
 from __future__ import annotations
 
 import codecs
+import html
 import json
 import subprocess
 import sys
@@ -172,4 +173,21 @@ def test_a_log_that_kept_its_colours_reads_as_without_them(
     again_code, again_out, _ = run_analyze(coloured, capsys)
     report, again = json.loads(out), json.loads(again_out)
     assert code == again_code == 1 and again["verdict"] == report["verdict"] == "fail"
+    assert [f["code"] for f in again["findings"]] == [f["code"] for f in report["findings"]]
+
+
+def test_a_paste_from_an_archive_that_escaped_its_brackets_reads_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mailing-list archive or a scraped page writes ``&lt;inactive&gt;`` for nvidia-smi's ``<inactive>`` (and
+    ``&nbsp;`` for its indent): a V100 with links down stays a finding, not a PASS."""
+    text = dev_paste("rwth-help-claix-v100-nvlink-status")
+    assert "<inactive>" in text
+    plain, escaped = tmp_path / "plain.txt", tmp_path / "escaped.txt"
+    plain.write_text(text, encoding="utf-8")
+    escaped.write_text(html.escape(text, quote=False).replace("\t", "&nbsp;"), encoding="utf-8")
+    code, out, _ = run_analyze(plain, capsys)
+    again_code, again_out, _ = run_analyze(escaped, capsys)
+    report, again = json.loads(out), json.loads(again_out)
+    assert report["verdict"] == again["verdict"] == "warn" and code == again_code
     assert [f["code"] for f in again["findings"]] == [f["code"] for f in report["findings"]]

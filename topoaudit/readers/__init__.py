@@ -100,6 +100,12 @@ _TERMINAL_COLOURS = re.compile(
 keep their numbers; a finding quotes the words."""
 
 
+_HTML_ENTITIES = {"&nbsp;": " ", "&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&#x27;": "'"}
+_HTML_ENTITY = re.compile("|".join(map(re.escape, _HTML_ENTITIES)), re.IGNORECASE)
+"""What a mailing-list archive or a scraped page leaves of a log's angle brackets and quotes: NCCL's
+``eth0:10.0.0.1<0>``, nvidia-smi's ``<inactive>`` link. No log prints these entities itself."""
+
+
 def load_text(text: str, name: str) -> Facts:
     """Read every part of ``text`` with the reader that recognises it, merged once; InputError when nothing in it
     is recognisable.
@@ -114,6 +120,8 @@ def load_text(text: str, name: str) -> Facts:
     if "\x00" in text[:4096]:
         raise InputError(f"{name}: binary data, not a text capture")
     text = _TERMINAL_COLOURS.sub("", text.translate(_WIDE_SPACES))
+    if "&" in text:
+        text = _HTML_ENTITY.sub(lambda m: _HTML_ENTITIES[m.group(0).lower()], text)
     json_like = _is_json(text)
     primary = next((r for r in readers() if not r.fallback and r.sniff(text)), None) if json_like else None
     if primary is not None or (json_like and _names_itself_ours(text)):
