@@ -170,6 +170,29 @@ def test_open_mpi_without_cuda_support_warns_only_where_it_found_the_driver(run:
     assert report["verdict"] == "not judged"
 
 
+SMI_TABLE_ROWS = """+-------------------------------+----------------------+----------------------+
+|   0  {name}          On   | 00000000:19:00.0 Off |                    0 |
+|{sensors} |      0MiB / 46068MiB |      0%      Default |
+|                               |                      |                  N/A |
++-------------------------------+----------------------+----------------------+
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "sensors", "verdict"),
+    [
+        ("ERR!      ", "ERR!  ERR! ERR!    ERR! / ERR!", "fail"),  # NVIDIA/gpu-operator#559: the GPU stopped answering
+        ("NVIDIA A40", "  0%   26C    P8   ERR! / 300W", "not judged"),  # Azure/azhpc-diagnostics#77: a transient read
+    ],
+)
+def test_a_gpu_nvidia_smi_cannot_read_fails_and_one_failed_sensor_read_judges_nothing(
+    run: Run, tmp_path: Path, name: str, sensors: str, verdict: str
+) -> None:
+    _, report = judged(run, tmp_path, SMI_TABLE_ROWS.format(name=name, sensors=sensors))
+    assert report["verdict"] == verdict
+    assert ("gpu-lost" in by_code(report)) is (verdict == "fail")
+
+
 def test_nvls_not_available_is_normal_on_a100_and_a_warning_on_an_nvswitch_hopper(run: Run, tmp_path: Path) -> None:
     text = "NVLS multicast support is not available on dev 0\nNVLS multicast support is not available on dev 1\n"
     _, a100 = judged(run, tmp_path, text, "--gpu-model", "A100-SXM4-80GB")
