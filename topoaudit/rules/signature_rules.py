@@ -181,7 +181,14 @@ def _where(judged: list[_Judged], line: int) -> str:
 
 _NVLINK_CHECKS = frozenset({"nhc-nvlink-inactive", "nhc-nvlink-query-failed", "nhc-nvlink-inactive-link"})
 _FABRIC_MANAGER_FAILURES = frozenset(
-    {"fm-service-failed", "fm-no-nvswitch", "fm-version-mismatch", "gpud-fabric-manager-inactive", "fm-unit-not-found"}
+    {
+        "fm-service-failed",
+        "fm-no-nvswitch",
+        "fm-version-mismatch",
+        "gpud-fabric-manager-inactive",
+        "fm-unit-not-found",
+        "nhc-fabric-manager-not-running",
+    }
 )
 _SYMM_MEM_RENDEZVOUS = "torch-symm-mem-rendezvous-failed"
 """A traceback through PyTorch's symmetric-memory rendezvous: CUDA error 802 under it is its multicast object's."""
