@@ -193,8 +193,17 @@ def test_a_gpu_nvidia_smi_cannot_read_fails_and_one_failed_sensor_read_judges_no
     assert ("gpu-lost" in by_code(report)) is (verdict == "fail")
 
 
-def test_nvls_not_available_is_normal_on_a100_and_a_warning_on_an_nvswitch_hopper(run: Run, tmp_path: Path) -> None:
-    text = "NVLS multicast support is not available on dev 0\nNVLS multicast support is not available on dev 1\n"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NVLS multicast support is not available on dev 0\nNVLS multicast support is not available on dev 1\n",
+        "WARNING [symm_mem.py:67] SymmMemCommunicator: symmetric memory multicast operations are not supported.\n",
+    ],
+    ids=["nccl", "vllm-symmetric-memory"],
+)
+def test_nvls_not_available_is_normal_on_a100_and_a_warning_on_an_nvswitch_hopper(
+    run: Run, tmp_path: Path, text: str
+) -> None:
     _, a100 = judged(run, tmp_path, text, "--gpu-model", "A100-SXM4-80GB")
     assert by_code(a100)["nccl-nvls-off"]["severity"] == "info" and a100["verdict"] == "pass"
     _, unknown = judged(run, tmp_path, text)

@@ -190,6 +190,8 @@ _FABRIC_MANAGER_FAILURES = frozenset(
         "nhc-fabric-manager-not-running",
     }
 )
+_MULTICAST_EXPECTED = frozenset({"nccl-nvls-not-available", "vllm-symm-mem-no-multicast", "vllm-symm-mem-init-failed"})
+"""No NVLink multicast: by design but on NVSwitch boards of NVLink 4 or later, where NVLS should be there."""
 _SYMM_MEM_RENDEZVOUS = "torch-symm-mem-rendezvous-failed"
 """A traceback through PyTorch's symmetric-memory rendezvous: CUDA error 802 under it is its multicast object's."""
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
@@ -274,7 +276,7 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
             return Severity.FAIL  # NCCL unwound an error after this warning: the warning is the failed run's cause
     if signature.id == _ERROR_RETURN and _went_on(ctx.text, hit):
         return Severity.INFO  # the process set its communicator up after it: an error NCCL recovers from
-    if signature.id == "nccl-nvls-not-available":
+    if signature.id in _MULTICAST_EXPECTED:
         # NVLS needs NVSwitches of NVLink 4 or later: on such a box NCCL should have found it.
         nvls_box = spec is not None and spec.build == "nvswitch" and spec.nvlink_generation >= 4
         return Severity.WARN if nvls_box else signature.severity
