@@ -126,6 +126,7 @@ STILL_WRONG: dict[str, str] = {
     "netop-249-ib-vf-state-down": "verdict WARN, the thread's FAIL",
     "nhc-90-check-hw-ib-mlx4-pcie-sysfs-missing": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "nixl-1110-gb200-ucx-tls-no-cuda-ipc-lane": "verdict FAIL but no finding names config-override (found run-failed)",
+    "nixl-380-vllm-pd-segfault-uct-tcp-bcopy": "verdict NOT_JUDGED, the thread's FAIL",
     "nvbandwidth-35-multinode-ucx-rc-unavailable": "verdict FAIL, the thread's NOT_JUDGED/WARN",
     "nvcaffe-590-container-ibv-devinfo-0-hcas": "verdict WARN, the thread's FAIL",
     "nvshmem-45-ib-traffic-class-init2rtr": "verdict FAIL but no finding names config-override (found run-failed)",
