@@ -19,6 +19,7 @@ Usage: python benchmarks/parse_speed.py [--before REV] [--repeat N]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -114,6 +115,15 @@ def _every_pattern(lines: list[str]) -> int:
     return sum(1 for line in lines for p in patterns if p.search(line))
 
 
+def _read_whole(text: str) -> None:
+    """What analyze does with a pasted file's text: undo a page's marks, strip prefixes, read every part."""
+    from topoaudit.errors import InputError
+    from topoaudit.readers import load_text
+
+    with contextlib.suppress(InputError):  # a log no reader takes is refused after the same reading
+        load_text(text, "bench.txt")
+
+
 def measure(repeat: int) -> dict[str, float]:
     from topoaudit.parse.paste_parts import split_parts
     from topoaudit.parse.prefixes import strip_prefixes
@@ -145,7 +155,8 @@ def measure(repeat: int) -> dict[str, float]:
         lines = strip_prefixes(text)
         jobs = {f"{name}: strip prefixes": lambda t=text: strip_prefixes(t),
                 f"{name}: split into parts": lambda ls=lines: split_parts(ls),
-                f"{name}: match signatures": lambda ls=lines: match_lines(ls)}  # fmt: skip
+                f"{name}: match signatures": lambda ls=lines: match_lines(ls),
+                f"{name}: read whole (analyze's reading)": lambda t=text: _read_whole(t)}  # fmt: skip
         for key, job in jobs.items():
             for _ in range(repeat):
                 start = time.perf_counter()

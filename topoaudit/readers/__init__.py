@@ -93,9 +93,9 @@ its length and every offset its place."""
 
 
 _TERMINAL_COLOURS = re.compile(
-    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)"  # escape sequences, as a log file keeps them
-    r"|(?:\^\[|(?<![\w\]]))\[\d{1,3}(?:;\d{1,3}){0,4}m"  # what a web page leaves of a colour ("[36m", "^[[0m")
-)
+    r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\))"  # escape sequences, as a log file keeps them
+    r"|\^\[\[\d{1,3}(?:;\d{1,3}){0,4}m|\[(?<![\w\]]\[)\d{1,3}(?:;\d{1,3}){0,4}m"  # what a page leaves: "^[[0m", "[36m"
+)  # every branch starts with a literal character, so the engine skips to the next ESC, ^ or [ between matches
 """Colours a logger (Ray, vLLM, rich) writes into its lines: they sit between a line's prefix and its words. Lines
 keep their numbers; a finding quotes the words."""
 
@@ -119,7 +119,7 @@ def load_text(text: str, name: str) -> Facts:
     """
     if "\x00" in text[:4096]:
         raise InputError(f"{name}: binary data, not a text capture")
-    text = _TERMINAL_COLOURS.sub("", text.translate(_WIDE_SPACES))
+    text = _TERMINAL_COLOURS.sub("", text if text.isascii() else text.translate(_WIDE_SPACES))
     if "&" in text:
         text = _HTML_ENTITY.sub(lambda m: _HTML_ENTITIES[m.group(0).lower()], text)
     json_like = _is_json(text)
