@@ -301,6 +301,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "[LOG_CAT_ML] component basesmuma is not available but requested in hierarchy: basesmuma,p2p\n"
         "[LOG_CAT_ML] ml_discover_hierarchy exited with error\n",
         "[rank: 0] Seed set to 42\nInitializing distributed: GLOBAL_RANK: 0, MEMBER: 1/5\n",
+        "kill all testing process of ps lite for user \n[09:28:39] scheduler /src/dmlc/logging.h:301: [09:28:39] "
+        "/src/van.cc:601: Check failed: (my_node_.port) != (-1) bind failed\n",
     ],
     ids=[
         "ascii-table",
@@ -334,6 +336,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "perfquery-counters",
         "hcoll-logger",
         "lightning-start",
+        "dmlc-logger",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

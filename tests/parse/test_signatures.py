@@ -105,6 +105,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("EFA internal error: (4112) Failure to post internal receive buffers", "efa-internal-error-abort"),
     ("(VllmWorker TP1 pid=2) WARNING 12-05 [symm_mem.py:67] SymmMemCommunicator: symmetric memory multicast operations are not supported.", "vllm-symm-mem-no-multicast"),
     ("WARNING 12-05 [symm_mem.py:61] SymmMemCommunicator: symmetric memory initialization failed: CUDA driver error: invalid device ordinal Communicator is not available. To suppress this warning set VLLM_ALLREDUCE_USE_SYMM_MEM=0", "vllm-symm-mem-init-failed"),
     ("ERROR:  nhc:  Health check failed:  check_ps_service:  Service nvidia-fabricmanager (process nv-fabricmanager) owned by root not running", "nhc-fabric-manager-not-running"),

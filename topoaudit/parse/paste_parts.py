@@ -459,6 +459,7 @@ _PRINTED = re.compile(
     r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S"  # columns aligned by runs of spaces, or tab-separated
     r"|^\s*\[[^\]]{0,40}\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a logger's bracket: "[NeMo I 2024-05-08 21:28:45 m:7]"
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
+    r"|^\s*\[\d\d:\d\d:\d\d\] \S"  # a logger's bare time of day: dmlc's (MXNet, ps-lite) "[09:28:39] van.cc:601: ..."
     r"|^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix: "E0603 20:16:59.104586 27322 file.cc:271] "
     r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
     r"|\d+%\|"  # a progress bar
