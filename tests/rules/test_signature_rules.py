@@ -30,6 +30,13 @@ def by_code(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def verdict_and_severity(run: Run, tmp_path: Path, text: str, code: str) -> tuple[str, str | None]:
+    """The paste's verdict, and the severity of its finding with that code (None when it has none)."""
+    _, report = judged(run, tmp_path, text)
+    found = by_code(report).get(code)
+    return report["verdict"], found["severity"] if found else None
+
+
 def test_one_finding_per_code_quotes_the_first_lines_and_counts_the_rest(run: Run, tmp_path: Path) -> None:
     """Before: PASS. Five lines of two messages meaning one thing (no P2P between the GPUs) are one finding."""
     ipc = "transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between"
@@ -159,15 +166,13 @@ def test_open_mpi_without_cuda_support_warns_only_where_it_found_the_driver(run:
         "  Error string:  /lib64/libcuda.so.1: undefined symbol: cuIpcOpenMemHandle_v2\n"
         "CUDA-aware support is disabled.\n"
     )
-    _, report = judged(run, tmp_path, symbol)
-    assert report["verdict"] == "warn" and by_code(report)["gpu-rdma-setup-failed"]["severity"] == "warn"
+    assert verdict_and_severity(run, tmp_path, symbol, "gpu-rdma-setup-failed") == ("warn", "warn")
     library = (
         "The library attempted to open the following supporting CUDA libraries,\n"
         "but each of them failed.  CUDA-aware support is disabled.\n"
         "libcuda.so.1: cannot open shared object file: No such file or directory\n"
     )
-    _, report = judged(run, tmp_path, library)
-    assert report["verdict"] == "not judged"
+    assert verdict_and_severity(run, tmp_path, library, "gpu-rdma-setup-failed") == ("not judged", "info")
 
 
 SMI_TABLE_ROWS = """+-------------------------------+----------------------+----------------------+
@@ -869,12 +874,10 @@ def test_ucx_missing_one_peer_memory_file_warns_unless_another_path_gives_gpu_me
         "[1.2] [pod:29 :0] ib_md.c:1222 UCX  DEBUG rdmap183s0: cuda GPUDirect RDMA is not detected by checking "
         "/sys/module/nvidia_peermem/version\n"
     )
-    _, report = judged(run, tmp_path, missing)
-    assert report["verdict"] == "warn" and by_code(report)["gpu-rdma-setup-failed"]["severity"] == "warn"
-    _, report = judged(
-        run, tmp_path, missing + "[1.3] [pod:29 :0] ib_md.c:1338 UCX  DEBUG rdmap183s0: dmabuf is supported\n"
-    )
-    assert by_code(report)["gpu-rdma-setup-failed"]["severity"] == "info" and report["verdict"] != "warn"
+    assert verdict_and_severity(run, tmp_path, missing, "gpu-rdma-setup-failed") == ("warn", "warn")
+    dmabuf = missing + "[1.3] [pod:29 :0] ib_md.c:1338 UCX  DEBUG rdmap183s0: dmabuf is supported\n"
+    verdict, severity = verdict_and_severity(run, tmp_path, dmabuf, "gpu-rdma-setup-failed")
+    assert severity == "info" and verdict != "warn"
 
 
 def test_a_finite_locked_memory_limit_in_ulimit_warns_and_unlimited_judges_nothing(run: Run, tmp_path: Path) -> None:
