@@ -499,6 +499,7 @@ _FIELD = re.compile(r"^\s*(?:[A-Z][\w.()#/-]*(?: [\w.()#/-]+){0,4}\s*:\s+\S|(?:-
 
 
 def _written_or_printed(text: str) -> bool:
+    """A line a program printed or someone wrote for a machine; tried again without the indent of a code block."""
     return bool(_PRINTED.search(text) or _WRITTEN.search(text))
 
 
@@ -515,7 +516,7 @@ def _printed_by_a_program(texts: list[str], logged: list[bool] | None = None) ->
         return False  # "GPU0  GPU1  CPU": a capture's remains no reader could read, refused with the reader's hint
     flags = logged if logged is not None else [False] * len(texts)
     printed = [
-        bool(flag or _written_or_printed(t) or _written_or_printed(t.lstrip()))  # a code block's indent is the page's
+        bool(flag or _written_or_printed(t) or (t[:1].isspace() and _written_or_printed(t.lstrip())))  # an indent
         for t, flag in zip(texts, flags, strict=True)
         if t.strip()
     ]

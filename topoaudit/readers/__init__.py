@@ -110,7 +110,8 @@ def load_text(text: str, name: str) -> Facts:
     """Read every part of ``text`` with the reader that recognises it, merged once; InputError when nothing in it
     is recognisable.
 
-    A JSON document (a report, a snapshot, NCCL Inspector or RAS JSON) is read whole. Pasted text first loses what
+    What a page or terminal did to the text is undone first (wide spaces, colour codes, HTML entities). A JSON
+    document (a report, a snapshot, NCCL Inspector or RAS JSON) is read whole. Pasted text first loses what
     launchers and log collectors put in front of its lines (:mod:`topoaudit.parse.prefixes`, line numbers kept),
     is read whole by the best reader and the readers allowed beside it, then split into its parts
     (:mod:`topoaudit.parse.paste_parts`): each part no reader has read yet is read by any reader that recognises it

@@ -256,9 +256,9 @@ _ABORTED = re.compile(r"Aborted \(core dumped\)|terminate called after throwing|
 _UCX_GDR_FOUND = re.compile(r"cuda GPUDirect RDMA is detected by checking|: dmabuf is supported")
 """UCX found a way for the NIC to reach GPU memory after all: a peer-memory file it checked later, or DMA-BUF."""
 _PROGRAM_WARNING = re.compile(r"^\s*warning:", re.I)
-_FAILED_CALL = "nccl-call-failed"  # a framework's check of an NCCL call that returned an error: the run stopped
 """A line the printing program itself calls a warning (kmcuda's "warning: failed to enable p2p on gpu #0: ..."): it
 went on without the peer access it asked for."""
+_FAILED_CALL = "nccl-call-failed"  # a framework's check of an NCCL call that returned an error: the run stopped
 
 
 def _hit_ids(ctx: RuleContext) -> set[str]:
