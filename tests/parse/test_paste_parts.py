@@ -87,6 +87,10 @@ def test_a_debugger_s_stack_is_a_part_even_without_its_command() -> None:
     )
     assert [(p.kind, p.first, p.last) for p in split_parts(frames)] == [("stack", 1, 2)]
     assert [(p.kind, p.first, p.last) for p in split_parts(PY_SPY)] == [("stack", 1, 6)]
+    names_only = (
+        "#0  __memcpy_avx_unaligned_erms          \u2190 SIGSEGV\n#1  ofi_memcpy\n#10 mooncake::EfaContext::pollCq\n"
+    )
+    assert [(p.kind, p.first, p.last) for p in split_parts(names_only)] == [("stack", 1, 3)]
     assert [p.kind for p in split_parts("#  Rank  0 Group  0 Pid 4242 on node1 device  0 [0x1b] A100\n")] == [
         "nccl-tests"
     ]
@@ -303,6 +307,13 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "[rank: 0] Seed set to 42\nInitializing distributed: GLOBAL_RANK: 0, MEMBER: 1/5\n",
         "kill all testing process of ps lite for user \n[09:28:39] scheduler /src/dmlc/logging.h:301: [09:28:39] "
         "/src/van.cc:601: Check failed: (my_node_.port) != (-1) bind failed\n",
+        "0.01.252.539 I print_info: max token length      = 256\n"
+        "0.01.790.609 I load_tensors: offloaded 66/66 layers to GPU\n",
+        "Welcome to Ubuntu 22.04.5 LTS (GNU/Linux 5.15.0-142-generic x86_64)\n\n"
+        " * Documentation:  https://help.ubuntu.com\n\n System information as of Tue Sep 23 07:49:39 AM UTC 2025\n\n"
+        "  System load:  3.05                Temperature:            64.0 C\n"
+        "Expanded Security Maintenance for Applications is not enabled.\n"
+        "Last login: Tue Sep 23 07:15:31 2025 from 128.1.103.101\n",
     ],
     ids=[
         "ascii-table",
@@ -337,6 +348,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "hcoll-logger",
         "lightning-start",
         "dmlc-logger",
+        "llama-cpp-logger",
+        "login-banner",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

@@ -159,3 +159,19 @@ def test_a_grace_tray_reaches_its_nics_through_the_cpu_by_design() -> None:
     assert "Grace superchip" in next(f.message for f in report.findings if f.code == "nic-not-local")
     x86 = header + rows.replace("             2\n", "             N/A\n")  # one GPU without: no Grace tray
     assert codes(audit(x86, nics=parse_nics("4x400")))["nic-not-local"] == Severity.WARN  # judged for runs across nodes
+
+
+def test_one_dgx1_row_of_nv1_and_nv2_is_six_links_not_a_degraded_pair() -> None:
+    """GPU0's row of a DGX-1 V100 (openucx/ucx#6327): NV1 to two peers and NV2 to two more is its six links by
+    design; a mesh's widths are judged by each GPU's total, and no other GPU's total is shown."""
+    row = {(0, 1): "NV1", (0, 2): "NV1", (0, 3): "NV2", (0, 4): "NV2"}
+    report = audit(machine(8, lambda i, j: row.get((i, j), "SYS") if i == 0 else "?"))
+    assert "nvlink-degraded" not in codes(report)
+    assert report.gate.verdict == "pass"
+
+
+def test_a_mesh_pair_that_lost_a_link_still_shows_in_the_totals() -> None:
+    """Four GPUs linked pair by pair at NV4, one pair at NV3: its two GPUs have 11 links where the others have 12."""
+    report = audit(machine(4, lambda i, j: "NV3" if (i, j) == (0, 1) else "NV4"))
+    (degraded,) = [f for f in report.findings if f.code == "nvlink-degraded"]
+    assert degraded.evidence["pairs"] == [{"gpus": [0, 1], "nvlinks": 3}]

@@ -216,6 +216,7 @@ _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 _STACK_FRAME = re.compile(
     r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?[\w:~<>.*&, ]+\s?\(.*\)(?: (?:at|from) \S+)?\s*$"
     r"|^\s*\d+ 0x[0-9a-fA-F]+ \S+\(\)\s+\S+:\d+\s*$"  # UCX's error handler: " 4 0x...4c818 ncclRecv()  ???:0"
+    r"|^\s*#\d+\s+[A-Za-z_][\w:~<>]*[_:][\w:~<>]*(?:\s+(?:\u2190|<-|//).*)?\s*$"  # a frame's bare name: "#9 fi_cq_read"
 )
 _STACK_HEAD = re.compile(
     r"^\s*(?:\(gdb\) (?:bt|backtrace|thread apply all bt)\b|Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP \d+\)\)|"
@@ -461,6 +462,11 @@ _PRINTED = re.compile(
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
     r"|^\s*\[\d\d:\d\d:\d\d\] \S"  # a logger's bare time of day: dmlc's (MXNet, ps-lite) "[09:28:39] van.cc:601: ..."
     r"|^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix: "E0603 20:16:59.104586 27322 file.cc:271] "
+    r"|^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "  # llama.cpp's logger: "0.01.252.536 I load_tensors: offloaded 66/66 layers"
+    r"|^Welcome to (?:Ubuntu|Debian|Red Hat|Rocky|CentOS)\b|^\s*System information as of |^Last login: [A-Z][a-z]{2} "
+    r"|^\s*\* (?:Documentation|Management|Support):\s+https://|^\d+ updates? (?:can be applied|could not be installed)"
+    r"|^To see these additional updates run: |^\*\*\* System restart required \*\*\*|^New release '|^Run 'do-release"
+    r"|^(?:Expanded Security Maintenance|Enable ESM \w+ to receive|See https://ubuntu\.com/)"  # a login's banner (motd)
     r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
     r"|\d+%\|"  # a progress bar
     r"|\bNamespace\(\w+="  # Python's argparse printing its arguments: "Command Line Args: Namespace(config_file=..."

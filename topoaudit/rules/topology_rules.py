@@ -558,6 +558,8 @@ def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
         if domain.build not in ("nvswitch", "mesh") or domain.min_links == domain.max_links:
             continue
         inside = [(a, b, n) for a, b, n in pairs if domain_of.get(a) is domain and domain_of.get(b) is domain]
+        if domain.build == "mesh" and _same_links_per_gpu(ctx, inside):
+            continue
         expected = _healthy_count(n for _, _, n in inside)
         low = [(a, b, n) for a, b, n in inside if n < expected]
         reported.update((a, b) for a, b, _ in low)
@@ -583,6 +585,20 @@ def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
                 severity=Severity.WARN,
                 note="bridges carry an even number of links",
             )
+
+
+def _same_links_per_gpu(ctx: RuleContext, inside: list[tuple[int, int, int]]) -> bool:
+    """Whether every GPU of a direct-link mesh whose peers are all shown has the same NVLinks in all.
+
+    A mesh may mix pair widths by design (a DGX-1's GPU0: NV1, NV1, NV2, NV2 to four peers, six links in all);
+    a link that fails lowers the totals of both its GPUs, so equal totals mean no link is missing.
+    """
+    totals: Counter[int] = Counter()
+    for a, b, n in inside:
+        totals[a] += n
+        totals[b] += n
+    undescribed = gpus_with_unknown_pairs(ctx.machine)
+    return len({n for g, n in totals.items() if g not in undescribed}) <= 1
 
 
 def _degraded_against_catalog(
