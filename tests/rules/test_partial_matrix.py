@@ -175,3 +175,12 @@ def test_a_mesh_pair_that_lost_a_link_still_shows_in_the_totals() -> None:
     report = audit(machine(4, lambda i, j: "NV3" if (i, j) == (0, 1) else "NV4"))
     (degraded,) = [f for f in report.findings if f.code == "nvlink-degraded"]
     assert degraded.evidence["pairs"] == [{"gpus": [0, 1], "nvlinks": 3}]
+
+
+def test_one_dgx1_row_shows_the_cube_mesh_class_from_the_gpu_whose_peers_it_shows() -> None:
+    row = {(0, 1): "NV1", (0, 2): "NV1", (0, 3): "NV2", (0, 4): "NV2"}
+    report = audit(machine(8, lambda i, j: row.get((i, j), "SYS") if i == 0 else "?"))
+    assert report.identified.hardware_class == "hybrid-cube-mesh"
+    assert "6 links on 1 of 8 GPUs whose peers are all shown" in report.identified.class_evidence
+    lost = {**row, (0, 4): "NV1"}  # five links: the row alone cannot say which class it is
+    assert audit(machine(8, lambda i, j: lost.get((i, j), "SYS") if i == 0 else "?")).identified.hardware_class == ""

@@ -27,7 +27,14 @@ from topoaudit.model.identity import (
     Identification,
 )
 from topoaudit.model.machine import PathLevel
-from topoaudit.model.topology import Domain, format_gpus, gpu_pair_links, nvlink_pairs, nvlink_peers
+from topoaudit.model.topology import (
+    Domain,
+    format_gpus,
+    gpu_pair_links,
+    gpus_with_unknown_pairs,
+    nvlink_pairs,
+    nvlink_peers,
+)
 from topoaudit.model.values import Unsupported
 
 if TYPE_CHECKING:
@@ -228,17 +235,24 @@ def _pcie_cards(machine: Machine) -> tuple[HardwareClass | None, str]:
 
 
 def _cube_mesh(machine: Machine, pairs: tuple[tuple[int, int, int], ...]) -> tuple[HardwareClass | None, str]:
-    """Eight GPUs, each linked to at most four peers by NV1 or NV2, most with six links: a DGX-1 cube-mesh."""
+    """Eight GPUs, each linked to at most four peers by NV1 or NV2, most with six links: a DGX-1 cube-mesh.
+
+    Only GPUs whose every peer the source shows are counted: GPU0's row alone (NV1, NV1, NV2, NV2) shows six.
+    """
     if len(machine.gpus) != HYBRID_CUBE_MESH.node_gpus or any(n not in (1, 2) for _, _, n in pairs):
         return None, ""
     peers = nvlink_peers(machine)
     if any(len(linked) > 4 for linked in peers.values()):
         return None, ""
-    totals = Counter(sum(linked.values()) for linked in peers.values())
+    undescribed = gpus_with_unknown_pairs(machine)
+    totals = Counter(sum(linked.values()) for gpu, linked in peers.items() if gpu not in undescribed)
+    if not totals:
+        return None, ""
     modal = max(totals, key=lambda n: (totals[n], n))
     if modal != HYBRID_CUBE_MESH.nvlinks_per_gpu:
         return None, ""
-    shown = f"NV1 or NV2 from each GPU to at most four peers, {modal} links on {totals[modal]} of 8 GPUs"
+    described = " whose peers are all shown" if undescribed else ""
+    shown = f"NV1 or NV2 from each GPU to at most four peers, {modal} links on {totals[modal]} of 8 GPUs{described}"
     return HYBRID_CUBE_MESH, shown
 
 
