@@ -329,3 +329,21 @@ def test_a_job_summary_cut_below_its_title_still_names_the_gpus_per_node() -> No
     dump = parse_nccl_ras(text)
     assert dump.gpus_per_node == 8
     assert len(load_text(text, "ras.txt").machine.gpus) == 8
+
+
+def test_the_communicator_table_pasted_without_the_job_summary_gives_its_gpus_per_node() -> None:
+    """The table alone (NVIDIA/nccl#1730 from its `Communicators...` line): one GPU per NCCL rank, so a group's ranks
+    over its nodes are the GPUs per node it uses; judged as RAS output, not refused for having no GPU. A summary
+    whose figures are damaged still refuses (the hostile corpus)."""
+    table = (
+        "Communicators... (0.01s)\n=============\n\n"
+        "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+        "    #  in group  per comm  per node  per comm  in group\n"
+        "    0         1        32         8       256       256   RUNNING      OK\n\nErrors\n======\n"
+    )
+    dump = parse_nccl_ras(table)
+    assert (dump.nodes, dump.gpus_per_node) == (32, 8)
+    assert len(load_text(table, "ras.txt").machine.gpus) == 8
+    assert judge_ras(dump) == []
+    eight_comms = (RAS / "doc-healthy.txt").read_text().split("Communicators", 1)[1]  # one rank per node in each
+    assert parse_nccl_ras("Communicators" + eight_comms).gpus_per_node == 8

@@ -105,6 +105,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?", "torch-store-peer-closed"),
+    ("TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=77): failed to recv, got 0 bytes", "torch-store-peer-closed"),
     ("    GPU0 gen=4/4 width=8/16  \u26a0 WARN: never reached gen4 x16 under load", "club3090-pcie-never-full-width"),
     ("ucp_context.c:1234 UCX  WARN  network device 'mlx3_1:1' is not available, please use one or more of: 'eth0'(tcp)", "ucx-requested-device-unavailable"),
     ("ucp_context.c:1192 UCX  WARN  transport 'rc' is not available, please use one or more of: cma, cuda, tcp", "ucx-requested-device-unavailable"),

@@ -239,8 +239,23 @@ def test_a_setting_that_keeps_p2p_on_is_not_named_as_the_cause(setting: str) -> 
 
 def test_channel_lines_without_the_rings_connected_may_leave_out_the_p2p_ones() -> None:
     """Cross-socket SHM hops copied out of a PCIe box's log: by design there, and the P2P lines are not pasted."""
-    excerpt = "".join(line + "\n" for line in SHM_ONLY.splitlines() if "Connected all rings" not in line)
+    excerpt = "".join(
+        line.replace("0[0]", "4[4]").replace("1[1]", "3[3]") + "\n"
+        for line in SHM_ONLY.splitlines()
+        if "Connected all rings" not in line
+    )
     assert "nccl-p2p-unused" not in codes(judged(excerpt))
+    back_to_zero = "sinnet:1:1 [7] NCCL INFO Channel 00 : 7[7] -> 0[0] via SHM/direct/direct\n"
+    assert "nccl-p2p-unused" not in codes(judged(back_to_zero))
+
+
+def test_channel_lines_that_close_a_ring_from_rank_zero_show_every_rank() -> None:
+    """vllm-project/vllm#17568 cut to its channel lines: 0 -> 1 and 1 -> 0 over SHM close a ring of two ranks, so no
+    P2P line can have been left out; one direction alone does not close it."""
+    excerpt = "".join(line + "\n" for line in SHM_ONLY.splitlines() if "Connected all rings" not in line)
+    assert "nccl-p2p-unused" in codes(judged(excerpt))
+    one_way = "".join(line + "\n" for line in excerpt.splitlines() if "0[0] -> 1[1]" in line)
+    assert "nccl-p2p-unused" not in codes(judged(one_way))
 
 
 def test_an_excerpt_whose_pairs_take_in_every_rank_of_the_communicator_shows_them_all() -> None:

@@ -384,12 +384,14 @@ def _parse_text(text: str, name: str) -> RasDump:
     kind = ""  # what the rank lines of a communicator's block are: "missing" | "error" | "warn"
     phase, reported = "", ""  # in an ERROR block: "initialization" | "asynchronous", and the error "N ranks reported"
     after_summary = False
+    table_nodes = table_per_node = 0  # the communicator table's nodes and GPUs per node (one GPU per NCCL rank)
+    summary_shown = False
     for i, line in enumerate(lines):
         if not isinstance(version, str) and (m := _VERSION.match(line)):
             version = m[1]
             continue
         if line.startswith("Job summary") or _SUMMARY_HEADER.match(line):
-            after_summary = True
+            after_summary = summary_shown = True
             continue
         if after_summary and (m := _SUMMARY.match(line)):
             nodes, per_node = int(m[1]), int(m[2]) * int(m[3])
@@ -399,6 +401,9 @@ def _parse_text(text: str, name: str) -> RasDump:
             flags = tuple(f for f in m[8].split(",") if f and f != "OK")
             table.append((int(m[1]), int(m[2]), m[7], flags))
             sizes[int(m[1])] = int(m[5])
+            if int(m[3]):  # ranks in the group over its nodes: the GPUs per node its communicators use
+                table_nodes = max(table_nodes, int(m[3]))
+                table_per_node = max(table_per_node, int(m[6]) // int(m[3]))
             continue
         if line.strip() in ("Errors", "Warnings") and i + 1 < len(lines) and lines[i + 1].startswith("==="):
             section, block, kind = line.strip(), "", ""
@@ -468,6 +473,8 @@ def _parse_text(text: str, name: str) -> RasDump:
             "a truncated copy?",
             hint="capture it again with `ncclras > ras.txt`",
         )
+    if not summary_shown and table_per_node:  # the table pasted without the job summary above it
+        nodes, per_node = table_nodes, table_per_node
     comms: list[RasCommunicator] = []
     for group, count, status, flags in table:
         for k in range(count):

@@ -423,8 +423,9 @@ def p2p_unused(ctx: RuleContext) -> Iterator[Finding]:
     A split into P2P islands is nccl-ring-split's; with a topology beside the log, nccl-transport-below-topology
     compares each pair against its link. This rule speaks when no pair inside a host uses peer access at all, in a
     log that goes on to ``Connected all rings`` (NCCL prints that after every ring connection), or in an excerpt
-    whose pairs take in every rank of the communicator (two ranks joined over SHM): a few channel lines copied from
-    a box whose cross-socket hops use SHM by design would otherwise read as a box without P2P.
+    whose pairs take in every rank of the communicator (its size printed, or channel lines closing a ring over ranks
+    0 to n-1): a few channel lines copied from a box whose cross-socket hops use SHM by design would otherwise read
+    as a box without P2P.
     """
     view, machine = _log(ctx), ctx.machine
     if machine.links:
@@ -437,7 +438,8 @@ def p2p_unused(ctx: RuleContext) -> Iterator[Finding]:
     if not inside or any(t.kind == "P2P" for found in inside.values() for t in found):
         return
     size = view.comm_size
-    every_rank = isinstance(size, int) and {r for pair in inside for r in pair} >= set(range(size))
+    shown = {r for pair in inside for r in pair}
+    every_rank = shown >= set(range(size)) if isinstance(size, int) else _closed_ring_from_zero(view.transports, shown)
     if not every_rank and not any(e.what == "Connected all rings" for e in view.events):
         return  # an excerpt of channel lines may leave out the P2P ones: only a log that connected its rings shows all
     if not all(any(t.kind in SLOW_KINDS for t in found) for found in inside.values()):
@@ -474,6 +476,32 @@ def p2p_unused(ctx: RuleContext) -> Iterator[Finding]:
         log_lines=quote([*lines, *(s.evidence for s in asked)]),
         **extra,
     )
+
+
+def _closed_ring_from_zero(transports: tuple[NcclTransport, ...], ranks: set[int]) -> bool:
+    """Whether channel lines without the communicator's size still show all of it.
+
+    Ranks 0 to n-1, each sending to and receiving from the others in one cycle (``0[0] -> 1[1]`` and
+    ``1[1] -> 0[0]``): a ring over every rank of a communicator of n ranks is printed so.
+    """
+    if len(ranks) < 2 or ranks != set(range(len(ranks))):
+        return False
+    edges = {(t.src_rank, t.dst_rank) for t in transports if t.src_rank in ranks and t.dst_rank in ranks}
+    forward: dict[int, set[int]] = {r: set() for r in ranks}
+    backward: dict[int, set[int]] = {r: set() for r in ranks}
+    for a, b in edges:
+        forward[a].add(b)
+        backward[b].add(a)
+    return all(_reaches_all(0, step, ranks) for step in (forward, backward))
+
+
+def _reaches_all(start: int, step: dict[int, set[int]], ranks: set[int]) -> bool:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in step[todo.pop()] - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen == ranks
 
 
 @rule(
