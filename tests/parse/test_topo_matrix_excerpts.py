@@ -211,3 +211,31 @@ def test_a_matrix_rendered_as_a_markdown_table_reads_like_the_console_one() -> N
     markdown += ["| " + " | ".join(re.split(r"\s{2,}", row.strip())) + " |" for row in rows]
     assert looks_like_topo_matrix("\n".join(markdown))
     assert links("\n".join(markdown)) == links(console)
+
+
+FOUR_NV6 = """\
+        GPU0    GPU1    GPU2    GPU3    CPU Affinity    NUMA Affinity
+GPU0     X      NV6     NV6     NV6     0-15    0
+GPU1    NV6      X      NV6     NV6     0-15    0
+GPU2    NV6     NV6      X      NV6     0-15    0
+GPU3    NV6     NV6     NV6      X      0-15    0
+"""
+
+
+@pytest.mark.parametrize(
+    ("paste", "said"),
+    [
+        ("\n".join(FOUR_NV6.splitlines()[:4]) + "\n", "GPU3 row not in the paste, which stops before it"),
+        ("\n".join(FOUR_NV6.splitlines()[2:]) + "\n", "GPU0 row not in the paste, which starts after it"),
+    ],
+    ids=["stops-before-the-last-row", "headerless-from-the-second-row"],
+)
+def test_a_gpu_row_the_copy_left_out_at_an_end_is_an_excerpt_not_damage(paste: str, said: str) -> None:
+    """vllm-project/vllm#50557's matrix cut after GPU2, or copied from GPU1 on: every pair is in another row's cell,
+    only that GPU's affinity is unknown; the paste's shape, not damage (a row missing in the middle still is)."""
+    parsed = parse_topo_matrix(paste)
+    assert links(paste) == links(FOUR_NV6)
+    (issue,) = [i for i in parsed.issues if "row not in the paste" in i.message]
+    assert issue.action == "excerpt" and said in issue.message and "its affinity is unknown" in issue.message
+    middle = "".join(line + "\n" for line in FOUR_NV6.splitlines() if not line.startswith("GPU1 "))
+    assert [i.action for i in parse_topo_matrix(middle).issues if "GPU1 row" in i.message] == ["recovered"]

@@ -836,16 +836,21 @@ class _Parser:
         in_unknown = {label for pair in unknown for label in pair}
         order = {label: i for i, label in enumerate(header.labels)}
         last_row = max((order.get(label, -1) for label in rows), default=-1)
+        first_row = min((order.get(label, len(order)) for label in rows), default=len(order))
         last_line = max((r.line for r in rows.values()), default=0)
         ends_there = not any(line.strip() for line in self.lines[last_line:])  # nothing after the last row
         for label in header.labels:
             if label in rows or label in in_unknown:
                 continue
-            if ends_there and order[label] > last_row and not label.startswith("GPU"):  # the paste stops: a cut
+            stops = ends_there and order[label] > last_row  # the paste stops before its row: a cut
+            starts = self.header_inferred and order[label] < first_row  # copied from a later row, without the header
+            if stops or starts:
+                affinity = ", its affinity is unknown" if label in gpus else ""
                 self.note(
                     self.line_of_missing(label, header, rows),
                     "excerpt",
-                    f"{label} row not in the paste, which stops before it; its links were read from the other rows",
+                    f"{label} row not in the paste, which {'stops before' if stops else 'starts after'} it; its links "
+                    f"were read from the other rows{affinity}",
                 )
                 continue
             if label in gpus:
