@@ -82,6 +82,16 @@ def test_a_single_row_does_not_make_a_matrix() -> None:
     assert not looks_like_topo_matrix("GPU0     X      PHB     0-23    0               N/A\n")
 
 
+def test_the_header_alone_is_recognised_and_judges_nothing() -> None:
+    """vllm-project/vllm#32090's collect_env cut after the matrix's header: topo -m's, with nothing to judge in it
+    (not refused as text nothing recognises); a header with other text under it is not one."""
+    header = "GPU Topology:\n  \tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+    assert looks_like_topo_matrix(header)
+    with pytest.raises(TopoParseError, match="the header of an nvidia-smi topo -m matrix without its rows"):
+        parse_topo_matrix(header)
+    assert not looks_like_topo_matrix(header + "some other text\n")
+
+
 # --- a matrix cut after some rows --------------------------------------------------------------------------
 
 

@@ -453,8 +453,8 @@ def looks_like_topo_matrix(text: str) -> bool:
             others = {c for c in cells if c != "X"}
             # ``topo -p2p`` has the same shape with OK/CNS/GNS cells: not a topology.
             return bool(cells) and not (others and others <= _P2P_CODES)
-    if header is not None:
-        return False
+    if header is not None:  # the header alone, the paste stopping there: recognised, nothing to judge
+        return len(header.labels) >= 2 and not any(line.strip() for line in _LINE_BREAK.split(text)[header.line :])
     # A capture of nvidia-smi's failure message is a topo -m capture that failed: it gets its own sentence.
     if capture_failure(text) is not None:
         return True
@@ -569,6 +569,13 @@ class _Parser:
                 raise TopoNothingToJudge(
                     f"an nvidia-smi topo -m excerpt of its NIC rows ({', '.join(rows)}) without the GPU rows: nothing "
                     "about the links between GPUs",
+                    self.sorted_issues(),
+                )
+            if not any(line.strip() for line in self.lines[header.line :]):  # the paste stops after its header
+                self.issues.append(ParseIssue(header.line, "partial", "the header without a row under it"))
+                raise TopoNothingToJudge(
+                    "the header of an nvidia-smi topo -m matrix without its rows: nothing about the links between "
+                    "GPUs; paste the rows below it",
                     self.sorted_issues(),
                 )
             raise self.fail(header.line, "a header naming GPU0 but no GPU rows under it")
