@@ -90,6 +90,8 @@ def test_the_header_alone_is_recognised_and_judges_nothing() -> None:
     with pytest.raises(TopoParseError, match="the header of an nvidia-smi topo -m matrix without its rows"):
         parse_topo_matrix(header)
     assert not looks_like_topo_matrix(header + "some other text\n")
+    flattened = "$ nvidia-smi topo -m GPU0 GPU1 GPU2 GPU3 GPU0 X PHB NV4 PHB GPU1 PHB X PHB NV4\n"  # a page's one line
+    assert not looks_like_topo_matrix(flattened)
 
 
 # --- a matrix cut after some rows --------------------------------------------------------------------------

@@ -454,7 +454,10 @@ def looks_like_topo_matrix(text: str) -> bool:
             # ``topo -p2p`` has the same shape with OK/CNS/GNS cells: not a topology.
             return bool(cells) and not (others and others <= _P2P_CODES)
     if header is not None:  # the header alone, the paste stopping there: recognised, nothing to judge
-        return len(header.labels) >= 2 and not any(line.strip() for line in _LINE_BREAK.split(text)[header.line :])
+        labels = header.labels
+        return len(set(labels)) == len(labels) >= 2 and not any(
+            line.strip() for line in _LINE_BREAK.split(text)[header.line :]
+        )
     # A capture of nvidia-smi's failure message is a topo -m capture that failed: it gets its own sentence.
     if capture_failure(text) is not None:
         return True
