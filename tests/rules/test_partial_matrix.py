@@ -170,11 +170,14 @@ def test_one_dgx1_row_of_nv1_and_nv2_is_six_links_not_a_degraded_pair() -> None:
     assert report.gate.verdict == "pass"
 
 
-def test_a_mesh_pair_that_lost_a_link_still_shows_in_the_totals() -> None:
-    """Four GPUs linked pair by pair at NV4, one pair at NV3: its two GPUs have 11 links where the others have 12."""
+def test_a_whole_mesh_is_still_compared_pair_by_pair() -> None:
+    """Four GPUs linked pair by pair at NV4, one pair at NV3; or two pairs at NV3, which leaves every GPU 11 links."""
     report = audit(machine(4, lambda i, j: "NV3" if (i, j) == (0, 1) else "NV4"))
     (degraded,) = [f for f in report.findings if f.code == "nvlink-degraded"]
     assert degraded.evidence["pairs"] == [{"gpus": [0, 1], "nvlinks": 3}]
+    both = audit(machine(4, lambda i, j: "NV3" if (i, j) in ((0, 1), (2, 3)) else "NV4"))  # every total 11
+    (degraded,) = [f for f in both.findings if f.code == "nvlink-degraded"]
+    assert degraded.evidence["pairs"] == [{"gpus": [0, 1], "nvlinks": 3}, {"gpus": [2, 3], "nvlinks": 3}]
 
 
 def test_one_dgx1_row_shows_the_cube_mesh_class_from_the_gpu_whose_peers_it_shows() -> None:

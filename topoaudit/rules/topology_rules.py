@@ -588,16 +588,19 @@ def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
 
 
 def _same_links_per_gpu(ctx: RuleContext, inside: list[tuple[int, int, int]]) -> bool:
-    """Whether every GPU of a direct-link mesh whose peers are all shown has the same NVLinks in all.
+    """Whether an excerpt of a direct-link mesh shows the same NVLinks in all on every GPU whose peers it shows.
 
-    A mesh may mix pair widths by design (a DGX-1's GPU0: NV1, NV1, NV2, NV2 to four peers, six links in all);
-    a link that fails lowers the totals of both its GPUs, so equal totals mean no link is missing.
+    A mesh may mix pair widths by design (a DGX-1's GPU0: NV1, NV1, NV2, NV2 to four peers, six links in all),
+    and in an excerpt the pairs it leaves out are not there to compare with: a link that fails lowers the totals
+    of both its GPUs. A whole matrix is compared pair by pair (two failed links may leave every total equal).
     """
+    undescribed = gpus_with_unknown_pairs(ctx.machine)
+    if not undescribed:
+        return False
     totals: Counter[int] = Counter()
     for a, b, n in inside:
         totals[a] += n
         totals[b] += n
-    undescribed = gpus_with_unknown_pairs(ctx.machine)
     return len({n for g, n in totals.items() if g not in undescribed}) <= 1
 
 
