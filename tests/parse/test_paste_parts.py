@@ -316,6 +316,11 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "  System load:  3.05                Temperature:            64.0 C\n"
         "Expanded Security Maintenance for Applications is not enabled.\n"
         "Last login: Tue Sep 23 07:15:31 2025 from 128.1.103.101\n",
+        "# club-3090 rig report\n\n## System\n\n- **OS:** Ubuntu 24.04.4 LTS\n- **Kernel:** 7.0.0-28-generic\n\n"
+        "## CPU + RAM\n\n- **CPU:** AMD Ryzen 9 9950X3D 16-Core Processor (32 threads)\n",
+        "PACKAGE                 IMAGE1 (nightly-2023-10-25)        IMAGE2 (nightly-2023-10-20)\n"
+        "-Babel                  2.13.1, 30.7M                      2.13.0, 30.7M\n"
+        "-jaxlib                 0.4.20.dev20231025, 375.2M         0.4.20.dev20231020, 375M\n",
     ],
     ids=[
         "ascii-table",
@@ -352,6 +357,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "dmlc-logger",
         "llama-cpp-logger",
         "login-banner",
+        "markdown-report",
+        "columns-of-several-words",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

@@ -888,3 +888,16 @@ def test_a_finite_locked_memory_limit_in_ulimit_warns_and_unlimited_judges_nothi
     assert report["verdict"] == "warn" and by_code(report)["memlock-limited"]["severity"] == "warn"
     _, report = judged(run, tmp_path, listing.format("unlimited"))
     assert report["verdict"] == "not judged" and report["findings"] == []
+
+
+def test_a_launcher_that_found_p2p_working_is_a_judged_healthy_p2p(run: Run, tmp_path: Path) -> None:
+    """club-3090's launcher (noonghunna/club-3090#939) reports P2P OK over PHB and turns it on: checked and held
+    (p2p-enabled), not "not judged"; its P2P DISABLED line with NCCL_P2P_DISABLE=1 still warns."""
+    enabled = (
+        "[nvlink] PCIe topology (PHB) but nvidia-smi reports P2P=OK (patched driver / shared root complex)\n"
+        "[nvlink] P2P ENABLED \u2014 NCCL_P2P_LEVEL=PHB, custom all-reduce ON\n"
+    )
+    _, report = judged(run, tmp_path, enabled)
+    assert report["verdict"] == "pass" and by_code(report)["p2p-enabled"]["severity"] == "info"
+    _, report = judged(run, tmp_path, "[nvlink] P2P DISABLED \u2014 NCCL_P2P_DISABLE=1, custom all-reduce OFF\n")
+    assert report["verdict"] == "warn" and "p2p-enabled" not in by_code(report)

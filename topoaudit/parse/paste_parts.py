@@ -457,7 +457,7 @@ def _spread(texts: list[T]) -> list[T]:
 _PRINTED = re.compile(
     r"^\s*(?:[\w.-]+@[\w.-]+:\S*\s*)?[#$%]\s+[\w./-]"  # a shell prompt and its command: "# ifconfig mce0", "$ ls"
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
-    r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S"  # columns aligned by runs of spaces, or tab-separated
+    r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S|\S {3,}\S.*?\S {3,}\S"  # columns aligned by runs of spaces, or tabs
     r"|^\s*\[[^\]]{0,40}\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a logger's bracket: "[NeMo I 2024-05-08 21:28:45 m:7]"
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
     r"|^\s*\[\d\d:\d\d:\d\d\] \S"  # a logger's bare time of day: dmlc's (MXNet, ps-lite) "[09:28:39] van.cc:601: ..."
@@ -467,6 +467,7 @@ _PRINTED = re.compile(
     r"|^\s*\* (?:Documentation|Management|Support):\s+https://|^\d+ updates? (?:can be applied|could not be installed)"
     r"|^To see these additional updates run: |^\*\*\* System restart required \*\*\*|^New release '|^Run 'do-release"
     r"|^(?:Expanded Security Maintenance|Enable ESM \w+ to receive|See https://ubuntu\.com/)"  # a login's banner (motd)
+    r"|^\s*[-*] \*\*[^*\n]{1,40}:\*\* \S|^#{1,3} [\w+ -]{1,40}$"  # a report in Markdown: "- **OS:** Ubuntu", "## Disk"
     r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
     r"|\d+%\|"  # a progress bar
     r"|\bNamespace\(\w+="  # Python's argparse printing its arguments: "Command Line Args: Namespace(config_file=..."
