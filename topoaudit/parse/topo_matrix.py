@@ -439,6 +439,11 @@ def _full_switch_board(rows: list[_BareRow], gpus: int) -> bool:
     return gpus == SWITCH_BOARD_GPUS and any(c in ("NV12", "NV18") for row in rows for c in row.cells)
 
 
+def _blank_after(lines: list[str], number: int) -> bool:
+    """Whether nothing but blank lines follows line ``number`` (counted from 1): the paste stops there."""
+    return not any(line.strip() for line in lines[number:])
+
+
 def looks_like_topo_matrix(text: str) -> bool:
     """Cheap sniff: a header naming GPU0 and a GPU row under it (any GPU: a lost GPU0 row is recovered)."""
     header = None
@@ -455,9 +460,7 @@ def looks_like_topo_matrix(text: str) -> bool:
             return bool(cells) and not (others and others <= _P2P_CODES)
     if header is not None:  # the header alone, the paste stopping there: recognised, nothing to judge
         labels = header.labels
-        return len(set(labels)) == len(labels) >= 2 and not any(
-            line.strip() for line in _LINE_BREAK.split(text)[header.line :]
-        )
+        return len(set(labels)) == len(labels) >= 2 and _blank_after(_LINE_BREAK.split(text), header.line)
     # A capture of nvidia-smi's failure message is a topo -m capture that failed: it gets its own sentence.
     if capture_failure(text) is not None:
         return True
@@ -574,7 +577,7 @@ class _Parser:
                     "about the links between GPUs",
                     self.sorted_issues(),
                 )
-            if not any(line.strip() for line in self.lines[header.line :]):  # the paste stops after its header
+            if _blank_after(self.lines, header.line):  # the paste stops after its header
                 self.issues.append(ParseIssue(header.line, "partial", "the header without a row under it"))
                 raise TopoNothingToJudge(
                     "the header of an nvidia-smi topo -m matrix without its rows: nothing about the links between "
@@ -848,7 +851,7 @@ class _Parser:
         last_row = max((order.get(label, -1) for label in rows), default=-1)
         first_row = min((order.get(label, len(order)) for label in rows), default=len(order))
         last_line = max((r.line for r in rows.values()), default=0)
-        ends_there = not any(line.strip() for line in self.lines[last_line:])  # nothing after the last row
+        ends_there = _blank_after(self.lines, last_line)  # nothing after the last row
         for label in header.labels:
             if label in rows or label in in_unknown:
                 continue

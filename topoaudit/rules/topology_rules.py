@@ -23,6 +23,7 @@ from topoaudit.model.topology import (
     gpus_with_unknown_pairs,
     is_unknown,
     nvlink_pairs,
+    nvlink_peers,
     on_nvlink,
     pairs_among,
     unknown_pairs,
@@ -557,9 +558,9 @@ def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
     for domain in ctx.domains:
         if domain.build not in ("nvswitch", "mesh") or domain.min_links == domain.max_links:
             continue
-        inside = [(a, b, n) for a, b, n in pairs if domain_of.get(a) is domain and domain_of.get(b) is domain]
-        if domain.build == "mesh" and _same_links_per_gpu(ctx, inside):
+        if domain.build == "mesh" and _same_links_per_gpu(ctx, domain):
             continue
+        inside = [(a, b, n) for a, b, n in pairs if domain_of.get(a) is domain and domain_of.get(b) is domain]
         expected = _healthy_count(n for _, _, n in inside)
         low = [(a, b, n) for a, b, n in inside if n < expected]
         reported.update((a, b) for a, b, _ in low)
@@ -587,7 +588,7 @@ def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
             )
 
 
-def _same_links_per_gpu(ctx: RuleContext, inside: list[tuple[int, int, int]]) -> bool:
+def _same_links_per_gpu(ctx: RuleContext, domain: Domain) -> bool:
     """Whether an excerpt of a direct-link mesh shows the same NVLinks in all on every GPU whose peers it shows.
 
     A mesh may mix pair widths by design (a DGX-1's GPU0: NV1, NV1, NV2, NV2 to four peers, six links in all),
@@ -597,11 +598,8 @@ def _same_links_per_gpu(ctx: RuleContext, inside: list[tuple[int, int, int]]) ->
     undescribed = gpus_with_unknown_pairs(ctx.machine)
     if not undescribed:
         return False
-    totals: Counter[int] = Counter()
-    for a, b, n in inside:
-        totals[a] += n
-        totals[b] += n
-    return len({n for g, n in totals.items() if g not in undescribed}) <= 1
+    peers = nvlink_peers(ctx.machine)  # a GPU's NVLink peers all sit in its domain
+    return len({sum(peers[g].values()) for g in domain.gpus if g not in undescribed}) <= 1
 
 
 def _degraded_against_catalog(
