@@ -123,6 +123,18 @@ def test_nhc_failures_name_the_check_the_gpu_and_the_inactive_links() -> None:
     assert events[1].pci_bus_id == "0002:00:00.0" and events[1].xid == 119
 
 
+def test_nhc_log_line_for_a_failed_check_is_read_as_its_error_line() -> None:
+    # NHC's log (or `nhc -l -`) names the failed check before its ERROR line; a paste may keep only the log line
+    events = read_health_lines(
+        "Found XID errors: 63\nNode Health Check failed.  Check check_xid_errors returned 1\n"
+        "Node Health Check failed.  Check check_fs_mount returned 1\n"
+    )
+    assert [(e.line, e.check, e.severity, e.cause) for e in events] == [
+        (2, "check_xid_errors", Severity.FAIL, "xid"),
+        (3, "check_fs_mount", Severity.FAIL, ""),
+    ]
+
+
 def test_an_nhc_bandwidth_failure_names_the_first_gpu_of_the_pair() -> None:
     events = read_health_lines((PASTES / "azhc-162-ncv5-gpu-bw-by-design.txt").read_text())
     assert [(e.line, e.check, e.severity, e.gpu) for e in events] == [

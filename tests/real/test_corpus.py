@@ -167,7 +167,6 @@ STILL_WRONG: dict[str, str] = {
     "skypilot-3592-gcp-h100-busbw-no-tcpx": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "stas-mleng-1-a6000-p2p-enabled-slow": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-below-pcie, p2p-slower-than-staged)",
     "t2t-390-lspci-2x1080ti-gen1-x8-linksta": "verdict NOT_JUDGED, the thread's WARN/PASS",
-    "t5x-832-p4d-ib-no-device-socket": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "tinygrad-okm-36-4090d-48gb-mapping-buffer-failed": "verdict FAIL but no finding names p2p-unsupported (found run-failed)",
     "tinygrad-p2p-45-4090-p2p-disabled-shm-run": "verdict WARN but no finding names config-override (found nccl-p2p-unused)",
     "torchtitan-1681-pp-net-socket-truncated": "verdict FAIL but no finding names run-hung (found run-failed)",

@@ -262,6 +262,10 @@ def test_sockets_on_a_node_with_a_nic_for_every_gpu_pair_warn_on_one_node(run: R
     virtual = " ".join(f"[{k}]cali{k}abc:fe80::ecee:eeff:feee:eeee%cali{k}abc<0>" for k in range(8))  # Calico's
     _, overlay = judged(run, tmp_path, text.replace(nics, "[0]eth0:10.0.0.1<0> " + virtual))
     assert by_code(overlay)["nccl-net-socket-fallback"]["severity"] == "info"
+    # google-research/t5x#832: a p4d's four interfaces, the line wrapped by the issue page inside the last address
+    four = "[0]eth0:172.31.224.130<0> [1]eth1:172.31.236.189<0> [2]eth2:172.31.232.164<0> [3]eth3:172.31\n.236.136<0>"
+    _, wrapped = judged(run, tmp_path, text.replace(nics, four))
+    assert by_code(wrapped)["nccl-net-socket-fallback"]["severity"] == "warn"
 
 
 def test_ranks_without_a_host_that_use_one_address_are_one_node(run: Run, tmp_path: Path) -> None:

@@ -62,6 +62,8 @@ _NHC = re.compile(
     r"(?:Health check failed|Nearing a failure threshold|Health check passed):\s+"
     r"(?:(?P<check>check_\w+):\s*)?(?P<msg>.*?)\s*$"
 )
+_NHC_LOGGED = re.compile(r"Node Health Check failed\.\s+(?P<msg>Check (?P<check>check_\w+) returned \d+)")
+"""NHC's own log line for a failed check (its log file, or the console with ``-l -``), written before its ERROR line."""
 _NHC_CHECKER_STOPPED = re.compile(r"^(?:Script timed out|Terminated by signal)|FaultCode: NHCNA")
 """NHC's own stop (its timeout, a signal) or a check it could not set up (Azure's NHCNA): nothing about the box."""
 _NHC_LEVEL = {"ERROR": Severity.FAIL, "WARNING": Severity.WARN, "SUCCESS": Severity.INFO}
@@ -125,8 +127,11 @@ def read_health_lines(paste: str | Sequence[Line]) -> tuple[HealthEvent, ...]:
                                       pci_bus_id=_bus(bus.group(1)) if bus else NO_BUS,
                                       links=_links(text), cause="nvlink-down"))  # fmt: skip
         elif ("nhc" in text or "check_" in text) and (m := _NHC.search(text)):
-            if not _checker_stopped(m):
-                events.append(_nhc_event(line.number, m))
+            if not _checker_stopped(m["check"], m["msg"]):
+                events.append(_nhc_event(line.number, m["level"], m["check"], m["msg"]))
+        elif "Node Health Check failed" in text and (m := _NHC_LOGGED.search(text)):
+            if not _checker_stopped(m["check"], m["msg"]):
+                events.append(_nhc_event(line.number, "ERROR", m["check"], m["msg"]))
         elif (link := _NHC_LINK.match(text)) and events and events[-1].check == "check_nvlink_status":
             events[-1] = replace(events[-1], links=(*events[-1].links, int(link[1])))
         elif "DCGM_FR_" in text and (m := _DCGM_REASON.search(text)):
@@ -194,18 +199,17 @@ def xid_meaning(xid: int) -> str:
     return _xid_signature(xid, "").meaning
 
 
-def _checker_stopped(m: re.Match[str]) -> bool:
+def _checker_stopped(check: str | None, message: str) -> bool:
     """Whether an NHC failure is the checker's own (it stopped, or could not set its check up), not the box's."""
-    return m["check"] == "check_all_reduce_dependencies" or bool(_NHC_CHECKER_STOPPED.search(m["msg"]))
+    return check == "check_all_reduce_dependencies" or bool(_NHC_CHECKER_STOPPED.search(message))
 
 
-def _nhc_event(number: int, m: re.Match[str]) -> HealthEvent:
-    message = m["msg"]
-    check = m["check"] or "nhc"
+def _nhc_event(number: int, level: str, named_check: str | None, message: str) -> HealthEvent:
+    check = named_check or "nhc"
     xid = _ANY_XID.search(message)
     gpu = _GPU.search(message)
     return HealthEvent(
-        number, "nhc", check, _NHC_LEVEL[m["level"]], _shown(message),
+        number, "nhc", check, _NHC_LEVEL[level], _shown(message),
         gpu=int(gpu[1]) if gpu else NO_GPU,
         pci_bus_id=_bus(xid["bus"]) if xid and xid["bus"] and "..." not in xid["bus"] else NO_BUS,
         xid=int(xid["xid"]) if xid else NO_XID,

@@ -141,7 +141,9 @@ _TABLE_WORDS = ("NVIDIA-SMI", "Driver Version:", "GPU  Name", "Bus-Id", "Persist
 _DCGM_WORDS = ("Overall Health", "Diagnostic", "-> NVLINK", "NvLink link", "| Pass", "| Fail", "| Warn", "| Skip",
                "DCGM_FR_", "dcgmi", "Health Monitor")  # fmt: skip
 _BORDER = re.compile(r"^\s*[|+][-=+| ]*$")
-_NHC = re.compile(r"(?:ERROR|WARNING|SUCCESS):\s+\S+:\s+(?:Health check|Nearing a failure)")
+_NHC = re.compile(
+    r"(?:ERROR|WARNING|SUCCESS):\s+\S+:\s+(?:Health check|Nearing a failure)|Node Health Check failed\.\s+Check check_"
+)
 _KERNEL_WORDS = ("NVRM", "Xid (", "nvidia-nvswitch", "AMD-Vi", "DMAR:", "nvidia-modeset", "nvidia 0000:")
 _BANDWIDTH_NOTE = re.compile(
     r"\b(?:NVLink|NVL|NVSwitch|RDMA|InfiniBand|RoCE|EFA|P2P|PCIe|busbw|algbw|[Aa]ll[-_ ]?[Rr]educe)\b.*?"

@@ -69,7 +69,7 @@ def carries_nothing(signature: Signature, found: Iterable[tuple[Hit, Signature]]
     )
 
 
-_INTERFACE = re.compile(r"\[\d+\](?P<name>[\w.-]+):(?P<address>[^<\s]+)<")
+_INTERFACE = re.compile(r"\[\d+\](?P<name>[\w.-]+):(?P<address>[^<\s]+)(?:<|\s*$)")
 _VIRTUAL = ("lo", "docker", "virbr", "veth", "br-", "cali", "flannel", "cni", "vxlan", "tunl", "weave", "kube", "wg")
 """Interfaces of containers, bridges and overlays (Docker, Calico, Flannel, WireGuard): no NIC behind them."""
 MANY_INTERFACES = 4
