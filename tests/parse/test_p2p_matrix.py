@@ -13,6 +13,7 @@ from topoaudit.errors import InputError
 from topoaudit.model.finding import Finding
 from topoaudit.model.nccl_topo import Captures
 from topoaudit.model.report import Report, report_to_dict
+from topoaudit.parse.bare_matrix import bare_matrices
 from topoaudit.parse.p2p_matrix import looks_like_p2p, parse_p2p
 from topoaudit.render import render
 
@@ -318,6 +319,37 @@ def test_a_latency_matrix_without_its_title_is_read_by_its_gpu_header(tmp_path: 
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
     (slow,) = [f for f in report.findings if f.code == "p2p-latency-high"]
     assert slow.severity.value == "fail" and "49,207 us" in slow.message
+
+
+def test_matrix_rows_without_title_or_header_are_told_apart_by_each_gpus_own_cell(tmp_path: Path) -> None:
+    """A window of p2pBandwidthLatencyTest's rows alone (no title, no ``D\\D`` or ``GPU`` header) used to be refused:
+    a GPU's copy to itself is its row's largest figure in a bandwidth matrix and its smallest in a latency matrix,
+    which other tables of numbers do not keep row after row."""
+    latency = "     1 49206.62   2.08 49206.51\n     2 49206.70 49206.45   2.21\n"
+    bandwidth = "     0 2573.14 742.21 744.11\n     1 744.49 2578.12 741.71\n     2 740.63 773.25 2569.51\n"
+    assert [(m.first, m.last, m.measures, m.columns) for m in bare_matrices(latency.splitlines())] == [
+        (0, 1, "latency", 3)
+    ]
+    assert [m.measures for m in bare_matrices(bandwidth.splitlines())] == ["bandwidth"]
+    mixed = "     0 2573.14 742.21 744.11\n     1 49206.62   2.08 49206.51\n"  # one row each way: neither
+    skipped = "     0 2573.14 742.21 744.11\n     2 740.63 773.25 2569.51\n"  # GPU1's row missing
+    ragged = "     0 2573.14 742.21 744.11\n     1 744.49 2578.12\n"
+    counts = "0 12 45\n1 8 30\n"  # row 0's own cell is its smallest, row 1's its largest
+    headed = "   GPU     0      1      2\n" + latency  # a headed matrix: its reader's, not a bare one
+    nvbandwidth = "     0     1     2\n0  0.00  276.07  276.36\n1  276.19  0.00  276.29\n"  # zeros: not measured
+    for text in (mixed, skipped, ragged, counts, headed, nvbandwidth, nvbandwidth.split("\n", 1)[1]):
+        assert bare_matrices(text.splitlines()) == (), text
+    paste = tmp_path / "rows.txt"
+    paste.write_text(latency, encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    (slow,) = [f for f in report.findings if f.code == "p2p-latency-high"]
+    assert slow.severity.value == "fail" and report.gate.verdict == "fail"
+    assert any("without its title or column header" in i.message for i in report.input_issues)
+    paste.write_text(bandwidth, encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert isinstance(report.captures, Captures)
+    (matrix,) = report.captures.bandwidth
+    assert matrix.rows == ("GPU0", "GPU1", "GPU2") and matrix.values_gbps[1][2] == 741.71
 
 
 def test_a_latency_header_without_its_title_or_rows_is_no_crash() -> None:

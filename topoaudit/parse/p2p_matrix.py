@@ -17,6 +17,7 @@ from topoaudit.model.machine import Gpu, P2PStatus
 from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, LatencyMatrix
 from topoaudit.model.values import Probed, Unsupported
 from topoaudit.parse import tensorflow_log
+from topoaudit.parse.bare_matrix import bare_matrices
 
 # ``nvidia-smi topo -p2p`` legend (X = Self, OK = Status Ok, CNS = Chipset not supported, ...), in NVML's words.
 P2P_CODES = {
@@ -106,6 +107,8 @@ def looks_like_p2p(text: str) -> bool:
         return True
     if "Access Peer Device=" in head and any(_PEER_ACCESS.match(line.strip()) for line in head.splitlines()):
         return True
+    if bare_matrices(head.splitlines()):
+        return True
     if any(mark in head for mark in tensorflow_log.MARKS) and _tensorflow_matrix(head.splitlines()).rows:
         return True
     return bool(_smi_blocks(head.splitlines()))
@@ -167,6 +170,7 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
             _UNTITLED_HEADER.match(line) or _UNTITLED_LATENCY_HEADER.match(line) or _PEER_ACCESS.match(line.strip())
             for line in lines
         )
+        or bare_matrices(lines)
     ):
         return _cuda_sample(lines, name)
     if any(mark in text for mark in tensorflow_log.MARKS) and (matrix := _tensorflow_matrix(lines)).rows:
@@ -263,6 +267,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     damaged: list[tuple[int, str]] = []
     notes: list[tuple[int, str]] = []
     host_rows: list[tuple[str, list[float]]] = []  # busGrind's host/device matrix: (direction, one figure per GPU)
+    bare = {matrix.first: matrix for matrix in bare_matrices(lines)}
 
     def close() -> None:
         directions = list(host_rows)
@@ -311,6 +316,19 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             close()
             title, columns, rows = line.strip(), [], []
             continue
+        if not title and (number - 1) in bare:
+            matrix = bare[number - 1]
+            title = UNTITLED_BANDWIDTH if matrix.measures == "bandwidth" else UNTITLED_LATENCY
+            columns, rows = list(range(matrix.columns)), []
+            side = "largest" if matrix.measures == "bandwidth" else "smallest"
+            notes.append(
+                (
+                    number,
+                    f"rows of a matrix without its title or column header: read as a {matrix.measures} matrix (each "
+                    f"GPU's cell to itself is its row's {side}), its columns as GPUs 0 to {matrix.columns - 1}; "
+                    "whether peer access was on is not in the paste",
+                )
+            )
         if not title and _UNTITLED_LATENCY_HEADER.match(line):
             title, columns, rows = UNTITLED_LATENCY, [], []
             notes.append(

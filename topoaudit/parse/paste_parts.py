@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from topoaudit.parse import tensorflow_log
+from topoaudit.parse.bare_matrix import bare_matrices
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.parse.smi_csv import looks_like_smi_csv_header
 
@@ -427,6 +428,8 @@ def _other_kind(
     or a launcher's prefix: printed by a program, whatever words are left."""
     if all(_GPU_LIST.match(t.strip()) for t in texts):
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
+    if _all_bare_matrix_rows(texts):
+        return "p2p-matrix"  # p2pBandwidthLatencyTest's rows without their title or header
     if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
         return "bandwidth-note"
     sample = _spread(texts)
@@ -437,6 +440,15 @@ def _other_kind(
     if _printed_by_a_program(sample, _spread(logged) if logged else None):
         return "program-output"
     return "other"
+
+
+def _all_bare_matrix_rows(texts: list[str]) -> bool:
+    """Whether every line is a row of a GPU-pair matrix pasted without its title and header
+    (:func:`~topoaudit.parse.bare_matrix.bare_matrices`)."""
+    if not all(_NUMBER_ROW.match(t) or not t.strip() for t in texts):
+        return False
+    rows = sum(m.last - m.first + 1 for m in bare_matrices(texts))
+    return rows == sum(1 for t in texts if t.strip())
 
 
 T = TypeVar("T")
