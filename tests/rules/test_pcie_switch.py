@@ -20,6 +20,7 @@ from fakebox import make_box  # the fake NVML box lives with the probe tests
 
 ONE_SWITCH = "topo-4x2080ti-pix-one-switch-lmdeploy-1.txt"  # 4 GPUs, every pair PIX
 TWO_SWITCHES = "topo-8xp40-pix-pxb-two-switches-paddle-1.txt"  # 2 x 4 GPUs: PIX inside, PXB across
+NVL_PAIRS = (Path(__file__).parents[2] / "topoaudit" / "examples" / "h100-nvl-pairs.txt").read_text()  # 4 NV12 pairs
 
 
 @pytest.mark.parametrize("name", [ONE_SWITCH, TWO_SWITCHES])
@@ -58,6 +59,21 @@ def test_tensor_parallelism_on_a_pcie_switch_box_fails_unless_it_is_known_to_be_
         assert "every TP size runs its all-reduce over PCIe" in crosses.message
     (placement,) = [p for p in report.placements if p.tp == tp]
     assert placement.groups == () and not placement.fits
+
+
+def test_a_group_on_bridged_cards_without_any_bridge_warns_of_pcie_and_on_bridged_islands_fails() -> None:
+    """TP=8 on RTX 3090s with no bridge runs over PCIe on any box of them: their bridges join pairs. Before: FAIL,
+    as for NVLink islands (a genesis-vllm user's 8x3090 box at TP=8). A box of H100 NVL pairs still fails TP=8:
+    TP=2 inside each pair, with replicas, fits it."""
+    report = audit(TWO_SWITCHES, tp=8, gpu_model="RTX 3090")
+    (crosses,) = [f for f in report.findings if f.code == "tp-group-crosses-domain"]
+    assert crosses.severity.value == "warn", crosses.message
+    assert "no bridge joins these GPUs, and NVLink bridges join at most 2" in crosses.message
+    (islands,) = [
+        f for f in audit(NVL_PAIRS, tp=8, gpu_model="H100 NVL").findings if f.code == "tp-group-crosses-domain"
+    ]
+    assert islands.severity.value == "fail"
+    assert "tp-group-crosses-domain" not in {f.code for f in audit(NVL_PAIRS, tp=2, gpu_model="H100 NVL").findings}
 
 
 def test_the_live_audit_of_pcie_cards_behind_one_switch_warns_of_tp2_over_pcie(

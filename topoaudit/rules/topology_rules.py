@@ -758,7 +758,9 @@ def _tp_scope(tp: int, gpus: int, largest: int, design: GpuSpec | HardwareClass 
     all-reduce crosses the network between boxes whatever their links, and a box whose GPUs all share one NVLink
     domain holds its share as well as it can. A box of GPUs the catalog knows are built without NVLink (L4, L40S,
     RTX PRO 6000) runs every TP size over PCIe: the deployment works at PCIe speed and no placement on the box does
-    better, a cost to know, not a fault. Any other group that cannot stay on NVLink (a box of NVLink islands, a
+    better, a cost to know, not a fault; so does a box of a bridged model with no bridge at all, where the group is
+    larger than any bridge joins (TP=8 on RTX 3090s, whose bridges join pairs). A box of bridged islands (H100 NVL
+    pairs, H200 NVL quads) fails a group larger than an island: TP inside each island with replicas fits it. Any other group that cannot stay on NVLink (a box of NVLink islands, a
     model whose links are missing, GPUs of a model not known) fails the deployment.
     """
     if gpus >= 2 and tp > gpus and tp % gpus == 0 and largest == gpus:
@@ -771,12 +773,24 @@ def _tp_scope(tp: int, gpus: int, largest: int, design: GpuSpec | HardwareClass 
             f"; {_without_nvlink(design)}, so every TP size runs its all-reduce over PCIe (and the CPU interconnect "
             "between sockets) on this box: expect PCIe's bandwidth and latency per layer"
         )
+    bridged = max(design.by_design_domains, default=0) if design is not None and design.build == "bridge" else 0
+    if largest <= 1 and bridged and tp > bridged:
+        return Severity.WARN, (
+            f"; no bridge joins these GPUs, and {_bridged(design, bridged)}, so TP={tp} runs its all-reduce over PCIe "
+            "on any box of them: expect PCIe's bandwidth and latency per layer"
+        )
     if largest <= 1 and design is None:
         return Severity.FAIL, (
             "; the GPU model is not known: if these GPUs are built without NVLink (L4, L40S, RTX cards), name it "
             "with --gpu-model, and TP over PCIe is then a cost to know rather than a fault"
         )
     return Severity.FAIL, ""
+
+
+def _bridged(design: GpuSpec | HardwareClass | None, size: int) -> str:
+    """Say that the model's NVLink bridges join at most ``size`` GPUs."""
+    name = design.name if design is not None else "these GPUs"
+    return f"NVLink bridges join at most {size} {name} GPUs by design"
 
 
 def _without_nvlink(design: GpuSpec | HardwareClass) -> str:
