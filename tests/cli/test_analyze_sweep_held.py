@@ -55,8 +55,14 @@ def test_a_saved_report_keeps_its_expect_busbw(run: Run, tmp_path: Path) -> None
 
 
 def test_a_data_check_is_something_judged(run: Run, tmp_path: Path) -> None:
+    """It passes on the data check alone, and says its bandwidth was held to nothing (before: "judged: an all-reduce
+    sweep of ...", read as its bandwidth judged)."""
     code, report = _analyze(run, tmp_path, ROW.replace("N/A", "0"))
     assert code == 0 and report["gate"]["verdict"] == "pass"
+    assert report["gate"]["judged"] == [
+        "the data check (#wrong) of an all-reduce sweep of ranks the paste does not show (1 message size); its "
+        "bandwidth held to no figure (no GPU model, no --expect-busbw)"
+    ]
 
 
 def test_a_data_check_on_zero_byte_rows_alone_checks_nothing(run: Run, tmp_path: Path) -> None:

@@ -343,7 +343,17 @@ def _bench_covers(ctx: Context) -> str:
     if not sweep_held_to_anything(ctx):
         return ""  # figures with nothing to compare them with, and no data check: nothing was judged
     ranks = _plural(bench.world_size, "rank") if bench.world_size else "ranks the paste does not show"
-    return f"an all-reduce sweep of {ranks} ({_plural(len(sizes), 'message size')})"
+    sweep = f"an all-reduce sweep of {ranks} ({_plural(len(sizes), 'message size')})"
+    groups = [g for g in bench.groups if g.rows]
+    held = (
+        any(isinstance(g.expected_busbw_gbps, float) for g in groups)
+        or ctx.expect_busbw_gbps is not None
+        or len(groups) > 1
+    )
+    if held:
+        return sweep
+    # its data check alone held: a PASS then says nothing of its bandwidth, and says so
+    return f"the data check (#wrong) of {sweep}; its bandwidth held to no figure (no GPU model, no --expect-busbw)"
 
 
 def _topology(ctx: Context) -> str:
