@@ -760,8 +760,9 @@ def _tp_scope(tp: int, gpus: int, largest: int, design: GpuSpec | HardwareClass 
     RTX PRO 6000) runs every TP size over PCIe: the deployment works at PCIe speed and no placement on the box does
     better, a cost to know, not a fault; so does a box of a bridged model with no bridge at all, where the group is
     larger than any bridge joins (TP=8 on RTX 3090s, whose bridges join pairs). A box of bridged islands (H100 NVL
-    pairs, H200 NVL quads) fails a group larger than an island: TP inside each island with replicas fits it. Any other group that cannot stay on NVLink (a box of NVLink islands, a
-    model whose links are missing, GPUs of a model not known) fails the deployment.
+    pairs, H200 NVL quads) fails a group larger than an island: TP inside each island with replicas fits it. Any
+    other group that cannot stay on NVLink (a box of NVLink islands, a model whose links are missing, GPUs of a
+    model not known) fails the deployment.
     """
     if gpus >= 2 and tp > gpus and tp % gpus == 0 and largest == gpus:
         return Severity.INFO, (
