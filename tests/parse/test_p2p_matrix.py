@@ -352,6 +352,22 @@ def test_matrix_rows_without_title_or_header_are_told_apart_by_each_gpus_own_cel
     assert matrix.rows == ("GPU0", "GPU1", "GPU2") and matrix.values_gbps[1][2] == 741.71
 
 
+def test_p2p_status_rows_without_their_header_are_read_by_where_each_x_stands() -> None:
+    """`nvidia-smi topo -p2p r` rows copied without the header line used to be named and left unread (not judged):
+    each row's X stands in its own GPU's column, which gives the columns as the header would."""
+    rows = "GPU1\tCNS\tX\tOK\tCNS\nGPU2\tCNS\tOK\tX\tCNS\n"
+    parsed = parse_p2p(rows, "rows.txt")
+    assert [g.index for g in parsed.gpus] == [0, 1, 2, 3]
+    assert {(st.a, st.b): st.read for st in parsed.statuses} == {
+        (0, 1): "chipset-not-supported", (1, 2): "ok", (1, 3): "chipset-not-supported",
+        (0, 2): "chipset-not-supported", (2, 3): "chipset-not-supported",
+    }  # fmt: skip
+    assert any("without their header line" in note for _, note in parsed.notes)
+    assert looks_like_p2p(rows)
+    for text in ("GPU1\tCNS\tOK\tX\nGPU2\tOK\tX\tCNS\n", "GPU0\tX\tNV12\nGPU1\tNV12\tX\n"):
+        assert not looks_like_p2p(text), text  # an X out of its own column; topo -m's link codes
+
+
 def test_a_latency_header_without_its_title_or_rows_is_no_crash() -> None:
     """Found by mixing pastes: the untitled latency header ending a paste was looked up as a title line
     (ValueError, exit 5); it is a paste with nothing to judge."""

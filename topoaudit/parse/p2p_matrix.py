@@ -139,7 +139,12 @@ def _smi_blocks(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, 
     while i < len(lines):
         header = _HEADER.match(lines[i])
         if not header:
-            i += 1
+            bare = _bare_smi_rows(lines, i)
+            if bare:
+                blocks.append((i, [f"GPU{k}" for k in range(len(bare[0][2]))], bare))
+                i += len(bare)
+            else:
+                i += 1
             continue
         columns = lines[i].split()
         rows = []
@@ -155,6 +160,28 @@ def _smi_blocks(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, 
             blocks.append((i, columns, rows))
         i = max(j, i + 1)
     return blocks
+
+
+def _bare_smi_rows(lines: list[str], start: int) -> list[tuple[int, str, list[str]]]:
+    """Rows of a ``topo -p2p`` matrix pasted without its header line, from ``start``: each row's X stands in its own
+    GPU's column, which gives the columns (GPU0 to GPUn-1), as the header would have."""
+    above = lines[start - 1].split() if start else []
+    if above and all(t.startswith("GPU") for t in above):
+        return []  # under a header the reader refused (damaged): its rows are that matrix's, not a bare one
+    rows: list[tuple[int, str, list[str]]] = []
+    for j in range(start, len(lines)):
+        tokens = lines[j].split()
+        label = tokens[0] if tokens else ""
+        if not (label.startswith("GPU") and label[3:].isdecimal() and len(label) <= 9):
+            break
+        cells = tokens[1:]
+        own = int(label[3:])
+        if rows and len(cells) != len(rows[0][2]):
+            break
+        if own >= len(cells) or cells[own] != "X" or cells.count("X") != 1 or not set(cells) <= {*P2P_CODES, "X"}:
+            break
+        rows.append((j, label, cells))
+    return rows if len(rows) >= 2 or (rows and len(rows[0][2]) >= 2) else []
 
 
 def parse_p2p(text: str, name: str) -> ParsedP2P:
@@ -223,6 +250,14 @@ def _nvidia_smi(lines: list[str], name: str) -> ParsedP2P:
         if not command or len(letters) != 1 or letters not in MODES:
             notes.append(
                 (header + 1, f"the paste does not say which `-p2p` capability this matrix answers; read as {modes[0]}")
+            )
+        if not _HEADER.match(lines[header]):
+            notes.append(
+                (
+                    header + 1,
+                    f"rows without their header line: columns read as GPU0 to GPU{len(columns) - 1}, where each "
+                    "row's X stands",
+                )
             )
         used.update([header, *(k for k, _, _ in rows)])
         k = rows[-1][0] + 1
