@@ -321,6 +321,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "PACKAGE                 IMAGE1 (nightly-2023-10-25)        IMAGE2 (nightly-2023-10-20)\n"
         "-Babel                  2.13.1, 30.7M                      2.13.0, 30.7M\n"
         "-jaxlib                 0.4.20.dev20231025, 375.2M         0.4.20.dev20231020, 375M\n",
+        "...\n(NORMAL      ) NumClassCheckHook                  \n(LOW         ) IterTimerHook                      \n"
+        " -------------------- \nbefore_train_iter:\n(VERY_HIGH   ) StepLrUpdaterHook                  \n",
     ],
     ids=[
         "ascii-table",
@@ -359,6 +361,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "login-banner",
         "markdown-report",
         "columns-of-several-words",
+        "fixed-width-padded-rows",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

@@ -105,6 +105,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("cma event RDMA_CM_EVENT_ADDR_ERROR, error -19", "rdma-cm-event-error"),
     ("[ 2087.126735] {1}[Hardware Error]:   aer_uncor_status: 0x00000020, aer_uncor_mask: 0x00000000", "pcie-aer-firmware-uncorrectable-status"),
     ("[74785.660380] pcieport 0000:00:02.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer, id=0010(Transmitter ID)", "pcie-aer-corrected"),
     ("{8}[Hardware Error]:   aer_cor_status: 0x00001000, aer_cor_mask: 0x00000000", "pcie-aer-firmware-corrected-status"),
