@@ -105,6 +105,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("Run kernel on GPU1, taking source data from GPU0 and writing to GPU1...", "cuda-samples-simplep2p-kernel"),
+    ("Disabling peer access...", "cuda-samples-simplep2p-disabling"),
     ("cma event RDMA_CM_EVENT_ADDR_ERROR, error -19", "rdma-cm-event-error"),
     ("[ 2087.126735] {1}[Hardware Error]:   aer_uncor_status: 0x00000020, aer_uncor_mask: 0x00000000", "pcie-aer-firmware-uncorrectable-status"),
     ("[74785.660380] pcieport 0000:00:02.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer, id=0010(Transmitter ID)", "pcie-aer-corrected"),
