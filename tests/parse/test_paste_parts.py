@@ -323,6 +323,9 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "-jaxlib                 0.4.20.dev20231025, 375.2M         0.4.20.dev20231020, 375M\n",
         "...\n(NORMAL      ) NumClassCheckHook                  \n(LOW         ) IterTimerHook                      \n"
         " -------------------- \nbefore_train_iter:\n(VERY_HIGH   ) StepLrUpdaterHook                  \n",
+        "Generating (239 / 1024 tokens)ggml/src/ggml-backend-meta.cpp:1052: GGML_ASSERT(split_state.ne[j] == sum) "
+        "failed\n",
+        "python3: src/alloc.c:88: pool_take: Assertion `slot < n' failed.\n",
     ],
     ids=[
         "ascii-table",
@@ -362,6 +365,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "markdown-report",
         "columns-of-several-words",
         "fixed-width-padded-rows",
+        "ggml-assert",
+        "c-assert",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

@@ -66,7 +66,6 @@ STILL_WRONG: dict[str, str] = {
     "imagereward-65-ib-open-device-failed-roce-used": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "jmyjmy-ib-inspect-h100-mlxlink-raw-ber-2e-8": "verdict NOT_JUDGED, the thread's FAIL/WARN",
     "kf-pytorch-op-202-eks-socket-lo-listed": "verdict NOT_JUDGED, the thread's WARN/FAIL",
-    "koboldcpp-2242-tensor-split-assert": "verdict REFUSED, the thread's NOT_JUDGED",
     "libfabric-12708-efa-getinfo-empty": "verdict WARN, the thread's FAIL",
     "llamacpp-21883-10xp40-peer-mapping-exhausted": "verdict FAIL but no finding names run-failed (found p2p-unavailable)",
     "llamafactory-3534-2node-dgx-ib-no-gdrdma-channels": "verdict WARN but no finding names run-hung (found nccl-gdr-disabled)",

@@ -502,6 +502,7 @@ _PRINTED = re.compile(
     r"(?:No such file or directory|command not found|Permission denied)"
     r"|^terminate called (?:after throwing an instance of |without an active exception|recursively)"
     r"|^\s*what\(\):  "  # C++'s uncaught exception
+    r"|[\w/.-]+\.(?:c|cc|cpp|cu|cuh|h|hpp):\d+: (?:\w+: )?(?:GGML_ASSERT\(.*\) failed|Assertion .+ failed)"  # assert()
     r"|^goroutine \d+ \[|^panic: |^\s+/\S+\.go:\d+|^\s+at [\w.$]+\([\w.]+:\d+\)"  # Go's and Java's stacks
 )
 _WRITTEN = re.compile(
