@@ -326,6 +326,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "Generating (239 / 1024 tokens)ggml/src/ggml-backend-meta.cpp:1052: GGML_ASSERT(split_state.ne[j] == sum) "
         "failed\n",
         "python3: src/alloc.c:88: pool_take: Assertion `slot < n' failed.\n",
+        "[...]\n[c11-8.cluster:113971][bcol_basesmuma_component.c:501:hmca_bcol_basesmuma_init_query] BCOL-BASESMUMA "
+        "Failed to create rcache for KNEM device\n",
     ],
     ids=[
         "ascii-table",
@@ -367,6 +369,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "fixed-width-padded-rows",
         "ggml-assert",
         "c-assert",
+        "hcoll-source-logger",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

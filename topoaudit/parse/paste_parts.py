@@ -495,7 +495,7 @@ _PRINTED = re.compile(
     r"|^\s*(?:MLNX_OFED_LINUX|OFED-internal|DOCA)[-_]\d"  # ofed_info -s
     r"|^\s*MST (?:modules|devices|PCI)\b|^/dev/mst/|^\s+domain:bus:dev\.fn="  # mst status
     r"|^#? ?[A-Z][A-Za-z ]+:\.{3,}\S"  # perfquery's dotted fields: "PortXmitWait:....................12345"
-    r"|^\s*\[LOG_CAT_\w+\] "  # HCOLL's logger (Open MPI's collectives): "[LOG_CAT_ML] ..."
+    r"|^\s*\[LOG_CAT_\w+\] |^\s*\[[\w.-]+:\d+\]\[\w+\.c:\d+:\w+\] "  # HCOLL's two loggers
     r"|^\[rank: \d+\] |Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/\d+"  # PyTorch Lightning's start
     r"|^\s*<[?!/]?[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/?>"  # an XML document's tags (nvidia-smi -q -x)
     r"|^(?:/[\w/]+/)?(?:ba|z|da)?sh: (?:line \d+: )?\S.*: "  # a shell's error: "/bin/bash: line 1: x: No such file"
