@@ -414,3 +414,17 @@ def test_a_long_stretch_is_judged_by_words_spread_over_it() -> None:
     for i in range(3000, 6000, 50):
         lines[i] = f"step {i} torch.distributed barrier on world_size 8"
     assert [p.kind for p in split_parts("\n".join(lines) + "\n")] == ["gpu-text"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (" Out of bounds values : 0 OK\n Avg bus bandwidth    : 0.0125732\n", "nccl-tests"),
+        ("    Replays Since Reset             : 128\n", "nvidia-smi-q"),
+    ],
+    ids=["nccl-tests-footer-without-hash", "smi-pcie-replays"],
+)
+def test_a_tool_s_lone_lines_are_recognised_as_its_output(text: str, kind: str) -> None:
+    """nccl-tests' footer pasted outside a code block loses its "#" to Markdown; nvidia-smi -q's PCIe replay counter
+    is one of its own keys. Both used to be refused as unrecognisable."""
+    assert [p.kind for p in split_parts(text)] == [kind]

@@ -106,6 +106,7 @@ _TESTS_ROW = re.compile(
     r"^\s*\d+\s+\d+\s+(?:u?int(?:8|32|64)?|half|float|double|bfloat16|f8e4m3|f8e5m2|char)\s+"
     r"(?:(?:sum|prod|max|min|avg|mulsum|none|all)\s|[\d.]+\s+[\d.]+\s+[\d.]+\s+\d(?:\.\d+)?e[+-]\d+\b)"
 )  # nccl-tests 1.x rows have no redop column and a max error (0e+00)
+_TESTS_FOOTER = re.compile(r"(?:Avg bus bandwidth|Out of bounds values)\s*: ")
 _NVB_START = ("nvbandwidth Version", "Built from Git version", "memcpy ", "multicast ", "SUM ", "Waived", "Waiving ",
               "CUDA Runtime Version", "CUDA Driver Version", "Device to Device Latency")  # fmt: skip
 _NVB_RUNNING = re.compile(r"^Running [a-z0-9_]+\.\s*$")
@@ -131,6 +132,7 @@ _SMI_STRONG_KEYS = ("Product Name", "Bus Id", "CliqueId", "ClusterUUID", "Attach
                     "Incorrect Configuration", "Fabric GUID", "Compute Mode", "Performance State", "Display Active",
                     "Display Mode", "Accounting Mode", "Addressing Mode", "GPU Part Number", "MultiGPU Board",
                     "Multigpu Board", "Board ID", "Pending Page Blacklist", "Power Management", "Active Sessions",
+                    "Replays Since Reset", "Replay Number Rollovers",
                     "Average FPS", "GPU Current Temp", "GPU Shutdown Temp", "Power Draw", "Single Bit ECC",
                     "Double Bit ECC", "SRAM Correctable", "SRAM Uncorrectable", "DRAM Correctable",
                     "DRAM Uncorrectable", "Remapping Failure Occurred")  # fmt: skip
@@ -282,6 +284,8 @@ def _classify(text: str, current: str) -> _Mark:
     if _OLD_TESTS_FAILURE.search(text):
         return _S["nccl-tests"]
     if ": Test failure " in text or "Test timeout (" in text or stripped.startswith("nThread "):
+        return _S["nccl-tests"]
+    if _TESTS_FOOTER.match(stripped):  # its footer, the "#" eaten by Markdown (a line pasted outside a code block)
         return _S["nccl-tests"]
     if current == "stack" and _PYSPY_FRAME.match(text):
         return _weak("stack")
