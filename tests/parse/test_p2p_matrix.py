@@ -364,6 +364,8 @@ def test_p2p_status_rows_without_their_header_are_read_by_where_each_x_stands() 
     }  # fmt: skip
     assert any("without their header line" in note for _, note in parsed.notes)
     assert looks_like_p2p(rows)
+    damaged = "        GPU0    GPU" + "9" * 50 + "\n GPU0   X       OK\n GPU1   OK      X\n"  # a header refused
+    assert not looks_like_p2p(damaged)  # its rows are that header's matrix, not bare ones
     for text in ("GPU1\tCNS\tOK\tX\nGPU2\tOK\tX\tCNS\n", "GPU0\tX\tNV12\nGPU1\tNV12\tX\n"):
         assert not looks_like_p2p(text), text  # an X out of its own column; topo -m's link codes
 

@@ -165,8 +165,10 @@ def _smi_blocks(lines: list[str]) -> list[tuple[int, list[str], list[tuple[int, 
 def _bare_smi_rows(lines: list[str], start: int) -> list[tuple[int, str, list[str]]]:
     """Rows of a ``topo -p2p`` matrix pasted without its header line, from ``start``: each row's X stands in its own
     GPU's column, which gives the columns (GPU0 to GPUn-1), as the header would have."""
-    above = lines[start - 1].split() if start else []
-    if above and all(t.startswith("GPU") for t in above):
+    k = start - 1
+    while k >= 0 and (tokens := lines[k].split()) and tokens[0].startswith("GPU") and not _all_labels(tokens):
+        k -= 1  # the rows above this one, up to whatever heads them
+    if k >= 0 and _all_labels(lines[k].split()):
         return []  # under a header the reader refused (damaged): its rows are that matrix's, not a bare one
     rows: list[tuple[int, str, list[str]]] = []
     for j in range(start, len(lines)):
@@ -182,6 +184,10 @@ def _bare_smi_rows(lines: list[str], start: int) -> list[tuple[int, str, list[st
             break
         rows.append((j, label, cells))
     return rows if len(rows) >= 2 or (rows and len(rows[0][2]) >= 2) else []
+
+
+def _all_labels(tokens: list[str]) -> bool:
+    return bool(tokens) and all(t.startswith("GPU") for t in tokens)
 
 
 def parse_p2p(text: str, name: str) -> ParsedP2P:
