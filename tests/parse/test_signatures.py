@@ -105,6 +105,15 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    (" Port number 1 state is Down", "perftest-port-not-active"),
+    ("<node ip>: fabric manager config file item: FABRIC_NODE_CONFIG_FILE has an invalid value", "fm-config-item-invalid"),
+    ("[ 1029.7] [talos] service[ext-nvidia-fabricmanager](Waiting): Runner Containerd(ext-nvidia-fabricmanager) exited without error, going to restart it", "fm-service-restart-loop"),
+    ("10.0.0.101: nvlsm: ibwarn: [15] umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?", "fm-nvlsm-umad-missing"),
+    ("[  212.870394] timeout waiting for: FM starting NvLink Inband", "fm-nvlink-inband-timeout"),
+    ("[ERROR] Fabric Manager failed to open the NVSwitch device node", "fm-failure-words"),
+    ("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown", "container-cli-nvml-mismatch"),
+    ("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 285212672 bytes.", "xla-resource-exhausted-oom"),
+    ("NIC handler will be GPU", "nvshmem-ibgda-handler-placement"),
     ("node1:1234:1234 [0] NCCL INFO NET/OFI Unable to find a protocol that worked.  Failing initialization.", "ofi-no-protocol-worked"),
     ("completion with error, status: transport retry counter exceeded", "ibverbs-retry-exceeded"),
     ("[ 7634.1] mlx5_core 0000:5e:00.0: mlx5_health_check:822:(pid 0): device's health compromised - reached miss count", "mlx5-health-compromised"),
@@ -943,6 +952,14 @@ NOT = [
         "lsmod-nvidia-holders-no-peermem",
     ),
     ("nvidia              34037760  19 nvidia_uvm,nvidia_peermem,nvidia_modeset", "lsmod-nvidia-holders-no-peermem"),
+    ("Failed to get unit file state for nvidia-fabricmanager.service: Unknown error 1540613216", "fm-failure-words"),
+    (
+        "    Process: 4845 ExecStart=/usr/bin/nvidia-fabricmanager-start.sh $FM_CONFIG_FILE (code=exited, "
+        "status=0/SUCCESS)",
+        "fm-failure-words",
+    ),
+    ("[INFO] Fabric Manager NVLink error handler thread started", "fm-failure-words"),
+    (" Port number 1 state is Active", "perftest-port-not-active"),
 ]
 
 

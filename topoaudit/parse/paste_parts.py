@@ -473,7 +473,7 @@ def _spread(texts: list[T]) -> list[T]:
 
 
 _PRINTED = re.compile(
-    r"^\s*(?:[\w.-]+@[\w.-]+:\S*\s*)?[#$%]\s+[\w./-]"  # a shell prompt and its command: "# ifconfig mce0", "$ ls"
+    r"^\s*(?:[\w.-]+@[\w.-]+:\S*\s*|[\w.~/-]+)?[#$%]\s+[\w./-]"  # a shell prompt and its command: "$ ls", "dir$ ls"
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
     r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S|\S {3,}\S.*?\S {3,}\S"  # columns aligned by runs of spaces, or tabs
     r"|\S {3,}$|^\s*-{3,}\s*$"  # a line padded to a fixed width (mmcv's hook table), a rule of dashes
@@ -508,6 +508,7 @@ _PRINTED = re.compile(
     r"|^\s*what\(\):  "  # C++'s uncaught exception
     r"|[\w/.-]+\.(?:c|cc|cpp|cu|cuh|h|hpp):\d+: (?:\w+: )?(?:GGML_ASSERT\(.*\) failed|Assertion .+ failed)"  # assert()
     r"|^goroutine \d+ \[|^panic: |^\s+/\S+\.go:\d+|^\s+at [\w.$]+\([\w.]+:\d+\)"  # Go's and Java's stacks
+    r"|^\[bt\] \(\d+\) \S|^Stack trace returned \d+ entries:"  # dmlc's backtrace (MXNet, BytePS)
 )
 _WRITTEN = re.compile(
     r"[;{]\s*$|^\s*}[\s;]*$|^\s*(?:#include|#define|#if|#endif|import \w|from [\w.]+ import |def \w+\(|class \w+"

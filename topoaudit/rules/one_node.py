@@ -32,10 +32,11 @@ PLUGIN_FAILURES = frozenset(
         "ofi-no-optimal-provider",
         "ofi-selected-tcp-provider",
         "efa-installer-no-provider",
+        "perftest-no-rdma-device",
     }
 )
-"""A network plugin loaded for a fabric (EFA) that cannot start or fell back to TCP: the fabric was wanted, so the
-message says something of the box even where the paste shows one node."""
+"""A network plugin loaded for a fabric (EFA) that cannot start or fell back to TCP, or an RDMA test that finds no
+RDMA device: the fabric was wanted, so the message says something of the box even where the paste shows one node."""
 
 
 class _Paste(Protocol):
