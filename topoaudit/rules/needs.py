@@ -324,13 +324,25 @@ def sweep_held_to_anything(ctx: Context) -> bool:
     if isinstance(bench, Unsupported) or bench.one_rank:
         return False  # a run of one rank moves nothing between GPUs: its figures hold nothing of the links
     groups = [g for g in bench.groups if g.rows]
-    expected = any(isinstance(g.expected_busbw_gbps, float) for g in groups)
     checked = any(
         (isinstance(r.wrong, int) or isinstance(r.inplace_wrong, int)) and r.size_bytes >= LATENCY_SIZES_BELOW_BYTES
         for g in groups
         for r in g.rows
     )
-    return expected or checked or ctx.expect_busbw_gbps is not None or len(groups) > 1
+    return _figures_held(ctx) or checked
+
+
+def _figures_held(ctx: Context) -> bool:
+    """Whether a sweep's bandwidth was held to a figure.
+
+    The model's (or NCCL's arithmetic on the box), the user's --expect-busbw, or other groups of the same run.
+    """
+    bench = ctx.bench
+    if isinstance(bench, Unsupported):
+        return False
+    groups = [g for g in bench.groups if g.rows]
+    expected = any(isinstance(g.expected_busbw_gbps, float) for g in groups)
+    return expected or ctx.expect_busbw_gbps is not None or len(groups) > 1
 
 
 def _bench_covers(ctx: Context) -> str:
@@ -344,13 +356,7 @@ def _bench_covers(ctx: Context) -> str:
         return ""  # figures with nothing to compare them with, and no data check: nothing was judged
     ranks = _plural(bench.world_size, "rank") if bench.world_size else "ranks the paste does not show"
     sweep = f"an all-reduce sweep of {ranks} ({_plural(len(sizes), 'message size')})"
-    groups = [g for g in bench.groups if g.rows]
-    held = (
-        any(isinstance(g.expected_busbw_gbps, float) for g in groups)
-        or ctx.expect_busbw_gbps is not None
-        or len(groups) > 1
-    )
-    if held:
+    if _figures_held(ctx):
         return sweep
     # its data check alone held: a PASS then says nothing of its bandwidth, and says so
     return f"the data check (#wrong) of {sweep}; its bandwidth held to no figure (no GPU model, no --expect-busbw)"
