@@ -24,6 +24,16 @@ class BareMatrix:
     columns: int
 
 
+_TWO_BARE_ROWS = re.compile(r"^[ \t]*\d{1,3}(?:[ \t]+\d+(?:\.\d+)?){2,}[ \t]*\n[ \t]*\d{1,3}[ \t]", re.MULTILINE)
+"""Two lines of numbers, the first led by an index: the cheap test before reading any rows."""
+
+
+def holds_bare_matrix(text: str) -> bool:
+    """Whether ``text`` holds rows of a GPU-pair matrix without title or header (:func:`bare_matrices`); a text
+    without two lines of numbers is answered by one regular expression, without splitting it into lines."""
+    return bool(_TWO_BARE_ROWS.search(text)) and bool(bare_matrices(text.splitlines()))
+
+
 def bare_matrices(lines: list[str]) -> tuple[BareMatrix, ...]:
     """Runs of two or more rows that can only be a GPU-pair matrix, though nothing names it.
 

@@ -17,7 +17,7 @@ from topoaudit.model.machine import Gpu, P2PStatus
 from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, LatencyMatrix
 from topoaudit.model.values import Probed, Unsupported
 from topoaudit.parse import tensorflow_log
-from topoaudit.parse.bare_matrix import bare_matrices
+from topoaudit.parse.bare_matrix import bare_matrices, holds_bare_matrix
 
 # ``nvidia-smi topo -p2p`` legend (X = Self, OK = Status Ok, CNS = Chipset not supported, ...), in NVML's words.
 P2P_CODES = {
@@ -107,7 +107,7 @@ def looks_like_p2p(text: str) -> bool:
         return True
     if "Access Peer Device=" in head and any(_PEER_ACCESS.match(line.strip()) for line in head.splitlines()):
         return True
-    if bare_matrices(head.splitlines()):
+    if holds_bare_matrix(head):
         return True
     if any(mark in head for mark in tensorflow_log.MARKS) and _tensorflow_matrix(head.splitlines()).rows:
         return True
@@ -203,7 +203,7 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
             _UNTITLED_HEADER.match(line) or _UNTITLED_LATENCY_HEADER.match(line) or _PEER_ACCESS.match(line.strip())
             for line in lines
         )
-        or bare_matrices(lines)
+        or holds_bare_matrix(text)
     ):
         return _cuda_sample(lines, name)
     if any(mark in text for mark in tensorflow_log.MARKS) and (matrix := _tensorflow_matrix(lines)).rows:

@@ -17,17 +17,13 @@ _LATENCY_HEADER = re.compile(r"^[ \t]*GPU(?:[ \t]+\d{1,6}){2,}[ \t]*$", re.MULTI
 the parser's own pattern, kept here so that the sniff of a `topo -m` matrix imports no P2P parser."""
 
 
-_BARE_ROWS = re.compile(r"^[ \t]*\d{1,3}(?:[ \t]+\d+(?:\.\d+)?){2,}[ \t]*\n[ \t]*\d{1,3}[ \t]", re.MULTILINE)
-"""Two lines of numbers, the first led by an index: the cheap test for a matrix's rows without title or header."""
-
-
 def sniff(text: str) -> bool:
     head = text[:200_000]
     marks = ("P2P", " OK", "NS", "Matrix (us)", "D\\D", "Access Peer", "Host/Device Bandwidth", *tensorflow_log.MARKS)
     if not any(mark in head for mark in marks) and not _LATENCY_HEADER.search(head):  # cheap test first
-        from topoaudit.parse.bare_matrix import bare_matrices
+        from topoaudit.parse.bare_matrix import holds_bare_matrix
 
-        return bool(_BARE_ROWS.search(head)) and bool(bare_matrices(head.splitlines()))
+        return holds_bare_matrix(head)
     from topoaudit.parse.p2p_matrix import looks_like_p2p
 
     return looks_like_p2p(text)

@@ -775,10 +775,10 @@ def _tp_scope(tp: int, gpus: int, largest: int, design: GpuSpec | HardwareClass 
             "between sockets) on this box: expect PCIe's bandwidth and latency per layer"
         )
     bridged = max(design.by_design_domains, default=0) if design is not None and design.build == "bridge" else 0
-    if largest <= 1 and bridged and tp > bridged:
+    if largest <= 1 and design is not None and bridged and tp > bridged:
         return Severity.WARN, (
-            f"; no bridge joins these GPUs, and {_bridged(design, bridged)}, so TP={tp} runs its all-reduce over PCIe "
-            "on any box of them: expect PCIe's bandwidth and latency per layer"
+            f"; no bridge joins these GPUs, and NVLink bridges join at most {bridged} {design.name} GPUs by design, so "
+            f"TP={tp} runs its all-reduce over PCIe on any box of them: expect PCIe's bandwidth and latency per layer"
         )
     if largest <= 1 and design is None:
         return Severity.FAIL, (
@@ -786,12 +786,6 @@ def _tp_scope(tp: int, gpus: int, largest: int, design: GpuSpec | HardwareClass 
             "with --gpu-model, and TP over PCIe is then a cost to know rather than a fault"
         )
     return Severity.FAIL, ""
-
-
-def _bridged(design: GpuSpec | HardwareClass | None, size: int) -> str:
-    """Say that the model's NVLink bridges join at most ``size`` GPUs."""
-    name = design.name if design is not None else "these GPUs"
-    return f"NVLink bridges join at most {size} {name} GPUs by design"
 
 
 def _without_nvlink(design: GpuSpec | HardwareClass) -> str:
