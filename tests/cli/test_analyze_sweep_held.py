@@ -61,7 +61,7 @@ def test_a_data_check_is_something_judged(run: Run, tmp_path: Path) -> None:
     assert code == 0 and report["gate"]["verdict"] == "pass"
     assert report["gate"]["judged"] == [
         "the data check (#wrong) of an all-reduce sweep of ranks the paste does not show (1 message size); its "
-        "bandwidth held to no figure (no GPU model, no --expect-busbw)"
+        "bandwidth held to no figure (no GPU model; no --expect-busbw)"
     ]
 
 
@@ -80,3 +80,17 @@ def test_a_data_check_on_latency_sized_messages_alone_is_not_the_links_judged(ru
     code, report = _analyze(run, tmp_path, table)
     assert code == 0 and report["gate"]["verdict"] == "not judged"
     assert "latency-sized messages only" in report["gate"]["reason"]
+
+
+def test_an_mscclpp_test_run_is_not_held_to_nccls_figure(run: Run, tmp_path: Path) -> None:
+    """An 8x A100 all-reduce of MSCCL++'s own kernels at 110 GB/s (microsoft/mscclpp#83): NCCL's 235 GB/s is not its
+    figure, so its data check alone is judged, and the report says why. Before: its row was not read ("not judged")."""
+    code, report = _analyze(run, tmp_path, dev_paste("mscclpp-83-allreduce-1g-a100"))
+    assert code == 0 and report["gate"]["verdict"] == "pass" and report["bench"]["backend"] == "mscclpp"
+    assert report["gate"]["judged"] == [
+        "the data check (#wrong) of an all-reduce sweep of 8 ranks (1 message size); its bandwidth held to no figure "
+        "(the run is MSCCL++'s own kernels, and the figures are NCCL's; no --expect-busbw)"
+    ]
+    wrong = dev_paste("mscclpp-83-allreduce-1g-a100").replace("110.41      0", "110.41     37")
+    code, report = _analyze(run, tmp_path, wrong)
+    assert code == 1 and report["gate"]["verdict"] == "fail"

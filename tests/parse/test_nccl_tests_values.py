@@ -1302,3 +1302,34 @@ def test_comment_lines_whose_hash_a_markdown_render_took_are_still_read() -> Non
     assert looks_like_nccl_tests(text)
     result = parse_nccl_tests(text).result
     assert [(r.rank, r.name) for r in result.ranks] == [(0, "Tesla M40 24GB"), (1, "Tesla M40 24GB")]
+
+
+# --- MSCCL++'s mscclpp-test: nccl-tests' table without type and redop, one half a row ------------------------------
+
+MSCCLPP = (
+    Path(__file__).parents[1] / "fixtures" / "real" / "pastes" / "mscclpp-117-reducescatter-1n8p.txt"
+).read_text()
+
+
+def test_mscclpp_test_rows_are_read_as_one_half_of_int32_elements() -> None:
+    parsed = parse_nccl_tests(MSCCLPP)
+    assert parsed.flavour == "mscclpp-test" and parsed.result.backend == "mscclpp"
+    rows = parsed.result.groups[0].rows
+    assert [(r.size_bytes, r.count, r.dtype, r.busbw_gbps, r.wrong) for r in rows] == [
+        (6291456, 1572864, "int32", 144.46, 0),
+        (12582912, 3145728, "int32", 159.12, 0),
+        (25165824, 6291456, "int32", 162.23, 0),
+    ]
+    assert not [i for i in parsed.issues if "trimmed" in i.message]  # one half a row is how it prints, not damage
+
+
+def test_an_mscclpp_test_row_of_the_out_of_place_half_and_its_wrong_elements_are_read() -> None:
+    header = MSCCLPP.splitlines()[3:6]
+    row = "     1048576        262144" + " " * 33 + "    25.10   41.77   73.10     12"
+    parsed = parse_nccl_tests("\n".join([*header, row]))
+    (only,) = parsed.result.groups[0].rows
+    assert (only.size_bytes, only.time_us, only.busbw_gbps, only.wrong) == (1048576, 25.10, 73.10, 12)
+
+
+def test_the_mscclpp_test_header_alone_is_recognised() -> None:
+    assert looks_like_nccl_tests("\n".join(MSCCLPP.splitlines()[3:6]))

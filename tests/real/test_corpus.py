@@ -80,7 +80,6 @@ STILL_WRONG: dict[str, str] = {
     "megatron-450-docker-multinode-proxy-connect-warn": "verdict FAIL but no finding names net-fallback (found run-failed)",
     "mooncake-1088-sglang-hicache-transfer-timeout-60s": "verdict FAIL but no finding names run-failed (found bench-timeout)",
     "mooncake-602-rtx4090-tcp-vram-readbody-eof": "verdict WARN, the thread's FAIL/NOT_JUDGED",
-    "mscclpp-83-allreduce-1g-a100": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "mxnet-9193-nccl1-reduce-invalid-resource-handle": "verdict FAIL but no finding names run-hung (found run-failed)",
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low, p2p-copy-below-pcie)",
     "nccl-1161-h100-pcie-nvlink-allreduce-115gbs": "verdict PASS, the thread's WARN/NOT_JUDGED",

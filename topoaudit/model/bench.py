@@ -155,7 +155,7 @@ class BenchResult:
 
     source: str  # "topoaudit" (measured here) | "nccl-tests" (imported text/JSON)
     collective: str  # "all_reduce"
-    backend: str  # "nccl" | "gloo" | "rccl" | "nccl-tests"
+    backend: str  # "nccl" | "gloo" | "rccl" | "mscclpp" | "nccl-tests"
     world_size: int
     hosts: tuple[str, ...]
     ranks: tuple[RankInfo, ...]

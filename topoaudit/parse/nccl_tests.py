@@ -80,7 +80,7 @@ class NcclTestsParse:
 
     result: BenchResult
     issues: tuple[ParseIssue, ...] = ()
-    flavour: str = "nccl-tests"  # "nccl-tests" | "rccl-tests"
+    flavour: str = "nccl-tests"  # "nccl-tests" | "rccl-tests" | "mscclpp-test"
     format: str = "text"  # "text" | "json"
     runs: tuple[BenchResult, ...] = ()
 
@@ -112,7 +112,8 @@ _ROW_START = re.compile(
 
 
 _TABLE_HEADER = re.compile(
-    r"^(?:[#>\s]*out-of-place\s+in-place\s*\n)?[#>\s]*(?:size\s+count|bytes\s+N)\s+type\s.*\balgbw\s+busbw\b",
+    r"^(?:[#>\s]*(?:out-of-place\s+in-place|in-place\s+out-of-place)\s*\n)?[#>\s]*"
+    r"(?:(?:size\s+count|bytes\s+N)\s+type\s.*|size\s+count\s+time\s+)\balgbw\s+busbw\b",
     re.MULTILINE,
 )
 """nccl-tests' column header: the column names (1.x: "bytes N type op"), under its "out-of-place in-place" line
@@ -153,16 +154,27 @@ def _bus_id(raw: str) -> str | Unsupported:
     return parse_bus_id(raw) or Unsupported(SOURCE, f"only the PCI bus number is printed ({raw.strip()})")
 
 
-def _header_layout(line: str) -> tuple[bool, list[str]] | None:
-    """(has a root column, names after the fixed columns) from the ``# size count type redop root ...`` line, or
-    nccl-tests 1.x's ``# bytes N type op ... res`` (its ``res`` the max error)."""
+@dataclass(frozen=True)
+class _Layout:
+    """A table's columns as its header names them."""
+
+    has_root: bool
+    names: list[str]  # the columns after the fixed ones (size, count, type, redop, root)
+    typed: bool = True  # False: MSCCL++'s mscclpp-test, whose rows have no type or redop and one half each
+
+
+def _header_layout(line: str) -> _Layout | None:
+    """The columns from the ``# size count type redop root ...`` line, nccl-tests 1.x's ``# bytes N type op ...
+    res`` (its ``res`` the max error), or mscclpp-test's ``# size count time algbw busbw #wrong ...``."""
     tokens = line.lstrip("#").split()
     if len(tokens) >= 3 and tokens[0] == "bytes" and tokens[1] == "N":
-        return False, ["error" if t == "res" else t for t in tokens if t not in {"bytes", "N", "type", "op"}]
+        return _Layout(False, ["error" if t == "res" else t for t in tokens if t not in {"bytes", "N", "type", "op"}])
     if len(tokens) < 3 or tokens[0] != "size" or tokens[1] != "count":
         return None
+    if tokens[2] == "time":
+        return _Layout(False, tokens[2:], typed=False)
     fixed = {"size", "count", "type", "redop", "root"}
-    return "root" in tokens, [t for t in tokens if t not in fixed]
+    return _Layout("root" in tokens, [t for t in tokens if t not in fixed])
 
 
 def parse_nccl_tests(text: str, name: str = "") -> NcclTestsParse:
@@ -232,7 +244,7 @@ class _Reader:
         self.issues: list[ParseIssue] = []
         self.runs: list[_Run] = []
         self.run = _Run()
-        self.layout: tuple[bool, list[str]] | None = None
+        self.layout: _Layout | None = None
         # the last lines the output printed, for the refusal of a paste with no run in it
         self.printed: collections.deque[tuple[int, str]] = collections.deque(maxlen=2)
         self.last_line_number = 0  # the paste's last line with text, as parse() reaches it
@@ -331,6 +343,8 @@ class _Reader:
                 self.new_run(number, "a second table header")
                 run = self.run
             self.layout = cols
+            if not cols.typed:
+                run.flavour = "mscclpp-test"
             run.in_table = True
             run.header_line = (number, stripped)
         elif body.startswith(("nThread", "nccl-tests version", "Collective test starting:")):
@@ -684,6 +698,8 @@ PRINTED_HALF_UNIT = 0.005
 """nccl-tests prints bandwidths with two decimals: each figure is known to half of 0.01."""
 
 
+_MSCCLPP_TYPE = "int32"
+"""mscclpp-test prints no type column: its collectives move ``int`` elements (test/mscclpp-test/common.cc)."""
 _COLUMNS = ["time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
 _COLUMNS_1X = ["time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"]
 """A row's columns after its size, count, type (and redop, root) without a header: today's and nccl-tests 1.x's."""
@@ -810,11 +826,15 @@ def _collective_from_rows(redops: set[str], issues: list[ParseIssue]) -> str:
 
 
 def _data_row(
-    line: str, layout: tuple[bool, list[str]] | None, number: int, issues: list[ParseIssue]
+    line: str, layout: _Layout | None, number: int, issues: list[ParseIssue]
 ) -> tuple[BenchRow, tuple[str, str, str], RowProblem | None] | RowProblem | None:
     """A table row: the row, its series (type, redop, root) and a problem with its in-place half; a
     :class:`RowProblem` when its out-of-place figures are impossible; None when the line is no row."""
     tokens = line.split()
+    one_half = layout is not None and not layout.typed
+    if one_half and 5 <= len(tokens) <= 6:
+        tokens = [*tokens[:2], _MSCCLPP_TYPE, *tokens[2:]]  # mscclpp-test: one half, of int32 elements
+        layout = _Layout(False, ["time", "algbw", "busbw", "#wrong"])
     if len(tokens) < 6 or not tokens[0].isdecimal() or not tokens[1].isdecimal():
         return None
     # nccl-tests 1.x printed no redop column where the collective has none to name (size count type time ...)
@@ -823,13 +843,13 @@ def _data_row(
         return None
     rest = tokens[3:] if op_less else tokens[4:]
     # no header: the current format has a root column (8 + 1 tokens, or 4 + 1 when trimmed); the old one not
-    has_root = False if op_less else layout[0] if layout is not None else len(rest) % 4 == 1
+    has_root = False if op_less else layout.has_root if layout is not None else len(rest) % 4 == 1
     root = ""
     if has_root:
         if not re.fullmatch(r"-?\d+", rest[0]):
             return None
         root, rest = rest[0], rest[1:]
-    names = layout[1] if layout is not None else _COLUMNS
+    names = layout.names if layout is not None else _COLUMNS
     if op_less and layout is None and len(rest) >= 4 and _MAX_ERROR.fullmatch(rest[3]):
         names = _COLUMNS_1X  # its max error (0e+00), not a count of wrong elements
     half = _half_width(names)
@@ -852,7 +872,7 @@ def _data_row(
     if why:
         message = f"the row for {size} bytes has {why}; left out of the figures"
         return RowProblem("impossible", size, message, _line(number, line))
-    if len(rest) < 2 * half:
+    if len(rest) < 2 * half and not one_half:
         issues.append(ParseIssue(number, "recovered", "row trimmed: only the out-of-place half is present"))
     wrong_name = names[3] if len(names) > 3 else "#wrong"
     wrong = _wrong(oop[3] if len(oop) > 3 else None, wrong_name)
@@ -974,7 +994,7 @@ def _result(
     return BenchResult(
         source=SOURCE,
         collective=name,
-        backend="rccl" if flavour == "rccl-tests" else "nccl",
+        backend={"rccl-tests": "rccl", "mscclpp-test": "mscclpp"}.get(flavour, "nccl"),
         world_size=world,
         hosts=hosts,
         ranks=tuple(ranks),

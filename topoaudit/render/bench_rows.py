@@ -48,7 +48,8 @@ class BenchView:
 
 def bench_title(result: BenchResult) -> str:
     where = f"{result.world_size} rank(s) on {len(result.hosts)} host(s)"
-    src = "imported from nccl-tests" if result.source == "nccl-tests" else f"measured with {result.backend}"
+    tool = "mscclpp-test" if result.backend == "mscclpp" else "nccl-tests"
+    src = f"imported from {tool}" if result.source == "nccl-tests" else f"measured with {result.backend}"
     extra = f", {result.version}" if result.version else ""
     return f"{result.collective} bench, {src}{extra}: {where}, {result.status}"
 

@@ -355,11 +355,18 @@ def _bench_covers(ctx: Context) -> str:
     if not sweep_held_to_anything(ctx):
         return ""  # figures with nothing to compare them with, and no data check: nothing was judged
     ranks = _plural(bench.world_size, "rank") if bench.world_size else "ranks the paste does not show"
-    sweep = f"an all-reduce sweep of {ranks} ({_plural(len(sizes), 'message size')})"
+    collective = bench.collective.replace("_", "-")
+    article = "an" if collective[:1] in "aeiou" else "a"
+    sweep = f"{article} {collective} sweep of {ranks} ({_plural(len(sizes), 'message size')})"
     if _figures_held(ctx):
         return sweep
     # its data check alone held: a PASS then says nothing of its bandwidth, and says so
-    return f"the data check (#wrong) of {sweep}; its bandwidth held to no figure (no GPU model, no --expect-busbw)"
+    why = next(
+        (g.expected_busbw_gbps.reason for g in bench.groups if isinstance(g.expected_busbw_gbps, Unsupported)),
+        "no GPU model",
+    )
+    why = "no GPU model" if why.startswith("the GPU model is unknown") else why
+    return f"the data check (#wrong) of {sweep}; its bandwidth held to no figure ({why}; no --expect-busbw)"
 
 
 def _topology(ctx: Context) -> str:
