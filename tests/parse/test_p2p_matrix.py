@@ -245,6 +245,7 @@ def test_a_matrix_without_its_title_and_with_dashes_on_its_diagonal_is_read_as_o
     assert isinstance(report.captures, Captures)
     (matrix,) = report.captures.bandwidth
     assert matrix.rows == ("GPU0", "GPU1", "GPU2", "GPU3") and matrix.values_gbps[1][2] == 112.3
+    # 76 to 112 GB/s: a bidirectional test's copies staged through the host could reach that on PCIe 5.0
     assert (matrix.direction, matrix.peer_access) == ("unidirectional", None)
     assert any("without its title line" in i.message for i in report.input_issues), report.input_issues
     assert not [f for f in report.findings if f.severity.value in ("warn", "fail")]
@@ -422,3 +423,37 @@ def test_a_second_header_under_one_title_keeps_each_matrix_s_rows_with_its_colum
     paste.write_text(text)
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
     assert report.gate.exit_code in (0, 1)
+
+
+# A copy kernel's matrix on an IMEX GB200 tray (NVIDIA/gpu-driver-container#149): a title naming GB/s, a header of
+# the GPUs' indices, a rule of dashes, 0.00 on the diagonal.
+MEMCPY_KERNEL = dev_paste("gpu-driver-container-149-imex-memcpy-matrix")
+
+
+def test_a_copy_benchmark_matrix_under_a_title_naming_its_unit_is_read() -> None:
+    """Before: refused, nothing in it known."""
+    assert looks_like_p2p(MEMCPY_KERNEL)
+    parsed = parse_p2p(MEMCPY_KERNEL, "paste")
+    (matrix,) = parsed.matrices
+    assert matrix.tool == "GPU copy benchmark" and matrix.title == "Measured bandwidth in GB/s of size 512 MiB:"
+    assert matrix.rows == tuple(f"GPU{i}" for i in range(8)) == matrix.columns
+    assert matrix.values_gbps[0][1] == 376.80 and matrix.values_gbps[7][6] == 376.72
+    assert not isinstance(matrix.values_gbps[3][3], float)  # its copy to itself is no pair
+    assert matrix.peer_access is True  # 376 GB/s between every pair: no host staged them
+
+
+def test_a_copy_benchmark_pair_below_its_siblings_fails_and_slow_copies_leave_peer_access_unknown(
+    tmp_path: Path,
+) -> None:
+    slow = MEMCPY_KERNEL.replace("376.81 376.95", "376.81 176.95", 1)
+    paste = tmp_path / "slow.txt"
+    paste.write_text(slow, encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert [f.code for f in report.findings if f.severity == "fail"] == ["p2p-copy-pair-low"]
+    staged = parse_p2p(MEMCPY_KERNEL.replace("376.80 376.81", "121.80 376.81", 1), "paste")
+    assert staged.matrices[0].peer_access is None  # 121.8 GB/s both ways at once could have crossed a host
+
+
+def test_nvbandwidth_s_titles_and_headers_are_not_taken_for_another_benchmark() -> None:
+    nvb = (CAPTURES / "nvbandwidth-8xh100-gpu1-to-gpu0-162gbps-constructed.txt").read_text()
+    assert not looks_like_p2p(nvb)

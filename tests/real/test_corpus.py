@@ -56,7 +56,6 @@ STILL_WRONG: dict[str, str] = {
     "gcp-cea-414-tcpx-torch25-nccl2215-internal": "verdict NOT_JUDGED, the thread's FAIL",
     "gdrcopy-206-rtx3090-copybw-check-gdr-support": "verdict WARN, the thread's FAIL",
     "gds-nvidia-fs-14-rtx3090-p2p-get-pages-einval": "verdict FAIL but no finding names p2p-unsupported (found gpu-rdma-setup-failed)",
-    "gpu-driver-container-149-imex-memcpy-matrix": "verdict REFUSED, the thread's PASS/WARN",
     "horovod-148-node1-two-hosts-cross-p2p-ipc": "verdict PASS, the thread's FAIL/WARN",
     "horovod-210-bootstrap-recv-reset": "verdict FAIL but no finding names run-hung (found run-failed)",
     "horovod-3658-aws-net-socket-hang-excerpt": "verdict WARN but no finding names run-hung (found nccl-transport-below-topology, nccl-net-socket-fallback)",

@@ -98,9 +98,12 @@ class NcclTopology:
     cut_inside_gpu: int | None = None  # a dump pasted in part that stops inside this GPU's element: its links are cut
 
 
-COPY_SAMPLES = ("p2pBandwidthLatencyTest", "busGrind")
-"""CUDA's copy tests that measure GPU pairs with peer access on and off: the samples' p2pBandwidthLatencyTest and the
-demo suite's busGrind."""
+STAGED_CEILING_GBPS = 64.0
+"""One-way copies staged through a host's memory cross two PCIe links; a PCIe 5.0 x16 link carries about 63 GB/s.
+Every GPU pair copying faster went peer to peer (NVLink), whether or not the title says P2P=Enabled."""
+COPY_SAMPLES = ("p2pBandwidthLatencyTest", "busGrind", "GPU copy benchmark")
+"""Copy tests that measure every GPU pair: the samples' p2pBandwidthLatencyTest and the demo suite's busGrind (with
+peer access on and off), and another benchmark's matrix titled only by its unit (peer access unknown)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,13 @@ class BandwidthMatrix:
             return True
         if "P2P=Disabled" in self.title:
             return False
+        if self.tool in COPY_SAMPLES:  # a title that does not say: copies no host could stage say it
+            pairs = [v for r, row in zip(self.rows, self.values_gbps, strict=False)
+                     for c, v in zip(self.columns, row, strict=False) if r != c and r.startswith("GPU")]  # fmt: skip
+            # a title that does not say its direction may be a bidirectional test's: both ways staged reach twice
+            floor = STAGED_CEILING_GBPS * (1 if "Unidirectional" in self.title else 2)
+            if len(pairs) >= 2 and all(isinstance(v, float) and v > floor for v in pairs):
+                return True
         return None  # nvbandwidth's tests, or a title cut before it says
 
     @property

@@ -75,6 +75,29 @@ def bare_matrices(lines: list[str]) -> tuple[BareMatrix, ...]:
     return tuple(found)
 
 
+_TITLED_BANDWIDTH = re.compile(r"\bbandwidth\b.*\bGB/s\b", re.IGNORECASE)
+"""A copy benchmark's matrix title ("Measured bandwidth in GB/s of size 512 MiB:")."""
+
+
+def titled_headers(lines: list[str]) -> dict[int, str]:
+    """Each header of GPU indices ("   0   1   2   3") right under a bandwidth title (a blank line between them
+    at most): {the header's index: the title}. Such a header alone is also nvbandwidth's, or any table's; the title
+    says its figures are GB/s."""
+    found: dict[int, str] = {}
+    title, gap = "", 0
+    for i, line in enumerate(lines):
+        if _TITLED_BANDWIDTH.search(line) and "Matrix (GB/s)" not in line and "(row)" not in line:
+            title, gap = line.strip(), 0
+        elif title and _numbers_header(line) and len(line.split()) >= 2:
+            found[i] = title
+            title = ""
+        elif title and not line.strip() and gap < 1:
+            gap += 1
+        else:
+            title = ""
+    return found
+
+
 def _numbers_header(line: str) -> bool:
     """nvbandwidth's column header: the GPUs' indices alone ("   0   1   2"), which reads like a row led by GPU 0."""
     return line.split() == [str(n) for n in range(len(line.split()))]

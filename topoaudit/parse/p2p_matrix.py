@@ -17,7 +17,7 @@ from topoaudit.model.machine import Gpu, P2PStatus
 from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, LatencyMatrix
 from topoaudit.model.values import Probed, Unsupported
 from topoaudit.parse import tensorflow_log
-from topoaudit.parse.bare_matrix import bare_matrices, holds_bare_matrix
+from topoaudit.parse.bare_matrix import bare_matrices, holds_bare_matrix, titled_headers
 
 # ``nvidia-smi topo -p2p`` legend (X = Self, OK = Status Ok, CNS = Chipset not supported, ...), in NVML's words.
 P2P_CODES = {
@@ -63,6 +63,9 @@ UNTITLED_LATENCY = "Latency Matrix (us)"
 whether a copy works."""
 UNTITLED_BANDWIDTH = "Bandwidth Matrix (GB/s)"
 """A bandwidth matrix pasted without its title: direction and peer access unknown, read as one-way copies."""
+COPY_BENCHMARK = "GPU copy benchmark"
+"""The tool of a matrix titled only by its figures' unit: a copy kernel's or a site's own test."""
+_DASH_RULE = re.compile(r"^\s*-{8,}\s*$")
 _DIAGONAL_MARKS = frozenset({"-", "\u2014", "\u2013", "X", "x", "N/A", "n/a"})
 """What a reformatted matrix puts on its diagonal instead of a GPU's copy to itself."""
 MAX_GBPS = 1e6
@@ -108,6 +111,8 @@ def looks_like_p2p(text: str) -> bool:
     if "Access Peer Device=" in head and any(_PEER_ACCESS.match(line.strip()) for line in head.splitlines()):
         return True
     if holds_bare_matrix(head):
+        return True
+    if "GB/s" in head and titled_headers(head.splitlines()):
         return True
     if any(mark in head for mark in tensorflow_log.MARKS) and _tensorflow_matrix(head.splitlines()).rows:
         return True
@@ -204,6 +209,7 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
             for line in lines
         )
         or holds_bare_matrix(text)
+        or ("GB/s" in text and titled_headers(lines))
     ):
         return _cuda_sample(lines, name)
     if any(mark in text for mark in tensorflow_log.MARKS) and (matrix := _tensorflow_matrix(lines)).rows:
@@ -309,6 +315,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     notes: list[tuple[int, str]] = []
     host_rows: list[tuple[str, list[float]]] = []  # busGrind's host/device matrix: (direction, one figure per GPU)
     bare = {matrix.first: matrix for matrix in bare_matrices(lines)}
+    titled = titled_headers(lines) if any("GB/s" in line for line in lines) else {}
 
     def close() -> None:
         directions = list(host_rows)
@@ -326,7 +333,13 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             return
         labels = tuple(f"GPU{c}" for c in columns)
         named_rows = tuple(f"GPU{a}" for a, _ in rows)
-        tool = "busGrind" if _BUSGRIND_TITLE.match(title) else "p2pBandwidthLatencyTest"
+        tool = (
+            "busGrind"
+            if _BUSGRIND_TITLE.match(title)
+            else "p2pBandwidthLatencyTest"
+            if _SAMPLE_MATRIX.match(title) or title in (UNTITLED_BANDWIDTH, UNTITLED_LATENCY)
+            else COPY_BENCHMARK
+        )
         cells: tuple[tuple[Probed[float], ...], ...] = tuple(
             tuple(
                 Unsupported(tool, "a GPU's copy to itself, not a pair") if a == b else v
@@ -357,6 +370,18 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
             close()
             title, columns, rows = line.strip(), [], []
             continue
+        if not title and (number - 1) in titled:
+            title, columns, rows = titled[number - 1], [int(c) for c in line.split()], []
+            notes.append(
+                (
+                    number,
+                    "a copy benchmark's matrix, titled only by its unit: read as one-way copies between the GPUs its "
+                    "header numbers; whether peer access was on is not in the paste",
+                )
+            )
+            continue
+        if title and columns and not rows and _DASH_RULE.match(line):
+            continue  # the rule under its header
         if not title and (number - 1) in bare:
             matrix = bare[number - 1]
             title = UNTITLED_BANDWIDTH if matrix.measures == "bandwidth" else UNTITLED_LATENCY

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from topoaudit.parse import tensorflow_log
-from topoaudit.parse.bare_matrix import bare_matrices
+from topoaudit.parse.bare_matrix import bare_matrices, titled_headers
 from topoaudit.parse.prefixes import Line, strip_prefixes
 from topoaudit.parse.smi_csv import looks_like_smi_csv_header
 
@@ -112,6 +112,8 @@ _NVB_START = ("nvbandwidth Version", "Built from Git version", "memcpy ", "multi
 _NVB_RUNNING = re.compile(r"^Running [a-z0-9_]+\.\s*$")
 _NVB_DEVICE = re.compile(r"^Device \d+: \S")
 _NUMBER_ROW = re.compile(r"^\s*\d+(?:\s+(?:-?[\d.]+|N/A))+\s*$")
+_BANDWIDTH_TITLE = re.compile(r"^[^.!?]{0,60}\bbandwidth\b.{0,40}\bGB/s\b[^.!?]{0,40}:?\s*$", re.IGNORECASE)
+"""A copy benchmark's title over its matrix ("Measured bandwidth in GB/s of size 512 MiB:"), not a sentence."""
 _P2P_STARTS = ("[P2P (Peer-to-Peer)", "P2P Connectivity Matrix", "D\\D", "Dir\\D", "Device: ", "Device=",
                "Host/Device Bandwidth")  # fmt: skip
 _BUSGRIND_HOST_ROW = re.compile(r"^\s*(?:D2H|H2D|BiDir)(?:\s+\d+(?:\.\d+)?)+\s*$")
@@ -323,7 +325,7 @@ def _classify(text: str, current: str) -> _Mark:
         return _weak("topo-matrix")
     if _P2P_LEGEND.match(text):
         return _weak("p2p-matrix")
-    if _NUMBER_ROW.match(text):
+    if _NUMBER_ROW.match(text) or _BANDWIDTH_TITLE.match(text):
         return _NUMBER_ROWS
     if _NVLINK.match(text) or "Unable to retrieve NVLink information" in text:
         return _S["nvlink-status"]
@@ -434,6 +436,8 @@ def _other_kind(
         return "gpu-list"  # `nvidia-smi -L`: the GPUs, nothing about their links
     if _all_bare_matrix_rows(texts):
         return "p2p-matrix"  # p2pBandwidthLatencyTest's rows without their title or header
+    if any("GB/s" in t for t in texts) and titled_headers(texts):
+        return "p2p-matrix"  # a copy benchmark's matrix under a title naming its unit
     if any(("GB/s" in t or "GBps" in t) and _BANDWIDTH_NOTE.search(t) for t in texts):
         return "bandwidth-note"
     sample = _spread(texts)

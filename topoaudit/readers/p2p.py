@@ -17,10 +17,15 @@ _LATENCY_HEADER = re.compile(r"^[ \t]*GPU(?:[ \t]+\d{1,6}){2,}[ \t]*$", re.MULTI
 the parser's own pattern, kept here so that the sniff of a `topo -m` matrix imports no P2P parser."""
 
 
+_TITLED_HEADER = re.compile(r"bandwidth\b[^\n]*GB/s[^\n]*\n(?:[ \t]*\n)?[ \t]*0(?:[ \t]+\d{1,6})+[ \t]*$", re.I | re.M)
+"""A copy benchmark's bandwidth title over a header of GPU indices (the parser reads which of them head a matrix)."""
+
+
 def sniff(text: str) -> bool:
     head = text[:200_000]
     marks = ("P2P", " OK", "NS", "Matrix (us)", "D\\D", "Access Peer", "Host/Device Bandwidth", *tensorflow_log.MARKS)
-    if not any(mark in head for mark in marks) and not _LATENCY_HEADER.search(head):  # cheap test first
+    cheap = any(mark in head for mark in marks) or _LATENCY_HEADER.search(head) or _TITLED_HEADER.search(head)
+    if not cheap:  # cheap test first
         from topoaudit.parse.bare_matrix import holds_bare_matrix
 
         return holds_bare_matrix(head)

@@ -380,7 +380,7 @@ def p2p_copy_pairs(ctx: RuleContext) -> list[Finding]:
     """
     found: list[Finding] = []
     for matrix in _captures(ctx).bandwidth:
-        if matrix.tool not in COPY_SAMPLES or "Bandwidth" not in matrix.title:
+        if matrix.tool not in COPY_SAMPLES or "bandwidth" not in matrix.title.lower():
             continue
         for low in _bandwidth_pair_low(matrix, ctx.machine, "p2p-copy-pair-low"):
             found.append(_with_common_gpu(low) if matrix.peer_access is False else low)

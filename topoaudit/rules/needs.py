@@ -163,7 +163,7 @@ def _sample_copies(ctx: Context, *, peer_access: bool = True) -> list[object]:
         m
         for m in _bandwidth(ctx)
         if m.tool in COPY_SAMPLES  # type: ignore[attr-defined]
-        and (m.peer_access if peer_access else "Bandwidth" in m.title)  # type: ignore[attr-defined]
+        and (m.peer_access if peer_access else "bandwidth" in m.title.lower())  # type: ignore[attr-defined]
         and sum(r != c for r in m.rows for c in m.columns) >= 3  # type: ignore[attr-defined]
     ]
 
