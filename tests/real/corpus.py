@@ -45,7 +45,7 @@ FAULT_CODES: dict[str, frozenset[str]] = {
                           "p2p-copy-pair-low", "nccl-inspector-busbw-low", "bandwidth-tools-disagree",
                           "bench-runs-disagree", "p2p-slower-than-staged", "bench-sweep-collapse",
                           "p2p-copy-below-pcie", "network-throughput-low",
-                          "transfer-test-result"),
+                          "transfer-test-result", "bench-busbw-floor"),
         "high-latency": ("bench-latency-high", "p2p-latency-high"),
         "pcie-degraded": ("pcie-link-degraded", "pcie-path-degraded", "pcie-bus-error"),
         "xid": ("kernel-gpu-error", "gpu-hardware-error", "gpu-lost"),

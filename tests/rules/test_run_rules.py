@@ -274,6 +274,35 @@ def test_healthy_boxes_small_messages_are_no_finding(name: str) -> None:
     assert "bench-latency-high" not in found(judged((NCCLTESTS / name).read_text()))
 
 
+# --- large messages below any GPU path -----------------------------------------------------------------------------
+
+V100_8_NODES = dev_paste("nccl-tests-78-allreduce-v100-8node-ib")
+"""NVIDIA/nccl-tests#78: 8 V100 nodes over IB at 4.3 GB/s busbw for 512 MiB (the thread: far below the network)."""
+
+
+def test_large_messages_below_any_gpu_path_warn_when_no_figure_holds_them() -> None:
+    tail = "\n".join(V100_8_NODES.splitlines()[5:8])  # the last row and the footer, as a window pastes them
+    report = judged(tail)
+    floor = found(report)["bench-busbw-floor"]
+    assert report.gate.verdict == "warn" and floor.severity == Severity.WARN
+    assert floor.message.startswith("Its largest messages move at most 4.32 GB/s busbw (512 MiB, the best of 1 size(s)")
+    assert floor.evidence["floor_gbps"] == 5.0
+
+
+def test_the_floor_says_why_no_figure_held_the_run() -> None:
+    """The model named, the ranks not pasted: NCCL's figure for it cannot be placed on them."""
+    floor = found(judged(V100_8_NODES, gpu_model="Tesla V100-SXM2-32GB"))["bench-busbw-floor"]
+    assert floor.message.endswith(
+        "no figure of the GPU model held it (the paste shows no '#  Rank' lines naming the ranks' GPUs)."
+    )
+
+
+def test_the_floor_leaves_runs_a_figure_holds_and_fast_runs_alone() -> None:
+    held = found(judged(V100_8_NODES, expect_busbw_gbps=40.0))
+    assert "bench-busbw-floor" not in held and "bench-below-expected" in held
+    assert "bench-busbw-floor" not in found(judged(GH200))  # 2 nodes at about 20 GB/s
+
+
 # --- the command line --------------------------------------------------------------------------------------
 
 

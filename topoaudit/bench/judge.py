@@ -328,6 +328,8 @@ def _oracle_figure(result: BenchResult, group: BenchGroup, spec: GpuSpec | None,
         return "the GPU model is unknown (pass --gpu-model)"
     if result.backend == "mscclpp":
         return "the run is MSCCL++'s own kernels, and the figures are NCCL's"
+    if not group.ranks and result.collective == "all_reduce" and result.backend != "gloo":
+        return "the paste shows no '#  Rank' lines naming the ranks' GPUs"
     if result.backend == "gloo" or result.collective != "all_reduce" or len(group.ranks) < 2:
         return f"no all-reduce figure for an {result.collective} run of {len(group.ranks)} rank(s) on {result.backend}"
     by_rank = {r.rank: r for r in result.ranks}

@@ -23,7 +23,7 @@ from topoaudit.model.bench import (
 from topoaudit.model.finding import Finding, Severity
 from topoaudit.model.nccl import LogLine, NcclView
 from topoaudit.model.report import ELIDED, ELISION_LINE
-from topoaudit.model.values import Unsupported
+from topoaudit.model.values import Failed, Unsupported
 from topoaudit.rules.base import RuleContext, finding, first_few
 from topoaudit.rules.codes import Code
 from topoaudit.rules.nccl_settings import nvlink_everywhere, settings_finding
@@ -634,6 +634,68 @@ def small_message_latency(ctx: RuleContext) -> Iterator[Finding]:
             link=kind,
             ranks=n,
         )
+
+
+BUSBW_FLOOR_GBPS = 5.0
+"""Below this a collective's bus bandwidth for large messages is slower than any path a GPU box's collectives are built
+on: a PCIe 3.0 x8 link carries about 6.5 GB/s between GPUs of one box, a 100 Gb/s RDMA NIC about 12 GB/s between
+boxes. TCP over 40 GbE or slower, or copies staged through hosts, move that little."""
+LARGE_MESSAGE_BYTES = 64 * 2**20
+FLOOR_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+
+
+@rule(
+    Code(
+        "bench-busbw-floor",
+        "warn",
+        title="A pasted run's large messages move less bus bandwidth than any GPU interconnect or RDMA network carries",
+        remedy=(
+            "Find the path the run took: NCCL_DEBUG=INFO shows each channel's transport (NET/Socket where RDMA was "
+            "meant, SHM or a host-staged path between GPUs of one box); check the NICs' link speed (`ibstat`, "
+            "`ethtool`) and that NCCL found its RDMA plugin; then rerun and compare with the GPU model's figure "
+            "(--gpu-model)."
+        ),
+    ),
+    needs=(BENCH,),
+)
+def busbw_below_floor(ctx: RuleContext) -> Iterator[Finding]:
+    """Report a run whose large messages stay below what any GPU path carries, when no figure judged it.
+
+    Without the GPU model no expected figure holds a pasted run; 4 GB/s busbw at 512 MiB is still slow on any box: a
+    PCIe 3.0 x8 link between GPUs, or a 100 Gb/s RDMA NIC between nodes, carries more. Judged on sizes of 64 MiB and
+    up, for the bandwidth-bound collectives, of runs of two or more ranks (a busbw above 0 says so).
+    """
+    result = _pasted(ctx)
+    if result is None or result.collective not in FLOOR_COLLECTIVES or result.world_size == 1:
+        return
+    if ctx.expect_busbw_gbps is not None:
+        return  # the user's own figure holds it
+    for group in (g for g in result.groups if g.kind == "all" and not isinstance(g.expected_busbw_gbps, float)):
+        large = [r for r in group.rows if r.size_bytes >= LARGE_MESSAGE_BYTES and r.busbw_gbps > 0]
+        if not large:
+            continue
+        best = max(large, key=lambda r: r.busbw_gbps)
+        if best.busbw_gbps >= BUSBW_FLOOR_GBPS:
+            continue
+        yield finding(
+            "bench-busbw-floor",
+            f"Its largest messages move at most {best.busbw_gbps:g} GB/s busbw ({format_size(best.size_bytes)}, the "
+            f"best of {len(large)} size(s) from {format_size(LARGE_MESSAGE_BYTES)}), below {BUSBW_FLOOR_GBPS:g} "
+            "GB/s: less than a PCIe 3.0 x8 link carries between GPUs of one box, or a 100 Gb/s RDMA NIC between "
+            f"boxes. That is TCP over a slow network, copies staged through hosts, or a fault; no figure of the GPU "
+            f"model held it ({_why_no_figure(group)}).",
+            group=group.name,
+            busbw_gbps=best.busbw_gbps,
+            size_bytes=best.size_bytes,
+            floor_gbps=BUSBW_FLOOR_GBPS,
+        )
+
+
+def _why_no_figure(group: BenchGroup) -> str:
+    expected = group.expected_busbw_gbps
+    if isinstance(expected, Unsupported | Failed) and not expected.reason.startswith("imported run"):
+        return expected.reason
+    return "the GPU model is unknown (pass --gpu-model)"
 
 
 @rule("nccl-env-override", needs=(BENCH,))
