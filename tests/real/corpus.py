@@ -35,7 +35,7 @@ FAULT_CODES: dict[str, frozenset[str]] = {
                             "nccl-transport-below-topology", "nccl-graph-below-topology", "nccl-ring-split"),
         "config-override": ("nccl-env-override", "gpu-visibility-restricted"),
         "gdr-disabled": ("nccl-gdr-disabled", "gpudirect-rdma-unavailable", "gpu-rdma-setup-failed"),
-        "net-fallback": ("rdma-port-down", "rdma-port-errors", "nccl-net-socket-fallback"),
+        "net-fallback": ("rdma-port-down", "rdma-port-errors", "nccl-net-socket-fallback", "bench-busbw-floor"),
         "nvls-failure": ("nccl-nvls-invalid-argument", "nccl-nvls-off", "nccl-nvls-failed"),
         "data-corruption": ("bench-data-corruption", "nvbandwidth-data-corruption", "peer-copy-corruption"),
         "run-hung": ("bench-timeout", "bench-run-hung", "nccl-ras-ranks-missing", "nccl-ras-mismatch"),

@@ -289,6 +289,13 @@ def test_large_messages_below_any_gpu_path_warn_when_no_figure_holds_them() -> N
     assert floor.evidence["floor_gbps"] == 5.0
 
 
+def test_a_run_across_nodes_is_held_to_one_100g_rdma_nic() -> None:
+    """CSCS's docs: 2 nodes of 4 GH200 with the CXI hook off, 5.5 GB/s busbw at 128 MiB (about 20 with it on)."""
+    floor = found(judged(dev_paste("cscs-docs-cxi-hook-disabled-allreduce")))["bench-busbw-floor"]
+    assert (floor.evidence["floor_gbps"], floor.evidence["across_nodes"]) == (10.0, True)
+    assert "below 10 GB/s: less than one 100 Gb/s RDMA NIC carries between nodes" in floor.message
+
+
 def test_the_floor_says_why_no_figure_held_the_run() -> None:
     """The model named, the ranks not pasted: NCCL's figure for it cannot be placed on them."""
     floor = found(judged(V100_8_NODES, gpu_model="Tesla V100-SXM2-32GB"))["bench-busbw-floor"]

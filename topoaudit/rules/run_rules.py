@@ -637,11 +637,13 @@ def small_message_latency(ctx: RuleContext) -> Iterator[Finding]:
 
 
 BUSBW_FLOOR_GBPS = 5.0
-"""Below this a collective's bus bandwidth for large messages is slower than any path a GPU box's collectives are built
-on: a PCIe 3.0 x8 link carries about 6.5 GB/s between GPUs of one box, a 100 Gb/s RDMA NIC about 12 GB/s between
-boxes. TCP over 40 GbE or slower, or copies staged through hosts, move that little."""
+"""Below this a collective's bus bandwidth for large messages is slower than any path between GPUs of one box: a PCIe
+3.0 x8 link carries about 6.5 GB/s. Copies staged through hosts, or TCP over 40 GbE or slower, move that little."""
+NETWORK_FLOOR_GBPS = 10.0
+"""Below this a run across nodes moves less than one 100 Gb/s RDMA NIC carries (about 12 GB/s), the slowest a GPU
+cluster's fabric is built with since EDR InfiniBand: TCP sockets, a NIC trained slow, or a fault."""
 LARGE_MESSAGE_BYTES = 64 * 2**20
-FLOOR_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+FLOOR_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "sendrecv")
 
 
 @rule(
@@ -661,33 +663,43 @@ FLOOR_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
 def busbw_below_floor(ctx: RuleContext) -> Iterator[Finding]:
     """Report a run whose large messages stay below what any GPU path carries, when no figure judged it.
 
-    Without the GPU model no expected figure holds a pasted run; 4 GB/s busbw at 512 MiB is still slow on any box: a
-    PCIe 3.0 x8 link between GPUs, or a 100 Gb/s RDMA NIC between nodes, carries more. Judged on sizes of 64 MiB and
-    up, for the bandwidth-bound collectives, of runs of two or more ranks (a busbw above 0 says so).
+    Without the GPU model (or the NICs, across nodes) no expected figure holds a pasted run; 4 GB/s busbw at 512 MiB
+    is still slow on any box (a PCIe 3.0 x8 link between GPUs carries more), and 5.5 GB/s between nodes is less
+    than one 100 Gb/s RDMA NIC carries. Judged on sizes of 64 MiB and up, for the bandwidth-bound collectives, of
+    runs of two or more ranks (a busbw above 0 says so); a run is across nodes when it names two hosts or its
+    NCCL log beside it connects ranks over a network.
     """
     result = _pasted(ctx)
     if result is None or result.collective not in FLOOR_COLLECTIVES or result.world_size == 1:
         return
     if ctx.expect_busbw_gbps is not None:
         return  # the user's own figure holds it
+    view = ctx.nccl if isinstance(ctx.nccl, NcclView) else None
+    across = len(result.hosts) > 1 or (view is not None and any(t.kind == "NET" for t in view.transports))
+    floor_gbps = NETWORK_FLOOR_GBPS if across else BUSBW_FLOOR_GBPS
     for group in (g for g in result.groups if g.kind == "all" and not isinstance(g.expected_busbw_gbps, float)):
         large = [r for r in group.rows if r.size_bytes >= LARGE_MESSAGE_BYTES and r.busbw_gbps > 0]
         if not large:
             continue
         best = max(large, key=lambda r: r.busbw_gbps)
-        if best.busbw_gbps >= BUSBW_FLOOR_GBPS:
+        if best.busbw_gbps >= floor_gbps:
             continue
+        slower = (
+            "less than one 100 Gb/s RDMA NIC carries between nodes (about 12 GB/s)"
+            if across
+            else "less than a PCIe 3.0 x8 link carries between GPUs of one box, or a 100 Gb/s RDMA NIC between boxes"
+        )
         yield finding(
             "bench-busbw-floor",
             f"Its largest messages move at most {best.busbw_gbps:g} GB/s busbw ({format_size(best.size_bytes)}, the "
-            f"best of {len(large)} size(s) from {format_size(LARGE_MESSAGE_BYTES)}), below {BUSBW_FLOOR_GBPS:g} "
-            "GB/s: less than a PCIe 3.0 x8 link carries between GPUs of one box, or a 100 Gb/s RDMA NIC between "
-            f"boxes. That is TCP over a slow network, copies staged through hosts, or a fault; no figure of the GPU "
-            f"model held it ({_why_no_figure(group)}).",
+            f"best of {len(large)} size(s) from {format_size(LARGE_MESSAGE_BYTES)}), below {floor_gbps:g} GB/s: "
+            f"{slower}. That is TCP over a slow network, copies staged through hosts, or a fault; no figure of the "
+            f"GPU model held it ({_why_no_figure(group)}).",
             group=group.name,
             busbw_gbps=best.busbw_gbps,
             size_bytes=best.size_bytes,
-            floor_gbps=BUSBW_FLOOR_GBPS,
+            floor_gbps=floor_gbps,
+            across_nodes=across,
         )
 
 
