@@ -93,6 +93,9 @@ def test_a_debugger_s_stack_is_a_part_even_without_its_command() -> None:
     assert [(p.kind, p.first, p.last) for p in split_parts(names_only)] == [("stack", 1, 3)]
     no_file = " 2 0x00000000000112e5 progress_recv()  :0\n 3 0x00000000000113dc nvshmemt_ibrc_progress()  :0\n"
     assert [(p.kind, p.first, p.last) for p in split_parts(no_file)] == [("stack", 1, 2)]  # UCX's handler, no file
+    # six of them in a row read as numbered lines, and their numbers are taken off: the frames are still a stack
+    numbered = "".join(f" {i} 0x00000000000{i}12e5 progress_recv{i}()  ???:0\n" for i in range(2, 8))
+    assert [(p.kind, p.first, p.last) for p in split_parts(numbered)] == [("stack", 1, 6)]
     assert [p.kind for p in split_parts("#  Rank  0 Group  0 Pid 4242 on node1 device  0 [0x1b] A100\n")] == [
         "nccl-tests"
     ]

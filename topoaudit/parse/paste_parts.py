@@ -222,7 +222,7 @@ _XML = re.compile(r"^\s*</?(?:system|cpu|pci|gpu|nvlink|nic|net|c2c|pcilink)\b")
 # The command that printed an output, announcing the part that follows it.
 _STACK_FRAME = re.compile(
     r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?[\w:~<>.*&, ]+\s?\(.*\)(?: (?:at|from) \S+)?\s*$"
-    r"|^\s*\d+ 0x[0-9a-fA-F]+ \S+\(\)\s+\S*:\d+\s*$"  # UCX's error handler: " 4 0x...4c818 ncclRecv()  ???:0"
+    r"|^\s*(?:\d+ )?0x[0-9a-fA-F]+ \S+\(\)\s+\S*:\d+\s*$"  # UCX's error handler: " 4 0x...4c818 ncclRecv()  ???:0"
     r"|^\s*#\d+\s+[A-Za-z_][\w:~<>]*[_:][\w:~<>]*(?:\s+(?:\u2190|<-|//).*)?\s*$"  # a frame's bare name: "#9 fi_cq_read"
 )
 _STACK_HEAD = re.compile(
