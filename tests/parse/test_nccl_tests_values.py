@@ -1333,3 +1333,32 @@ def test_an_mscclpp_test_row_of_the_out_of_place_half_and_its_wrong_elements_are
 
 def test_the_mscclpp_test_header_alone_is_recognised() -> None:
     assert looks_like_nccl_tests("\n".join(MSCCLPP.splitlines()[3:6]))
+
+
+# --- the old format's max error, held to nccl-tests' own bound ----------------------------------------------------
+
+OLD_HEADER = (
+    "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+    "#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "errors", "failed"),
+    [
+        ("float", ("0e+00", "1e+00"), True),  # NVIDIA/nccl#831: LL128 over sockets returned wrong sums
+        ("float", ("2e-06", "1e-06"), False),  # rounding of a float sum: within 1e-5
+        ("half", ("3e-02", "0e+00"), False),  # within half's 5e-2
+        ("half", ("1e-01", "0e+00"), True),
+        ("int32", ("0e+00", "1e+00"), True),  # integers must match exactly
+    ],
+)
+def test_a_max_error_above_nccl_tests_bound_for_its_type_is_a_failed_data_check(
+    dtype: str, errors: tuple[str, str], failed: bool
+) -> None:
+    row = f"  8388608  2097152  {dtype:>8}  sum  5729.5  1.46  1.46  {errors[0]}  5477.3  1.53  1.53  {errors[1]}"
+    result = parse_nccl_tests(OLD_HEADER + row).result
+    checks = [f for f in result.failures if f.kind == "data-check"]
+    assert bool(checks) is failed and result.status != "failed"  # wrong data is the data check's, not a crash
+    if failed:
+        assert checks[0].evidence.line == 3 and "above nccl-tests' bound" in checks[0].message

@@ -274,6 +274,15 @@ def test_healthy_boxes_small_messages_are_no_finding(name: str) -> None:
     assert "bench-latency-high" not in found(judged((NCCLTESTS / name).read_text()))
 
 
+def test_an_old_format_row_whose_max_error_breaks_the_bound_fails_without_its_footer() -> None:
+    """NVIDIA/nccl#831's header and one row, as a window pastes them: float sums off by 1 in the in-place half."""
+    lines = dev_paste("nccl-831-a100-socket-ll128-oob-failed").splitlines()
+    report = judged("\n".join(lines[8:11]))
+    corrupt = found(report)["bench-data-corruption"]
+    assert report.gate.verdict == "fail"
+    assert "above nccl-tests' bound of 1e-05 for float" in corrupt.message and "line 3" in corrupt.message
+
+
 # --- large messages below any GPU path -----------------------------------------------------------------------------
 
 V100_8_NODES = dev_paste("nccl-tests-78-allreduce-v100-8node-ib")

@@ -454,7 +454,13 @@ class _Reader:
             run.problems.append(read)
             self.issues.append(ParseIssue(number, "recovered", read.message))
         else:
-            row, series, inplace_problem = read
+            row, series, inplace_problem, check_failed = read
+            if check_failed:
+                run.failures.append(
+                    _failure(
+                        "data-check", check_failed, "", "", NOT_PRINTED_HOST, NOT_PRINTED_PID, _line(number, stripped)
+                    )
+                )
             if inplace_problem is not None:
                 run.problems.append(inplace_problem)
                 self.issues.append(ParseIssue(number, "recovered", inplace_problem.message))
@@ -827,9 +833,10 @@ def _collective_from_rows(redops: set[str], issues: list[ParseIssue]) -> str:
 
 def _data_row(
     line: str, layout: _Layout | None, number: int, issues: list[ParseIssue]
-) -> tuple[BenchRow, tuple[str, str, str], RowProblem | None] | RowProblem | None:
-    """A table row: the row, its series (type, redop, root) and a problem with its in-place half; a
-    :class:`RowProblem` when its out-of-place figures are impossible; None when the line is no row."""
+) -> tuple[BenchRow, tuple[str, str, str], RowProblem | None, str] | RowProblem | None:
+    """A table row: the row, its series (type, redop, root), a problem with its in-place half and, in the old format,
+    why its max error failed the data check ("" when it did not); a :class:`RowProblem` when its out-of-place figures
+    are impossible; None when the line is no row."""
     tokens = line.split()
     one_half = layout is not None and not layout.typed
     if one_half and 5 <= len(tokens) <= 6:
@@ -903,7 +910,28 @@ def _data_row(
         inplace_busbw_gbps=ip_busbw if ip_ok and ip_busbw is not None else missing,
         inplace_wrong=_wrong(ip[3] if ip_ok and len(ip) > 3 else None, wrong_name) if ip_ok else missing,
     )
-    return row, (tokens[2].lower(), "" if op_less else tokens[3].lower(), root), problem
+    checked = ""
+    if wrong_name == "error" and (over := _error_over_bound(tokens[2], oop, ip if ip_ok else [])) is not None:
+        checked = (
+            f"the row for {size} bytes reports a max error of {over[0]:g}, above nccl-tests' bound of {over[1]:g} for "
+            f"{tokens[2]}: its data check failed there"
+        )
+    return row, (tokens[2].lower(), "" if op_less else tokens[3].lower(), root), problem, checked
+
+
+_DELTA_MAX = {"half": 5e-2, "float16": 5e-2, "bfloat16": 5e-2, "float": 1e-5, "float32": 1e-5, "double": 1e-12,
+              "float64": 1e-12}  # fmt: skip
+"""nccl-tests' DeltaMaxValue: the largest deviation a row's result may have from the expected values before it counts
+as wrong (src/common.cu; half was 1e-2 before 2.x); integers must match exactly. The old format prints that deviation
+in its ``error`` column, not a count."""
+
+
+def _error_over_bound(dtype: str, *halves: list[str]) -> tuple[float, float] | None:
+    """The largest ``error`` a row's halves print above nccl-tests' bound for its type, and the bound (None within)."""
+    bound = _DELTA_MAX.get(dtype.lower(), 0.0)
+    errors = [v for half in halves if len(half) > 3 and (v := _float_or_none(half[3])) is not None and math.isfinite(v)]
+    worst = max(errors, default=0.0)
+    return (worst, bound) if worst > bound else None
 
 
 def _one_rank_in_place(busbw: float, time_us: float, algbw: float, inplace_busbw: float) -> bool:

@@ -149,7 +149,8 @@ def data_check_failed(ctx: RuleContext) -> Iterator[Finding]:
 
     nccl-tests checks every result against the expected values; the footer counts the wrong ones over the whole
     run. The rows' ``#wrong`` column says it per size (the bench judge names those); a footer pasted without its
-    rows says it alone.
+    rows says it alone, and so does an old-format row whose ``error`` (a deviation, not a count) is above the bound
+    nccl-tests holds that type to.
     """
     result = _pasted(ctx)
     if result is None:
@@ -161,9 +162,10 @@ def data_check_failed(ctx: RuleContext) -> Iterator[Finding]:
     first = checks[0]
     count = result.out_of_bounds if isinstance(result.out_of_bounds, int) else None
     many = f"{count} value(s)" if count else "values"
+    what = first.message if first.message.startswith("the row for") else f"{many} out of bounds"
     yield finding(
         "bench-data-corruption",
-        f"nccl-tests' data check failed: {many} out of bounds (line {first.evidence.line}: "
+        f"nccl-tests' data check failed: {what} (line {first.evidence.line}: "
         f"'{first.evidence.text}'): the collective returned wrong data.",
         out_of_bounds=count,
         log_lines=[f"line {f.evidence.line}: {f.evidence.text}" for f in checks[:6]],
