@@ -190,6 +190,20 @@ def test_a_run_that_ends_on_a_matrix_title_hung_there(tmp_path: Path) -> None:
     assert (stopped["kind"], stopped["testcase"]) == ("stopped", "Unidirectional P2P=Disabled Bandwidth")
 
 
+def test_a_paste_cut_at_a_staged_latency_title_after_its_bandwidth_matrices_is_not_a_hang(tmp_path: Path) -> None:
+    """Host-staged copies do not stall where the copies of the matrices above completed: a 4-card run cut at its
+    P2P=Disabled latency title is most likely a paste cut there, as a window of a healthy 8x
+    A100 run (nccl#841) that ends there reads the same. Before: FAIL, run hung."""
+    whole = (CAPTURES / "p2p-4xrtx6000ada-asus-esc8000a-p2pbwlat-1.txt").read_text()
+    title = "P2P=Disabled Latency Matrix (us)"
+    paste = tmp_path / "p2p.txt"
+    paste.write_text(whole[: whole.index(title)] + title + "\n   GPU     0      1      2      3\n")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    (cut,) = [f for f in report.findings if f.code == "bench-run-hung"]
+    assert cut.severity.value == "info" and report.gate.verdict != "fail"
+    assert "so the paste most likely stops there" in cut.message
+
+
 @pytest.mark.parametrize("name", [p.name for p in sorted(CAPTURES.glob("p2p-*p2pbwlat*-1.txt"))])
 def test_a_run_that_printed_every_matrix_did_not_stop(name: str) -> None:
     report = analyze_input(AnalyzeRequest(MachineInput(path=str(CAPTURES / name)))).report

@@ -441,3 +441,17 @@ def test_words_typed_after_the_last_column_are_kept_as_text_not_read_as_links() 
     extra_link = header + "GPU0     X    PIX   SYS   NV4\n" + "".join(rows[1:])
     with pytest.raises(TopoParseError, match="more cells than the header"):
         parse_topo_matrix(extra_link)  # a link code past the header is a matrix out of step, not a note
+
+
+def test_two_header_labels_glued_by_a_copy_are_two_columns() -> None:
+    """Summit's AC922 (rapidsai/ucx-py#616): 'mlx5_2mlx5_3' in the header, a tab lost between them. Before: the
+    first row had more cells than the header's columns, and a window of the header and one row was refused."""
+    text = (
+        "        GPU0    GPU1    GPU2    mlx5_0  mlx5_1  mlx5_2mlx5_3   CPU Affinity\n"
+        "GPU0     X      NV2     NV2     NODE    NODE    SYS   SYS      0-83\n"
+        "GPU1    NV2      X      NV2     NODE    NODE    SYS   SYS      0-83\n"
+        "GPU2    NV2     NV2      X      NODE    NODE    SYS   SYS      0-83\n"
+    )
+    parsed = parse_topo_matrix(text)
+    assert [n.label for n in parsed.machine.nics] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
+    assert nvlink_domains(parsed.machine) == [[0, 1, 2]]

@@ -126,7 +126,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-tests-284-rtx4090-2node-socket-init": "verdict WARN but no finding names run-hung (found nccl-env-override, nccl-net-socket-fallback)",
     "nccl-tests-319-hgx-doca-2node-low-busbw": "verdict PASS, the thread's WARN/FAIL",
     "nccl-tests-323-l40s-one-gpu-header": "verdict FAIL, the thread's NOT_JUDGED/PASS",
-    "nccl-tests-93-v100-topo-two-dockers": "verdict FAIL, the thread's PASS/NOT_JUDGED",
     "nccltests-117-4090-hang-after-using-devices": "verdict WARN, the thread's FAIL",
     "nccltests-272-h200-8gpu-allreduce-header": "verdict FAIL, the thread's NOT_JUDGED/PASS",
     "nccltests-276-h200-nvls-999-fm-restart": "verdict FAIL but no finding names fabric-unhealthy (found nccl-nvls-failed)",

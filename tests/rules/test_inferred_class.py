@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from parse.dev_pastes import dev_paste
 from rulecheck import audit, damage, real
 
 from topoaudit.model.finding import Severity
@@ -170,3 +171,22 @@ def test_nv4_pairs_without_a_model_are_not_passed_as_bridged_cards() -> None:
     assert report.gate.verdict != "pass" and report.identified.hardware_class == ""
     (split,) = [f for f in report.findings if f.code == "nvlink-split-domain"]
     assert split.severity == Severity.WARN and "cannot tell whether this is by design" in split.message
+
+
+# One quad of a DGX-1 as a container sees it (NVIDIA/nccl-tests#93): every pair linked, NV2 pairs chaining the four
+# GPUs and NV1 the others; each GPU's other links go to the quad the container does not show.
+QUAD = dev_paste("nccl-tests-93-v100-topo-two-dockers")
+
+
+def test_one_quad_of_a_cube_mesh_is_its_design_not_a_degraded_mesh() -> None:
+    """Before: FAIL, "3 GPU pair(s) have fewer NVLinks than its siblings" (the NV1 pairs against the NV2 ones)."""
+    for options in ({}, {"gpu_model": "Tesla V100-SXM2-32GB"}):
+        report = audit(QUAD, **options)
+        assert "nvlink-degraded" not in by_code(QUAD, **options) and report.gate.verdict == "pass"
+
+
+def test_only_the_quad_s_exact_pattern_is_taken_for_its_design() -> None:
+    """A pair with no NVLink breaks the quad (a mesh missing a pair); NV2 pairs that do not chain the four GPUs are
+    not the DGX-1's quad, and its NV1 pairs are judged against them as before."""
+    assert [f.severity for f in by_code(damage(QUAD, {(0, 1): "SYS"}))["nvlink-partial-mesh"]] == [Severity.WARN]
+    assert [f.severity for f in by_code(damage(QUAD, {(0, 1): "NV2"}))["nvlink-degraded"]] == [Severity.FAIL]

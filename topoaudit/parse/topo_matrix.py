@@ -264,8 +264,13 @@ def _read_header(line: str, line_no: int) -> _Header | None:
             if names is None:
                 return None  # prose that happens to mention GPU0
             return _Header(line_no, labels, names)
-        labels.append(token.group())
+        glued = _GLUED_LABELS.fullmatch(token.group())
+        labels.extend((glued["a"], glued["b"]) if glued else (token.group(),))
     return _Header(line_no, labels)
+
+
+_GLUED_LABELS = re.compile(r"(?P<a>(?P<stem>[A-Za-z][A-Za-z0-9]*?_?)\d+)(?P<b>(?P=stem)\d+)")
+"""Two column labels whose gap a copy lost ("mlx5_2mlx5_3", "GPU6GPU7"): the same stem twice, each with its number."""
 
 
 def _trailing_columns(text: str) -> list[tuple[str, str]] | None:

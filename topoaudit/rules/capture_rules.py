@@ -755,12 +755,29 @@ def copy_test_stopped(ctx: RuleContext) -> Iterator[Finding]:
 
     The sample prints each matrix's title and then copies between every pair: output that stops there is a copy
     that never finished. Between GPUs that report peer access that is most often ACS or the IOMMU redirecting the
-    copy through the root complex, where it stalls; it fails, as a hung nccl-tests run does.
+    copy through the root complex, where it stalls; it fails, as a hung nccl-tests run does. Copies staged through
+    host memory (P2P=Disabled) after a matrix the paste shows completed do not stall where those went: an excerpt
+    cut at a title reads the same, and is said at information.
     """
-    stopped = [f for f in _captures(ctx).copy_failures if f.kind == "stopped"]
+    captures = _captures(ctx)
+    stopped = [f for f in captures.copy_failures if f.kind == "stopped"]
     if not stopped:
         return
     first = stopped[0]
+    measured_before = any(
+        m.tool in COPY_SAMPLES and any(isinstance(v, float) for row in m.values_gbps for v in row)
+        for m in captures.bandwidth
+    )
+    if "P2P=Disabled" in first.text and measured_before:
+        yield finding(
+            "bench-run-hung",
+            f"p2pBandwidthLatencyTest's output ends on '{first.text}' (line {first.line}): copies staged through "
+            "host memory do not stall where the matrix above them completed, so the paste most likely stops there.",
+            severity=Severity.INFO,
+            last_line=first.line,
+            last_text=first.text,
+        )
+        return
     how = (
         " (with peer access off, so staged through host memory)"
         if "P2P=Disabled" in first.text

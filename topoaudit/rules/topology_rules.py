@@ -558,7 +558,7 @@ def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
     for domain in ctx.domains:
         if domain.build not in ("nvswitch", "mesh") or domain.min_links == domain.max_links:
             continue
-        if domain.build == "mesh" and _same_links_per_gpu(ctx, domain):
+        if domain.build == "mesh" and (_same_links_per_gpu(ctx, domain) or _cube_mesh_quad(ctx, domain)):
             continue
         inside = [(a, b, n) for a, b, n in pairs if domain_of.get(a) is domain and domain_of.get(b) is domain]
         expected = _healthy_count(n for _, _, n in inside)
@@ -586,6 +586,23 @@ def _degraded_pairs(ctx: RuleContext) -> Iterable[Finding]:
                 severity=Severity.WARN,
                 note="bridges carry an even number of links",
             )
+
+
+def _cube_mesh_quad(ctx: RuleContext, domain: Domain) -> bool:
+    """Whether the box shows only one quad of a V100 hybrid cube mesh (a DGX-1 seen from a container).
+
+    Four GPUs, every pair linked, three pairs NV2 forming a path and the other three NV1: the quad's design
+    (NVIDIA's DGX-1 V100 topology: GPU0 NV1 NV1 NV2 to GPUs 1-3, NV2 to GPU4). Each GPU's remaining links go to
+    the other quad, which the view does not show. A quad that lost links breaks the pattern: a missing pair, an
+    NV0, or NV2 pairs that do not chain.
+    """
+    if domain.size != 4 or len(ctx.machine.gpus) != 4 or gpus_with_unknown_pairs(ctx.machine):
+        return False
+    inside = {(a, b): n for a, b, n in nvlink_pairs(ctx.machine) if a in domain.gpus and b in domain.gpus}
+    if len(inside) != 6 or sorted(inside.values()) != [1, 1, 1, 2, 2, 2]:
+        return False
+    doubled = Counter(g for pair, n in inside.items() if n == 2 for g in pair)
+    return sorted(doubled[g] for g in domain.gpus) == [1, 1, 2, 2]  # the three NV2 pairs chain all four GPUs
 
 
 def _same_links_per_gpu(ctx: RuleContext, domain: Domain) -> bool:
@@ -633,6 +650,7 @@ def _degraded_against_catalog(
             totals[a] += n
             totals[b] += n
     undescribed = gpus_with_unknown_pairs(ctx.machine)  # their peers are not all shown: their total is not known
+    undescribed |= {g for d in ctx.domains if d.build == "mesh" and _cube_mesh_quad(ctx, d) for g in d.gpus}
     short = sorted((g, n) for g, n in totals.items() if n < want and g not in seen and g not in undescribed)
     if short:
         shown = first_few([f"GPU{g} {n}" for g, n in short], 8)
