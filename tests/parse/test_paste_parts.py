@@ -331,6 +331,10 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "python3: src/alloc.c:88: pool_take: Assertion `slot < n' failed.\n",
         "[...]\n[c11-8.cluster:113971][bcol_basesmuma_component.c:501:hmca_bcol_basesmuma_init_query] BCOL-BASESMUMA "
         "Failed to create rcache for KNEM device\n",
+        "65536                1782.01\n131072               1804.88\n262144               1792.01\n",
+        "info.va: 7f8293a00000\ninfo.mapped_size: 131072\ninfo.page_size: 65536\ninfo.mapped: 1\n"
+        "info.wc_mapping: 1\npage offset: 0\nuser-space pointer:0x7f82b2423000\n"
+        "writing test, size=131072 offset=0 num_iters=10000\n",
     ],
     ids=[
         "ascii-table",
@@ -373,6 +377,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "ggml-assert",
         "c-assert",
         "hcoll-source-logger",
+        "osu-rows-without-header",
+        "gdrcopy-fields-read-as-hosts",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

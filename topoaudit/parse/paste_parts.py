@@ -417,9 +417,10 @@ def split_parts(paste: str | Sequence[Line]) -> tuple[Part, ...]:
     return tuple(run.part() for run in _interleave(runs))
 
 
-_LOGGED_PREFIXES = frozenset({"logger", "timestamp", "syslog", "ray", "skypilot", "kubectl"})
-"""Prefix kinds only a program writes (a logger, or a launcher forwarding a worker's output): a line that carried one
-was printed, whatever words are left after it."""
+_LOGGED_PREFIXES = frozenset({"logger", "timestamp", "syslog", "ray", "skypilot", "kubectl", "pdsh"})
+"""Prefix kinds only a program writes (a logger, or a launcher forwarding a worker's output: pdsh's ``host: ``, which
+a dotted key such as gdrcopy's ``info.va: 7f82...`` also reads as): a line that carried one was printed, whatever words
+are left after it."""
 
 
 def _other_kind(
@@ -478,6 +479,8 @@ def _spread(texts: list[T]) -> list[T]:
 
 _PRINTED = re.compile(
     r"^\s*(?:[\w.-]+@[\w.-]+:\S*\s*|[\w.~/-]+)?[#$%]\s+[\w./-]"  # a shell prompt and its command: "$ ls", "dir$ ls"
+    r"|^\s*\d{1,10}\s{2,}\d+(?:\.\d+)?\s*$"  # a benchmark's row of two columns: OSU's "65536      1782.01"
+    r"|(?:\b[a-z_]\w*=[\w./:-]+,? +){2}[a-z_]\w*=\S"  # a program's parameters: "size=131072 offset=0 num_iters=10000"
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
     r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S|\S {3,}\S.*?\S {3,}\S"  # columns aligned by runs of spaces, or tabs
     r"|\S {3,}$|^\s*-{3,}\s*$"  # a line padded to a fixed width (mmcv's hook table), a rule of dashes
