@@ -471,3 +471,11 @@ def test_a_copy_benchmark_pair_below_its_siblings_fails_and_slow_copies_leave_pe
 def test_nvbandwidth_s_titles_and_headers_are_not_taken_for_another_benchmark() -> None:
     nvb = (CAPTURES / "nvbandwidth-8xh100-gpu1-to-gpu0-162gbps-constructed.txt").read_text()
     assert not looks_like_p2p(nvb)
+
+
+def test_a_copy_benchmark_cut_under_its_header_is_not_taken_for_a_hung_sample(tmp_path: Path) -> None:
+    """Only p2pBandwidthLatencyTest's own titles say a copy started there; another benchmark's header alone is a cut."""
+    paste = tmp_path / "cut.txt"
+    paste.write_text("\n".join(MEMCPY_KERNEL.splitlines()[:5]) + "\n", encoding="utf-8")
+    report = analyze_input(AnalyzeRequest(MachineInput(path=str(paste)))).report
+    assert "bench-run-hung" not in {f.code for f in report.findings} and report.gate.verdict == "not judged"

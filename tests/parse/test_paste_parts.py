@@ -335,6 +335,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "info.va: 7f8293a00000\ninfo.mapped_size: 131072\ninfo.page_size: 65536\ninfo.mapped: 1\n"
         "info.wc_mapping: 1\npage offset: 0\nuser-space pointer:0x7f82b2423000\n"
         "writing test, size=131072 offset=0 num_iters=10000\n",
+        "     Active: failed (Result: exit-code) since Mon 2024-07-01 14:43:57 UTC; 5s ago\n",
+        "0000\n001d\n001d\n0000\n",
     ],
     ids=[
         "ascii-table",
@@ -379,6 +381,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "hcoll-source-logger",
         "osu-rows-without-header",
         "gdrcopy-fields-read-as-hosts",
+        "systemctl-state-line",
+        "setpci-register-words",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

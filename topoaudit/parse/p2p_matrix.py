@@ -502,8 +502,8 @@ def _stopped_at(lines: list[str], title: str, rows: list[tuple[int, list[float]]
     The sample prints each matrix's title before it copies anything; output that ends there is a copy that never
     finished (or a paste cut there).
     """
-    if not title or rows or title in (UNTITLED_BANDWIDTH, UNTITLED_LATENCY):
-        return ()  # a header without a title line: nothing says the test printed it and stopped
+    if not title or rows or not _SAMPLE_MATRIX.match(title):
+        return ()  # a header without the sample's title line (or another benchmark's): nothing says the test stopped
     if title.startswith("P2P Connectivity"):
         return ()  # its rows are cudaDeviceCanAccessPeer answers, printed at once: no copy to hang in, a paste cut
     number = max(i for i, line in enumerate(lines, 1) if line.strip() == title)

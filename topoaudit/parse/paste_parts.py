@@ -480,6 +480,8 @@ def _spread(texts: list[T]) -> list[T]:
 _PRINTED = re.compile(
     r"^\s*(?:[\w.-]+@[\w.-]+:\S*\s*|[\w.~/-]+)?[#$%]\s+[\w./-]"  # a shell prompt and its command: "$ ls", "dir$ ls"
     r"|^\s*\d{1,10}\s{2,}\d+(?:\.\d+)?\s*$"  # a benchmark's row of two columns: OSU's "65536      1782.01"
+    r"|^\s*(?:Active: (?:active|inactive|failed|activating|deactivating) \(|Loaded: (?:loaded|not-found|masked) \()"
+    r"|^\s*[0-9a-f]{4}\s*$"  # systemctl status's state lines; setpci's register words ("001d")
     r"|(?:\b[a-z_]\w*=[\w./:-]+,? +){2}[a-z_]\w*=\S"  # a program's parameters: "size=131072 offset=0 num_iters=10000"
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
     r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S|\S {3,}\S.*?\S {3,}\S"  # columns aligned by runs of spaces, or tabs
