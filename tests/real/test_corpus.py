@@ -28,7 +28,7 @@ STILL_WRONG: dict[str, str] = {
     "ai-benchmarking-guide-nda100v4-d2h-low": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "ai-benchmarking-guide-ndh200v5-nvbw-nccl": "verdict NOT_JUDGED, the thread's PASS",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
-    "aws-ofi-nccl-65-p4d-busbw-dip-64mb": "verdict NOT_JUDGED, the thread's WARN/PASS",
+    "aws-ofi-nccl-33-p3dn-efa-throughput-decrease": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "awsofi-22-efa-open-av-einval": "verdict FAIL but no finding names run-hung (found run-failed)",
     "awsofinccl-584-b-busbw-one-efa": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "axolotl-3132-runpod-topo-p2p-not-supported": "verdict WARN but no finding names p2p-unsupported (found nvlink-absent)",

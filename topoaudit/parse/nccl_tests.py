@@ -882,7 +882,7 @@ def _data_row(
     if len(rest) < 2 * half and not one_half:
         issues.append(ParseIssue(number, "recovered", "row trimmed: only the out-of-place half is present"))
     wrong_name = names[3] if len(names) > 3 else "#wrong"
-    wrong = _wrong(oop[3] if len(oop) > 3 else None, wrong_name)
+    wrong = _wrong(oop[3] if len(oop) > 3 else None, wrong_name, tokens[2])
     ip_t, ip_algbw, ip_busbw = (_float_or_none(x) for x in ip[:3]) if len(ip) >= 3 else (None, None, None)
     ip_ok = ip_t is not None and ip_algbw is not None and ip_busbw is not None
     missing: Unsupported | Failed = Unsupported(SOURCE, "in-place half not in the input")
@@ -908,7 +908,7 @@ def _data_row(
         wrong=wrong,
         inplace_time_us=ip_t if ip_ok and ip_t is not None else missing,
         inplace_busbw_gbps=ip_busbw if ip_ok and ip_busbw is not None else missing,
-        inplace_wrong=_wrong(ip[3] if ip_ok and len(ip) > 3 else None, wrong_name) if ip_ok else missing,
+        inplace_wrong=_wrong(ip[3] if ip_ok and len(ip) > 3 else None, wrong_name, tokens[2]) if ip_ok else missing,
     )
     checked = ""
     if wrong_name == "error" and (over := _error_over_bound(tokens[2], oop, ip if ip_ok else [])) is not None:
@@ -974,7 +974,9 @@ def _half_width(names: list[str]) -> int:
     return 4
 
 
-def _wrong(token: str | None, column: str) -> int | Unsupported:
+def _wrong(token: str | None, column: str, dtype: str = "") -> int | Unsupported:
+    """The row's count of wrong elements; in the old format (an ``error`` column, the largest deviation) 0 when the
+    deviation is within the bound nccl-tests holds the type to, as nccl-tests itself counts it."""
     if token is None:
         return Unsupported(SOURCE, "#wrong column not in the input")
     if token.upper() == "N/A":
@@ -983,9 +985,9 @@ def _wrong(token: str | None, column: str) -> int | Unsupported:
     if value is None or not math.isfinite(value) or value < 0:
         return Unsupported(SOURCE, f"unreadable #wrong {token[:40]!r}")
     if column == "error":  # old nccl-tests: the maximum deviation, not a count
-        if value == 0:
+        if value == 0 or value <= _DELTA_MAX.get(dtype.lower(), 0.0):
             return 0
-        return Unsupported(SOURCE, f"old format reports a max error {token}, not a count of wrong elements")
+        return Unsupported(SOURCE, f"old format reports a max error {token}, above the bound for {dtype or 'its type'}")
     return int(value)
 
 
