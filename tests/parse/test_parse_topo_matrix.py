@@ -455,3 +455,15 @@ def test_two_header_labels_glued_by_a_copy_are_two_columns() -> None:
     parsed = parse_topo_matrix(text)
     assert [n.label for n in parsed.machine.nics] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
     assert nvlink_domains(parsed.machine) == [[0, 1, 2]]
+
+
+def test_glued_affinity_columns_of_both_sockets_are_split_by_what_the_rows_share() -> None:
+    """vllm-project/vllm#17516, rows without the header: socket 0's rows end '0-55,112-167 0N/A' (NUMA node and
+    GPU NUMA ID glued), socket 1's '56-111,168-2231   N/A' (the CPU list glued to NUMA node 1). Before: both read
+    as unreadable and failed."""
+    from parse.dev_pastes import dev_paste
+
+    parsed = parse_topo_matrix(dev_paste("vllm-17516-nv18-topo-gpu-rows"))
+    assert numa_of(parsed.machine)[:1] == (0,) and numa_of(parsed.machine)[4:7] == (1, 1, 1)
+    gpu4 = parsed.machine.gpus[4].cpu_affinity
+    assert isinstance(gpu4, tuple) and (min(gpu4), max(gpu4), len(gpu4)) == (56, 223, 112)

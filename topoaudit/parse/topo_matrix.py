@@ -310,7 +310,34 @@ def _split_cells(tokens: Sequence[str], limit: int) -> tuple[list[str], list[str
             glued.append(tok)
         cells.extend(parts)
         i += 1
-    return cells, list(tokens[i:]), glued
+    rest = [part for tok in tokens[i:] for part in _unglued_na(tok)]
+    return cells, rest, glued
+
+
+_NUMA_THEN_NA = re.compile(r"(\d{1,4})(N/A)")
+"""A NUMA node glued to the GPU NUMA ID after it ("0N/A"): the two columns' single space lost in a copy."""
+
+
+def _other_socket_splits(splits: list[tuple[str, str]], sibling_texts: set[str]) -> list[tuple[str, str]]:
+    """The splits of a glued list that read as the other socket's CPUs: as many CPUs as a whole row's list, none of
+    them a whole row's ("56-111,168-2231" beside "0-55,112-167": 112 CPUs and NUMA node 1)."""
+    siblings = [set(_cpu_list_or_empty(text)) for text in sibling_texts]
+    out = []
+    for cpu, numa in splits:
+        cpus = set(_cpu_list_or_empty(cpu))
+        if (
+            cpus
+            and numa.isdecimal()
+            and int(numa) < 16
+            and all(len(cpus) == len(other) and not cpus & other for other in siblings)
+        ):
+            out.append((cpu, numa))
+    return out
+
+
+def _unglued_na(token: str) -> tuple[str, ...]:
+    m = _NUMA_THEN_NA.fullmatch(token)
+    return (m[1], m[2]) if m else (token,)
 
 
 @functools.lru_cache(maxsize=512)
@@ -1132,7 +1159,11 @@ class _Parser:
             like_siblings = [(cpu, numa) for cpu, numa in splits if cpu in sibling_texts]
             if not listed or (max(listed) <= top and not like_siblings):
                 continue  # plausible as it stands: the row is cut short at its end, handled as such
-            choice = like_siblings or [(cpu, numa) for cpu, numa in splits if max(parse_cpu_list(cpu)) <= top]
+            choice = (
+                like_siblings
+                or [(cpu, numa) for cpu, numa in splits if max(parse_cpu_list(cpu)) <= top]
+                or _other_socket_splits(splits, sibling_texts)
+            )
             if len(choice) == 1:
                 cpu, numa = choice[0]
                 row.rest[at : at + 1] = [cpu, numa]
