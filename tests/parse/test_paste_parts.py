@@ -87,6 +87,8 @@ def test_a_debugger_s_stack_is_a_part_even_without_its_command() -> None:
     )
     assert [(p.kind, p.first, p.last) for p in split_parts(frames)] == [("stack", 1, 2)]
     assert [(p.kind, p.first, p.last) for p in split_parts(PY_SPY)] == [("stack", 1, 6)]
+    native = 'Thread 1302975 (active): "MainThread"\n    sched_yield (libc.so.6)\n'  # py-spy dump --native
+    assert [(p.kind, p.first, p.last) for p in split_parts(native)] == [("stack", 1, 2)]
     names_only = (
         "#0  __memcpy_avx_unaligned_erms          \u2190 SIGSEGV\n#1  ofi_memcpy\n#10 mooncake::EfaContext::pollCq\n"
     )

@@ -105,6 +105,7 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("h:5:5 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 0", "nccl-rings-gdr-off"),
     ("nvidia-nvswitch3: SXid (0008:00:00.0: 20034, Fatal, Link 29 LTSSM Fault Up", "sxid-fatal-link"),
     ("[ 88.1] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20020, Fatal, Device 0 internal error", "sxid-fatal"),
     ("ib_write_bw: Couldn't connect to 192.168.1.2:18515", "perftest-oob-connect-failed"),

@@ -227,12 +227,13 @@ _STACK_FRAME = re.compile(
 )
 _STACK_HEAD = re.compile(
     r"^\s*(?:\(gdb\) (?:bt|backtrace|thread apply all bt)\b|Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP \d+\)\)|"
-    r"Thread 0x[0-9A-Fa-f]+ \((?:active|idle)(?:\+gil)?\): \"|Process \d+: \S*python|"
+    r"Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:active|idle)(?:\+gil)?\): \"|Process \d+: \S*python|"
     r"==== backtrace \(tid:\s*\d+\) ====)"
 )
-_PYSPY_FRAME = re.compile(r"^\s+[\w<>.]+ \((?:[\w./-]+\.py):\d+\)\s*$")
+_PYSPY_FRAME = re.compile(r"^\s+[\w<>.:~]+ \((?:[\w./-]+\.py:\d+|[\w.+-]+\.so(?:\.\d+)*)\)\s*$")
 """A process's stack as debuggers print it: gdb's ``#3  0x... in threadRunTests(void*) ()`` frames under ``(gdb)
-bt``, and py-spy's ``Thread 0x7F... (active): "MainThread"`` with ``all_reduce (torch/distributed/...py:2050)``."""
+bt``, and py-spy's ``Thread 0x7F... (active): "MainThread"`` (a thread id in decimal with ``--native``) with
+``all_reduce (torch/distributed/...py:2050)`` and native frames ``sched_yield (libc.so.6)``."""
 
 _RANK_PREFIXES = ("sglang", "torchrun", "openmpi")
 """Line prefixes that only a distributed job's launcher writes, naming the rank (``[date time TP0]``, ``[rank3]:``,
