@@ -443,3 +443,13 @@ def test_a_tool_s_lone_lines_are_recognised_as_its_output(text: str, kind: str) 
     """nccl-tests' footer pasted outside a code block loses its "#" to Markdown; nvidia-smi -q's PCIe replay counter
     is one of its own keys. Both used to be refused as unrecognisable."""
     assert [p.kind for p in split_parts(text)] == [kind]
+
+
+def test_a_gpu_named_with_a_one_digit_model_number_makes_the_text_a_gpu_s() -> None:
+    """gdrcopy's sanity run on a T4 (bottlerocket-os/bottlerocket#462): 'name: Tesla T4' is a GPU's name, as 'Tesla
+    V100' is. Before: the window of its test list and device line was refused."""
+    text = (
+        "    basic_with_tokens\nGPU id:0; name: Tesla T4; Bus id: 0000:00:1e\nselecting device 0\n"
+        "Benchmark mode: CPU produces and GPU consumes\n"
+    )
+    assert [p.kind for p in split_parts(text)] == ["gpu-text"]

@@ -163,7 +163,7 @@ _GPU_TEXT = re.compile(
     r"|provider: (?:efa|verbs)"
     r"|libnccl\S*|nccl==[\d.]+|mpirun|torchrun|all_reduce_perf|\bMPI_(?:FINALIZE|ABORT|COMM_WORLD|Init)\b"
     r"|Primary job\s+terminated normally|Per user-direction, the job has been aborted"
-    r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{2,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
+    r"|(?:NVIDIA|GeForce|Tesla|Quadro)[ -](?:RTX |GTX )?[A-Z]{0,3}\d{1,4}\w*|PCIe GEN \d@\d+x)|--gpus-per-(?:task|node)"
     r"|--gres=gpu|ACSCtl:|\bACSCap:|\bLnk(?:Sta|Cap|Ctl)2?:|\bATS(?:Cap|Ctl):|Address Translation Service \(ATS\)"
     r"|[Ff]abric[ -][Mm]anager|\b[Hh]orovod|\b[Cc]u[Pp]y\b"
     r"|\bUCX\b|\bucx_perftest\b|\bucp_\w+|\bUCX_[A-Z_]+|\bUCC\b|\b(?:tag|put|get|am|stream)_(?:bw|lat)\b"
