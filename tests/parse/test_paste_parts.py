@@ -453,3 +453,9 @@ def test_a_gpu_named_with_a_one_digit_model_number_makes_the_text_a_gpu_s() -> N
         "Benchmark mode: CPU produces and GPU consumes\n"
     )
     assert [p.kind for p in split_parts(text)] == ["gpu-text"]
+
+
+def test_dcgm_field_names_make_the_text_a_gpu_s() -> None:
+    """A dcgm-exporter metrics file (NVIDIA/DCGM#141): DCGM's field names, not refused as unknown text."""
+    text = "# Clocks,,\nDCGM_FI_DEV_SM_CLOCK,  gauge, SM clock frequency (in MHz).\n"
+    assert [p.kind for p in split_parts(text)] == ["gpu-text"]

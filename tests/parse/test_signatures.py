@@ -105,6 +105,17 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("ecb2de971add:35791:35960 [3] INFO nvmlDeviceGetNvLinkCapability() failed: Not Supported", "nccl-nvml-nvlink-not-supported"),
+    (
+        "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) "
+        "after sleep for 3400 msec",
+        "nccl-socket-connect-retries-exhausted",
+    ),
+    (
+        "z:1:1 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (26/34) after sleep for 2600"
+        " msec",
+        "nccl-socket-connect-retrying",
+    ),
     ("h:5:5 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 0", "nccl-rings-gdr-off"),
     ("nvidia-nvswitch3: SXid (0008:00:00.0: 20034, Fatal, Link 29 LTSSM Fault Up", "sxid-fatal-link"),
     ("[ 88.1] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20020, Fatal, Device 0 internal error", "sxid-fatal"),
@@ -971,6 +982,8 @@ NOT = [
     ),
     ("[INFO] Fabric Manager NVLink error handler thread started", "fm-failure-words"),
     (" Port number 1 state is Active", "perftest-port-not-active"),
+    ("1. export NCCL_SHM_DISABLE=1;", "shell-env-transport-off"),  # Paddle's hint, listing what one could try
+    ("ecb2de971add:35791:35960 [3] INFO nvmlDeviceGetNvLinkCapability() failed: Not Supported", "nccl-nvml-failed"),
 ]
 
 

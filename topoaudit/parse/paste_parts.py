@@ -169,7 +169,7 @@ _GPU_TEXT = re.compile(
     r"|\bUCX\b|\bucx_perftest\b|\bucp_\w+|\bUCX_[A-Z_]+|\bUCC\b|\b(?:tag|put|get|am|stream)_(?:bw|lat)\b"
     r"|message rate \(msg/s\)"
     r"|\bcuda(?:Memcpy\w*|DeviceCanAccessPeer|DeviceEnablePeerAccess|Ipc\w+)\b|\bcuIpc\w+|\b(?:CUDA|Cuda) error\b"
-    r"|\b(?:CUDA|cuda|NVIDIA|nvidia-smi|vLLM|vllm|SGLang|sglang|DeepSpeed|deepspeed|Megatron|TensorRT)\b"
+    r"|\b(?:CUDA|cuda|NVIDIA|nvidia-smi|vLLM|vllm|SGLang|sglang|DeepSpeed|deepspeed|Megatron|TensorRT|DCGM|dcgmi|nv-hostengine)\b|\bDCGM_FI_\w+"
     r"|\btorch\.distributed\b|\bworld[_ ]size\b|\b(?:TP|tp)[_ ]rank\b|[Tt]ensor[ _-]?[Pp]arallel"
     r"|\b(?:all[_ ]?reduce|all[_ ]gather|allgather|reduce[_ ]scatter)\b|\bNVL(?:S|\d+)?\b|NVL_PEERS|\bDeepEP\b"
     r"|/dev/nvidia\w*|/proc/driver/nvidia|nvidia-persistenced|\bnvidia_(?:peermem|uvm|drm|modeset)\b|\bNVML(?:_\w+)?\b"
