@@ -105,6 +105,11 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    (
+        "master:608:608 [0] transport/net_ib.cc:115 NCCL WARN Could not find real path of rxe0 "
+        "(/sys/class/infiniband/rxe0/device)",
+        "nccl-ib-device-no-pci-path",
+    ),
     ("ecb2de971add:35791:35960 [3] INFO nvmlDeviceGetNvLinkCapability() failed: Not Supported", "nccl-nvml-nvlink-not-supported"),
     (
         "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) "
