@@ -79,6 +79,18 @@ _TITLED_BANDWIDTH = re.compile(r"\bbandwidth\b.*\bGB/s\b", re.IGNORECASE)
 """A copy benchmark's matrix title ("Measured bandwidth in GB/s of size 512 MiB:")."""
 
 
+_TITLE_OVER_HEADER = re.compile(
+    r"bandwidth\b[^\n]*GB/s[^\n]*\n(?:[ \t]*\n)?[ \t]*0(?:[ \t]+\d{1,6})+[ \t]*$", re.IGNORECASE | re.MULTILINE
+)
+"""A bandwidth title over a header of GPU indices: the cheap test before reading any lines."""
+
+
+def holds_titled_matrix(text: str) -> bool:
+    """Whether ``text`` holds a copy benchmark's matrix under a title naming GB/s (:func:`titled_headers`); a text
+    without such a title over a header is answered by one regular expression, without splitting it into lines."""
+    return bool(_TITLE_OVER_HEADER.search(text)) and bool(titled_headers(text.splitlines()))
+
+
 def titled_headers(lines: list[str]) -> dict[int, str]:
     """Each header of GPU indices ("   0   1   2   3") right under a bandwidth title (a blank line between them
     at most): {the header's index: the title}. Such a header alone is also nvbandwidth's, or any table's; the title

@@ -706,6 +706,8 @@ PRINTED_HALF_UNIT = 0.005
 
 _MSCCLPP_TYPE = "int32"
 """mscclpp-test prints no type column: its collectives move ``int`` elements (test/mscclpp-test/common.cc)."""
+_ONE_HALF = _Layout(False, ["time", "algbw", "busbw", "#wrong"])
+"""An mscclpp-test row, its type put in: the figures of the one half it ran."""
 _COLUMNS = ["time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
 _COLUMNS_1X = ["time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"]
 """A row's columns after its size, count, type (and redop, root) without a header: today's and nccl-tests 1.x's."""
@@ -841,7 +843,7 @@ def _data_row(
     one_half = layout is not None and not layout.typed
     if one_half and 5 <= len(tokens) <= 6:
         tokens = [*tokens[:2], _MSCCLPP_TYPE, *tokens[2:]]  # mscclpp-test: one half, of int32 elements
-        layout = _Layout(False, ["time", "algbw", "busbw", "#wrong"])
+        layout = _ONE_HALF
     if len(tokens) < 6 or not tokens[0].isdecimal() or not tokens[1].isdecimal():
         return None
     # nccl-tests 1.x printed no redop column where the collective has none to name (size count type time ...)

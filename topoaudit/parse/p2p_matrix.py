@@ -17,7 +17,7 @@ from topoaudit.model.machine import Gpu, P2PStatus
 from topoaudit.model.nccl_topo import BandwidthMatrix, CopyTestFailure, LatencyMatrix
 from topoaudit.model.values import Probed, Unsupported
 from topoaudit.parse import tensorflow_log
-from topoaudit.parse.bare_matrix import bare_matrices, holds_bare_matrix, titled_headers
+from topoaudit.parse.bare_matrix import bare_matrices, holds_bare_matrix, holds_titled_matrix, titled_headers
 
 # ``nvidia-smi topo -p2p`` legend (X = Self, OK = Status Ok, CNS = Chipset not supported, ...), in NVML's words.
 P2P_CODES = {
@@ -112,7 +112,7 @@ def looks_like_p2p(text: str) -> bool:
         return True
     if holds_bare_matrix(head):
         return True
-    if "GB/s" in head and titled_headers(head.splitlines()):
+    if holds_titled_matrix(head):
         return True
     if any(mark in head for mark in tensorflow_log.MARKS) and _tensorflow_matrix(head.splitlines()).rows:
         return True
@@ -209,7 +209,7 @@ def parse_p2p(text: str, name: str) -> ParsedP2P:
             for line in lines
         )
         or holds_bare_matrix(text)
-        or ("GB/s" in text and titled_headers(lines))
+        or holds_titled_matrix(text)
     ):
         return _cuda_sample(lines, name)
     if any(mark in text for mark in tensorflow_log.MARKS) and (matrix := _tensorflow_matrix(lines)).rows:
@@ -315,7 +315,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     notes: list[tuple[int, str]] = []
     host_rows: list[tuple[str, list[float]]] = []  # busGrind's host/device matrix: (direction, one figure per GPU)
     bare = {matrix.first: matrix for matrix in bare_matrices(lines)}
-    titled = titled_headers(lines) if any("GB/s" in line for line in lines) else {}
+    titled = titled_headers(lines) if holds_titled_matrix("\n".join(lines)) else {}
 
     def close() -> None:
         directions = list(host_rows)

@@ -1,4 +1,5 @@
-"""`nvidia-smi topo -p2p` or CUDA's p2pBandwidthLatencyTest: peer-to-peer status per GPU pair, and measured copies."""
+"""`nvidia-smi topo -p2p`, CUDA's p2pBandwidthLatencyTest or a copy benchmark's GB/s matrix: peer-to-peer status per
+GPU pair, and measured copies."""
 
 from __future__ import annotations
 
@@ -17,18 +18,13 @@ _LATENCY_HEADER = re.compile(r"^[ \t]*GPU(?:[ \t]+\d{1,6}){2,}[ \t]*$", re.MULTI
 the parser's own pattern, kept here so that the sniff of a `topo -m` matrix imports no P2P parser."""
 
 
-_TITLED_HEADER = re.compile(r"bandwidth\b[^\n]*GB/s[^\n]*\n(?:[ \t]*\n)?[ \t]*0(?:[ \t]+\d{1,6})+[ \t]*$", re.I | re.M)
-"""A copy benchmark's bandwidth title over a header of GPU indices (the parser reads which of them head a matrix)."""
-
-
 def sniff(text: str) -> bool:
     head = text[:200_000]
     marks = ("P2P", " OK", "NS", "Matrix (us)", "D\\D", "Access Peer", "Host/Device Bandwidth", *tensorflow_log.MARKS)
-    cheap = any(mark in head for mark in marks) or _LATENCY_HEADER.search(head) or _TITLED_HEADER.search(head)
-    if not cheap:  # cheap test first
-        from topoaudit.parse.bare_matrix import holds_bare_matrix
+    if not any(mark in head for mark in marks) and not _LATENCY_HEADER.search(head):  # cheap test first
+        from topoaudit.parse.bare_matrix import holds_bare_matrix, holds_titled_matrix
 
-        return holds_bare_matrix(head)
+        return holds_bare_matrix(head) or holds_titled_matrix(head)
     from topoaudit.parse.p2p_matrix import looks_like_p2p
 
     return looks_like_p2p(text)
