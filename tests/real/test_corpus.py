@@ -89,7 +89,6 @@ STILL_WRONG: dict[str, str] = {
     "nccl-1127-rtx3090-p2p-enabled-bidir-latency": "verdict WARN but no finding names p2p-unsupported (found p2p-copy-pair-low, p2p-copy-below-pcie)",
     "nccl-1161-h100-pcie-nvlink-allreduce-115gbs": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "nccl-1199-h800-2node-p2p-disable-cmdline": "verdict WARN but no finding names data-corruption (found nccl-env-override)",
-    "nccl-1297-vllm-ray-softroce-rxe0": "verdict WARN but no finding names config-override (found nccl-gdr-disabled)",
     "nccl-1343-a40-nv4-topo-gdr-off": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "nccl-1464-vm-ib-write-bw-summary-line-rate": "verdict NOT_JUDGED, the thread's PASS",
     "nccl-1530-rtx4090-tree-allreduce-header": "verdict FAIL, the thread's NOT_JUDGED",

@@ -441,6 +441,10 @@ def test_a_level_typed_as_a_number_is_read_as_the_old_level() -> None:
         ("NCCL_NET_GDR_LEVEL set by environment to LOC", Severity.WARN),
         ("NCCL_IB_DISABLE set by environment to 1.", Severity.WARN),
         ("NCCL_P2P_DISABLE set by environment to 1", Severity.WARN),
+        ("NCCL_IB_HCA set to mlx5_0,mlx5_1", Severity.INFO),
+        ("NCCL_IB_HCA set to rxe0", Severity.WARN),  # soft-RoCE: the kernel emulates RDMA (NVIDIA/nccl#1297)
+        ("NCCL_IB_HCA set by environment to =mlx5_0,siw0:1", Severity.WARN),
+        ("NCCL_IB_HCA set to ^rxe0", Severity.INFO),  # '^' excludes what it names
     ],
 )
 def test_path_changing_variables_warn_and_tuning_ones_are_info(setting: str, severity: Severity) -> None:

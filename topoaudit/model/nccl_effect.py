@@ -9,6 +9,8 @@ rule that words the finding read the same table.
 
 from __future__ import annotations
 
+import re
+
 from topoaudit.model.finding import Severity
 from topoaudit.model.nccl import QUIET
 
@@ -27,6 +29,11 @@ CHANNELS_ONE_NODE_USES = 32
 """The most ring channels NCCL builds: its search finds at most MAXCHANNELS/2 = 32 and duplicates up to that
 (NVIDIA/nccl@5067397c src/init.cc ``ringGraph->maxChannels = MAXCHANNELS / 2``, src/graph/search.cc
 ``ncclTopoDupChannels``), so NCCL_MAX_NCHANNELS or NCCL_MAX_CTAS at 32 or more takes none of them away."""
+
+
+SOFTWARE_RDMA = re.compile(r"^\s*=?(?:[\w.-]+(?::\d+)?,)*(?:rxe|siw)\d")
+"""A software RDMA device's name in an NCCL_IB_HCA list that selects devices: soft-RoCE (rdma_rxe) or siw, RDMA
+emulated by the kernel. A list starting with '^' excludes the devices it names."""
 
 
 def effect(name: str, value: str, nvlink_everywhere: bool = False) -> tuple[Severity, str] | None:
@@ -72,6 +79,8 @@ def effect(name: str, value: str, nvlink_everywhere: bool = False) -> tuple[Seve
         }[name]
     if name == "NCCL_MNNVL_ENABLE" and v == "0":
         return warn, "multi-node NVLink is off"
+    if name == "NCCL_IB_HCA" and SOFTWARE_RDMA.search(value):
+        return warn, "the InfiniBand transport uses a software RDMA device (soft-RoCE or siw): the kernel emulates RDMA"
     if name == "NCCL_GRAPH_FILE":
         return warn, "NCCL's rings and trees come from a file, not its own search"
     if name in ("NCCL_MAX_NCHANNELS", "NCCL_MAX_NRINGS", "NCCL_MAX_CTAS"):
