@@ -106,6 +106,15 @@ TABLE = [
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     (
+        "libfabric:718892:1658904526::efa:mr:efa_mr_regattr():632<warn> Unable to register MR: Cannot allocate memory",
+        "efa-mr-register-enomem",
+    ),
+    (
+        "Unable to write to EQ: Missing or unavailable event queue. err: Cannot allocate memory (-12) prov_errno: "
+        "Cannot allocate memory (-12) ./prov/efa/src/rxr/rxr.h:683",
+        "efa-eq-write-abort",
+    ),
+    (
         "master:608:608 [0] transport/net_ib.cc:115 NCCL WARN Could not find real path of rxe0 "
         "(/sys/class/infiniband/rxe0/device)",
         "nccl-ib-device-no-pci-path",

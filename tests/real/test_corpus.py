@@ -29,7 +29,6 @@ STILL_WRONG: dict[str, str] = {
     "ai-benchmarking-guide-nda100v4-d2h-low": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "ai-benchmarking-guide-ndh200v5-nvbw-nccl": "verdict NOT_JUDGED, the thread's PASS",
     "alcf-nccl-tests-pytests-gdr-level-timeout": "verdict FAIL but no finding names config-override (found bench-timeout)",
-    "aws-ofi-nccl-141-efa-mr-enomem": "verdict FAIL but no finding names run-failed (found gpu-rdma-setup-failed)",
     "aws-ofi-nccl-24-couldnt-open-av-hang": "verdict FAIL but no finding names run-hung (found run-failed, nccl-gdr-disabled)",
     "aws-ofi-nccl-33-p3dn-efa-throughput-decrease": "verdict PASS, the thread's NOT_JUDGED/WARN",
     "awsofi-22-efa-open-av-einval": "verdict FAIL but no finding names run-hung (found run-failed)",
