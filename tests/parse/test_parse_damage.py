@@ -263,7 +263,7 @@ def test_glued_cpu_list_and_numa_are_split() -> None:
     assert isinstance(g0.gpu_numa_id, Unsupported) and "N/A" in g0.gpu_numa_id.reason
     assert parsed.machine.gpus[1].cpu_affinity == g0.cpu_affinity  # the whole rows are not voided
     (issue,) = parsed.issues
-    assert issue.line == 2 and issue.action == "recovered" and "'0-23,48-710'" in issue.message
+    assert issue.line == 2 and issue.action == "affinity" and "'0-23,48-710'" in issue.message
 
 
 def test_glued_rows_of_one_socket_are_split_against_the_other_socket() -> None:
@@ -271,7 +271,7 @@ def test_glued_rows_of_one_socket_are_split_against_the_other_socket() -> None:
     parsed = parse_topo_matrix(damaged)
     assert [g.numa_nodes for g in parsed.machine.gpus] == [(0,)] * 4 + [(1,)] * 4
     assert parsed.machine.gpus[3].cpu_affinity == (*range(0, 24), *range(48, 72))
-    assert [(i.line, i.action) for i in parsed.issues] == [(n, "recovered") for n in (2, 3, 4, 5)]
+    assert [(i.line, i.action) for i in parsed.issues] == [(n, "affinity") for n in (2, 3, 4, 5)]
 
 
 def test_glue_that_cannot_be_split_fails_the_row_affinity_with_the_reason() -> None:
@@ -282,7 +282,7 @@ def test_glue_that_cannot_be_split_fails_the_row_affinity_with_the_reason() -> N
     assert "7100" in g0.cpu_affinity.reason and "stop at 95" in g0.cpu_affinity.reason
     assert isinstance(g0.numa_nodes, Failed) and isinstance(g0.gpu_numa_id, Failed)
     assert parsed.machine.gpus[1].cpu_affinity == (*range(0, 24), *range(48, 72))
-    assert [(i.line, i.action) for i in parsed.issues] == [(2, "recovered")]
+    assert [(i.line, i.action) for i in parsed.issues] == [(2, "affinity")]
 
 
 def test_row_cut_at_its_end_is_not_taken_for_glue() -> None:

@@ -203,7 +203,7 @@ def test_cpu_list_that_is_a_fragment_of_another_voids_the_column() -> None:
     parsed = parse_topo_matrix(text)
     assert all(isinstance(g.cpu_affinity, Failed) for g in parsed.machine.gpus)
     assert numa_of(parsed.machine) == HALVES
-    assert [(i.line, i.action) for i in parsed.issues] == [(6, "recovered")]
+    assert [(i.line, i.action) for i in parsed.issues] == [(6, "affinity")]
 
 
 def test_unknown_vendor_code_kept_verbatim() -> None:

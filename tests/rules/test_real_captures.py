@@ -109,8 +109,8 @@ TABLE = [
     Row("topo/topo-h800-8gpu-9nic-bond-nicnames-sglang-1.txt", None, "pass", "01234567", "model-unknown:info"),
     Row("topo/topo-h800-8gpu-9nic-bond-nicnames-sglang-1.txt", "NVIDIA H800", "pass", "01234567", ""),
     # 4 NICs for 8 NVSwitch GPUs: those without a NIC beside them reach one through an NVLink peer (NCCL's PXN)
-    Row("topo/topo-h800-8gpu-nv8-terminal-truncated-cols-1.txt", None, "warn", "01234567", "input-recovered:warn model-unknown:info nic-not-local:info"),
-    Row("topo/topo-h800-8gpu-nv8-terminal-truncated-cols-1.txt", "NVIDIA H800", "warn", "01234567", "input-recovered:warn nic-not-local:info"),
+    Row("topo/topo-h800-8gpu-nv8-terminal-truncated-cols-1.txt", None, "pass", "01234567", "input-recovered:info model-unknown:info nic-not-local:info"),
+    Row("topo/topo-h800-8gpu-nv8-terminal-truncated-cols-1.txt", "NVIDIA H800", "pass", "01234567", "input-recovered:info nic-not-local:info"),
     Row("topo/topo-hgx-h100-sxm-10nic-tabs-nicrows-truncated-1.txt", None, "pass", "01234567", "model-unknown:info"),
     Row("topo/topo-hgx-h100-sxm-10nic-tabs-nicrows-truncated-1.txt", "NVIDIA H100 80GB HBM3", "pass", "01234567", ""),
     Row("topo/topo-nonnvidia-metax-8gpu-marslink-ht-1.txt", None, "pass", "", "model-unknown:info"),

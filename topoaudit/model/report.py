@@ -56,8 +56,9 @@ ELISION_LINE = re.compile(r"^\s*(?:\.{3,}|\u2026+|\[\.\.\.\]|<snip>|\[snip\])\s*
 """A line the poster put in place of lines they left out: "......", "...", "[...]", "<snip>"."""
 
 
-INCOMPLETE_ACTIONS = frozenset({"recovered", "partial"})
-"""Input issues that leave part of the capture unread: damage read around, or a paste cut before its last rows."""
+INCOMPLETE_ACTIONS = frozenset({"recovered", "affinity", "partial"})
+"""Input issues that leave part of the capture unread: damage read around (in the links, or only in the CPU and NUMA
+affinity columns), or a paste cut before its last rows."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class InputIssue:
     """Something in the input that was recovered or ignored (a damaged paste, an unknown field)."""
 
     line: int
-    action: str  # "recovered" | "partial" | "excerpt" | "respaced" | "ignored"
+    action: str  # "recovered" | "affinity" | "partial" | "excerpt" | "respaced" | "ignored"
     message: str
 
 

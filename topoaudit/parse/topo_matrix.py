@@ -81,6 +81,8 @@ class ParseIssue:
     action: str  # "recovered" | "ignored" | "ambiguous" | "excerpt" (a shape of a paste, nothing lost: no header line)
     # | "respaced" (the paste lost the spaces between cells; every cell is a code topo -m prints: nothing lost)
     # | "partial" (cut before its last rows: what it shows is judged, the rest is not known)
+    # | "affinity" (a CPU or NUMA affinity value damaged by the paste: read where unambiguous, else recorded as failed;
+    #   every link cell is read in full)
     message: str
 
 
@@ -1068,7 +1070,7 @@ class _Parser:
                 if kind == "cpu" and raw.startswith(("-", ",")):
                     out.cpu_cut = raw  # reported once for the whole column
                 else:
-                    self.note(row.line, "recovered", f"{label}: {title} {_quoted(raw)} unreadable; recorded as failed")
+                    self.note(row.line, "affinity", f"{label}: {title} {_quoted(raw)} unreadable; recorded as failed")
 
     def place_by_position(self, row: _Row, columns: list[tuple[str, str]]) -> list[str | None] | None:
         """A short row's values placed under the header's titles by where they stand; None for a blank column.
@@ -1169,7 +1171,7 @@ class _Parser:
                 row.rest[at : at + 1] = [cpu, numa]
                 self.note(
                     row.line,
-                    "recovered",
+                    "affinity",
                     f"{row.label} row: CPU Affinity and NUMA Affinity are glued together ({_quoted(glued)}; the row "
                     f"is one value short); read as {cpu!r} and {numa!r}",
                 )
@@ -1179,7 +1181,7 @@ class _Parser:
                     f"Affinity after it (the row is one value short; read whole, the list reaches CPU {max(listed)} "
                     f"where the other rows stop at {top})"
                 )
-                self.note(row.line, "recovered", f"{row.glue}; the row's affinity is recorded as failed")
+                self.note(row.line, "affinity", f"{row.glue}; the row's affinity is recorded as failed")
 
     def keep_text_columns(self, values: dict[str, _Affinity], header: _Header) -> None:
         """Columns topo -m does not print are kept as text, once per column, in an input issue."""
@@ -1213,7 +1215,7 @@ class _Parser:
         shown = ", ".join(f"{label} {_quoted(bad[label])}" for label in order)
         self.note(
             rows[order[0]].line,
-            "recovered",
+            "affinity",
             f"CPU Affinity column looks cut (terminal width?): {shown}; CPU affinity recorded as failed for every GPU",
         )
         for v in values.values():

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from topoaudit.model.finding import Finding
+from topoaudit.model.finding import Finding, Severity
 from topoaudit.rules.base import RuleContext, finding
 from topoaudit.rules.codes import Code
 from topoaudit.rules.registry import rule
@@ -28,16 +28,26 @@ def input_recovered(ctx: RuleContext) -> Iterable[Finding]:
     A re-typed or glued ``topo -m`` is read where its symmetric matrix makes the missing cells unambiguous; every
     recovered place is an input issue of the report, and ``--strict`` exits 3 on it. A paste cut before its last rows
     is no damage: its issue is ``partial`` (the gate says how many pairs it judged; ``--strict`` exits 3 on it too).
+    Damage only in the CPU and NUMA affinity columns (a terminal's cut, two values glued) leaves every link read:
+    the finding is then information, and the affinity it could not read is recorded as failed.
     """
     recovered = [i for i in ctx.issues if i.action == "recovered"]
-    if not recovered:
-        return
-    yield finding(
-        "input-recovered",
-        f"The input was damaged; {len(recovered)} place(s) recovered. First, line {recovered[0].line}: "
-        f"{recovered[0].message.rstrip('.')}.",
-        lines=[i.line for i in recovered],
-    )
+    affinity = [i for i in ctx.issues if i.action == "affinity"]
+    if recovered:
+        yield finding(
+            "input-recovered",
+            f"The input was damaged; {len(recovered) + len(affinity)} place(s) recovered. First, line "
+            f"{recovered[0].line}: {recovered[0].message.rstrip('.')}.",
+            lines=[i.line for i in sorted(recovered + affinity, key=lambda i: i.line)],
+        )
+    elif affinity:
+        yield finding(
+            "input-recovered",
+            f"The input's CPU or NUMA affinity columns were damaged in {len(affinity)} place(s); every link was read. "
+            f"First, line {affinity[0].line}: {affinity[0].message.rstrip('.')}.",
+            severity=Severity.INFO,
+            lines=[i.line for i in affinity],
+        )
 
 
 NOT_IN_CATALOG = (
