@@ -339,6 +339,10 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "writing test, size=131072 offset=0 num_iters=10000\n",
         "     Active: failed (Result: exit-code) since Mon 2024-07-01 14:43:57 UTC; 5s ago\n",
         "0000\n001d\n001d\n0000\n",
+        "(trnighlty) root@gpu1:/mnt/others# torchx run -s local_cwd dist.ddp -j 1x2 --gpu 2 --script t.py\n"
+        "torchx 2023-03-15 14:37:30 INFO     Waiting for the app to finish...\n"
+        "local_cwd://torchx/test_installation-hbxsswvvc7brnc\n"
+        "test_installation/0 master_addr is only used for static rdzv_backend\n",
     ],
     ids=[
         "ascii-table",
@@ -385,6 +389,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "gdrcopy-fields-read-as-hosts",
         "systemctl-state-line",
         "setpci-register-words",
+        "prompt-after-a-virtualenv-name",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

@@ -176,7 +176,6 @@ STILL_WRONG: dict[str, str] = {
     "t2t-390-lspci-2x1080ti-gen1-x8-linksta": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "tinygrad-okm-36-4090d-48gb-mapping-buffer-failed": "verdict FAIL but no finding names p2p-unsupported (found run-failed)",
     "tinygrad-p2p-45-4090-p2p-disabled-shm-run": "verdict WARN but no finding names config-override (found nccl-p2p-unused)",
-    "torchrec-996-torchx-launch-lines": "verdict REFUSED, the thread's NOT_JUDGED",
     "torchtitan-1681-pp-net-socket-truncated": "verdict FAIL but no finding names run-hung (found run-failed)",
     "transformers-26724-8gpu-p2p-read-shm-stuck-0pct": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "trl-2923-grpo-server-train-ok": "verdict REFUSED, the thread's NOT_JUDGED/PASS",
