@@ -106,6 +106,15 @@ TABLE = [
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     (
+        "[jwb0296:32182:0:32182] ib_mlx5_log.c:145  Transport retry count exceeded on mlx5_2:1/IB (synd 0x15 vend 0x81 "
+        "hw_synd 0/0)",
+        "ucx-ib-completion-error",
+    ),
+    (
+        "[node1:123:0:123] ib_mlx5_log.c:177  Error on QP 0x1a2b wqe[12]: Remote access (synd 0x13 vend 0x88) opcode RDMA_READ",
+        "ucx-ib-completion-error",
+    ),
+    (
         "libfabric:718892:1658904526::efa:mr:efa_mr_regattr():632<warn> Unable to register MR: Cannot allocate memory",
         "efa-mr-register-enomem",
     ),
