@@ -106,6 +106,11 @@ TABLE = [
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     (
+        '* Sfc6a1c0300b00580/Nfc6a1c0300b00580/P1/5/1 - "symbol_error_counter" increased during the run (difference '
+        "value=27,difference allowed threshold=1)",
+        "ibdiagnet-counter-increased",
+    ),
+    (
         "[jwb0296:32182:0:32182] ib_mlx5_log.c:145  Transport retry count exceeded on mlx5_2:1/IB (synd 0x15 vend 0x81 "
         "hw_synd 0/0)",
         "ucx-ib-completion-error",
