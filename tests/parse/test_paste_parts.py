@@ -343,6 +343,14 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "torchx 2023-03-15 14:37:30 INFO     Waiting for the app to finish...\n"
         "local_cwd://torchx/test_installation-hbxsswvvc7brnc\n"
         "test_installation/0 master_addr is only used for static rdzv_backend\n",
+        "batch,num_prompts,RPS,RPM,FTL(ave)(s),throughput(out tok/s)\n128,10,0.009,0.533,-,2.287\n",
+        "= PERFORMANCE OVERVIEW\nRequest Throughput (req/sec):                     248.4751\n"
+        "Per User Output Throughput [w/ ctx] (tps/user):   0.5350\n[Latency] P50    : 54486.1063\n"
+        "[Latency] P90    : 64358.7218\n",
+        "WARNING: Logging before InitGoogleLogging() is written to STDERR\n"
+        "F20250701 23:13:36.927526   844 transport.cc:573] Check failed: rdma_ctx_map_.find(peer_id) == end()\n"
+        "*** Check failure stack trace: ***\n",
+        "1 node 2 gpus: `Loop time of 167.52 on 2 procs for 20000 steps with 6504048 atoms`\n",
     ],
     ids=[
         "ascii-table",
@@ -390,6 +398,10 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "systemctl-state-line",
         "setpci-register-words",
         "prompt-after-a-virtualenv-name",
+        "csv-rows",
+        "benchmark-summary-figures",
+        "glog-with-the-year",
+        "lammps-loop-time",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

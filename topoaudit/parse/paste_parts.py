@@ -487,11 +487,16 @@ _PRINTED = re.compile(
     r"|(?:\b[a-z_]\w*=[\w./:-]+,? +){2}[a-z_]\w*=\S"  # a program's parameters: "size=131072 offset=0 num_iters=10000"
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
     r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S|\S {3,}\S.*?\S {3,}\S"  # columns aligned by runs of spaces, or tabs
-    r"|\S {3,}$|^\s*-{3,}\s*$"  # a line padded to a fixed width (mmcv's hook table), a rule of dashes
+    r"|\S {3,}$|^\s*[-=]{3,}\s*$"  # a line padded to a fixed width (mmcv's hook table), a rule of dashes or equals
+    r"|^(?:=|-{2,}) [A-Z][\w ()/]+(?: -{3,})?\s*$"  # a report's banner: "= PERFORMANCE OVERVIEW", "-- Latency ---"
+    r"|^(?!.*, )[^,\n]+(?:,[^,\n]*){3,}$"  # a CSV row or header: "batch,num_prompts,RPS,RPM"
+    r"|\bLoop time of [\d.]+ on \d+ procs\b"  # LAMMPS's summary
+    r"|\S(?:\s{2,}:|:\s{2,})\s*[-+]?\d[\d.]*(?:[eE][-+]?\d+)?\s*$"  # a figure aligned after its label's colon
     r"|^\s*\[[^\]]{0,40}\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a logger's bracket: "[NeMo I 2024-05-08 21:28:45 m:7]"
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
     r"|^\s*\[\d\d:\d\d:\d\d\] \S"  # a logger's bare time of day: dmlc's (MXNet, ps-lite) "[09:28:39] van.cc:601: ..."
-    r"|^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix: "E0603 20:16:59.104586 27322 file.cc:271] "
+    r"|^[IWEF](?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix, with the year since glog
+    # 0.7: "E0603 20:16:59.104586 27322 file.cc:271] ", "F20250701 23:13:36.927526   844 transport.cc:573] "
     r"|^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "  # llama.cpp's logger: "0.01.252.536 I load_tensors: offloaded 66/66 layers"
     r"|^Welcome to (?:Ubuntu|Debian|Red Hat|Rocky|CentOS)\b|^\s*System information as of |^Last login: [A-Z][a-z]{2} "
     r"|^\s*\* (?:Documentation|Management|Support):\s+https://|^\d+ updates? (?:can be applied|could not be installed)"
