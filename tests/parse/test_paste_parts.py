@@ -351,6 +351,8 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "F20250701 23:13:36.927526   844 transport.cc:573] Check failed: rdma_ctx_map_.find(peer_id) == end()\n"
         "*** Check failure stack trace: ***\n",
         "1 node 2 gpus: `Loop time of 167.52 on 2 procs for 20000 steps with 6504048 atoms`\n",
+        "se02gn644,se02gn699     49.36\nse02gn632,se02gn641     88.36 \n"
+        "se02gn284,se02gn678     49.28  # crossing TOR\n",
     ],
     ids=[
         "ascii-table",
@@ -402,6 +404,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "benchmark-summary-figures",
         "glog-with-the-year",
         "lammps-loop-time",
+        "pairs-of-hosts-and-their-figures",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

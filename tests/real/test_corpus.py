@@ -123,7 +123,7 @@ STILL_WRONG: dict[str, str] = {
     "nccl-983-container-net-ib-bus-error-abort": "verdict WARN, the thread's FAIL/NOT_JUDGED",
     "nccl-fastsocket-4-gcp-cannot-get-incoming-cpu": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "nccl-tests-102-a100-2node-hang-unhandled-system-error": "verdict FAIL but no finding names run-hung (found bench-rank-failed)",
-    "nccl-tests-106-pair-busbw-slow-node": "verdict REFUSED, the thread's WARN/FAIL",
+    "nccl-tests-106-pair-busbw-slow-node": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "nccl-tests-166-shm-direct-socket-connect-abort": "verdict FAIL but no finding names config-override (found run-failed)",
     "nccl-tests-284-rtx4090-2node-socket-init": "verdict WARN but no finding names run-hung (found nccl-env-override, nccl-net-socket-fallback)",
     "nccl-tests-319-hgx-doca-2node-low-busbw": "verdict PASS, the thread's WARN/FAIL",

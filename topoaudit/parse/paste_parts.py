@@ -481,7 +481,8 @@ def _spread(texts: list[T]) -> list[T]:
 _PRINTED = re.compile(
     r"^\s*(?:\([\w.-]+\) )?(?:[\w.-]+@[\w.-]+:\S*\s*|[\w.~/-]+)?[#$%]\s+[\w./-]"  # a shell prompt and its command:
     # "$ ls", "dir$ ls", "(venv) root@gpu1:/mnt# ls" (a conda or virtualenv's name before it)
-    r"|^\s*\d{1,10}\s{2,}\d+(?:\.\d+)?\s*$"  # a benchmark's row of two columns: OSU's "65536      1782.01"
+    r"|^\s*[\w.,:/-]+\s{2,}\d+(?:\.\d+)?\s*(?:#.*)?$"  # a benchmark's row of two columns: OSU's "65536      1782.01",
+    # a site's pair test "se02gn644,se02gn699     49.36  # crossing TOR"
     r"|^\s*(?:Active: (?:active|inactive|failed|activating|deactivating) \(|Loaded: (?:loaded|not-found|masked) \()"
     r"|^\s*[0-9a-f]{4}\s*$"  # systemctl status's state lines; setpci's register words ("001d")
     r"|(?:\b[a-z_]\w*=[\w./:-]+,? +){2}[a-z_]\w*=\S"  # a program's parameters: "size=131072 offset=0 num_iters=10000"
