@@ -106,6 +106,12 @@ TABLE = [
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
     (
+        "[    5.300000] nvidia 0000:18:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at "
+        "0000:17:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)",
+        "kernel-pcie-bandwidth-limited",
+    ),
+    ("[Mon Jan  1 00:00:00 2024] mlx5_core 0000:3b:00.0 ens1f0np0: Link down", "mlx5-netdev-link-down"),
+    (
         '* Sfc6a1c0300b00580/Nfc6a1c0300b00580/P1/5/1 - "symbol_error_counter" increased during the run (difference '
         "value=27,difference allowed threshold=1)",
         "ibdiagnet-counter-increased",
@@ -1012,6 +1018,11 @@ NOT = [
     (" Port number 1 state is Active", "perftest-port-not-active"),
     ("1. export NCCL_SHM_DISABLE=1;", "shell-env-transport-off"),  # Paddle's hint, listing what one could try
     ("ecb2de971add:35791:35960 [3] INFO nvmlDeviceGetNvLinkCapability() failed: Not Supported", "nccl-nvml-failed"),
+    (  # the full bandwidth the card is built for: nothing limits it
+        "[    5.300000] nvidia 0000:18:00.0: 252.048 Gb/s available PCIe bandwidth (16.0 GT/s PCIe x16 link)",
+        "kernel-pcie-bandwidth-limited",
+    ),
+    ("[Mon Jan  1 00:00:05 2024] mlx5_core 0000:3b:00.0 ens1f0np0: Link up", "mlx5-netdev-link-down"),
 ]
 
 
