@@ -105,6 +105,18 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    (  # a line starting with "AMD-Vi: " (read as a host's prefix) or with the IOMMU's name before it
+        "AMD-Vi: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x000c address=0x7f000000 flags=0x0020]",
+        "iommu-io-page-fault",
+    ),
+    (
+        "[ 102.0] iommu ivhd0: AMD-Vi: Event logged [IO_PAGE_FAULT device=0000:41:00.0 domain=0x000c "
+        "address=0x38c8ff000 flags=0x0020]",
+        "iommu-io-page-fault",
+    ),
+    ("[  100.6] pcieport 0000:16:02.0: AER: Uncorrected (Fatal) error received: 0000:17:00.0", "pcie-aer-received-fatal"),
+    ("pcieport 0000:00:03.1: AER: Corrected error message received from 0000:c1:00.0", "pcie-aer-received-nonfatal"),
+    ("[   13.377538] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:", "nvrm-pci-region-invalid"),
     (
         "[    5.300000] nvidia 0000:18:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at "
         "0000:17:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)",
