@@ -110,6 +110,7 @@ CONTENT = [
     "\t\tDevCtl2: Completion Timeout: 50us to 50ms, TimeoutDis- LTR- OBFF Disabled,",
     "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:129: UserWarning: CUDA initialization",
     "Device: 0, GeForce GTX 1080 Ti, pciBusID: 9, pciDeviceID: 0, pciDomainID:0",
+    "AMD-Vi: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x000c address=0x7f000000 flags=0x0020]",
     "    ",
 ]
 

@@ -88,10 +88,12 @@ _ISO = rf"\d{{4}}[-/]\d\d[-/]\d\d[T ]{_CLOCK}(?:Z|[+-]\d\d:?\d\d)?"
 # A pdsh host: an IPv4 address, a lower-case dotted name, or a name with a digit or hyphen in it (node07,
 # lambda-scalar02, no underscore); never GPU0/NIC1-like labels, a word such as "ERROR" or "RuntimeError", or
 # an environment variable ("NCCL_P2P_DISABLE: 1" in a YAML file), a systemd unit or a source file
-# ("nvidia-fabricmanager.service: ...", "utils.py: ..."), or a register lspci -vvv names ("LnkSta2: ...").
+# ("nvidia-fabricmanager.service: ...", "utils.py: ..."), a register lspci -vvv names ("LnkSta2: ...") or the
+# kernel's AMD IOMMU ("AMD-Vi: ...").
 _NOT_A_HOST = (
     r"(?![\w.-]*\.(?:service|socket|mount|target|timer|scope|slice|py|cc|cu|cpp|h|c|so|log|txt|sh)\b)"
     r"(?!(?:Lnk|Dev|Slt|Root)(?:Sta|Cap|Ctl)2:)"  # lspci -vvv's second link and device registers ("LnkSta2: ...")
+    r"(?!AMD-Vi:)"  # the AMD IOMMU's kernel messages ("AMD-Vi: Event logged [IO_PAGE_FAULT ...]")
 )
 _HOST = (
     rf"{_NOT_A_HOST}(?:\d{{1,3}}(?:\.\d{{1,3}}){{3}}|[a-z0-9-]+(?:\.[a-z0-9-]+)+"
