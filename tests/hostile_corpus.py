@@ -244,6 +244,17 @@ def write_corpus(folder: Path | None) -> list[Case]:
     for name, body in plain:  # JSON that is no report nor snapshot: the loader's own check reads it
         _write(folder, name, body)
         cases.append(Case(name, ("analyze", "{dir}/" + name), 4, "the JSON"))
+    tokens = {  # one line of one 200,000-character token: a regex that backtracks over it would take hours
+        "digits": "1" * 200_000 + "!",
+        "dots": "." * 200_000 + "!",
+        "letters": "a" * 200_000 + "!",
+        "colons": "a:" * 100_000,
+        "spaces": "x" + " " * 200_000 + "!",
+    }
+    for kind, body in tokens.items():
+        name = f"one-token-200000-{kind}.txt"
+        _write(folder, name, body + "\n")
+        cases.append(Case(name, ("analyze", "{dir}/" + name), 4, "not a format topoaudit reads"))
     for name, (capture, damage, says) in EXTRAS_CASES.items():
         if folder is not None:
             _write(folder, name, damage(_saved_report_of(capture)))

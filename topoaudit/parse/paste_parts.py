@@ -489,10 +489,10 @@ _PRINTED = re.compile(
     r"|\S\s+\|\s+\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+?\s*$"  # a table's columns, rows and borders
     r"|\S\s{2,}\S+\s{2,}\S|\S\t+\S[^\t]*\t+\S|\S {3,}\S.*?\S {3,}\S"  # columns aligned by runs of spaces, or tabs
     r"|\S {3,}$|^\s*[-=]{3,}\s*$"  # a line padded to a fixed width (mmcv's hook table), a rule of dashes or equals
-    r"|^(?:=|-{2,}) [A-Z][\w ()/]+(?: -{3,})?\s*$"  # a report's banner: "= PERFORMANCE OVERVIEW", "-- Latency ---"
+    r"|^(?:=|-{2,}) [A-Z][\w()/]*(?: [\w()/]+)*(?: -{3,})?\s*$"  # a report's banner: "= PERFORMANCE OVERVIEW"
     r"|^(?!.*, )[^,\n]+(?:,[^,\n]*){3,}$"  # a CSV row or header: "batch,num_prompts,RPS,RPM"
     r"|\bLoop time of [\d.]+ on \d+ procs\b"  # LAMMPS's summary
-    r"|\S(?:\s{2,}:|:\s{2,})\s*[-+]?\d[\d.]*(?:[eE][-+]?\d+)?\s*$"  # a figure aligned after its label's colon
+    r"|\S(?:\s{2,}:\s*|:\s{2,})[-+]?\d[\d.]*(?:[eE][-+]?\d+)?\s*$"  # a figure aligned after its label's colon
     r"|^\s*\[[^\]]{0,40}\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a logger's bracket: "[NeMo I 2024-05-08 21:28:45 m:7]"
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
     r"|^\s*\[\d\d:\d\d:\d\d\] \S"  # a logger's bare time of day: dmlc's (MXNet, ps-lite) "[09:28:39] van.cc:601: ..."
@@ -505,7 +505,7 @@ _PRINTED = re.compile(
     r"|^(?:Expanded Security Maintenance|Enable ESM \w+ to receive|See https://ubuntu\.com/)"  # a login's banner (motd)
     r"|^\s*[-*] \*\*[^*\n]{1,40}:\*\* \S|^#{1,3} [\w+ -]{1,40}$"  # a report in Markdown: "- **OS:** Ubuntu", "## Disk"
     r"|\b(?:INFO|ERROR|WARN(?:ING)?|DEBUG|FATAL|CRITICAL)\b"  # a logger's levels
-    r"|\d+%\|"  # a progress bar
+    r"|(?<!\d)\d+%\|"  # a progress bar
     r"|\bNamespace\(\w+="  # Python's argparse printing its arguments: "Command Line Args: Namespace(config_file=..."
     r"|^\s*\{\{-? .*\}\}\s*$"  # a template's directive in a manifest: "{{- if .BackoffLimit }}"
     r"|^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d [A-Z][\w ]+: "  # lspci's device line
@@ -523,7 +523,7 @@ _PRINTED = re.compile(
     r"(?:No such file or directory|command not found|Permission denied)"
     r"|^terminate called (?:after throwing an instance of |without an active exception|recursively)"
     r"|^\s*what\(\):  "  # C++'s uncaught exception
-    r"|[\w/.-]+\.(?:c|cc|cpp|cu|cuh|h|hpp):\d+: (?:\w+: )?(?:GGML_ASSERT\(.*\) failed|Assertion .+ failed)"  # assert()
+    r"|(?<![\w/.-])[\w/.-]+\.(?:c|cc|cpp|cu|cuh|h|hpp):\d+: (?:\w+: )?(?:GGML_ASSERT\(.*\) failed|Assertion .+ failed)"
     r"|^goroutine \d+ \[|^panic: |^\s+/\S+\.go:\d+|^\s+at [\w.$]+\([\w.]+:\d+\)"  # Go's and Java's stacks
     r"|^\[bt\] \(\d+\) \S|^Stack trace returned \d+ entries:"  # dmlc's backtrace (MXNet, BytePS)
 )

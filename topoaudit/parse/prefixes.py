@@ -97,7 +97,8 @@ _NOT_A_HOST = (
 )
 _HOST = (
     rf"{_NOT_A_HOST}(?:\d{{1,3}}(?:\.\d{{1,3}}){{3}}|[a-z0-9-]+(?:\.[a-z0-9-]+)+"
-    r"|(?!(?:GPU|NIC|CPU)\d)[A-Za-z0-9][A-Za-z0-9.-]*?[\d-][A-Za-z0-9.-]*)"
+    # a digit or hyphen after the first character, found by a lookahead so that a long token is scanned once
+    r"|(?!(?:GPU|NIC|CPU)\d)(?=[A-Za-z0-9][A-Za-z0-9.-]*?[\d-])[A-Za-z0-9][A-Za-z0-9.-]*)"
 )
 
 # One alternative per kind, each wrapped in a group named after it (the outer group closes last, so a match's
