@@ -1043,6 +1043,25 @@ def test_a_line_that_only_looks_alike_is_not_taken(line: str, signature: str) ->
     assert signature not in [h.signature for h in match_text(line)]
 
 
+_LEADING_RUN = re.compile(r"^(?:\((?:\?P<\w+>|\?:)?)*(?:\\[SwdsW]|\[(?:\\.|[^\]])+\]|\.)[+*]")
+"""A pattern that starts with a run of a class (``\\S+``, ``[\\w.-]*``, ``(?:(?P<host>\\S+): )?``), with no ``^`` or
+lookbehind before it: searched over a line, it tries every position and scans the run again from each."""
+
+
+def test_no_pattern_starts_with_an_unanchored_run() -> None:
+    """A pasted line can be hundreds of thousands of characters long (a minified dump, a hostile paste): a pattern
+    that starts with a run and nothing to anchor it backtracks over the whole line from every position. Each such
+    start carries ``^`` or a lookbehind (``(?<!\\S)``) so that it is tried once per token."""
+    offenders = [s.id for s in catalog().signatures if _LEADING_RUN.match(s.pattern.pattern)]
+    assert not offenders, offenders
+
+
+def test_a_known_message_is_found_in_a_line_hundreds_of_thousands_of_characters_long() -> None:
+    """The message stands at the line's start and the rest is filler: it is read from the line's first characters."""
+    line = "node1:1:1 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion with error 12" + " x1" * 100_000
+    assert [h.signature for h in match_text(line)] == ["nccl-ib-completion-error"]
+
+
 # What the issue asks to be recognised, and the finding code a user then sees.
 REQUIRED = [
     (

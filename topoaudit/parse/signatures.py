@@ -45,6 +45,9 @@ CAUSES = (
 )  # fmt: skip
 """Classes of cause, the same taxonomy the real-paste corpus labels its threads with."""
 MAX_SHOWN_CHARS = 300
+MAX_MATCHED_CHARS = 4096
+"""How much of a line the signatures read: every message they know fits in a few hundred characters, and a line
+of hundreds of thousands (a hostile paste, a minified dump) must not cost a pattern's backtracking over all of it."""
 
 _REQUIRED = ("id", "code", "severity", "cause", "keywords", "regex", "meaning", "fix", "source", "versions")
 _OPTIONAL = ("tier", "thread", "printed_nothing", "under", "judges")
@@ -309,7 +312,11 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
         text = texts[row]
         trying = [signatures[i] for i in sorted(candidates[row])]
         for s in trying:
-            if s.under is not None and (head := s.under.search(text)) and (last := _last_row(texts, row, s)):
+            if (
+                s.under is not None
+                and (head := s.under.search(text, 0, MAX_MATCHED_CHARS))
+                and (last := _last_row(texts, row, s))
+            ):
                 at, row_match = last
                 values = {k: v for k, v in (head.groupdict() | row_match.groupdict()).items() if v is not None}
                 hits.append(Hit(numbers[at], s.id, values, texts[at].strip()[:MAX_SHOWN_CHARS], *where[at]))
@@ -317,7 +324,7 @@ def match_lines(lines: Sequence[Line | str], cat: Catalog | None = None) -> tupl
             (s, m)
             for s in trying
             if s.under is None
-            and (m := s.pattern.search(text))
+            and (m := s.pattern.search(text, 0, MAX_MATCHED_CHARS))
             and (not s.printed_nothing or _printed_nothing(texts, row, m.start()))
         ]
         if not found:
@@ -341,10 +348,10 @@ def _last_row(texts: Sequence[str], header: int, table: Signature) -> tuple[int,
         return None
     last = None
     for at in range(header + 1, min(len(texts), header + 1 + TABLE_ROWS_LOOKED_AT)):
-        m = table.pattern.match(texts[at])
+        m = table.pattern.match(texts[at], 0, MAX_MATCHED_CHARS)
         if m:
             last = (at, m)
-        elif last is not None or table.under.search(texts[at]):
+        elif last is not None or table.under.search(texts[at], 0, MAX_MATCHED_CHARS):
             break
     return last
 
