@@ -255,6 +255,13 @@ def write_corpus(folder: Path | None) -> list[Case]:
         name = f"one-token-200000-{kind}.txt"
         _write(folder, name, body + "\n")
         cases.append(Case(name, ("analyze", "{dir}/" + name), 4, "not a format topoaudit reads"))
+    numbers = {  # a number too long for Python to turn into an int (4,300 digits) where a reader takes one
+        "ray-pid-20000-digits.txt": "(RayWorkerWrapper pid=" + "1" * 20_000 + ") INFO x",
+        "nccl-version-5000-digits.txt": "NCCL version 2." + "9" * 5_000 + ".5+cuda12.4",
+    }
+    for name, body in numbers.items():
+        _write(folder, name, body + "\n")
+        cases.append(Case(name, ("analyze", "{dir}/" + name), 0, "NOT JUDGED"))
     for name, (capture, damage, says) in EXTRAS_CASES.items():
         if folder is not None:
             _write(folder, name, damage(_saved_report_of(capture)))

@@ -66,7 +66,7 @@ class NcclVersion:
         return f"{self.major}.{self.minor}.{self.patch}"
 
 
-_DOTTED = re.compile(r"(?<![\d.])(\d+)\.(\d+)\.(\d+)(?:[-+][\w.]*)?")
+_DOTTED = re.compile(r"(?<![\d.])(\d{1,4})\.(\d{1,4})\.(\d{1,4})(?![\d])(?:[-+][\w.]*)?")
 _CODE = re.compile(r"nccl-library=(\d{4,6})\b|^\s*(\d{4,6})\s*$")
 
 

@@ -106,22 +106,22 @@ _HOST = (
 _ALTERNATIVES = (
     ("fence", r"(?:```|~~~)[\w+-]*\s*$"),
     ("quote", r">(?: |$)"),
-    ("ray", r"\((?:[A-Za-z_][\w.]* )?pid=(?P<ray_pid>\d+)(?:, ip=(?P<ray_ip>[0-9A-Fa-f.:]+))?(?:, [^)]*)?\) ?"),
+    ("ray", r"\((?:[A-Za-z_][\w.]* )?pid=(?P<ray_pid>\d{1,10})(?:, ip=(?P<ray_ip>[0-9A-Fa-f.:]+))?(?:, [^)]*)?\) ?"),
     (
         "skypilot",
-        r"\((?P<sky_node>[A-Za-z_][\w.-]*), rank=(?P<sky_rank>\d+), pid=(?P<sky_pid>\d+)"
+        r"\((?P<sky_node>[A-Za-z_][\w.-]*), rank=(?P<sky_rank>\d{1,7}), pid=(?P<sky_pid>\d{1,10})"
         r"(?:, ip=(?P<sky_ip>[0-9A-Fa-f.:]+))?\) ?",
     ),
-    ("torchrun", r"\[(?:rank|default)(?P<torch_rank>\d+)\]: ?"),
-    ("openmpi", r"\[\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>: ?"),
+    ("torchrun", r"\[(?:rank|default)(?P<torch_rank>\d{1,7})\]: ?"),
+    ("openmpi", r"\[\d+,(?P<mpi_rank>\d{1,7})\]<std(?:out|err)>: ?"),
     ("kubectl", r"\[pod/(?P<pod>[^/\]\s]+)/[^\]\s]+\] "),
-    ("syslog", rf"{_MONTH} [ \d]\d {_CLOCK} (?P<sys_host>\S+) [\w./-]+(?:\[(?P<sys_pid>\d+)\])?: "),
+    ("syslog", rf"{_MONTH} [ \d]\d {_CLOCK} (?P<sys_host>\S+) [\w./-]+(?:\[(?P<sys_pid>\d{{1,10}})\])?: "),
     (
         "timestamp",
         rf"(?:{_ISO}|\[{_ISO}\]|\[\s*\d+\.\d+\]|\[{_DAY} {_MONTH} [ \d]\d {_CLOCK} \d{{4}}\]"
         rf"|\[{_MONTH} \d\d \d{{4}} {_CLOCK}\]) +",
     ),
-    ("sglang", rf"\[(?:\d{{4}}-\d\d-\d\d )?{_CLOCK}(?: [A-Z]{{2}}(?P<sg_rank>\d+))+\] "),
+    ("sglang", rf"\[(?:\d{{4}}-\d\d-\d\d )?{_CLOCK}(?: [A-Z]{{2}}(?P<sg_rank>\d{{1,7}}))+\] "),
     (
         "logger",
         rf"(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d {_CLOCK} \[?[\w./-]+:\d+\] "

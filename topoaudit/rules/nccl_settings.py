@@ -37,9 +37,9 @@ def nvlink_everywhere(ctx: RuleContext) -> bool:
 
 def _older_than(version: object, release: tuple[int, ...]) -> bool | None:
     """Whether an NCCL version string is older than ``release``; None when it is not a version."""
-    if not isinstance(version, str) or not re.match(r"\d+\.\d+", version):
+    if not isinstance(version, str) or not re.match(r"\d{1,4}\.\d{1,4}(?!\d)", version):
         return None
-    parts = tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+    parts = tuple(int(x) for x in re.findall(r"\d{1,4}", version)[:3])
     return parts < release
 
 
