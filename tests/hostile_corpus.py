@@ -256,12 +256,19 @@ def write_corpus(folder: Path | None) -> list[Case]:
         _write(folder, name, body + "\n")
         cases.append(Case(name, ("analyze", "{dir}/" + name), 4, "not a format topoaudit reads"))
     numbers = {  # a number too long for Python to turn into an int (4,300 digits) where a reader takes one
-        "ray-pid-20000-digits.txt": "(RayWorkerWrapper pid=" + "1" * 20_000 + ") INFO x",
-        "nccl-version-5000-digits.txt": "NCCL version 2." + "9" * 5_000 + ".5+cuda12.4",
+        "ray-pid-20000-digits.txt": ("(RayWorkerWrapper pid=" + "1" * 20_000 + ") INFO x", 0, "NOT JUDGED"),
+        "nccl-version-5000-digits.txt": ("NCCL version 2." + "9" * 5_000 + ".5+cuda12.4", 0, "NOT JUDGED"),
+        "nvbandwidth-device-5000-digits.txt": (
+            f"nvbandwidth Version: v0.4\n\nDevice 0: NVIDIA L40S\nDevice {'9' * 5_000}: NVIDIA L40S\n\n"
+            "Running one_to_all_read_sm.\n"
+            " Invalid value when checking the pattern at <0x7fac6200e480>\nAborted (core dumped)",
+            1,
+            "nvbandwidth-data-corruption",
+        ),
     }
-    for name, body in numbers.items():
+    for name, (body, code, says) in numbers.items():
         _write(folder, name, body + "\n")
-        cases.append(Case(name, ("analyze", "{dir}/" + name), 0, "NOT JUDGED"))
+        cases.append(Case(name, ("analyze", "{dir}/" + name), code, says))
     for name, (capture, damage, says) in EXTRAS_CASES.items():
         if folder is not None:
             _write(folder, name, damage(_saved_report_of(capture)))

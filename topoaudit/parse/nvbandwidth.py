@@ -33,7 +33,7 @@ SOURCE = "nvbandwidth"
 
 _RUNNING = re.compile(r"^\s*Running (\w+)\.\s*$")
 _TITLE = re.compile(r"^\s*(.*\b(CPU|GPU)\(row\).*\b(CPU|GPU)\(column\)\s*(\w*)\s*(?:bandwidth)?\s*\((GB/s|ns)\))\s*$")
-_DEVICE = re.compile(r"^\s*Device (\d+): (.+?)\s*$")
+_DEVICE = re.compile(r"^\s*Device (\d{1,6}): (.+?)\s*$")
 # From v0.6 the device line ends with its bus id: "Device 0: NVIDIA A100-SXM4-80GB (00000000:34:00)".
 _DEVICE_BUS = re.compile(r"^(?P<name>.+?)\s*\((?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\)$")
 _VERSION = re.compile(r"^\s*nvbandwidth Version:\s*(\S+)")
@@ -265,6 +265,8 @@ class _Reader:
 
 
 MAX_TEXT = 300
+MAX_INDEX_DIGITS = 6
+"""A device index nvbandwidth prints has a few digits; a longer run of digits is no index (and too long for int())."""
 
 
 def _matrix(lines: list[str], start: int, title: re.Match[str], running: str) -> tuple[BandwidthMatrix | None, int]:
@@ -272,7 +274,7 @@ def _matrix(lines: list[str], start: int, title: re.Match[str], running: str) ->
     row_kind, column_kind, part = title.group(2), title.group(3), title.group(4)
     i = start + 1
     header = lines[i].split() if i < len(lines) else []
-    if not header or not all(h.isdecimal() for h in header):
+    if not header or not all(h.isdecimal() and len(h) <= MAX_INDEX_DIGITS for h in header):
         return None, i
     columns = [int(h) for h in header]
     i += 1
@@ -280,7 +282,7 @@ def _matrix(lines: list[str], start: int, title: re.Match[str], running: str) ->
     values: list[tuple[Probed[float], ...]] = []
     while i < len(lines):
         tokens = lines[i].split()
-        if len(tokens) != len(columns) + 1 or not tokens[0].isdecimal():
+        if len(tokens) != len(columns) + 1 or not tokens[0].isdecimal() or len(tokens[0]) > MAX_INDEX_DIGITS:
             break
         row = int(tokens[0])
         cells: list[Probed[float]] = []
