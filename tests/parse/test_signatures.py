@@ -105,6 +105,20 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    (
+        "host-2:311:405 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_32:1 Got async error event: port error",
+        "nccl-ib-port-event",
+    ),
+    (
+        "node:15483:15645 [0] transport/net_ib.cc:665 NCCL WARN NET/IB : collective mismatch error local size 546816 "
+        "remote 524288 addr 7ff7d1530000 rkey 2553d seq 14/1c",
+        "nccl-ib-collective-mismatch",
+    ),
+    (
+        "node:1:2 [0] transport/net_ib.cc:1119 NCCL WARN NET/IB : req 1/1 tag 7 peer 10.0.0.2<40000> collective "
+        "mismatch error, local size 4096 remote size 8192",
+        "nccl-ib-collective-mismatch",
+    ),
     (  # a line starting with "AMD-Vi: " (read as a host's prefix) or with the IOMMU's name before it
         "AMD-Vi: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x000c address=0x7f000000 flags=0x0020]",
         "iommu-io-page-fault",
