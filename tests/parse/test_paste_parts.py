@@ -353,6 +353,10 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "1 node 2 gpus: `Loop time of 167.52 on 2 procs for 20000 steps with 6504048 atoms`\n",
         "se02gn644,se02gn699     49.36\nse02gn632,se02gn641     88.36 \n"
         "se02gn284,se02gn678     49.28  # crossing TOR\n",
+        "------------------------ arguments ------------------------\n"
+        "      accumulate_allreduce_grads_in_fp32 .............. False\n      adam_beta1 .............. 0.9\n",
+        '{\n "nodes": {\n  "1": {\n   "status": "READY",\n   "host": "192.168.150.123",\n',
+        "watchdog: BUG: soft lockup - CPU#98 stuck for 22s!\n",
     ],
     ids=[
         "ascii-table",
@@ -405,6 +409,9 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "glog-with-the-year",
         "lammps-loop-time",
         "pairs-of-hosts-and-their-figures",
+        "arguments-with-dotted-leaders",
+        "json-document",
+        "kernel-soft-lockup",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

@@ -492,6 +492,10 @@ _PRINTED = re.compile(
     r"|^(?:=|-{2,}) [A-Z][\w()/]*(?: [\w()/]+)*(?: -{3,})?\s*$"  # a report's banner: "= PERFORMANCE OVERVIEW"
     r"|^(?!.*, )[^,\n]+(?:,[^,\n]*){3,}$"  # a CSV row or header: "batch,num_prompts,RPS,RPM"
     r"|\bLoop time of [\d.]+ on \d+ procs\b"  # LAMMPS's summary
+    r"|^\s*\w+ \.{3,} \S"  # a dump of arguments with dotted leaders: Megatron's "adam_beta1 ........ 0.9"
+    r"|^-{3,} [\w ]+ -{3,}\s*$"  # its banner: "------------------------ arguments ------------------------"
+    r"|^\s*\"[^\"]+\": "  # a JSON document's keys: '   "status": "READY",'
+    r"|\bwatchdog: BUG: soft lockup - CPU#\d+ stuck for"  # the kernel's soft-lockup watchdog
     r"|\S(?:\s{2,}:\s*|:\s{2,})[-+]?\d[\d.]*(?:[eE][-+]?\d+)?\s*$"  # a figure aligned after its label's colon
     r"|^\s*\[[^\]]{0,40}\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d"  # a logger's bracket: "[NeMo I 2024-05-08 21:28:45 m:7]"
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # timestamps
