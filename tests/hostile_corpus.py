@@ -258,6 +258,11 @@ def write_corpus(folder: Path | None) -> list[Case]:
     numbers = {  # a number too long for Python to turn into an int (4,300 digits) where a reader takes one
         "ray-pid-20000-digits.txt": ("(RayWorkerWrapper pid=" + "1" * 20_000 + ") INFO x", 0, "NOT JUDGED"),
         "nccl-version-5000-digits.txt": ("NCCL version 2." + "9" * 5_000 + ".5+cuda12.4", 0, "NOT JUDGED"),
+        "topo-rows-gpu-label-5000-digits.txt": (
+            f"GPU{'9' * 5_000}\t X \tNV18\t0-55\t0\nGPU1\tNV18\t X \t0-55\t0",
+            0,
+            "NV18",
+        ),
         "nvbandwidth-device-5000-digits.txt": (
             f"nvbandwidth Version: v0.4\n\nDevice 0: NVIDIA L40S\nDevice {'9' * 5_000}: NVIDIA L40S\n\n"
             "Running one_to_all_read_sm.\n"

@@ -149,7 +149,7 @@ _QUOTE_PREFIX = re.compile(r"^\s*[#>]+")
 # tells it apart from the GPU0 row, where GPU0 is followed by a cell (X, NV18, SYS...).
 _HEADER = re.compile(r"GPU0(?=\s*$|\s+(?:GPU\d|NIC\d|CPU|NUMA|Node|\S*[a-z]))")
 _COLUMN_LABEL = re.compile(r"GPU\d+|NIC\d+|[A-Za-z][\w.-]*\d")
-_ROW_LABEL = re.compile(r"(GPU|NIC)(\d+)")
+_ROW_LABEL = re.compile(r"(GPU|NIC)(\d{1,5})")
 _AFFINITY_NAME = re.compile(r"(CPU\s*Affinity)|(NUMA\s*Affinity|Node\s*Affinity)|(GPU\s*NUMA\s*ID)", re.I)
 _CELL = re.compile(r"[A-Z][A-Z0-9#]*")
 _GLUED = re.compile(r"(?:NV\d+|X|SYS|SOC|NODE|PHB|PXB|PIX){2,}")
