@@ -263,6 +263,13 @@ def write_corpus(folder: Path | None) -> list[Case]:
             0,
             "NV18",
         ),
+        "nccl-tests-devices-5000-digits.txt": (
+            f"# nThread 1 nGpus {'9' * 5_000} minBytes 8 maxBytes 128M step: 2(factor) warmup iters: 5 iters: 20\n"
+            f"#\n# Using devices\n#  Rank {'9' * 5_000} Group  0 Pid  {'9' * 5_000} on node1 device  "
+            f"{'9' * 5_000} [0x4f] NVIDIA A800 80GB PCIe",
+            0,
+            "NOT JUDGED",
+        ),
         "nvbandwidth-device-5000-digits.txt": (
             f"nvbandwidth Version: v0.4\n\nDevice 0: NVIDIA L40S\nDevice {'9' * 5_000}: NVIDIA L40S\n\n"
             "Running one_to_all_read_sm.\n"

@@ -56,9 +56,9 @@ from topoaudit.units import parse_bus_id
 SOURCE = "nccl-tests"
 
 _RANK = re.compile(
-    r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?"
+    r"^#\s*Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+(?P<group>\d{1,7})\s+)?(?:Pid\s+(?P<pid>\d{1,10})\s+)?"
     r"(?:on\s+(?P<host>\S+)\s+|uses\s+)"  # NCCL 1's tests: "#   Rank  0 uses device  0 [0x02] Tesla P100"
-    r"device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
+    r"device\s+(?P<dev>\d{1,5})\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
 )
 _UNHASHED = re.compile(
     r"^(?:Using devices\s*$|Rank\s+\d+\s+(?:Group|Pid|on|uses)\s|bytes\s+N\s+type\s|out-of-place\s+in-place\s*$"
@@ -103,7 +103,9 @@ _OWN_LINE = re.compile(
     re.MULTILINE,
 )
 # The parameter line only nccl-tests prints (src/common.cu): "# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728".
-_PARAMETERS = re.compile(r"^\s*#\s*nThread\s+(?P<threads>\d+)\s+nGpus\s+(?P<gpus>\d+)\s+minBytes\s+\d+", re.MULTILINE)
+_PARAMETERS = re.compile(
+    r"^\s*#\s*nThread\s+(?P<threads>\d{1,6})\s+nGpus\s+(?P<gpus>\d{1,6})\s+minBytes\s+\d+", re.MULTILINE
+)
 _ROW_START = re.compile(
     r"^\s*\d+\s+\d+\s+(?:" + "|".join(sorted(_TYPES)) + r")\s+(?:(?:" + "|".join(sorted(_OPS)) + r")\s"
     r"|[\d.]+\s+[\d.]+\s+[\d.]+\s+\d(?:\.\d+)?e[+-]\d+\b)",  # nccl-tests 1.x: no redop, a max error column
@@ -630,7 +632,7 @@ MAX_SIZE_BYTES = 1 << 50
 _FAILURE = re.compile(
     r"(?:(?P<host>[^\s:]+): )?(?:Test )?(?P<what>CUDA|Cuda|NCCL) failure (?P<where>[\w./-]+:\d+) '(?P<body>.*)'"
 )
-_TRACE = re.compile(r"\.\. (?P<host>\S+?)(?: pid (?P<pid>\d+))?: Test failure (?P<where>[\w./-]+:\d+)")
+_TRACE = re.compile(r"\.\. (?P<host>\S+?)(?: pid (?P<pid>\d{1,10}))?: Test failure (?P<where>[\w./-]+:\d+)")
 _TIMEOUT = re.compile(r"(?P<host>\S+): Test timeout \((?P<seconds>\d+)s\) (?P<where>[\w./-]+:\d+)")
 _GPU_COUNT = re.compile(r"Invalid number of GPUs: \d+ requested but only \d+ were found")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(?P<count>\d{1,12})\s*(?P<state>OK|FAILED)?")
@@ -766,7 +768,7 @@ ALGORITHM_EVIDENCE_KEY = "nccl_algorithm_evidence"
 
 # NCCL_DEBUG_SUBSYS=TUNING, one line per collective: "[AllReduce: ]8589934592 Bytes -> Algo 1 proto 2 time 27.0"
 # (NVIDIA/nccl#1453, #1595: "Algo 1 proto 2" is RING/SIMPLE); newer NCCL prints the names ("Algo RING").
-_TUNING = re.compile(r"NCCL INFO\s+(?:(?P<func>\w+):\s+)?(?P<bytes>\d+) Bytes -> Algo (?P<algo>\w+) proto")
+_TUNING = re.compile(r"NCCL INFO\s+(?:(?P<func>\w+):\s+)?(?P<bytes>\d{1,19}) Bytes -> Algo (?P<algo>\w+) proto")
 # NCCL's algorithm numbers (src/include/device.h): TREE 0, RING 1, COLLNET_DIRECT 2, COLLNET_CHAIN 3, NVLS 4,
 # NVLS_TREE 5 (before 2.14 COLLNET was 2 and the list ended there).
 _ALGO_IDS = {"0": "tree", "1": "ring", "2": "collnet", "3": "collnet", "4": "nvls", "5": "nvls_tree"}
