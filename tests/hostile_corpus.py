@@ -270,6 +270,17 @@ def write_corpus(folder: Path | None) -> list[Case]:
             0,
             "NOT JUDGED",
         ),
+        "nvlink-status-gpu-5000-digits.txt": (
+            f"GPU {'9' * 5_000}: NVIDIA A100-PCIE-40GB (UUID: GPU-0a1b2c3d)\n\t Link 0: <inactive>",
+            0,
+            "inactive",
+        ),
+        "nccl-log-version-5000-digits.txt": (
+            f"node1:1:1 [0] NCCL INFO NCCL version 2.{'9' * 5_000}.3+cuda12.2\n"
+            "node1:1:1 [0] NCCL INFO Channel 00/02 :    0   1",
+            0,
+            "NOT JUDGED",
+        ),
         "nvbandwidth-device-5000-digits.txt": (
             f"nvbandwidth Version: v0.4\n\nDevice 0: NVIDIA L40S\nDevice {'9' * 5_000}: NVIDIA L40S\n\n"
             "Running one_to_all_read_sm.\n"

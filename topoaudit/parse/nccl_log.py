@@ -84,7 +84,7 @@ _NCCL_WORDS = (
 )
 _PREFIX = re.compile(r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\]")
 _WARN_WHERE = re.compile(r"(?P<where>[\w./-]+\.(?:cc|cu|h|cpp|c):\d+)\s*(?:\([^)]*\))?\s*$")
-_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+(?:\.\d+)?)(?P<rest>[^\s]*)")
+_VERSION = re.compile(r"\bNCCL version (?P<version>\d{1,4}\.\d{1,4}(?:\.\d{1,4})?)(?!\d)(?P<rest>[^\s]*)")
 _TRANSPORT = re.compile(
     r"^(?:(?:Ring|Channel) (?P<ch>\d+)(?:/(?P<conn>\d+))? : )?(?P<src>\d+)(?:\[(?P<sdev>[0-9a-fA-F]+)\])? -> "
     r"(?P<dst>\d+)(?:\[(?P<ddev>[0-9a-fA-F]+)\])?(?: \[(?P<dir>send|receive)\])? via (?P<via>\S.*?)[\s\"']*$"

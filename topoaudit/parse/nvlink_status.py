@@ -20,14 +20,14 @@ from topoaudit.units import normalize_bus_id
 
 SOURCE = "nvidia-smi-nvlink"
 
-_GPU = re.compile(r"^\s*GPU (\d+): (.+?)\s*\(UUID: ([^)]*)\)\s*$")
+_GPU = re.compile(r"^\s*GPU (\d{1,5}): (.+?)\s*\(UUID: ([^)]*)\)\s*$")
 _LINK = re.compile(r"^\s*Link (\d+)[:,]\s*(.*)$")
 _SPEED = re.compile(r"^(\S+) GB/s$")
 _COUNTER = re.compile(r"^(Replay|Recovery|CRC|CRC Flit|CRC Data) Errors:\s*(\S+)$", re.I)
 MAX_PORT = 64  # NVML numbers a GPU's NVLink ports from 0; no GPU has more than 18
 MAX_LINK_GBPS = 1000.0  # one NVLink runs at 26-53 GB/s per direction: a figure above is damage, not a speed
 MAX_COUNT = 2**64  # NVML's counters are 64-bit
-_REMOTE = re.compile(r"^Remote Device ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-7]): Link (\d+)$")
+_REMOTE = re.compile(r"^Remote Device ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-7]): Link (\d{1,4})$")
 _ALL_INACTIVE = re.compile(r"all links are inactive", re.I)
 _COMMAND = re.compile(r"nvidia-smi\s+nvlink\b")
 _COUNTER_FIELDS = {"replay": "replay_errors", "recovery": "recovery_errors", "crc": "crc_flit_errors",
