@@ -470,3 +470,16 @@ def test_a_channel_cap_warns_only_below_the_rings_nccl_builds(value: str, severi
     """NCCL builds at most 32 ring channels: NCCL_MAX_CTAS=32 (NIXL's nccl-tests baseline) takes none away."""
     found = nccl_findings(judged(log(f"NCCL_MAX_CTAS set by environment to {value}", version="2.26.5")))
     assert found["nccl-env-override"].severity == severity
+
+
+def test_a_tree_line_damaged_in_its_ranks_is_read_around() -> None:
+    """'1/2/--1->0->-1' (a copy doubled a minus sign): the damaged rank is no hop, not a crash (found by the
+    damaged-paste fuzzing: ValueError, exit 5); the sound ranks of the line still are."""
+    report = judged(
+        log(
+            "Trees [0] 1/2/--1->0->-1 [1] 1/-1/-1->0->2",
+            "Channel 00/0 : 3[87000] -> 0[a000] [receive] via NET/IB/0/GDRDMA",
+            "Channel 00 : 0[a000] -> 1[47000] via P2P/IPC/read",
+        )
+    )
+    assert "nccl-ring-split" not in nccl_findings(report)  # ranks 0-1 on P2P, 3 -> 0 over the network: no split

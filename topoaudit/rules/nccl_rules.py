@@ -98,6 +98,10 @@ def p2p_islands(view: NcclView) -> list[list[int]]:
     return sorted(groups.values(), key=lambda g: (-len(g), g))
 
 
+_TREE_RANK = re.compile(r"\d{1,7}")
+"""A rank in NCCL's tree line ("3/-1/-1->2->1"): -1 is no rank, and a damaged line may hold anything else."""
+
+
 def _hops(view: NcclView) -> list[tuple[int, int, str, LogLine]]:
     """Return every ring hop (wrapping around) and tree edge NCCL printed: (from, to, "ring"|"tree", line).
 
@@ -117,9 +121,9 @@ def _hops(view: NcclView) -> list[tuple[int, int, str, LogLine]]:
                 continue
             children, parent = pieces[0], pieces[2]
             for child in children.split("/"):
-                if child.lstrip("-").isdecimal() and int(child) >= 0:
+                if _TREE_RANK.fullmatch(child):  # -1: no child there
                     hops.append((int(child), tree.rank, "tree", tree.first))
-            if parent.lstrip("-").isdecimal() and int(parent) >= 0:
+            if _TREE_RANK.fullmatch(parent):
                 hops.append((tree.rank, int(parent), "tree", tree.first))
     named = {(min(a, b), max(a, b)) for a, b, _, _ in hops}
     for t in view.transports:
