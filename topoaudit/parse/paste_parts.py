@@ -527,6 +527,7 @@ _PRINTED = re.compile(
     r"(?:No such file or directory|command not found|Permission denied)"
     r"|^terminate called (?:after throwing an instance of |without an active exception|recursively)"
     r"|^\s*what\(\):  "  # C++'s uncaught exception
+    # assert(): "ggml.c:1052: GGML_ASSERT(...) failed", "alloc.c:88: pool_take: Assertion `slot < n' failed."
     r"|(?<![\w/.-])[\w/.-]+\.(?:c|cc|cpp|cu|cuh|h|hpp):\d+: (?:\w+: )?(?:GGML_ASSERT\(.*\) failed|Assertion .+ failed)"
     r"|^goroutine \d+ \[|^panic: |^\s+/\S+\.go:\d+|^\s+at [\w.$]+\([\w.]+:\d+\)"  # Go's and Java's stacks
     r"|^\[bt\] \(\d+\) \S|^Stack trace returned \d+ entries:"  # dmlc's backtrace (MXNet, BytePS)
