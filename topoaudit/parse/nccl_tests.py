@@ -55,8 +55,12 @@ from topoaudit.units import parse_bus_id
 
 SOURCE = "nccl-tests"
 
+# A rank is read up to MAX_RANK_DIGITS digits: a damaged one of a hundred is still named as pasted, one longer than
+# Python turns into an int (4,300 digits) is no rank line.
+MAX_RANK_DIGITS = 4000
 _RANK = re.compile(
-    r"^#\s*Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+(?P<group>\d{1,7})\s+)?(?:Pid\s+(?P<pid>\d{1,10})\s+)?"
+    rf"^#\s*Rank\s+(?P<rank>\d{{1,{MAX_RANK_DIGITS}}})\s+"
+    r"(?:Group\s+(?P<group>\d{1,7})\s+)?(?:Pid\s+(?P<pid>\d{1,10})\s+)?"
     r"(?:on\s+(?P<host>\S+)\s+|uses\s+)"  # NCCL 1's tests: "#   Rank  0 uses device  0 [0x02] Tesla P100"
     r"device\s+(?P<dev>\d{1,5})\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
 )
