@@ -315,7 +315,7 @@ def _cuda_sample(lines: list[str], name: str) -> ParsedP2P:
     notes: list[tuple[int, str]] = []
     host_rows: list[tuple[str, list[float]]] = []  # busGrind's host/device matrix: (direction, one figure per GPU)
     bare = {matrix.first: matrix for matrix in bare_matrices(lines)}
-    titled = titled_headers(lines) if holds_titled_matrix("\n".join(lines)) else {}
+    titled = titled_headers(lines)
 
     def close() -> None:
         directions = list(host_rows)

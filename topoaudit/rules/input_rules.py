@@ -33,21 +33,20 @@ def input_recovered(ctx: RuleContext) -> Iterable[Finding]:
     """
     recovered = [i for i in ctx.issues if i.action == "recovered"]
     affinity = [i for i in ctx.issues if i.action == "affinity"]
-    if recovered:
-        yield finding(
-            "input-recovered",
-            f"The input was damaged; {len(recovered) + len(affinity)} place(s) recovered. First, line "
-            f"{recovered[0].line}: {recovered[0].message.rstrip('.')}.",
-            lines=[i.line for i in sorted(recovered + affinity, key=lambda i: i.line)],
-        )
-    elif affinity:
-        yield finding(
-            "input-recovered",
-            f"The input's CPU or NUMA affinity columns were damaged in {len(affinity)} place(s); every link was read. "
-            f"First, line {affinity[0].line}: {affinity[0].message.rstrip('.')}.",
-            severity=Severity.INFO,
-            lines=[i.line for i in affinity],
-        )
+    if not recovered and not affinity:
+        return
+    first = (recovered or affinity)[0]
+    said = (
+        f"The input was damaged; {len(recovered) + len(affinity)} place(s) recovered."
+        if recovered
+        else f"The input's CPU or NUMA affinity columns were damaged in {len(affinity)} place(s); every link was read."
+    )
+    yield finding(
+        "input-recovered",
+        f"{said} First, line {first.line}: {first.message.rstrip('.')}.",
+        **({} if recovered else {"severity": Severity.INFO}),
+        lines=sorted(i.line for i in recovered + affinity),
+    )
 
 
 NOT_IN_CATALOG = (
