@@ -142,6 +142,7 @@ STILL_WRONG: dict[str, str] = {
     "nixl-380-vllm-pd-segfault-uct-tcp-bcopy": "verdict NOT_JUDGED, the thread's FAIL",
     "nvbandwidth-35-multinode-ucx-rc-unavailable": "verdict FAIL, the thread's NOT_JUDGED/WARN",
     "nvcaffe-590-container-ibv-devinfo-0-hcas": "verdict WARN, the thread's FAIL",
+    "nvl72-nccl-test-gb300-nvbandwidth-ce-healthy": "verdict NOT_JUDGED, the thread's PASS",
     "nvshmem-45-ib-traffic-class-init2rtr": "verdict FAIL but no finding names config-override (found run-failed)",
     "ogkm-1118-a100-sxm4-nvswitch-sxid-24007": "verdict WARN but no finding names xid (found fabric-unhealthy)",
     "ompi-11949-cuipcopen-slurm-binding": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
