@@ -46,7 +46,6 @@ STILL_WRONG: dict[str, str] = {
     "dcgm-49-a100-pcie-fail-nvlink-down-nonvlink": "verdict FAIL, the thread's PASS/WARN/NOT_JUDGED",
     "deepep-270-tuning-low-rdma-bw": "verdict WARN but no finding names run-hung (found deepep-test-result)",
     "deepep-509-ibgda-cpu-fallback-warns": "verdict WARN but no finding names run-hung (found gpu-rdma-setup-failed)",
-    "deepep-75-ll-16rank-dispatch-11gbs-tail": "verdict PASS, the thread's WARN/NOT_JUDGED",
     "deepspeed-2632-launcher-head-nccl-shm-disable": "verdict WARN but no finding names run-failed (found nccl-env-override)",
     "deepspeed-4715-2node-ibext-p2p-ipc-read": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "dekr-18-docker-ncclsystemerror-ipc-host": "verdict NOT_JUDGED, the thread's FAIL",

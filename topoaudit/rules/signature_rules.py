@@ -196,21 +196,24 @@ _SYMM_MEM_RENDEZVOUS = "torch-symm-mem-rendezvous-failed"
 """A traceback through PyTorch's symmetric-memory rendezvous: CUDA error 802 under it is its multicast object's."""
 _NO_NVSWITCH = frozenset({"pcie", "bridge", "mesh"})  # builds whose GPUs never sit behind NVSwitches
 _GEFORCE = "NVIDIA GeForce"  # a paste naming a GeForce card (nvidia-smi's table cuts the rest): never on NVSwitches
-DEEPEP_FLOORS_GBPS = {
-    "deepep-low-latency-bandwidth": {"gbps": 39 / 4},
-    "deepep-low-latency-phase-bandwidth": {"dispatch": 39 / 4, "combine": 39 / 4},
-    "deepep-tuning-bandwidth": {"rdma": 43 / 4, "nvl": 153 / 4},
+DEEPEP_LOWEST_GBPS = {
+    "deepep-low-latency-bandwidth": {"gbps": 39.0},
+    "deepep-low-latency-phase-bandwidth": {"dispatch": 39.0, "combine": 39.0},
+    "deepep-tuning-bandwidth": {"rdma": 43.0, "nvl": 153.0},
 }
-"""A quarter of the lowest figure DeepEP publishes for each of its kernels' paths (docs/legacy.md of
-deepseek-ai/DeepEP@dd758ca2d2ab, H800 with CX7 400 Gb/s NICs: low-latency dispatch and combine 39-127 GB/s, normal
-kernels 43-58 GB/s over RDMA and 153 GB/s over NVLink); newer GPUs and NICs measure more, never a quarter of it."""
+"""The lowest figure DeepEP publishes for each of its kernels' paths (docs/legacy.md of deepseek-ai/DeepEP@dd758ca2d2ab,
+H800 with CX7 400 Gb/s NICs: low-latency dispatch and combine 39-127 GB/s, normal kernels 43-58 GB/s over RDMA and
+153 GB/s over NVLink); newer GPUs and NICs measure more."""
+DEEPEP_SHARE_HELD = 0.8
+"""A run below four fifths of that figure is slower than DeepEP's own box, beyond the spread of its published runs
+(DeepEP's threads call 25-27 GB/s low and 42 GB/s sound on the same 16-rank test)."""
 
 
 def _below_deepep_floor(signature_id: str, hit: Hit) -> bool:
-    """Whether a DeepEP bandwidth line shows a path below a quarter of DeepEP's own figure for it."""
-    for group, floor in DEEPEP_FLOORS_GBPS[signature_id].items():
+    """Whether a DeepEP bandwidth line shows a path below four fifths of DeepEP's lowest figure for it."""
+    for group, lowest in DEEPEP_LOWEST_GBPS[signature_id].items():
         value = hit.values.get(group)
-        if value and float(value) < floor:
+        if value and float(value) < DEEPEP_SHARE_HELD * lowest:
             return True
     return False
 
@@ -323,8 +326,8 @@ def _severity(signature: Signature, hit: Hit, found: Sequence[tuple[Hit, Signatu
         return Severity.INFO  # a notice that judges nothing, a transfer figure no bound holds, a test's timeout
     if signature.id in TRANSFER_TABLES:
         return Severity.WARN if transfer_reading(hit) == "low" else Severity.INFO
-    if signature.id in DEEPEP_FLOORS_GBPS and _below_deepep_floor(signature.id, hit):
-        return Severity.WARN  # far below DeepEP's own figures for the same kernels: no path working as built
+    if signature.id in DEEPEP_LOWEST_GBPS and _below_deepep_floor(signature.id, hit):
+        return Severity.WARN  # below DeepEP's own figures for the same kernels: a slower path than its box's
     if signature.id == "ucx-gdr-not-detected" and _UCX_GDR_FOUND.search(ctx.text):
         return Severity.INFO  # one peer-memory file missing while another (or DMA-BUF) gives the NIC GPU memory
     if signature.id == _SOCKET_INIT and _RDMA_IN_USE.search(ctx.text):
