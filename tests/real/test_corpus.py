@@ -151,7 +151,6 @@ STILL_WRONG: dict[str, str] = {
     "p2pmark-readme-link-dense-score": "verdict NOT_JUDGED, the thread's PASS/WARN",
     "paddle-18232-ncclcomminitall-sigsegv-3-4-cards": "verdict NOT_JUDGED, the thread's FAIL",
     "pcluster-3215-p4d-efa-osu-mbw-no-placement-group": "verdict NOT_JUDGED, the thread's WARN/PASS",
-    "perftest-132-write-bw-small-msgs": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "pplxgarden-4-efa-mr-reg-bad-address-gdr-pin": "verdict FAIL but no finding names run-failed (found gpu-rdma-setup-failed)",
     "pytorch-131781-multinode-bootstrap-socket-fail": "verdict FAIL but no finding names run-hung (found run-failed)",
     "pytorch-152780-4x5090-allreduce-perf-5gbs": "verdict FAIL, the thread's WARN/PASS",

@@ -809,6 +809,13 @@ def test_ucx_perftest_and_perftest_tables_are_read_from_their_last_row(run: Run,
     assert report["verdict"] == "not judged"
     _, report = judged(run, tmp_path, perftest.replace("132.18", "8.35"))
     assert report["verdict"] == "warn"
+    # linux-rdma/perftest#132: `ib_write_bw -a` pasted up to 8 bytes, 0.17 Gb/s at 2.6 Mpps: the message rate's bound
+    tiny = perftest.replace(
+        " 8192       30000            170.04             132.18 ",
+        " 8          5000             0.17               0.17 ",
+    )
+    _, report = judged(run, tmp_path, tiny)
+    assert report["verdict"] == "not judged"
 
 
 def test_bandwidth_test_between_host_and_gpu_under_3_gbs_warns(run: Run, tmp_path: Path) -> None:
