@@ -105,6 +105,12 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("   GUID 0x1070fd0300370ea2 port ALL: [LinkDownedCounter == 25 (25.000)] [PortRcvErrors == 26 (26.000)] [PortXmitDiscards == 2846 (2.779K)] [PortXmitWait == 14681376621 (13.673G)]", "ibqueryerrors-port-errors"),
+    ("  ============================ ROCm System Management Interface ============================", "rocm-smi-output"),
+    ("================================ Weight between two GPUs =================================", "rocm-smi-output"),
+    ("[compute-9-19][[47293,1],9][btl_openib_component.c:1670:init_one_device] error obtaining device attributes for mlx4_0 errno says Success", "ompi-openib-device-init-failed"),
+    ("WARNING: There was an error initializing an OpenFabrics device.", "ompi-openib-device-warning"),
+    ('ibv_exp_query_device: invalid comp_mask !!! (comp_mask = 0x27800000002 valid_mask = 0x1)"', "ibverbs-exp-comp-mask-invalid"),
     ("0: compute-st-p4de24xlarge-1:34639:36718 [5] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "nccl-bootstrap-message-truncated"),
     ("node1:123:456 [0] NCCL WARN Message truncated : received 1024,8 bytes instead of 256,8", "nccl-bootstrap-message-truncated"),
     ("n1:12:12 [0] bootstrap.cc:126 NCCL WARN Bootstrap Root : mismatch in rank count from procs 8 : 16", "nccl-bootstrap-rank-count-mismatch"),
@@ -890,6 +896,10 @@ def test_every_signature_has_a_line_in_the_table() -> None:
 
 # Lines that look like a signature's and must not be taken for it.
 NOT = [
+    (  # congestion alone: ibqueryerrors lists PortXmitWait past its threshold, no error counter
+        "   GUID 0x1070fd0300370ea2 port 1: [PortXmitWait == 14681376621 (13.673G)]",
+        "ibqueryerrors-port-errors",
+    ),
     (  # every health field "false" or "not supported": a standalone DGX B200 (NVIDIA/nccl#1646), or an NVL72 tray
         "d5618706-01:1106800:1106869 [1] NCCL INFO MNNVL busId 0x6d000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x80",
         "nccl-mnnvl-fabric-unhealthy",

@@ -921,3 +921,18 @@ def test_a_launcher_that_found_p2p_working_is_a_judged_healthy_p2p(run: Run, tmp
     assert report["verdict"] == "pass" and by_code(report)["p2p-enabled"]["severity"] == "info"
     _, report = judged(run, tmp_path, "[nvlink] P2P DISABLED \u2014 NCCL_P2P_DISABLE=1, custom all-reduce OFF\n")
     assert report["verdict"] == "warn" and "p2p-enabled" not in by_code(report)
+
+
+def test_amd_rocm_smi_tables_are_named_and_judge_nothing(run: Run, tmp_path: Path) -> None:
+    """vllm-project/vllm#29076 pasted rocm-smi's weight table between eight AMD GPUs where an NVIDIA box's matrix
+    would be: before, refused as text topoaudit does not know; it is another vendor's GPUs, not judged."""
+    table = (
+        "  ============================ ROCm System Management Interface ============================\n"
+        "================================ Weight between two GPUs =================================\n"
+        "       GPU0         GPU1\n"
+        "GPU0   0            40\n"
+        "GPU1   40           0\n"
+    )
+    code, report = judged(run, tmp_path, table)
+    assert code == 0 and report["verdict"] == "not judged"
+    assert by_code(report)["other-vendor-gpus"]["severity"] == "info"
