@@ -52,7 +52,6 @@ STILL_WRONG: dict[str, str] = {
     "detectron2-4730-multinode-nccl-socket-no-ibverbs": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "dsexamples-310-8gpu-ib-async-client-reregistration": "verdict WARN but no finding names run-hung (found rdma-port-errors)",
     "dstack-3069-p5-4xlarge-no-efa-nccl-tests": "verdict WARN but no finding names net-fallback (found bench-latency-high)",
-    "dstack-a3mega-readme-tcpxo-nccl-tests": "verdict WARN, the thread's PASS/NOT_JUDGED",
     "ethminer-40-gtx1060-riser-nvidia-smi-failed": "verdict FAIL but no finding names pcie-degraded (found run-failed)",
     "exllamav3-223-mtp-illegal-memory-access": "verdict FAIL, the thread's NOT_JUDGED",
     "gardenlinux-4556-allreduce-tail-p2p-off": "verdict PASS, the thread's NOT_JUDGED/WARN",

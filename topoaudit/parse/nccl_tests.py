@@ -582,7 +582,7 @@ class _Reader:
             run.collective
             or _collective_from(run.command)  # the program it ran, named on the pasted command line
             or fallback
-            or _collective_from_rows(run.redops, self.issues)
+            or _collective_from_rows(run.rows, self.issues)
             or _collective_from(self.text)
             or "all_reduce_perf"
         )
@@ -831,12 +831,24 @@ def _collective_from(text: str) -> str:
     return ""
 
 
-def _collective_from_rows(redops: set[str], issues: list[ParseIssue]) -> str:
-    """Without a name: ``redop none`` is a data-movement collective (all_gather and alltoall print the same)."""
-    if redops == {"none"}:
-        issues.append(ParseIssue(0, "recovered", "collective not named; redop 'none' read as all_gather"))
-        return "all_gather_perf"
-    return ""
+def _collective_from_rows(rows: list[tuple[BenchRow, int, tuple[str, str, str]]], issues: list[ParseIssue]) -> str:
+    """Without a name, read the collective from what its rows print: ``redop none`` and root -1 is a data movement
+    that reduces nothing. busbw equal to algbw is sendrecv; below it, all_gather and alltoall, which share the busbw
+    factor (n-1)/n, so the figures are held to the same expectation whichever ran. Root 0 is a broadcast's."""
+    series = {s for _r, _n, s in rows}
+    if not series or any(redop != "none" for _t, redop, _root in series):
+        return ""
+    if all(root not in ("-1", "") for _t, _redop, root in series):
+        issues.append(ParseIssue(0, "excerpt", "collective not named; redop 'none' with a root: read as broadcast"))
+        return "broadcast_perf"
+    moved = [r for r, _n, _s in rows if r.algbw_gbps > 0]
+    if moved and all(abs(r.busbw_gbps - r.algbw_gbps) <= 0.01 * r.algbw_gbps for r in moved):
+        issues.append(ParseIssue(0, "excerpt", "collective not named; redop 'none' and busbw equal to algbw: sendrecv"))
+        return "sendrecv_perf"
+    issues.append(
+        ParseIssue(0, "excerpt", "collective not named; redop 'none': all_gather or alltoall (the same busbw factor)")
+    )
+    return "all_gather_perf"
 
 
 def _data_row(
