@@ -105,6 +105,8 @@ TABLE = [
     ("node7:1234:1290 [3] NCCL INFO NVLS multicast support is not available on dev 0", "nccl-nvls-not-available"),
     ("> warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)", "cuda-704-peer-access-already-enabled"),
     ("   Main PID: 128549 (nv-fabricmanage)", "fm-service-running"),
+    ("NCCL WARN NET/FasTrak ...: INVALID_ARGUMENT: Buffer registration request does not have a valid fd set.", "tcpxo-fastrak-error"),
+    ("NCCL WARN NET/FasTrak ...: FAILED_PRECONDITION: receive() error: 32: Broken pipe", "tcpxo-fastrak-error"),
     ("RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key: store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)", "torch-store-barrier-timeout"),
     ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).", "torch-store-bind-failed"),
     ("[E ProcessGroupGloo.cpp:137] Rank 0 successfully reached monitoredBarrier, but received errors while waiting for send/recv from ranks: 1, 3.", "torch-monitored-barrier-ranks-missing"),

@@ -80,7 +80,6 @@ STILL_WRONG: dict[str, str] = {
     "mambatree-14-bootstrap-no-socket-iface-tb": "verdict FAIL but no finding names run-failed (found nccl-env-override)",
     "marin-8934-gb200-nvl72-cuda-error-contained-nvlink": "verdict FAIL but no finding names fabric-unhealthy (found gpu-hardware-error)",
     "megatron-450-docker-multinode-proxy-connect-warn": "verdict FAIL but no finding names net-fallback (found run-failed)",
-    "megatron-lm-4660-fastrak-buffer-reg": "verdict NOT_JUDGED, the thread's FAIL",
     "ml-engineering-all-reduce-8xh200-nvls": "verdict NOT_JUDGED, the thread's PASS",
     "mooncake-1088-sglang-hicache-transfer-timeout-60s": "verdict FAIL but no finding names run-failed (found bench-timeout)",
     "mooncake-602-rtx4090-tcp-vram-readbody-eof": "verdict WARN, the thread's FAIL/NOT_JUDGED",
