@@ -357,6 +357,13 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "      accumulate_allreduce_grads_in_fp32 .............. False\n      adam_beta1 .............. 0.9\n",
         '{\n "nodes": {\n  "1": {\n   "status": "READY",\n   "host": "192.168.150.123",\n',
         "watchdog: BUG: soft lockup - CPU#98 stuck for 22s!\n",
+        # SkyPilot's logger (skypilot-org/skypilot#3702)
+        "I 06-27 12:40:49 optimizer.py:695] == Optimizer ==\n"
+        "I 06-27 12:40:49 optimizer.py:718] Estimated cost: $0.0 / hour\n",
+        "pretrain_gpt.py: error: unrecognized arguments: --local_rank=1\n",  # argparse (Megatron-DeepSpeed#178)
+        # zsh's arrow prompt and kubectl get's table (kubeflow/trainer#1856)
+        "\u279c kubectl get pytorchjobs --namespace=kubeflow\n"
+        "NAME             STATE   AGE\npytorch-simple           30m\n",
     ],
     ids=[
         "ascii-table",
@@ -412,6 +419,9 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "arguments-with-dotted-leaders",
         "json-document",
         "kernel-soft-lockup",
+        "skypilot-logger",
+        "argparse-error",
+        "zsh-prompt-and-kubectl-table",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

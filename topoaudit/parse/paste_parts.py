@@ -503,6 +503,10 @@ _PRINTED = re.compile(
     r"|^[IWEF](?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] "  # glog's prefix, with the year since glog
     # 0.7: "E0603 20:16:59.104586 27322 file.cc:271] ", "F20250701 23:13:36.927526   844 transport.cc:573] "
     r"|^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "  # llama.cpp's logger: "0.01.252.536 I load_tensors: offloaded 66/66 layers"
+    r"|^[IWEDC] \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] "  # SkyPilot's logger: "I 06-27 12:40:49 optimizer.py:695] "
+    r"|^[\w.-]+: error: (?:unrecognized arguments|the following arguments are required|argument |invalid choice)"
+    # argparse's usage error: "pretrain_gpt.py: error: unrecognized arguments: --local_rank=1"
+    r"|^\s*\u279c\s+\S|^\s*NAME\s{2,}[A-Z]+(?:\s{2,}[A-Z]+)+\s*$"  # zsh's arrow prompt; kubectl get's header row
     r"|^Welcome to (?:Ubuntu|Debian|Red Hat|Rocky|CentOS)\b|^\s*System information as of |^Last login: [A-Z][a-z]{2} "
     r"|^\s*\* (?:Documentation|Management|Support):\s+https://|^\d+ updates? (?:can be applied|could not be installed)"
     r"|^To see these additional updates run: |^\*\*\* System restart required \*\*\*|^New release '|^Run 'do-release"
