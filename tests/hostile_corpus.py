@@ -150,6 +150,8 @@ CAPTURE_CASES: dict[str, tuple[str, str, str, int, str]] = {
         "look like `nvidia-smi topo -p2p` output, but no reader could read it",
     ),
     "p2p-sample-row-cut.txt": (P2P_SAMPLE, "     1  52.10 806.22", "     1  52.10", 0, "row left out"),
+    "p2p-sample-device-5000-digits.txt": (P2P_SAMPLE, "Device: 1,", "Device: " + "9" * 5000 + ",", 0, "topoaudit PASS"),
+    "p2p-sample-peer-5000-digits.txt": (P2P_SAMPLE, "Peer Device=0", "Peer Device=" + "9" * 5000, 0, "topoaudit PASS"),
     "p2p-sample-figure-1e308.txt": (P2P_SAMPLE, "     1  52.10 806.22", "     1  1e308 806.22", 0, "WARN"),
     "inspector-busbw-400-digits.jsonl": (
         "../inspector/constructed-two-hosts-one-slow.jsonl",

@@ -36,9 +36,10 @@ _HEADER = re.compile(r"^\s*(GPU\d{1,6})(\s+GPU\d{1,6})*\s*$")
 _COMMAND = re.compile(r"nvidia-smi\s+topo\s+-p2p\s+(\w+)")
 _LEGEND = re.compile(r"^\s*(Legend:|[A-Z]{1,3}\s+=\s)")
 _DEVICE = re.compile(
-    r"^Device: (\d+), (.+?), pciBusID: ([0-9a-fA-F]+), pciDeviceID: ([0-9a-fA-F]+), pciDomainID:\s*(\d+)"
+    r"^Device: (\d{1,6}), (.+?), pciBusID: ([0-9a-fA-F]{1,8}), pciDeviceID: ([0-9a-fA-F]{1,8}),"
+    r" pciDomainID:\s*(\d{1,9})"
 )
-_PEER_ACCESS = re.compile(r"^Device=(\d+) (CAN|CANNOT) Access Peer Device=(\d+)\s*$")
+_PEER_ACCESS = re.compile(r"^Device=(\d{1,6}) (CAN|CANNOT) Access Peer Device=(\d{1,6})\s*$")
 """The sample's answer for each ordered pair, printed before its matrices (cudaDeviceCanAccessPeer)."""
 _SAMPLE_MATRIX = re.compile(
     r"^(P2P Connectivity Matrix|(Uni|Bi)?directional P2P=\w+ Bandwidth.*Matrix \(GB/s\)"
