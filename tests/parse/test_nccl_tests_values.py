@@ -1379,3 +1379,31 @@ def test_a_max_error_above_nccl_tests_bound_for_its_type_is_a_failed_data_check(
     assert bool(checks) is failed and result.status != "failed"  # wrong data is the data check's, not a crash
     if failed:
         assert checks[0].evidence.line == 3 and "above nccl-tests' bound" in checks[0].message
+
+
+ALL_REDUCE_BENCH = """\
+The average bandwidth of all_reduce over 32 ranks (5 warmups / 20 trials, up to 10 queued calls per trial):
+
+| payload |    busbw   |    algbw   |
+| ------: | ---------: | ---------: |
+|   32KiB |   0.65GBps |   0.33GBps |
+|    1MiB |  12.47GBps |   6.44GBps |
+|    1GiB | 365.99GBps | 188.90GBps |
+|   16GiB | 376.71GBps | 194.43GBps |
+"""
+"""ml-engineering's all_reduce_bench.py on 4 nodes of 8 B200 (its benchmarks page), cut to four sizes."""
+
+
+def test_ml_engineerings_all_reduce_bench_table_is_read_as_a_sweep() -> None:
+    """Before: refused as text no reader knew. The title names the collective and the ranks; each row's size
+    and figures are read, with no data check to report (the tool prints none) and no rank lines."""
+    parsed = parse_nccl_tests(ALL_REDUCE_BENCH)
+    result = parsed.result
+    assert (parsed.flavour, result.collective, result.world_size) == ("all_reduce_bench", "all_reduce", 32)
+    rows = result.groups[0].rows
+    assert [r.size_bytes for r in rows] == [32 << 10, 1 << 20, 1 << 30, 16 << 30]
+    assert (rows[-1].busbw_gbps, rows[-1].algbw_gbps) == (376.71, 194.43)
+    assert isinstance(rows[-1].wrong, Unsupported) and "no data check" in rows[-1].wrong.reason
+    assert not [i for i in parsed.issues if i.action == "recovered"]
+    untitled = parse_nccl_tests(ALL_REDUCE_BENCH.split("\n", 2)[2])  # the table alone: ranks from busbw/algbw
+    assert untitled.result.world_size == 32 and untitled.result.collective == "all_reduce"

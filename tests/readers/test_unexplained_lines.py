@@ -432,3 +432,18 @@ def test_a_program_s_table_is_not_judged_and_says_what_it_was(run: Run, tmp_path
     assert code == 0 and report["gate"]["verdict"] == "not judged"
     assert [(p["kind"], p["read_by"]) for p in report["source"]["parts"]] == [("program-output", "")]
     assert report["findings"] == []
+
+
+def test_an_all_reduce_bench_table_is_read_and_its_collapse_warned(run: Run, tmp_path: Path) -> None:
+    """Before: refused. ml-engineering's all_reduce_bench.py prints its sweep as a Markdown table; read as a sweep,
+    it is held to itself: busbw that falls from 1 GiB on to a fifth of its best is a path that cannot carry large
+    messages, whatever the box."""
+    table = (
+        "| payload |    busbw   |    algbw   |\n| ------: | ---------: | ---------: |\n"
+        "|    1MiB |  39.93GBps |  22.82GBps |\n|  256MiB | 436.15GBps | 249.23GBps |\n"
+        "|    1GiB |  80.11GBps |  45.78GBps |\n|    4GiB |  81.20GBps |  46.40GBps |\n"
+    )
+    code, report = analyzed(run, tmp_path, table)
+    assert code == 0 and report["gate"]["verdict"] == "warn"
+    assert [p["kind"] for p in report["source"]["parts"]] == ["nccl-tests"]
+    assert {f["code"] for f in report["findings"] if f["severity"] == "warn"} == {"bench-sweep-collapse"}

@@ -22,6 +22,10 @@ CONTRACT:
   within one series) are read apart.
 * ``nccl_version`` from ``# nccl-tests version ... nccl-library=22807`` or ``NCCL version 2.28.7``; the
   command line, when pasted, in ``command`` and its ``NCCL_*=`` assignments in ``settings``.
+* The Markdown table of ml-engineering's ``all_reduce_bench.py`` (``| payload | busbw | algbw |``, under "The
+  average bandwidth of all_reduce over 32 ranks") is read as one run of the same shape (``flavour ==
+  "all_reduce_bench"``): its rows' sizes and figures, no data check (``#wrong`` Unsupported), each row's time the
+  size over its algbw (the tool's own definition of algbw).
 * Raises :class:`NcclTestsParseError` (exit 4) when no run can be read (no row, rank line, footer or
   failure), naming the last lines the paste printed.
 
@@ -84,7 +88,7 @@ class NcclTestsParse:
 
     result: BenchResult
     issues: tuple[ParseIssue, ...] = ()
-    flavour: str = "nccl-tests"  # "nccl-tests" | "rccl-tests" | "mscclpp-test"
+    flavour: str = "nccl-tests"  # "nccl-tests" | "rccl-tests" | "mscclpp-test" | "all_reduce_bench"
     format: str = "text"  # "text" | "json"
     runs: tuple[BenchResult, ...] = ()
 
@@ -132,6 +136,8 @@ def looks_like_nccl_tests(text: str) -> bool:
     head = text[:20000]
     if head.lstrip().startswith("{"):
         return '"results"' in head and ('"bus_bw"' in head or '"nccl_version"' in head)
+    if BENCH_TABLE_HEADER.search(head):
+        return True  # ml-engineering's all_reduce_bench.py table
     has_header = bool(re.search(r"#\s*size\s+count\s+type", head)) or ("algbw" in head and "busbw" in head)
     has_rank = bool(re.search(r"^#?\s*Rank\s+\d+\s+.*device", head, re.MULTILINE))
     has_perf = "_perf" in head or "nccl-tests" in head or "rccl-tests" in head or "Avg bus bandwidth" in text
@@ -187,7 +193,67 @@ def parse_nccl_tests(text: str, name: str = "") -> NcclTestsParse:
     """Parse nccl-tests output (text or ``-J`` JSON); see the module docstring."""
     if text.lstrip().startswith("{"):
         return _parse_json(text, name)
+    if BENCH_TABLE_HEADER.search(text[:20000]):
+        return _parse_bench_table(text)
     return _Reader(text, name).parse()
+
+
+BENCH_TABLE_HEADER = re.compile(r"^\s*\|\s*payload\s*\|\s*busbw\s*\|\s*algbw\s*\|\s*$", re.MULTILINE)
+"""ml-engineering's all_reduce_bench.py prints its sweep as a Markdown table under this header."""
+BENCH_TABLE_ROW = re.compile(
+    r"^\s*\|\s*(?P<size>\d{1,6}(?:\.\d{1,3})?)\s*(?P<unit>B|KiB|MiB|GiB|TiB)\s*\|"
+    r"\s*(?P<busbw>\d{1,9}(?:\.\d{1,6})?)\s*GBps\s*\|\s*(?P<algbw>\d{1,9}(?:\.\d{1,6})?)\s*GBps\s*\|\s*$"
+)
+BENCH_TABLE_TITLE = re.compile(r"The average bandwidth of (?P<collective>\w{1,40}) over (?P<ranks>\d{1,6}) ranks")
+_UNIT_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_BENCH_TABLE = "all_reduce_bench"
+
+
+def _parse_bench_table(text: str) -> NcclTestsParse:
+    """ml-engineering's all_reduce_bench.py table: its sizes and figures, its collective and rank count from the
+    title line when pasted (else from the rows' busbw/algbw, as for nccl-tests' rows)."""
+    issues: list[ParseIssue] = []
+    rows: list[BenchRow] = []
+    last: LogLine | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        m = BENCH_TABLE_ROW.match(line)
+        if not m:
+            continue
+        size = round(float(m["size"]) * _UNIT_BYTES[m["unit"]])
+        busbw, algbw = float(m["busbw"]), float(m["algbw"])
+        if algbw <= 0 or size <= 0:
+            issues.append(ParseIssue(number, "recovered", f"the row for {size} bytes has no bandwidth; left out"))
+            continue
+        no_check = Unsupported(_BENCH_TABLE, "all_reduce_bench.py prints no data check")
+        time_us = size / (algbw * 1e9) * 1e6
+        rows.append(BenchRow(size, size // 4, "float32", time_us, algbw, busbw, no_check))
+        last = LogLine(number, line.strip()[:MAX_EVIDENCE_CHARS])
+    if not rows:
+        raise NcclTestsParseError("an all_reduce_bench.py table without a row of figures")
+    title = BENCH_TABLE_TITLE.search(text)
+    collective = f"{title['collective']}_perf" if title else "all_reduce_perf"
+    if not title:
+        issues.append(ParseIssue(0, "excerpt", "the table's title line is not in the paste: read as all_reduce"))
+    no_footer = Unsupported(_BENCH_TABLE, "all_reduce_bench.py prints no footer")
+    result = _result([], rows, collective, _BENCH_TABLE, "", no_footer, no_footer, issues)
+    issues[:] = [i for i in issues if "#  Rank" not in i.message]  # the tool prints no rank lines
+    ranks = int(title["ranks"]) if title else ranks_from_rows(rows, result.collective)
+    said = (
+        (f"{ranks} ranks, from the table's title" if title else f"{ranks} ranks, from the rows' busbw/algbw")
+        if ranks
+        else "the rank count is not in the paste"
+    )
+    result = dataclasses.replace(
+        result,
+        world_size=ranks or 0,
+        status="complete",
+        notes=(said,),
+        last_output=last or Unsupported(_BENCH_TABLE, "no row"),
+        nccl_version=Unsupported(_BENCH_TABLE, "the tool prints no NCCL version"),
+        command=Unsupported(_BENCH_TABLE, "no command line in the paste"),
+        table_header=Unsupported(_BENCH_TABLE, "a Markdown table's header"),
+    )
+    return NcclTestsParse(result, tuple(issues), _BENCH_TABLE, "text", runs=(result,))
 
 
 _NO_AVG = Unsupported(SOURCE, "no 'Avg bus bandwidth' footer (output cut?)")

@@ -107,6 +107,13 @@ _TESTS_ROW = re.compile(
     r"(?:(?:sum|prod|max|min|avg|mulsum|none|all)\s|[\d.]+\s+[\d.]+\s+[\d.]+\s+\d(?:\.\d+)?e[+-]\d+\b)"
 )  # nccl-tests 1.x rows have no redop column and a max error (0e+00)
 _TESTS_FOOTER = re.compile(r"(?:Avg bus bandwidth|Out of bounds values)\s*: ")
+_BENCH_TABLE_LINE = re.compile(
+    r"\|\s*payload\s*\|\s*busbw\s*\|\s*algbw\s*\|$|\|\s*\d{1,6}(?:\.\d{1,3})?\s*(?:B|KiB|MiB|GiB|TiB)\s*\|"
+    r"\s*[\d.]{1,16}\s*GBps\s*\|\s*[\d.]{1,16}\s*GBps\s*\|$"
+)
+"""ml-engineering's all_reduce_bench.py: its Markdown table's header and rows ("|  32KiB |  1.44GBps |  0.82GBps |")."""
+_MARKDOWN_RULE = re.compile(r"\|(?:\s*:?-{2,}:?\s*\|)+$")
+_BENCH_TABLE_TITLE = re.compile(r"The average bandwidth of \w{1,40} over \d{1,6} ranks")
 _NVB_START = ("nvbandwidth Version", "Built from Git version", "memcpy ", "multicast ", "SUM ", "Waived", "Waiving ",
               "CUDA Runtime Version", "CUDA Driver Version", "Device to Device Latency")  # fmt: skip
 _NVB_RUNNING = re.compile(r"^Running [a-z0-9_]+\.\s*$")
@@ -290,6 +297,10 @@ def _classify(text: str, current: str) -> _Mark:
         return _S["nccl-tests"]
     if _TESTS_FOOTER.match(stripped):  # its footer, the "#" eaten by Markdown (a line pasted outside a code block)
         return _S["nccl-tests"]
+    if stripped.startswith("|") and _BENCH_TABLE_LINE.match(stripped):  # ml-engineering's all_reduce_bench.py
+        return _S["nccl-tests"]
+    if current == "nccl-tests" and (_MARKDOWN_RULE.match(stripped) or _BENCH_TABLE_TITLE.match(stripped)):
+        return _weak("nccl-tests")
     if current == "stack" and _PYSPY_FRAME.match(text):
         return _weak("stack")
     if _EXCEPTION.match(text) or _PY_WARNING.match(text) or _TORCH_SUMMARY_SURE.match(text):

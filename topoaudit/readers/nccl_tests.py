@@ -1,5 +1,5 @@
-"""nccl-tests, rccl-tests or MSCCL++'s mscclpp-test output (all_reduce_perf ...): a sweep of one collective, judged
-as a bench.
+"""nccl-tests, rccl-tests or MSCCL++'s mscclpp-test output (all_reduce_perf ...), or the Markdown table of
+ml-engineering's all_reduce_bench.py: a sweep of one collective, judged as a bench.
 
 Read as far as it goes: a tail of rows with its footer, a footer alone, a run that printed its parameters and
 device lines and then nothing, a run that died on a CUDA or NCCL failure. Several runs pasted one after another
