@@ -147,6 +147,7 @@ STILL_WRONG: dict[str, str] = {
     "ompi-11949-cuipcopen-slurm-binding": "verdict FAIL but no finding names config-override (found p2p-unavailable)",
     "oneflow-9115-nccl-ib-no-device-socket": "verdict NOT_JUDGED, the thread's WARN/FAIL",
     "p2pmark-readme-link-dense-score": "verdict NOT_JUDGED, the thread's PASS/WARN",
+    "p5-nccl-test-2024-07-19-allreduce-16xh100-efa": "verdict NOT_JUDGED, the thread's PASS",
     "paddle-18232-ncclcomminitall-sigsegv-3-4-cards": "verdict NOT_JUDGED, the thread's FAIL",
     "pcluster-3215-p4d-efa-osu-mbw-no-placement-group": "verdict NOT_JUDGED, the thread's WARN/PASS",
     "pplxgarden-4-efa-mr-reg-bad-address-gdr-pin": "verdict FAIL but no finding names run-failed (found gpu-rdma-setup-failed)",
