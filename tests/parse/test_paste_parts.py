@@ -364,6 +364,10 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         # zsh's arrow prompt and kubectl get's table (kubeflow/trainer#1856)
         "\u279c kubectl get pytorchjobs --namespace=kubeflow\n"
         "NAME             STATE   AGE\npytorch-simple           30m\n",
+        # a shell loop over sysfs and what it printed (kubernetes/kubernetes#136431)
+        'root@gpu3:~# for d in /sys/bus/pci/devices/*; do\n  [[ -f "$d/vendor" ]] && \\\n'
+        '  printf "%s -> NUMA %s\\n" "$(basename $d)" "$(cat $d/numa_node)"\ndone\n'
+        "0000:25:00.0 -> NUMA 0\n0000:81:00.0 -> NUMA 1\n",
     ],
     ids=[
         "ascii-table",
@@ -422,6 +426,7 @@ def test_a_host_s_network_settings_are_recognised_not_refused(text: str) -> None
         "skypilot-logger",
         "argparse-error",
         "zsh-prompt-and-kubectl-table",
+        "shell-loop-and-pci-addresses",
     ],
 )
 def test_a_program_s_output_with_no_gpu_words_is_recognised_as_such(text: str) -> None:

@@ -528,6 +528,7 @@ _PRINTED = re.compile(
     r"|\bNamespace\(\w+="  # Python's argparse printing its arguments: "Command Line Args: Namespace(config_file=..."
     r"|^\s*\{\{-? .*\}\}\s*$"  # a template's directive in a manifest: "{{- if .BackoffLimit }}"
     r"|^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d [A-Z][\w ]+: "  # lspci's device line
+    r"|^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d\s+(?:->|=>|:)\s+\S"  # a device's PCI address and a value
     r"|\bL#\d+\b|^\s*(?:Machine \(\d+[KMGT]?B total\)|HostBridge|PCIBridge)"  # hwloc's lstopo: "Package L#0"
     r"|\((?:[\w ]+, )?-[a-zA-Z]\)\s+\S+\s*$"  # ulimit -a: "max locked memory       (kbytes, -l) 64"
     r"|^Linux \S+ \d+\.\d+\.\d+\S* #\d+"  # uname -a
@@ -554,6 +555,7 @@ _WRITTEN = re.compile(
     r"|^\s*(?:export|unset|source|cd|sudo|pip3?|python3?|torchrun|deepspeed|accelerate|mpirun|srun|sbatch|docker|"
     r"kubectl|git|conda|apt(?:-get)?|CUDA_VISIBLE_DEVICES=\S*|[A-Z_]+=\S+ \w)\s+\S"  # a command line without its prompt
     r"|^\s*(?:FROM|RUN|ENV|COPY|CMD|ENTRYPOINT|WORKDIR|ARG)\s+\S"  # a Dockerfile
+    r"|^\s*(?:for|while|until) \S.*;\s*do\s*$|^\s*(?:done|fi|esac)\s*;?\s*$|^\s*\[\[ \S"  # a shell loop or test
 )
 """Text someone wrote for a machine rather than a reader: code, a configuration file, command lines (pasted beside
 what failed; never read, but not prose either)."""
