@@ -1395,7 +1395,7 @@ The average bandwidth of all_reduce over 32 ranks (5 warmups / 20 trials, up to 
 
 
 def test_ml_engineerings_all_reduce_bench_table_is_read_as_a_sweep() -> None:
-    """Before: refused as text no reader knew. The title names the collective and the ranks; each row's size
+    """Before: no reader read it. The title names the collective and the ranks; each row's size
     and figures are read, with no data check to report (the tool prints none) and no rank lines."""
     parsed = parse_nccl_tests(ALL_REDUCE_BENCH)
     result = parsed.result

@@ -435,9 +435,9 @@ def test_a_program_s_table_is_not_judged_and_says_what_it_was(run: Run, tmp_path
 
 
 def test_an_all_reduce_bench_table_is_read_and_its_collapse_warned(run: Run, tmp_path: Path) -> None:
-    """Before: refused. ml-engineering's all_reduce_bench.py prints its sweep as a Markdown table; read as a sweep,
-    it is held to itself: busbw that falls from 1 GiB on to a fifth of its best is a path that cannot carry large
-    messages, whatever the box."""
+    """Before: not judged, a table no reader read. ml-engineering's all_reduce_bench.py prints its sweep as a Markdown
+    table; read as a sweep, it is held to itself: busbw that falls from 1 GiB on to a fifth of its best is a path
+    that cannot carry large messages, whatever the box."""
     table = (
         "| payload |    busbw   |    algbw   |\n| ------: | ---------: | ---------: |\n"
         "|    1MiB |  39.93GBps |  22.82GBps |\n|  256MiB | 436.15GBps | 249.23GBps |\n"
