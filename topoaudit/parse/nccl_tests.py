@@ -215,6 +215,7 @@ def _parse_bench_table(text: str) -> NcclTestsParse:
     issues: list[ParseIssue] = []
     rows: list[BenchRow] = []
     last: LogLine | None = None
+    no_check = Unsupported(_BENCH_TABLE, "all_reduce_bench.py prints no data check")
     for number, line in enumerate(text.splitlines(), 1):
         m = BENCH_TABLE_ROW.match(line)
         if not m:
@@ -224,7 +225,6 @@ def _parse_bench_table(text: str) -> NcclTestsParse:
         if algbw <= 0 or size <= 0:
             issues.append(ParseIssue(number, "recovered", f"the row for {size} bytes has no bandwidth; left out"))
             continue
-        no_check = Unsupported(_BENCH_TABLE, "all_reduce_bench.py prints no data check")
         time_us = size / (algbw * 1e9) * 1e6
         rows.append(BenchRow(size, size // 4, "float32", time_us, algbw, busbw, no_check))
         last = LogLine(number, line.strip()[:MAX_EVIDENCE_CHARS])
@@ -235,14 +235,10 @@ def _parse_bench_table(text: str) -> NcclTestsParse:
     if not title:
         issues.append(ParseIssue(0, "excerpt", "the table's title line is not in the paste: read as all_reduce"))
     no_footer = Unsupported(_BENCH_TABLE, "all_reduce_bench.py prints no footer")
-    result = _result([], rows, collective, _BENCH_TABLE, "", no_footer, no_footer, issues)
-    issues[:] = [i for i in issues if "#  Rank" not in i.message]  # the tool prints no rank lines
+    result = _result([], rows, collective, _BENCH_TABLE, "", no_footer, no_footer, issues, prints_ranks=False)
     ranks = int(title["ranks"]) if title else ranks_from_rows(rows, result.collective)
-    said = (
-        (f"{ranks} ranks, from the table's title" if title else f"{ranks} ranks, from the rows' busbw/algbw")
-        if ranks
-        else "the rank count is not in the paste"
-    )
+    whence = "the table's title" if title else "the rows' busbw/algbw"
+    said = f"{ranks} ranks, from {whence}" if ranks else "the rank count is not in the paste"
     result = dataclasses.replace(
         result,
         world_size=ranks or 0,
@@ -270,7 +266,6 @@ class _Run:
     seen: dict[tuple[tuple[str, str, str], int], tuple[BenchRow, int]] = field(default_factory=dict)
     last_size: dict[tuple[str, str, str], int] = field(default_factory=dict)  # per series, its last size
     conflicted: set[int] = field(default_factory=set)  # lines of rows left out for a conflicting repeat
-    redops: set[str] = field(default_factory=set)
     header_line: tuple[int, str] | None = None  # the table's column names (with no row after them: a hung size)
     params_seen: bool = False  # its '# nThread 1 nGpus 8 minBytes ...' line: the run started
     gpus_per_process: int = 0  # nThread x nGpus of that line: each process prints that many '#  Rank' lines
@@ -549,7 +544,6 @@ class _Reader:
                 run.rows.append((row, number, series))
                 run.seen[series, row.size_bytes] = (row, number)
                 run.last_size[series] = row.size_bytes
-                run.redops.add(series[1])
         run.in_table = True
         run.last = (number, stripped)
         self.printed.append((number, stripped))
@@ -1086,12 +1080,14 @@ def _result(
     avg: float | Unsupported,
     oob: int | Unsupported,
     issues: list[ParseIssue],
+    *,
+    prints_ranks: bool = True,
 ) -> BenchResult:
     rows = sorted(rows, key=lambda r: r.size_bytes)
     curve = [(r.size_bytes, r.busbw_gbps) for r in rows]
     plat, top = plateau(curve), peak(curve)
     world = len(ranks) or 0
-    if not ranks:
+    if not ranks and prints_ranks:
         issues.append(ParseIssue(0, "excerpt", "no '#  Rank' lines: ranks, hosts and devices unknown"))
     hosts = tuple(dict.fromkeys(r.host for r in ranks))
     group = BenchGroup(
